@@ -1,0 +1,151 @@
+/*
+ * JNI entry points of io.netec.hdfs.codec.IsalNative. Every argument is checked here: a bad
+ * call throws IllegalArgumentException and never reads or writes outside a buffer.
+ */
+#include <jni.h>
+#include <string.h>
+
+#include "io_netec_hdfs_codec_IsalNative.h"
+#include "netec_isal.h"
+
+#define MAX_UNITS 256
+
+static const struct netec_isal_api *isal;
+
+static void throw_iae(JNIEnv *env, const char *msg) {
+  jclass c = (*env)->FindClass(env, "java/lang/IllegalArgumentException");
+  if (c) (*env)->ThrowNew(env, c, msg);
+}
+
+static void throw_ise(JNIEnv *env, const char *msg) {
+  jclass c = (*env)->FindClass(env, "java/lang/IllegalStateException");
+  if (c) (*env)->ThrowNew(env, c, msg);
+}
+
+JNIEXPORT jstring JNICALL Java_io_netec_hdfs_codec_IsalNative_load0(JNIEnv *env, jclass cls) {
+  (void)cls;
+  char err[512];
+  const char *path = NULL;
+  char msg[600];
+  isal = netec_isal_load(err, sizeof err, &path);
+  if (!isal) return (*env)->NewStringUTF(env, err);
+  snprintf(msg, sizeof msg, "ok:%s", path);
+  return (*env)->NewStringUTF(env, msg);
+}
+
+static int check_shape(JNIEnv *env, jint len, jint k, jint rows) {
+  if (!isal) {
+    throw_ise(env, "ISA-L is not loaded");
+    return 0;
+  }
+  if (len < 0 || k < 1 || rows < 1 || k > MAX_UNITS || rows > MAX_UNITS) {
+    throw_iae(env, "invalid len, k or rows");
+    return 0;
+  }
+  return 1;
+}
+
+static unsigned char *tables_address(JNIEnv *env, jobject gftbls, jint k, jint rows) {
+  unsigned char *t = (*env)->GetDirectBufferAddress(env, gftbls);
+  if (!t || (*env)->GetDirectBufferCapacity(env, gftbls) < (jlong)32 * k * rows) {
+    throw_iae(env, "gftbls must be a direct buffer of 32*k*rows bytes");
+    return NULL;
+  }
+  return t;
+}
+
+JNIEXPORT void JNICALL Java_io_netec_hdfs_codec_IsalNative_initTables0(
+    JNIEnv *env, jclass cls, jint k, jint rows, jbyteArray matrix, jobject gftbls) {
+  (void)cls;
+  if (!check_shape(env, 0, k, rows)) return;
+  if ((*env)->GetArrayLength(env, matrix) != k * rows) {
+    throw_iae(env, "matrix must have k*rows entries");
+    return;
+  }
+  unsigned char *t = tables_address(env, gftbls, k, rows);
+  if (!t) return;
+  unsigned char a[MAX_UNITS * 16];
+  if (k * rows > (jint)sizeof a) {
+    throw_iae(env, "matrix too large");
+    return;
+  }
+  (*env)->GetByteArrayRegion(env, matrix, 0, k * rows, (jbyte *)a);
+  isal->ec_init_tables(k, rows, a, t);
+}
+
+/* Resolves n direct buffers at positions pos[i] with len bytes each into ptrs. */
+static int direct_ptrs(JNIEnv *env, jobjectArray bufs, jintArray pos, jint n, jint len,
+                       unsigned char **ptrs) {
+  if ((*env)->GetArrayLength(env, bufs) < n || (*env)->GetArrayLength(env, pos) < n) {
+    throw_iae(env, "too few buffers");
+    return 0;
+  }
+  jint p[MAX_UNITS];
+  (*env)->GetIntArrayRegion(env, pos, 0, n, p);
+  for (jint i = 0; i < n; i++) {
+    jobject b = (*env)->GetObjectArrayElement(env, bufs, i);
+    unsigned char *addr = b ? (*env)->GetDirectBufferAddress(env, b) : NULL;
+    jlong cap = b ? (*env)->GetDirectBufferCapacity(env, b) : -1;
+    if (b) (*env)->DeleteLocalRef(env, b);
+    if (!addr || p[i] < 0 || (jlong)p[i] + len > cap) {
+      throw_iae(env, "buffer is null, not direct, or too short");
+      return 0;
+    }
+    ptrs[i] = addr + p[i];
+  }
+  return 1;
+}
+
+JNIEXPORT void JNICALL Java_io_netec_hdfs_codec_IsalNative_encodeBuffers0(
+    JNIEnv *env, jclass cls, jint len, jint k, jint rows, jobject gftbls, jobjectArray in,
+    jintArray inPos, jobjectArray out, jintArray outPos) {
+  (void)cls;
+  if (!check_shape(env, len, k, rows)) return;
+  unsigned char *t = tables_address(env, gftbls, k, rows);
+  unsigned char *src[MAX_UNITS], *dst[MAX_UNITS];
+  if (!t || !direct_ptrs(env, in, inPos, k, len, src) ||
+      !direct_ptrs(env, out, outPos, rows, len, dst))
+    return;
+  if (len > 0) isal->ec_encode_data(len, k, rows, t, src, dst);
+}
+
+JNIEXPORT void JNICALL Java_io_netec_hdfs_codec_IsalNative_encodeArrays0(
+    JNIEnv *env, jclass cls, jint len, jint k, jint rows, jobject gftbls, jobjectArray in,
+    jintArray inOff, jobjectArray out, jintArray outOff) {
+  (void)cls;
+  if (!check_shape(env, len, k, rows)) return;
+  unsigned char *t = tables_address(env, gftbls, k, rows);
+  if (!t) return;
+  if ((*env)->GetArrayLength(env, in) < k || (*env)->GetArrayLength(env, inOff) < k ||
+      (*env)->GetArrayLength(env, out) < rows || (*env)->GetArrayLength(env, outOff) < rows) {
+    throw_iae(env, "too few arrays");
+    return;
+  }
+  /* Every non-critical JNI call happens before the first array is pinned. */
+  jbyteArray arrs[2 * MAX_UNITS];
+  jint offs[2 * MAX_UNITS];
+  jint n = k + rows;
+  (*env)->GetIntArrayRegion(env, inOff, 0, k, offs);
+  (*env)->GetIntArrayRegion(env, outOff, 0, rows, offs + k);
+  for (jint i = 0; i < n; i++) {
+    arrs[i] = (*env)->GetObjectArrayElement(env, i < k ? in : out, i < k ? i : i - k);
+    if (!arrs[i] || offs[i] < 0 ||
+        (jlong)offs[i] + len > (*env)->GetArrayLength(env, arrs[i])) {
+      throw_iae(env, "array is null or too short");
+      return;
+    }
+  }
+  unsigned char *ptrs[2 * MAX_UNITS];
+  jint pinned = 0;
+  for (; pinned < n; pinned++) {
+    unsigned char *a = (*env)->GetPrimitiveArrayCritical(env, arrs[pinned], NULL);
+    if (!a) break;
+    ptrs[pinned] = a + offs[pinned];
+  }
+  if (pinned == n && len > 0) isal->ec_encode_data(len, k, rows, t, ptrs, ptrs + k);
+  for (jint i = pinned - 1; i >= 0; i--) {
+    (*env)->ReleasePrimitiveArrayCritical(env, arrs[i], ptrs[i] - offs[i],
+                                          i < k ? JNI_ABORT : 0);
+  }
+  if (pinned != n) throw_ise(env, "cannot pin arrays");
+}
