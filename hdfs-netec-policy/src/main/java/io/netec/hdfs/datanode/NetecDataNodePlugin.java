@@ -1,0 +1,80 @@
+package io.netec.hdfs.datanode;
+
+import io.netec.hdfs.route.ReconstructionRouter;
+import io.netec.hdfs.route.RouteContext;
+import io.netec.hdfs.route.RouteMetrics;
+import java.util.concurrent.ThreadPoolExecutor;
+import javax.management.ObjectName;
+import org.apache.hadoop.hdfs.server.datanode.DataNode;
+import org.apache.hadoop.hdfs.server.datanode.erasurecode.ErasureCodingWorker;
+import org.apache.hadoop.metrics2.util.MBeans;
+import org.apache.hadoop.util.ServicePlugin;
+import org.apache.hadoop.util.VersionInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * DataNode plugin ({@code dfs.datanode.plugins}): routes every EC reconstruction task of a
+ * NETEC policy through the {@link ReconstructionRouter}. It never stops a DataNode: a bad
+ * configuration or an unexpected Hadoop version logs one clear line and leaves EC to Hadoop.
+ * Metrics: JMX {@code Hadoop:service=DataNode,name=NetecRouter-<xfer port>}.
+ */
+public class NetecDataNodePlugin implements ServicePlugin {
+  private static final Logger LOG = LoggerFactory.getLogger(NetecDataNodePlugin.class);
+
+  private ObjectName mbean;
+  private ReconstructionRouter router;
+
+  @Override
+  public void start(Object service) {
+    if (!(service instanceof DataNode)) {
+      LOG.error("NetecDataNodePlugin belongs in dfs.datanode.plugins, not on a {}",
+          service == null ? "null service" : service.getClass().getName());
+      return;
+    }
+    DataNode dn = (DataNode) service;
+    ReconstructionRouter r;
+    try {
+      r = ReconstructionRouter.fromConf(new RouteContext(dn.getConf(), dn), new RouteMetrics());
+    } catch (IllegalArgumentException e) {
+      LOG.error("NetEC plugin inactive on DataNode {}, EC reconstruction left to Hadoop: {}",
+          dn.getDisplayName(), e.getMessage(), e);
+      return;
+    }
+    try {
+      HadoopEcInternals internals = HadoopEcInternals.bind();
+      ErasureCodingWorker worker = dn.getErasureCodingWorker();
+      ThreadPoolExecutor old = internals.pool(worker);
+      internals.setPool(worker, new RoutingReconstructionPool(old, internals::policyOf,
+          task -> internals.describe(task, dn, worker), r));
+      old.shutdown(); // tasks already queued there still run, natively
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+      LOG.warn("NetEC plugin inactive on DataNode {}: Hadoop {} EC internals differ from what "
+          + "this plugin expects ({}); EC reconstruction left to Hadoop", dn.getDisplayName(),
+          VersionInfo.getVersion(), e.toString());
+      return;
+    }
+    router = r;
+    mbean = MBeans.register("DataNode", "NetecRouter-" + dn.getXferPort(), r.metrics());
+    LOG.info("NetEC plugin active on DataNode {}: routes {}, metrics {}", dn.getDisplayName(),
+        r.routeNames(), mbean);
+  }
+
+  /** The router, or null while the plugin is inactive. */
+  public ReconstructionRouter router() {
+    return router;
+  }
+
+  @Override
+  public void stop() {
+    if (mbean != null) {
+      MBeans.unregister(mbean);
+      mbean = null;
+    }
+  }
+
+  @Override
+  public void close() {
+    stop();
+  }
+}

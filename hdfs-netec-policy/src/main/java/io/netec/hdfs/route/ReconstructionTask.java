@@ -1,0 +1,145 @@
+package io.netec.hdfs.route;
+
+import java.util.Arrays;
+import java.util.Objects;
+import org.apache.hadoop.fs.StorageType;
+import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
+import org.apache.hadoop.hdfs.protocol.ErasureCodingPolicy;
+import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
+import org.apache.hadoop.hdfs.util.StripedBlockUtil;
+
+/**
+ * One EC reconstruction task as the NameNode gave it to a DataNode: the block group, its policy,
+ * the live internal blocks and where they are, and the erased internal blocks with the target
+ * that must receive each rebuilt block. Immutable; every route sees the same description.
+ */
+public final class ReconstructionTask {
+  private final ExtendedBlock blockGroup;
+  private final ErasureCodingPolicy policy;
+  private final byte[] liveIndices;
+  private final DatanodeInfo[] sources;
+  private final short[] erasedIndices;
+  private final DatanodeInfo[] targets;
+  private final StorageType[] targetStorageTypes;
+  private final String[] targetStorageIds;
+  private final HadoopTask hadoopTask;
+
+  /** Hadoop's own reconstructor for this task, which only the native route runs. */
+  public interface HadoopTask {
+    /** Runs Hadoop's reconstruction; returns the bytes it wrote to targets. */
+    long runNative();
+
+    /** Releases what Hadoop reserved for the task when another route served it. */
+    void releaseServedElsewhere(long bytesWritten);
+  }
+
+  /**
+   * @param liveIndices index of the internal block held by each source, same order
+   * @param erasedIndices index of the internal block each target must receive, same order
+   */
+  public ReconstructionTask(ExtendedBlock blockGroup, ErasureCodingPolicy policy,
+      byte[] liveIndices, DatanodeInfo[] sources, short[] erasedIndices, DatanodeInfo[] targets,
+      StorageType[] targetStorageTypes, String[] targetStorageIds, HadoopTask hadoopTask) {
+    this.blockGroup = Objects.requireNonNull(blockGroup, "blockGroup");
+    this.policy = Objects.requireNonNull(policy, "policy");
+    this.liveIndices = liveIndices.clone();
+    this.sources = sources.clone();
+    this.erasedIndices = erasedIndices.clone();
+    this.targets = targets.clone();
+    this.targetStorageTypes = targetStorageTypes.clone();
+    this.targetStorageIds = targetStorageIds.clone();
+    this.hadoopTask = hadoopTask;
+    if (liveIndices.length != sources.length) {
+      throw new IllegalArgumentException("live indices " + Arrays.toString(liveIndices)
+          + " do not match " + sources.length + " sources");
+    }
+    if (erasedIndices.length == 0 || erasedIndices.length > targets.length
+        || targets.length != targetStorageTypes.length
+        || targets.length != targetStorageIds.length) {
+      throw new IllegalArgumentException("erased indices " + Arrays.toString(erasedIndices)
+          + " do not match " + targets.length + " targets");
+    }
+  }
+
+  public ExtendedBlock blockGroup() {
+    return blockGroup;
+  }
+
+  public ErasureCodingPolicy policy() {
+    return policy;
+  }
+
+  public int dataUnits() {
+    return policy.getNumDataUnits();
+  }
+
+  public int parityUnits() {
+    return policy.getNumParityUnits();
+  }
+
+  public byte[] liveIndices() {
+    return liveIndices.clone();
+  }
+
+  public DatanodeInfo[] sources() {
+    return sources.clone();
+  }
+
+  /** Number of internal blocks to rebuild (one per target used). */
+  public int erasedCount() {
+    return erasedIndices.length;
+  }
+
+  public int erasedIndex(int i) {
+    return erasedIndices[i];
+  }
+
+  public int[] erasedIndices() {
+    int[] a = new int[erasedIndices.length];
+    for (int i = 0; i < a.length; i++) {
+      a[i] = erasedIndices[i];
+    }
+    return a;
+  }
+
+  /** Target that receives the rebuilt block erasedIndex(i). */
+  public DatanodeInfo target(int i) {
+    return targets[i];
+  }
+
+  public StorageType targetStorageType(int i) {
+    return targetStorageTypes[i];
+  }
+
+  public String targetStorageId(int i) {
+    return targetStorageIds[i];
+  }
+
+  /** The internal block with index {@code index} of this group. */
+  public ExtendedBlock internalBlock(int index) {
+    return StripedBlockUtil.constructInternalBlock(blockGroup, policy, index);
+  }
+
+  public long internalBlockLength(int index) {
+    return StripedBlockUtil.getInternalBlockLength(blockGroup.getNumBytes(), policy, index);
+  }
+
+  /** Bytes a complete reconstruction writes: the lengths of all rebuilt blocks. */
+  public long bytesToRebuild() {
+    long sum = 0;
+    for (short e : erasedIndices) {
+      sum += internalBlockLength(e);
+    }
+    return sum;
+  }
+
+  HadoopTask hadoopTask() {
+    return hadoopTask;
+  }
+
+  @Override
+  public String toString() {
+    return blockGroup.getLocalBlock() + " (" + policy.getName() + ", live "
+        + Arrays.toString(liveIndices) + ", erased " + Arrays.toString(erasedIndices) + ")";
+  }
+}

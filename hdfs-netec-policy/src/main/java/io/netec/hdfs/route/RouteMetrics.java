@@ -1,0 +1,135 @@
+package io.netec.hdfs.route;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.atomic.LongAdder;
+import javax.management.Attribute;
+import javax.management.AttributeList;
+import javax.management.AttributeNotFoundException;
+import javax.management.DynamicMBean;
+import javax.management.MBeanAttributeInfo;
+import javax.management.MBeanInfo;
+
+/**
+ * Counters of the router, exposed over JMX as a DynamicMBean because routes are named by
+ * configuration. Attributes: Tasks, PassedThrough, and per route NAME: NAME.Served,
+ * NAME.Declined, NAME.Failed, NAME.Bytes, NAME.Millis.
+ */
+public final class RouteMetrics implements DynamicMBean {
+  static final String[] PER_ROUTE = {"Served", "Declined", "Failed", "Bytes", "Millis"};
+
+  private final LongAdder tasks = new LongAdder();
+  private final LongAdder passedThrough = new LongAdder();
+  private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
+  private final ConcurrentSkipListSet<String> routes = new ConcurrentSkipListSet<>();
+
+  public void registerRoute(String route) {
+    routes.add(route);
+  }
+
+  void taskReceived() {
+    tasks.increment();
+  }
+
+  /** A task of a non-NETEC policy that went straight to Hadoop. */
+  public void passedThrough() {
+    passedThrough.increment();
+  }
+
+  void served(String route, long bytes, long millis) {
+    add(route, "Served", 1);
+    add(route, "Bytes", bytes);
+    add(route, "Millis", millis);
+  }
+
+  void declined(String route) {
+    add(route, "Declined", 1);
+  }
+
+  void failed(String route) {
+    add(route, "Failed", 1);
+  }
+
+  private void add(String route, String what, long delta) {
+    routes.add(route);
+    counters.computeIfAbsent(route + "." + what, n -> new LongAdder()).add(delta);
+  }
+
+  public long tasks() {
+    return tasks.sum();
+  }
+
+  public long passedThroughCount() {
+    return passedThrough.sum();
+  }
+
+  /** e.g. get("native", "Served"). */
+  public long get(String route, String what) {
+    LongAdder a = counters.get(route + "." + what);
+    return a == null ? 0 : a.sum();
+  }
+
+  @Override
+  public Object getAttribute(String attribute) throws AttributeNotFoundException {
+    if (attribute.equals("Tasks")) {
+      return tasks();
+    }
+    if (attribute.equals("PassedThrough")) {
+      return passedThroughCount();
+    }
+    int dot = attribute.lastIndexOf('.');
+    if (dot > 0 && List.of(PER_ROUTE).contains(attribute.substring(dot + 1))) {
+      return get(attribute.substring(0, dot), attribute.substring(dot + 1));
+    }
+    throw new AttributeNotFoundException(attribute);
+  }
+
+  @Override
+  public AttributeList getAttributes(String[] attributes) {
+    AttributeList list = new AttributeList();
+    for (String a : attributes) {
+      try {
+        list.add(new Attribute(a, getAttribute(a)));
+      } catch (AttributeNotFoundException e) {
+        // JMX semantics: unknown attributes are left out
+      }
+    }
+    return list;
+  }
+
+  @Override
+  public void setAttribute(Attribute attribute) {
+    throw new UnsupportedOperationException("read-only");
+  }
+
+  @Override
+  public AttributeList setAttributes(AttributeList attributes) {
+    return new AttributeList();
+  }
+
+  @Override
+  public Object invoke(String actionName, Object[] params, String[] signature) {
+    throw new UnsupportedOperationException("no operations");
+  }
+
+  @Override
+  public MBeanInfo getMBeanInfo() {
+    List<MBeanAttributeInfo> attrs = new ArrayList<>();
+    attrs.add(longAttr("Tasks", "NETEC reconstruction tasks received"));
+    attrs.add(longAttr("PassedThrough", "tasks of other policies left to Hadoop"));
+    for (String r : routes) {
+      for (String w : PER_ROUTE) {
+        attrs.add(longAttr(r + "." + w, w + " of route " + r));
+      }
+    }
+    return new MBeanInfo(getClass().getName(), "NetEC reconstruction router",
+        attrs.toArray(new MBeanAttributeInfo[0]), null, null, null);
+  }
+
+  private static MBeanAttributeInfo longAttr(String name, String desc) {
+    return new MBeanAttributeInfo(name, "long", desc, true, false, false);
+  }
+}

@@ -1,0 +1,303 @@
+package io.netec.hdfs.cluster;
+
+import io.netec.hdfs.codec.CoderCounters;
+import io.netec.hdfs.codec.IsalNative;
+import io.netec.hdfs.codec.NetecCoderFactories;
+import io.netec.hdfs.datanode.NetecDataNodePlugin;
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.hdfs.DFSConfigKeys;
+import org.apache.hadoop.hdfs.DistributedFileSystem;
+import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
+import org.apache.hadoop.hdfs.protocol.ErasureCodingPolicy;
+import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
+import org.apache.hadoop.hdfs.protocol.LocatedBlock;
+import org.apache.hadoop.hdfs.protocol.LocatedStripedBlock;
+import org.apache.hadoop.hdfs.server.datanode.DataNode;
+import org.apache.hadoop.hdfs.tools.ECAdmin;
+import org.apache.hadoop.hdfs.util.StripedBlockUtil;
+import org.apache.hadoop.util.ToolRunner;
+
+/**
+ * A MiniDFSCluster set up as an operator would set up a NetEC cluster (plugin on every
+ * DataNode, policies added with {@code hdfs ec}), plus what the suites need to check real
+ * bytes: internal block snapshots, DataNode kills, rebuild waits and router metrics.
+ */
+public final class EcTestCluster implements AutoCloseable {
+  public static final int CELL = 1024 * 1024;
+  /** Two cells per internal block, so files of a few MiB span several block groups. */
+  public static final long BLOCK_SIZE = 2L * CELL;
+
+  private final MiniDFSCluster cluster;
+  private final DistributedFileSystem fs;
+
+  public EcTestCluster(Configuration conf, int dataNodes) throws IOException {
+    cluster = new MiniDFSCluster.Builder(conf).numDataNodes(dataNodes).build();
+    cluster.waitActive();
+    fs = cluster.getFileSystem();
+  }
+
+  /** A configuration for fast, deterministic reconstruction with the NetEC plugin loaded. */
+  public static Configuration conf() {
+    Configuration conf = new Configuration();
+    conf.setLong(DFSConfigKeys.DFS_NAMENODE_MIN_BLOCK_SIZE_KEY, 0);
+    conf.setLong(DFSConfigKeys.DFS_BLOCK_SIZE_KEY, BLOCK_SIZE);
+    conf.setInt(DFSConfigKeys.DFS_HEARTBEAT_INTERVAL_KEY, 1);
+    conf.setInt(DFSConfigKeys.DFS_NAMENODE_REDUNDANCY_INTERVAL_SECONDS_KEY, 1);
+    conf.setInt(DFSConfigKeys.DFS_NAMENODE_REPLICATION_MAX_STREAMS_KEY, 32);
+    conf.setInt(DFSConfigKeys.DFS_NAMENODE_REPLICATION_STREAMS_HARD_LIMIT_KEY, 64);
+    conf.setBoolean(DFSConfigKeys.DFS_NAMENODE_REDUNDANCY_CONSIDERLOAD_KEY, false);
+    conf.setInt(DFSConfigKeys.DFS_NAMENODE_RECONSTRUCTION_PENDING_TIMEOUT_SEC_KEY, 5);
+    conf.set(DFSConfigKeys.DFS_DATANODE_PLUGINS_KEY, NetecDataNodePlugin.class.getName());
+    return conf;
+  }
+
+  public MiniDFSCluster mini() {
+    return cluster;
+  }
+
+  public DistributedFileSystem fs() {
+    return fs;
+  }
+
+  /** The coder our codec uses in this JVM: ISA-L unless the run forces the library off. */
+  public static String activeNetecCoder() {
+    return IsalNative.isAvailable() ? NetecCoderFactories.NETEC_NATIVE
+        : NetecCoderFactories.NETEC_JAVA;
+  }
+
+  public static CoderCounters activeCounters() {
+    return CoderCounters.of(activeNetecCoder());
+  }
+
+  /** The repository's conf/ directory (the files operators use). */
+  public static Path confDir() {
+    return Paths.get(System.getProperty("netec.repo.root", ".."), "conf").toAbsolutePath();
+  }
+
+  /** Runs {@code hdfs ec ARGS} through Hadoop's ECAdmin; returns exit code and output. */
+  public synchronized AdminResult ecAdmin(String... args) throws Exception {
+    PrintStream out = System.out;
+    PrintStream err = System.err;
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    PrintStream capture = new PrintStream(buf, true, StandardCharsets.UTF_8.name());
+    System.setOut(capture);
+    System.setErr(capture);
+    int rc;
+    try {
+      rc = ToolRunner.run(new ECAdmin(new Configuration(fs.getConf())), args);
+    } finally {
+      System.setOut(out);
+      System.setErr(err);
+    }
+    return new AdminResult(rc, buf.toString(StandardCharsets.UTF_8.name()));
+  }
+
+  /** Exit code and printed text of one admin command. */
+  public static final class AdminResult {
+    public final int rc;
+    public final String output;
+
+    AdminResult(int rc, String output) {
+      this.rc = rc;
+      this.output = output;
+    }
+
+    @Override
+    public String toString() {
+      return "rc=" + rc + " output=" + output;
+    }
+  }
+
+  /** -addPolicies with conf/netec-policies.xml, -enablePolicy, -setPolicy on {@code dir}. */
+  public void useNetecPolicy(String policy, String dir) throws Exception {
+    requireOk(ecAdmin("-addPolicies", "-policyFile",
+        confDir().resolve("netec-policies.xml").toString()));
+    requireOk(ecAdmin("-enablePolicy", "-policy", policy));
+    fs.mkdirs(new org.apache.hadoop.fs.Path(dir));
+    requireOk(ecAdmin("-setPolicy", "-path", dir, "-policy", policy));
+  }
+
+  private static void requireOk(AdminResult r) {
+    if (r.rc != 0) {
+      throw new IllegalStateException("hdfs ec failed: " + r);
+    }
+  }
+
+  public byte[] writeFile(String path, int length, long seed) throws IOException {
+    byte[] data = new byte[length];
+    new Random(seed).nextBytes(data);
+    try (FSDataOutputStream out = fs.create(new org.apache.hadoop.fs.Path(path))) {
+      out.write(data);
+    }
+    return data;
+  }
+
+  public byte[] readFully(String path) throws IOException {
+    try (FSDataInputStream in = fs.open(new org.apache.hadoop.fs.Path(path))) {
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      byte[] buf = new byte[64 * 1024 + 7]; // odd size: reads cross cell edges
+      int n;
+      while ((n = in.read(buf)) > 0) {
+        out.write(buf, 0, n);
+      }
+      return out.toByteArray();
+    }
+  }
+
+  /** Positional read of [pos, pos+len). */
+  public byte[] pread(String path, long pos, int len) throws IOException {
+    byte[] b = new byte[len];
+    try (FSDataInputStream in = fs.open(new org.apache.hadoop.fs.Path(path))) {
+      in.readFully(pos, b);
+    }
+    return b;
+  }
+
+  public List<LocatedStripedBlock> groups(String path) throws IOException {
+    List<LocatedStripedBlock> out = new ArrayList<>();
+    for (LocatedBlock lb : fs.getClient().getLocatedBlocks(path, 0, Long.MAX_VALUE)
+        .getLocatedBlocks()) {
+      out.add((LocatedStripedBlock) lb);
+    }
+    return out;
+  }
+
+  public ErasureCodingPolicy policyOf(String path) throws IOException {
+    return fs.getErasureCodingPolicy(new org.apache.hadoop.fs.Path(path));
+  }
+
+  /** The DataNode holding internal block {@code index} of group {@code group}, or null. */
+  public DataNode holder(String path, int group, int index) throws IOException {
+    LocatedStripedBlock g = groups(path).get(group);
+    for (int i = 0; i < g.getBlockIndices().length; i++) {
+      if (g.getBlockIndices()[i] == index) {
+        return dataNode(g.getLocations()[i]);
+      }
+    }
+    return null;
+  }
+
+  /** The running DataNode serving {@code info}, or null. */
+  public DataNode dataNode(DatanodeInfo info) {
+    for (DataNode dn : cluster.getDataNodes()) {
+      if (dn.getXferPort() == info.getXferPort()) {
+        return dn;
+      }
+    }
+    return null;
+  }
+
+  /** Block id -> bytes of the block file, for every stored internal block of the files. */
+  public Map<Long, byte[]> snapshotInternalBlocks(String... paths) throws Exception {
+    Map<Long, byte[]> snap = new HashMap<>();
+    for (String p : paths) {
+      waitFullyStored(p, 60_000);
+      forEachStoredInternalBlock(p, (block, bytes) -> snap.put(block.getBlockId(), bytes));
+    }
+    return snap;
+  }
+
+  /** Callback for each stored internal block and the bytes of its block file. */
+  public interface BlockVisitor {
+    void visit(ExtendedBlock internalBlock, byte[] fileBytes) throws IOException;
+  }
+
+  /** Visits every internal block replica the NameNode lists, reading its block file. */
+  public int forEachStoredInternalBlock(String path, BlockVisitor v) throws IOException {
+    int n = 0;
+    for (LocatedStripedBlock g : groups(path)) {
+      ErasureCodingPolicy policy = policyOf(path);
+      for (int i = 0; i < g.getBlockIndices().length; i++) {
+        ExtendedBlock internal = StripedBlockUtil.constructInternalBlock(g.getBlock(), policy,
+            g.getBlockIndices()[i]);
+        DataNode dn = dataNode(g.getLocations()[i]);
+        if (dn == null) {
+          throw new IOException("block " + internal + " listed on stopped " + g.getLocations()[i]);
+        }
+        // The replica's own file on the DataNode's disk, as the dataset knows it.
+        File f = new File(dn.getFSDataset().getBlockLocalPathInfo(internal).getBlockPath());
+        v.visit(internal, Files.readAllBytes(f.toPath()));
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Stops the DataNode; the NameNode still lists it until {@link #markDead}. */
+  public void stop(DataNode dn) {
+    cluster.stopDataNode(dn.getDatanodeId().getXferAddr());
+  }
+
+  public void markDead(DataNode stopped) throws IOException {
+    cluster.setDataNodeDead(stopped.getDatanodeId());
+  }
+
+  /** Waits until every non-empty internal block of every group is stored on a running node. */
+  public void waitFullyStored(String path, long timeoutMs) throws Exception {
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    String missing;
+    do {
+      missing = missingInternalBlocks(path);
+      if (missing == null) {
+        return;
+      }
+      Thread.sleep(200);
+    } while (System.currentTimeMillis() < deadline);
+    throw new AssertionError(path + " not rebuilt within " + timeoutMs + " ms: " + missing);
+  }
+
+  private String missingInternalBlocks(String path) throws IOException {
+    ErasureCodingPolicy policy = policyOf(path);
+    int units = policy.getNumDataUnits() + policy.getNumParityUnits();
+    for (LocatedStripedBlock g : groups(path)) {
+      boolean[] have = new boolean[units];
+      for (int i = 0; i < g.getBlockIndices().length; i++) {
+        if (dataNode(g.getLocations()[i]) != null) {
+          have[g.getBlockIndices()[i]] = true;
+        }
+      }
+      for (int i = 0; i < units; i++) {
+        if (!have[i] && StripedBlockUtil.getInternalBlockLength(g.getBlockSize(), policy, i) > 0) {
+          return "group " + g.getBlock() + " lacks index " + i;
+        }
+      }
+    }
+    return null;
+  }
+
+  /** Sum of a router metric over the running DataNodes (read over JMX). */
+  public long routerMetric(String attribute) throws Exception {
+    MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
+    long sum = 0;
+    for (DataNode dn : cluster.getDataNodes()) {
+      ObjectName name = new ObjectName("Hadoop:service=DataNode,name=NetecRouter-"
+          + dn.getXferPort());
+      sum += (Long) jmx.getAttribute(name, attribute);
+    }
+    return sum;
+  }
+
+  @Override
+  public void close() {
+    cluster.shutdown();
+  }
+}
