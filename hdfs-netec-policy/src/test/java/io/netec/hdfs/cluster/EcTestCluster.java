@@ -18,6 +18,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import javax.management.MBeanAttributeInfo;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import org.apache.hadoop.conf.Configuration;
@@ -48,9 +49,15 @@ public final class EcTestCluster implements AutoCloseable {
 
   private final MiniDFSCluster cluster;
   private final DistributedFileSystem fs;
+  private final Map<String, Long> retired = new HashMap<>();
 
   public EcTestCluster(Configuration conf, int dataNodes) throws IOException {
-    cluster = new MiniDFSCluster.Builder(conf).numDataNodes(dataNodes).build();
+    this(conf, dataNodes, null);
+  }
+
+  /** @param racks rack of each DataNode, or null for one rack */
+  public EcTestCluster(Configuration conf, int dataNodes, String[] racks) throws IOException {
+    cluster = new MiniDFSCluster.Builder(conf).numDataNodes(dataNodes).racks(racks).build();
     cluster.waitActive();
     fs = cluster.getFileSystem();
   }
@@ -242,9 +249,21 @@ public final class EcTestCluster implements AutoCloseable {
     return n;
   }
 
-  /** Stops the DataNode; the NameNode still lists it until {@link #markDead}. */
-  public void stop(DataNode dn) {
+  /**
+   * Stops the DataNode; the NameNode still lists it until {@link #markDead}. Its router
+   * counters are kept, so {@link #routerMetric} sums stay cumulative over the whole cluster.
+   */
+  public void stop(DataNode dn) throws Exception {
+    MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
+    ObjectName name = routerMBean(dn);
+    for (MBeanAttributeInfo a : jmx.getMBeanInfo(name).getAttributes()) {
+      retired.merge(a.getName(), (Long) jmx.getAttribute(name, a.getName()), Long::sum);
+    }
     cluster.stopDataNode(dn.getDatanodeId().getXferAddr());
+  }
+
+  private static ObjectName routerMBean(DataNode dn) throws Exception {
+    return new ObjectName("Hadoop:service=DataNode,name=NetecRouter-" + dn.getXferPort());
   }
 
   public void markDead(DataNode stopped) throws IOException {
@@ -284,14 +303,12 @@ public final class EcTestCluster implements AutoCloseable {
     return null;
   }
 
-  /** Sum of a router metric over the running DataNodes (read over JMX). */
+  /** Sum of a router metric over all DataNodes, read over JMX (stopped ones as banked). */
   public long routerMetric(String attribute) throws Exception {
     MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
-    long sum = 0;
+    long sum = retired.getOrDefault(attribute, 0L);
     for (DataNode dn : cluster.getDataNodes()) {
-      ObjectName name = new ObjectName("Hadoop:service=DataNode,name=NetecRouter-"
-          + dn.getXferPort());
-      sum += (Long) jmx.getAttribute(name, attribute);
+      sum += (Long) jmx.getAttribute(routerMBean(dn), attribute);
     }
     return sum;
   }
