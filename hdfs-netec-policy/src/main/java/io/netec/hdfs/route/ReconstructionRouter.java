@@ -72,8 +72,7 @@ public final class ReconstructionRouter {
       switch (name) {
         case "switch":
         case "inec":
-          return new UnavailableRoute(name, "route '" + name
-              + "' is not available in this version of NetEC-HDFS");
+          return new UnavailableRoute(name, "not available in this version of NetEC-HDFS");
         default:
           throw new IllegalArgumentException(NetecConfigKeys.ROUTE_ORDER + " names unknown route '"
               + name + "'; built in are switch, inec, native, or set " + key);
@@ -124,6 +123,7 @@ public final class ReconstructionRouter {
           long bytes = route.reconstruct(task);
           long ms = (System.nanoTime() - start) / 1_000_000;
           metrics.served(route.name(), bytes, ms);
+          metrics.outcome(task, route.name(), bytes, ms, others(skipped));
           if (!last && task.hadoopTask() != null) {
             task.hadoopTask().releaseServedElsewhere(bytes);
           }
@@ -144,7 +144,12 @@ public final class ReconstructionRouter {
         }
       }
     }
+    metrics.outcome(task, null, 0, 0, others(skipped));
     LOG.error("Task {} was not rebuilt by any route{}", task, skipped);
     return null;
+  }
+
+  private static String others(StringBuilder skipped) {
+    return skipped.length() == 0 ? "" : skipped.substring(2);
   }
 }

@@ -1,9 +1,11 @@
 package io.netec.hdfs.route;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.atomic.LongAdder;
 import javax.management.Attribute;
@@ -15,16 +17,20 @@ import javax.management.MBeanInfo;
 
 /**
  * Counters of the router, exposed over JMX as a DynamicMBean because routes are named by
- * configuration. Attributes: Tasks, PassedThrough, and per route NAME: NAME.Served,
- * NAME.Declined, NAME.Failed, NAME.Bytes, NAME.Millis.
+ * configuration. Attributes: Tasks, PassedThrough, per route NAME: NAME.Served, NAME.Declined,
+ * NAME.Failed, NAME.Bytes, NAME.Millis; and RecentTasks, the last {@value #RECENT} outcomes as
+ * tab-separated lines: block group, erased indices, route (or "none"), bytes, ms, what the
+ * routes before it said.
  */
 public final class RouteMetrics implements DynamicMBean {
   static final String[] PER_ROUTE = {"Served", "Declined", "Failed", "Bytes", "Millis"};
+  static final int RECENT = 100;
 
   private final LongAdder tasks = new LongAdder();
   private final LongAdder passedThrough = new LongAdder();
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
   private final ConcurrentSkipListSet<String> routes = new ConcurrentSkipListSet<>();
+  private final ConcurrentLinkedDeque<String> recent = new ConcurrentLinkedDeque<>();
 
   public void registerRoute(String route) {
     routes.add(route);
@@ -43,6 +49,20 @@ public final class RouteMetrics implements DynamicMBean {
     add(route, "Served", 1);
     add(route, "Bytes", bytes);
     add(route, "Millis", millis);
+  }
+
+  void outcome(ReconstructionTask task, String route, long bytes, long millis, String others) {
+    recent.addLast(task.blockGroup().getLocalBlock() + "\t"
+        + Arrays.toString(task.erasedIndices()) + "\t" + (route == null ? "none" : route) + "\t"
+        + bytes + "\t" + millis + "\t" + others);
+    while (recent.size() > RECENT) {
+      recent.pollFirst();
+    }
+  }
+
+  /** The last task outcomes, oldest first (see the class comment for the format). */
+  public String[] recentTasks() {
+    return recent.toArray(new String[0]);
   }
 
   void declined(String route) {
@@ -79,6 +99,9 @@ public final class RouteMetrics implements DynamicMBean {
     }
     if (attribute.equals("PassedThrough")) {
       return passedThroughCount();
+    }
+    if (attribute.equals("RecentTasks")) {
+      return recentTasks();
     }
     int dot = attribute.lastIndexOf('.');
     if (dot > 0 && List.of(PER_ROUTE).contains(attribute.substring(dot + 1))) {
@@ -120,6 +143,8 @@ public final class RouteMetrics implements DynamicMBean {
     List<MBeanAttributeInfo> attrs = new ArrayList<>();
     attrs.add(longAttr("Tasks", "NETEC reconstruction tasks received"));
     attrs.add(longAttr("PassedThrough", "tasks of other policies left to Hadoop"));
+    attrs.add(new MBeanAttributeInfo("RecentTasks", String[].class.getName(),
+        "last task outcomes: group, erased, route, bytes, ms, others", true, false, false));
     for (String r : routes) {
       for (String w : PER_ROUTE) {
         attrs.add(longAttr(r + "." + w, w + " of route " + r));

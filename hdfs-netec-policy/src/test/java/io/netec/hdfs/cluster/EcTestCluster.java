@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -257,6 +258,9 @@ public final class EcTestCluster implements AutoCloseable {
     MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
     ObjectName name = routerMBean(dn);
     for (MBeanAttributeInfo a : jmx.getMBeanInfo(name).getAttributes()) {
+      if (!a.getType().equals("long")) {
+        continue;
+      }
       retired.merge(a.getName(), (Long) jmx.getAttribute(name, a.getName()), Long::sum);
     }
     cluster.stopDataNode(dn.getDatanodeId().getXferAddr());
@@ -311,6 +315,16 @@ public final class EcTestCluster implements AutoCloseable {
       sum += (Long) jmx.getAttribute(routerMBean(dn), attribute);
     }
     return sum;
+  }
+
+  /** Outcome lines (RouteMetrics.RecentTasks) of every running DataNode's router, over JMX. */
+  public List<String> recentTasks() throws Exception {
+    MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
+    List<String> out = new ArrayList<>();
+    for (DataNode dn : cluster.getDataNodes()) {
+      out.addAll(Arrays.asList((String[]) jmx.getAttribute(routerMBean(dn), "RecentTasks")));
+    }
+    return out;
   }
 
   @Override

@@ -175,6 +175,10 @@ class ReconstructionRouterTest {
         .reconstruct(task());
     assertEquals(1L, metrics.getAttribute("Tasks"));
     assertEquals(1L, metrics.getAttribute("a.Served"));
+    String[] recent = (String[]) metrics.getAttribute("RecentTasks");
+    assertEquals(1, recent.length);
+    assertEquals("blk_-1024_1001\t[4]\ta\t1048576", recent[0].substring(0,
+        recent[0].lastIndexOf('\t', recent[0].lastIndexOf('\t') - 1)));
     assertTrue(java.util.Arrays.stream(metrics.getMBeanInfo().getAttributes())
         .anyMatch(a -> a.getName().equals("native.Failed")));
   }

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what the build, tests, demo and benchmarks need on a fresh Debian/Ubuntu machine.
+# Idempotent: installs only what is missing. JDK 17 and Maven are expected on the PATH.
+set -euo pipefail
+
+need=()
+# ISA-L: libnetec.so dlopen's libisal.so.2 (the native coder and the benchmarks use it).
+ldconfig -p 2>/dev/null | grep -q 'libisal\.so\.2 ' || need+=(libisal2)
+command -v cmake >/dev/null || need+=(cmake)
+command -v cc >/dev/null || need+=(gcc)
+command -v make >/dev/null || need+=(make)
+
+if ((${#need[@]})); then
+  echo "setup: installing ${need[*]}"
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+for tool in java mvn; do
+  command -v "$tool" >/dev/null || { echo "setup: $tool not found (need JDK 17 and Maven)" >&2; exit 1; }
+done

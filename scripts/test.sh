@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone: installs what is missing, then runs
+#   1. every test on Hadoop 3.4.3 with the native (ISA-L) coder,
+#   2. every test again with the native library forced off (pure-Java coder),
+#   3. every test on Hadoop 3.5.0 (profile hadoop-3.5).
+# Exits non-zero if any run fails. .ci/run calls exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+mvn=(mvn -B -ntp)
+step() { printf '\n=== %s ===\n' "$*"; }
+
+step "Hadoop 3.4.3, native coder"
+"${mvn[@]}" clean verify
+
+step "Hadoop 3.4.3, native library forced off (-Dnetec.native.disable=true)"
+"${mvn[@]}" verify -Dnetec.native.disable=true
+
+step "Hadoop 3.5.0 (-Phadoop-3.5)"
+"${mvn[@]}" clean verify -Phadoop-3.5
+
+step "all suites passed"
