@@ -34,6 +34,27 @@ final class Buffers {
     return direct;
   }
 
+  /** Each of the k inputs and rows outputs must hold len bytes from its position. */
+  static void checkRemaining(int len, int k, ByteBuffer[] in, int rows, ByteBuffer[] out) {
+    if (len < 0 || in.length < k || out.length < rows) {
+      throw new IllegalArgumentException("need " + k + " inputs and " + rows
+          + " outputs of " + len + " bytes");
+    }
+    for (int i = 0; i < k; i++) {
+      checkRemaining(len, in[i], "input " + i);
+    }
+    for (int i = 0; i < rows; i++) {
+      checkRemaining(len, out[i], "output " + i);
+    }
+  }
+
+  private static void checkRemaining(int len, ByteBuffer b, String what) {
+    if (b == null || b.remaining() < len) {
+      throw new IllegalArgumentException(what + (b == null ? " is null"
+          : " has " + b.remaining() + " bytes, need " + len));
+    }
+  }
+
   static byte[][] arrays(ByteBuffer[] bufs) {
     byte[][] a = new byte[bufs.length][];
     for (int i = 0; i < bufs.length; i++) {

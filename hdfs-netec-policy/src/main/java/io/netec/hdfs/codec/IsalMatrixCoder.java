@@ -42,6 +42,7 @@ public final class IsalMatrixCoder implements MatrixCoder {
 
   @Override
   public void code(int len, ByteBuffer[] in, ByteBuffer[] out) {
+    Buffers.checkRemaining(len, k, in, rows, out);
     if (Buffers.allDirect(in, out)) {
       IsalNative.encodeBuffers0(len, k, rows, gftbls, in, Buffers.positions(in), out,
           Buffers.positions(out));

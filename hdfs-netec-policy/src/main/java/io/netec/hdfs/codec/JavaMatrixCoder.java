@@ -66,6 +66,7 @@ public final class JavaMatrixCoder implements MatrixCoder {
 
   @Override
   public void code(int len, ByteBuffer[] in, ByteBuffer[] out) {
+    Buffers.checkRemaining(len, k, in, rows, out);
     if (Buffers.allHeap(in, out)) {
       code(len, Buffers.arrays(in), Buffers.arrayOffsets(in), Buffers.arrays(out),
           Buffers.arrayOffsets(out));

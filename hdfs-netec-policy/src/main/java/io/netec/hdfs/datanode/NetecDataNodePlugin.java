@@ -22,8 +22,23 @@ import org.slf4j.LoggerFactory;
 public class NetecDataNodePlugin implements ServicePlugin {
   private static final Logger LOG = LoggerFactory.getLogger(NetecDataNodePlugin.class);
 
+  /** Resolves Hadoop's EC internals; throws if this Hadoop is not the one we expect. */
+  interface InternalsBinder {
+    HadoopEcInternals bind() throws ReflectiveOperationException;
+  }
+
+  private final InternalsBinder binder;
   private ObjectName mbean;
   private ReconstructionRouter router;
+
+  /** The constructor Hadoop calls for dfs.datanode.plugins. */
+  public NetecDataNodePlugin() {
+    this(HadoopEcInternals::bind);
+  }
+
+  NetecDataNodePlugin(InternalsBinder binder) {
+    this.binder = binder;
+  }
 
   @Override
   public void start(Object service) {
@@ -42,7 +57,7 @@ public class NetecDataNodePlugin implements ServicePlugin {
       return;
     }
     try {
-      HadoopEcInternals internals = HadoopEcInternals.bind();
+      HadoopEcInternals internals = binder.bind();
       ErasureCodingWorker worker = dn.getErasureCodingWorker();
       ThreadPoolExecutor old = internals.pool(worker);
       internals.setPool(worker, new RoutingReconstructionPool(old, internals::policyOf,

@@ -52,11 +52,53 @@ class NetecCoderTest {
     if (nativeExpected()) {
       assertTrue(IsalNative.isAvailable(), "native coder should load: "
           + IsalNative.unavailableReason());
+      nativeCallsRejectBadArguments();
     } else {
       assertTrue(!IsalNative.isAvailable() && IsalNative.unavailableReason().contains("disabled"));
       assertThrows(UnsupportedOperationException.class,
           () -> new NetecCoderFactories.NetecNative().createEncoder(new ErasureCoderOptions(3, 2)));
     }
+  }
+
+  /** The JNI layer checks every argument itself: an error, never a read or write out of bounds. */
+  private static void nativeCallsRejectBadArguments() {
+    int k = 6;
+    int m = 3;
+    int len = 100;
+    ByteBuffer tables = ByteBuffer.allocateDirect(32 * k * m);
+    IsalNative.initTables0(k, m, RsMatrix.parityRows(k, m), tables);
+    ByteBuffer[] in = toBuffers(new byte[k][len], true, 0);
+    ByteBuffer[] out = toBuffers(new byte[m][len], true, 0);
+    int[] inPos = new int[k];
+    int[] outPos = new int[m];
+    IsalNative.encodeBuffers0(len, k, m, tables, in, inPos, out, outPos); // well-formed call
+
+    Class<IllegalArgumentException> iae = IllegalArgumentException.class;
+    assertThrows(iae, () -> IsalNative.initTables0(k, m, new byte[5], tables));
+    assertThrows(iae, () -> IsalNative.initTables0(k, m, RsMatrix.parityRows(k, m),
+        ByteBuffer.allocateDirect(10)));
+    // past the buffers' capacity (toBuffers leaves 3 bytes of slack)
+    assertThrows(iae, () -> IsalNative.encodeBuffers0(len + 4, k, m, tables, in, inPos, out,
+        outPos));
+    // past their limit: refused by the coder before any native call
+    assertThrows(iae, () -> new IsalMatrixCoder(k, m, RsMatrix.parityRows(k, m))
+        .code(len + 1, in, out));
+    assertThrows(iae, () -> new JavaMatrixCoder(k, m, RsMatrix.parityRows(k, m))
+        .code(len + 1, in, out));
+    assertThrows(iae, () -> IsalNative.encodeBuffers0(len, k, m, tables, in,
+        new int[] {0, 0, 0, 0, 0, -1}, out, outPos));
+    assertThrows(iae, () -> IsalNative.encodeBuffers0(len, k, m, tables,
+        toBuffers(new byte[k][len], false, 0), inPos, out, outPos));
+    assertThrows(iae, () -> IsalNative.encodeBuffers0(len, k, m, tables, Arrays.copyOf(in, k - 1),
+        inPos, out, outPos));
+    assertThrows(iae, () -> IsalNative.encodeBuffers0(-1, k, m, tables, in, inPos, out, outPos));
+    byte[][] arrays = new byte[k][len];
+    byte[][] parity = new byte[m][len];
+    assertThrows(iae, () -> IsalNative.encodeArrays0(len, k, m, tables, arrays, new int[k],
+        parity, new int[] {0, 0, 1}));
+    arrays[2] = null;
+    assertThrows(iae, () -> IsalNative.encodeArrays0(len, k, m, tables, arrays, new int[k],
+        parity, new int[m]));
   }
 
   @Test

@@ -1,0 +1,66 @@
+package io.netec.hdfs.datanode;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netec.hdfs.NetecConfigKeys;
+import java.lang.management.ManagementFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import javax.management.ObjectName;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.hdfs.server.datanode.DataNode;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The plugin never breaks a DataNode: a Hadoop whose EC internals differ, or a bad route
+ * configuration, leaves the DataNode's own reconstruction pool in place and registers nothing;
+ * on a matching Hadoop it swaps in the routing pool with the same threads.
+ */
+class NetecDataNodePluginTest {
+  @Test
+  void installsOnlyWhenHadoopAndConfigurationFit() throws Exception {
+    Configuration conf = new Configuration();
+    try (MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf).numDataNodes(1).build()) {
+      DataNode dn = cluster.getDataNodes().get(0);
+      HadoopEcInternals internals = HadoopEcInternals.bind();
+      ThreadPoolExecutor hadoopPool = internals.pool(dn.getErasureCodingWorker());
+      ObjectName bean = new ObjectName("Hadoop:service=DataNode,name=NetecRouter-"
+          + dn.getXferPort());
+
+      // Another Hadoop version: a private field is gone.
+      NetecDataNodePlugin mismatched = new NetecDataNodePlugin(() -> {
+        throw new NoSuchFieldException("stripedReconstructionPool");
+      });
+      mismatched.start(dn);
+      assertNull(mismatched.router());
+      assertSame(hadoopPool, internals.pool(dn.getErasureCodingWorker()));
+      assertFalse(ManagementFactory.getPlatformMBeanServer().isRegistered(bean));
+
+      // A route order naming a route nobody provides.
+      dn.getConf().set(NetecConfigKeys.ROUTE_ORDER, "teleport,native");
+      NetecDataNodePlugin misconfigured = new NetecDataNodePlugin();
+      misconfigured.start(dn);
+      assertNull(misconfigured.router());
+      assertSame(hadoopPool, internals.pool(dn.getErasureCodingWorker()));
+      dn.getConf().unset(NetecConfigKeys.ROUTE_ORDER);
+
+      NetecDataNodePlugin plugin = new NetecDataNodePlugin();
+      plugin.start(dn);
+      assertNotNull(plugin.router());
+      ThreadPoolExecutor routing = internals.pool(dn.getErasureCodingWorker());
+      assertInstanceOf(RoutingReconstructionPool.class, routing);
+      assertEquals(hadoopPool.getCorePoolSize(), routing.getCorePoolSize());
+      assertEquals(hadoopPool.getMaximumPoolSize(), routing.getMaximumPoolSize());
+      assertTrue(hadoopPool.isShutdown());
+      assertTrue(ManagementFactory.getPlatformMBeanServer().isRegistered(bean));
+      plugin.stop();
+      assertFalse(ManagementFactory.getPlatformMBeanServer().isRegistered(bean));
+    }
+  }
+}
