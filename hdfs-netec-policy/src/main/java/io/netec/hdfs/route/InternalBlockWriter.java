@@ -29,6 +29,8 @@ import org.apache.hadoop.io.IOUtils;
 import org.apache.hadoop.net.NetUtils;
 import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.util.DataChecksum;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Streams one rebuilt internal block to its target DataNode the way Hadoop's own EC
@@ -37,13 +39,17 @@ import org.apache.hadoop.util.DataChecksum;
  * packets with checksums, then an empty last packet on which the target finalizes the replica.
  *
  * <p>Guarantees: {@link #finish()} refuses to finalize a block whose length differs from the
- * expected internal block length; {@link #abort()} (or any failure) closes the connection before
- * the last packet, and the target then discards its temporary replica, so a target never keeps a
- * partial block. The next route writes the same block id again and replaces any leftover.
+ * expected internal block length; {@link #abort()} (also run on any failure, and by close()
+ * before finish()) ends the connection before the last packet and returns once the target has
+ * discarded its temporary replica, so a target never keeps a partial block and the next route
+ * can write the same block id at once.
  */
 public final class InternalBlockWriter implements Closeable {
+  private static final Logger LOG = LoggerFactory.getLogger(InternalBlockWriter.class);
   /** Packet size Hadoop's writers use. */
   private static final int PACKET_SIZE = 64 * 1024;
+  /** Longest wait in {@link #abort()} for the target to drop the partial replica. */
+  static final int ABORT_WAIT_MS = 10_000;
 
   private final ExtendedBlock block;
   private final DatanodeInfo target;
@@ -60,6 +66,7 @@ public final class InternalBlockWriter implements Closeable {
   private long seqno;
   private boolean done;
   private boolean finished;
+  private boolean aborted;
 
   private InternalBlockWriter(ExtendedBlock block, DatanodeInfo target, long expectedLength,
       DataChecksum checksum, Socket socket, DataOutputStream out, DataInputStream in) {
@@ -223,13 +230,34 @@ public final class InternalBlockWriter implements Closeable {
     buffered = 0;
   }
 
-  /** Drops the connection before the last packet: the target discards what it received. */
+  /**
+   * Drops the block: ends our side of the connection before the last packet, then waits (at
+   * most {@value #ABORT_WAIT_MS} ms) for the target to close its side. The target removes the
+   * partial replica before it closes, so when abort() returns the next route can write the
+   * same block id; without the wait it would find the replica still there and refuse
+   * (ReplicaAlreadyExistsException, same generation stamp).
+   */
   public void abort() {
+    if (aborted) {
+      return;
+    }
+    aborted = true;
     done = true;
-    // Socket first: closing the buffered stream first would flush pending packets.
-    IOUtils.closeSocket(socket);
-    IOUtils.closeStream(out);
-    IOUtils.closeStream(in);
+    try {
+      // FIN after the bytes already sent; what is still buffered in `out` is never sent.
+      socket.shutdownOutput();
+      socket.setSoTimeout(ABORT_WAIT_MS);
+      byte[] drain = new byte[512];
+      while (in.read(drain) >= 0) {
+        // a DataNode-initiated write gets no replies; read until the target closes
+      }
+    } catch (IOException e) {
+      LOG.debug("Abort of {} to {}: {}", block, target, e.toString());
+    } finally {
+      IOUtils.closeSocket(socket);
+      IOUtils.closeStream(out);
+      IOUtils.closeStream(in);
+    }
   }
 
   /** After {@link #finish()} releases the connection; before it, aborts the block. */

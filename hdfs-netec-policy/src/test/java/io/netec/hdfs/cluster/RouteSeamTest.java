@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netec.hdfs.NetecConfigKeys;
+import java.util.List;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
@@ -73,6 +74,7 @@ class RouteSeamTest {
     // each task: the scripted route failed twice (one retry), then native rebuilt the block
     assertEquals(2 * routed, c.routerMetric("scripted.Failed") - failed);
     assertEquals(routed, c.routerMetric("native.Served") - nativeServed);
+    assertEquals(List.of(), ScriptedRoute.LEFTOVERS, "partial replicas left after abort");
     c.fs().delete(new Path(p), false);
   }
 

@@ -8,6 +8,8 @@ import io.netec.hdfs.route.RouteDeclinedException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.io.IOUtils;
@@ -26,6 +28,8 @@ public final class ScriptedRoute implements ReconstructionRoute {
 
   static volatile Mode mode = Mode.DECLINE;
   static volatile EcTestCluster cluster;
+  /** Replicas found on a target right after an abort: must stay empty. */
+  static final List<String> LEFTOVERS = new CopyOnWriteArrayList<>();
 
   private final RouteContext ctx;
 
@@ -43,13 +47,21 @@ public final class ScriptedRoute implements ReconstructionRoute {
     switch (mode) {
       case DECODE:
         return decodeAndWrite(t);
-      case FAIL_MID_WRITE:
-        try (InternalBlockWriter w = InternalBlockWriter.open(ctx.dataNode(), t, 0)) {
-          byte[] junk = new byte[(int) (t.internalBlockLength(t.erasedIndex(0)) / 2)];
-          Arrays.fill(junk, (byte) 0x5a);
-          w.write(junk, 0, junk.length);
-          throw new IOException("scripted failure after " + junk.length + " bytes");
+      case FAIL_MID_WRITE: {
+        InternalBlockWriter w = InternalBlockWriter.open(ctx.dataNode(), t, 0);
+        byte[] junk = new byte[(int) (t.internalBlockLength(t.erasedIndex(0)) / 2)];
+        Arrays.fill(junk, (byte) 0x5a);
+        w.write(junk, 0, junk.length);
+        w.abort();
+        // abort() promises the target has dropped the partial replica when it returns
+        DataNode target = cluster.dataNode(t.target(0));
+        String replica = target.getFSDataset().getReplicaString(
+            w.block().getBlockPoolId(), w.block().getBlockId());
+        if (!replica.equals("null")) {
+          LEFTOVERS.add(replica);
         }
+        throw new IOException("scripted failure after " + junk.length + " bytes");
+      }
       default:
         throw new RouteDeclinedException("scripted to decline");
     }
