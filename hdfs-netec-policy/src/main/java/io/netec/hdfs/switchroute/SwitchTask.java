@@ -1,0 +1,213 @@
+package io.netec.hdfs.switchroute;
+
+import io.netec.hdfs.codec.GaloisField;
+import io.netec.hdfs.switchroute.wire.NetecPacket;
+import io.netec.hdfs.switchroute.wire.SetupRequest;
+import java.util.Arrays;
+import java.util.function.Consumer;
+
+/**
+ * One task's state in a NetEC switch and the per-packet rules of docs/protocol.md ("The
+ * switch's rules for DATA", "ACK, retransmission and EBSN"): a ring of S slots, each holding a
+ * progress tracker (one bit per sender) and one partial XOR sum per output row.
+ *
+ * <p>Memory is fixed at creation: S x rows x P bytes of sums. Not thread-safe: one event loop
+ * owns a task, as one pipeline pass owns a packet on a switch ASIC.
+ */
+public final class SwitchTask {
+  /** What the switch did with a DATA packet. */
+  public enum Verdict {
+    /** XOR-ed into its slot; the stripe is not complete yet. */
+    AGGREGATED,
+    /** Completed its stripe: RESULT packets were emitted and the slot cleared. */
+    COMPLETED,
+    /** The reader already has this stripe. */
+    STALE,
+    /** Beyond ackSeq + S: it could only collide in the ring. */
+    TOO_FAR,
+    /** Its slot holds another live stripe. */
+    SLOT_BUSY,
+    /** Its sender was already counted for this stripe. */
+    DUPLICATE,
+    /** Does not belong to this task (task, array, sender, slot, seq or length wrong). */
+    MISMATCH
+  }
+
+  private final int taskId;
+  private final int slotArray;
+  private final int slots;
+  private final SetupRequest setup;
+  private final int k;
+  private final int rows;
+  private final int fullMask;
+  private final byte[][] tables; // [r * k + s]: multiply-by-coefficient table, null for 0
+  private final byte[][] sums; // [slot * rows + r]: P bytes
+  private final int[] tracker;
+  private final long[] slotSeq;
+  private int partialSlots;
+  private long maxStarted = -1;
+  private long ackSeq;
+  private boolean finished;
+  private final long[] verdicts = new long[Verdict.values().length];
+
+  public SwitchTask(int taskId, int slotArray, int slots, SetupRequest setup) {
+    if (slots < 2 || slots > 0xffff) {
+      throw new IllegalArgumentException("slots " + slots + " outside 2..65535");
+    }
+    this.taskId = taskId;
+    this.slotArray = slotArray;
+    this.slots = slots;
+    this.setup = setup;
+    this.k = setup.k();
+    this.rows = setup.rows();
+    this.fullMask = (int) ((1L << k) - 1);
+    this.tables = new byte[rows * k][];
+    for (int r = 0; r < rows; r++) {
+      for (int s = 0; s < k; s++) {
+        int c = setup.coefficient(r, s);
+        tables[r * k + s] = c == 0 ? null : GaloisField.mulTable(c);
+      }
+    }
+    this.sums = new byte[slots * rows][setup.payload()];
+    this.tracker = new int[slots];
+    this.slotSeq = new long[slots];
+  }
+
+  /** Bytes of partial sums this task holds: S x rows x P. */
+  public static long memoryBytes(int slots, SetupRequest setup) {
+    return (long) slots * setup.rows() * setup.payload();
+  }
+
+  public int taskId() {
+    return taskId;
+  }
+
+  public int slotArray() {
+    return slotArray;
+  }
+
+  public int slots() {
+    return slots;
+  }
+
+  public SetupRequest setup() {
+    return setup;
+  }
+
+  /** The first stripe the reader still needs. */
+  public long ackSeq() {
+    return ackSeq;
+  }
+
+  /** True once the reader acknowledged everything (ACK with FIN). */
+  public boolean finished() {
+    return finished;
+  }
+
+  /** Slots holding partial sums, garbage below ackSeq included (for metrics). */
+  public int partialSlots() {
+    return partialSlots;
+  }
+
+  /** How many DATA packets got this verdict. */
+  public long count(Verdict v) {
+    return verdicts[v.ordinal()];
+  }
+
+  /** C: the span of stripes this task may hold, maxStarted + 1 - ackSeq (at least 0). */
+  public long span() {
+    return Math.max(0, maxStarted + 1 - ackSeq);
+  }
+
+  /** EBSN: R = I - C if C < I else 0, with I = S/2 exposed to senders. */
+  public int ebsnWindow() {
+    int exposed = slots / 2;
+    long c = span();
+    return c < exposed ? (int) (exposed - c) : 0;
+  }
+
+  /** Applies the DATA rules; a completed stripe sends one RESULT per row to {@code reader}. */
+  public Verdict onData(NetecPacket p, Consumer<NetecPacket> reader) {
+    Verdict v = data(p, reader);
+    verdicts[v.ordinal()]++;
+    return v;
+  }
+
+  private Verdict data(NetecPacket p, Consumer<NetecPacket> reader) {
+    long q = p.seq();
+    int sender = p.sender();
+    if (p.type() != NetecPacket.DATA || p.task() != taskId || p.slotArray() != slotArray
+        || sender >= k || q >= setup.stripes() || p.slot() != (int) (q % slots)
+        || p.payloadLength() != setup.payloadLength(q)) {
+      return Verdict.MISMATCH;
+    }
+    if (q < ackSeq) {
+      return Verdict.STALE;
+    }
+    if (q >= ackSeq + slots) {
+      return Verdict.TOO_FAR;
+    }
+    int i = p.slot();
+    if (tracker[i] != 0 && slotSeq[i] != q) {
+      if (slotSeq[i] >= ackSeq) {
+        return Verdict.SLOT_BUSY;
+      }
+      clear(i); // partial sums of a stripe the reader already has: a late duplicate began them
+    }
+    int bit = 1 << sender;
+    if ((tracker[i] & bit) != 0) {
+      return Verdict.DUPLICATE;
+    }
+    byte[] payload = p.payload();
+    int len = payload.length;
+    for (int r = 0; r < rows; r++) {
+      byte[] t = tables[r * k + sender];
+      if (t == null) {
+        continue;
+      }
+      byte[] sum = sums[i * rows + r];
+      for (int x = 0; x < len; x++) {
+        sum[x] ^= t[payload[x] & 0xff];
+      }
+    }
+    if (tracker[i] == 0) {
+      partialSlots++;
+      slotSeq[i] = q;
+      maxStarted = Math.max(maxStarted, q);
+    }
+    tracker[i] |= bit;
+    if (tracker[i] != fullMask) {
+      return Verdict.AGGREGATED;
+    }
+    for (int r = 0; r < rows; r++) {
+      reader.accept(new NetecPacket(NetecPacket.RESULT, taskId, slotArray, r, 0, i, q, 0,
+          Arrays.copyOf(sums[i * rows + r], len)));
+    }
+    clear(i);
+    return Verdict.COMPLETED;
+  }
+
+  private void clear(int i) {
+    tracker[i] = 0;
+    partialSlots--;
+    for (int r = 0; r < rows; r++) {
+      Arrays.fill(sums[i * rows + r], (byte) 0);
+    }
+  }
+
+  /**
+   * Applies an ACK from the reader: advances ackSeq and returns the ACK every survivor gets,
+   * its window lowered to the EBSN window; null if the packet is not this task's ACK.
+   */
+  public NetecPacket onAck(NetecPacket ack) {
+    if (ack.type() != NetecPacket.ACK || ack.task() != taskId || ack.slotArray() != slotArray
+        || ack.sender() != NetecPacket.READER || ack.seq() > setup.stripes()) {
+      return null;
+    }
+    ackSeq = Math.max(ackSeq, ack.seq());
+    if (ack.hasFlag(NetecPacket.FLAG_FIN) && ackSeq == setup.stripes()) {
+      finished = true;
+    }
+    return ack.withWindow(Math.min(ack.window(), ebsnWindow()));
+  }
+}

@@ -1,0 +1,241 @@
+package io.netec.hdfs.switchroute.wire;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * The setup control message (docs/protocol.md, "setup"): what a reader asks a switch to
+ * aggregate. {@link #fromJson} validates every field and names the one at fault.
+ */
+public final class SetupRequest {
+  static final ObjectMapper JSON = new ObjectMapper();
+  public static final int MAX_K = 16;
+  public static final int MAX_ROWS = 4;
+
+  private final String group;
+  private final int k;
+  private final int rows;
+  private final int payload;
+  private final long length;
+  private final int timeoutMs;
+  private final List<Survivor> survivors;
+  private final byte[][] coefficients;
+
+  /** One survivor: the agent that streams its unit as sender {@code sender}. */
+  public static final class Survivor {
+    private final int sender;
+    private final String agent;
+    private final String block;
+    private final long unitLength;
+    private final String token;
+
+    public Survivor(int sender, String agent, String block, long unitLength, String token) {
+      this.sender = sender;
+      this.agent = agent;
+      this.block = block;
+      this.unitLength = unitLength;
+      this.token = token;
+    }
+
+    public int sender() {
+      return sender;
+    }
+
+    public String agent() {
+      return agent;
+    }
+
+    public String block() {
+      return block;
+    }
+
+    public long unitLength() {
+      return unitLength;
+    }
+
+    public String token() {
+      return token;
+    }
+  }
+
+  public SetupRequest(String group, int payload, long length, int timeoutMs,
+      List<Survivor> survivors, byte[][] coefficients) throws ProtocolException {
+    this.group = group;
+    this.k = survivors.size();
+    this.rows = coefficients.length;
+    this.payload = payload;
+    this.length = length;
+    this.timeoutMs = timeoutMs;
+    this.survivors = sortedBySender(survivors);
+    this.coefficients = coefficients;
+    validate();
+  }
+
+  private static List<Survivor> sortedBySender(List<Survivor> in) {
+    List<Survivor> l = new ArrayList<>(in);
+    l.sort((a, b) -> Integer.compare(a.sender, b.sender));
+    return Collections.unmodifiableList(l);
+  }
+
+  private void validate() throws ProtocolException {
+    check(group != null && group.length() <= 256, "group: missing or longer than 256");
+    check(k >= 1 && k <= MAX_K, "k: " + k + " outside 1.." + MAX_K);
+    check(rows >= 1 && rows <= MAX_ROWS, "rows: " + rows + " outside 1.." + MAX_ROWS);
+    check(payload >= 64 && payload <= 65536 && payload % 64 == 0,
+        "payload: " + payload + " not a multiple of 64 in 64..65536");
+    check(length >= 1 && length <= (1L << 40), "length: " + length + " outside 1..2^40");
+    check(timeoutMs >= 100 && timeoutMs <= 600_000,
+        "timeoutMs: " + timeoutMs + " outside 100..600000");
+    for (int s = 0; s < k; s++) {
+      Survivor v = survivors.get(s);
+      check(v.sender == s, "survivors: senders must be 0.." + (k - 1) + " each once");
+      check(v.agent != null && v.agent.matches("[^\\s:]+:\\d{1,5}"),
+          "survivors[" + s + "].agent: '" + v.agent + "' is not host:port");
+      check(v.block != null && !v.block.isEmpty(), "survivors[" + s + "].block: missing");
+      check(v.unitLength >= 0 && v.unitLength <= length,
+          "survivors[" + s + "].unitLength: " + v.unitLength + " outside 0.." + length);
+      check(v.token != null, "survivors[" + s + "].token: missing (use \"\" for none)");
+    }
+    for (int r = 0; r < rows; r++) {
+      check(coefficients[r] != null && coefficients[r].length == k,
+          "coefficients[" + r + "]: needs " + k + " entries");
+    }
+  }
+
+  private static void check(boolean ok, String message) throws ProtocolException {
+    if (!ok) {
+      throw new ProtocolException(message);
+    }
+  }
+
+  public String group() {
+    return group;
+  }
+
+  public int k() {
+    return k;
+  }
+
+  public int rows() {
+    return rows;
+  }
+
+  /** Payload bytes per packet (P). */
+  public int payload() {
+    return payload;
+  }
+
+  /** Bytes of each rebuilt stream (L). */
+  public long length() {
+    return length;
+  }
+
+  public int timeoutMs() {
+    return timeoutMs;
+  }
+
+  public List<Survivor> survivors() {
+    return survivors;
+  }
+
+  /** Coefficient of sender s in output row r. */
+  public int coefficient(int r, int s) {
+    return coefficients[r][s] & 0xff;
+  }
+
+  /** Number of packet-stripes: ceil(L / P). */
+  public long stripes() {
+    return (length + payload - 1) / payload;
+  }
+
+  /** Payload length of every packet of stripe {@code seq}: min(P, L - seq*P). */
+  public int payloadLength(long seq) {
+    return (int) Math.min(payload, length - seq * payload);
+  }
+
+  public byte[] toJson() {
+    ObjectNode o = JSON.createObjectNode();
+    o.put("op", "setup").put("version", NetecPacket.VERSION).put("group", group).put("k", k)
+        .put("rows", rows).put("payload", payload).put("length", length)
+        .put("timeoutMs", timeoutMs);
+    ArrayNode sv = o.putArray("survivors");
+    for (Survivor s : survivors) {
+      sv.addObject().put("sender", s.sender).put("agent", s.agent).put("block", s.block)
+          .put("unitLength", s.unitLength).put("token", s.token);
+    }
+    ArrayNode co = o.putArray("coefficients");
+    for (byte[] row : coefficients) {
+      ArrayNode a = co.addArray();
+      for (byte c : row) {
+        a.add(c & 0xff);
+      }
+    }
+    try {
+      return JSON.writeValueAsBytes(o);
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  public static SetupRequest fromJson(byte[] utf8) throws ProtocolException {
+    JsonNode o;
+    try {
+      o = JSON.readTree(utf8);
+    } catch (IOException e) {
+      throw new ProtocolException("not JSON: " + e.getMessage());
+    }
+    check(o != null && o.isObject(), "not a JSON object");
+    check("setup".equals(text(o, "op")), "op: expected \"setup\"");
+    check(integer(o, "version") == NetecPacket.VERSION,
+        "version: " + o.get("version") + " not supported (this side speaks 1)");
+    JsonNode sv = o.get("survivors");
+    check(sv != null && sv.isArray() && sv.size() <= MAX_K, "survivors: missing or too many");
+    List<Survivor> survivors = new ArrayList<>();
+    for (int i = 0; i < sv.size(); i++) {
+      JsonNode s = sv.get(i);
+      check(s.isObject(), "survivors[" + i + "]: not an object");
+      survivors.add(new Survivor((int) integer(s, "sender"), text(s, "agent"), text(s, "block"),
+          integer(s, "unitLength"), text(s, "token")));
+    }
+    JsonNode co = o.get("coefficients");
+    check(co != null && co.isArray() && co.size() <= MAX_ROWS,
+        "coefficients: missing or more than " + MAX_ROWS + " rows");
+    byte[][] coefficients = new byte[co.size()][];
+    for (int r = 0; r < co.size(); r++) {
+      JsonNode row = co.get(r);
+      check(row.isArray() && row.size() <= MAX_K, "coefficients[" + r + "]: not an array");
+      coefficients[r] = new byte[row.size()];
+      for (int s = 0; s < row.size(); s++) {
+        JsonNode c = row.get(s);
+        check(c.isInt() && c.intValue() >= 0 && c.intValue() <= 255,
+            "coefficients[" + r + "][" + s + "]: " + c + " is not 0..255");
+        coefficients[r][s] = (byte) c.intValue();
+      }
+    }
+    check(integer(o, "k") == survivors.size(),
+        "k: " + o.get("k") + " but " + survivors.size() + " survivors");
+    check(integer(o, "rows") == coefficients.length,
+        "rows: " + o.get("rows") + " but " + coefficients.length + " coefficient rows");
+    return new SetupRequest(text(o, "group"), (int) integer(o, "payload"), integer(o, "length"),
+        (int) integer(o, "timeoutMs"), survivors, coefficients);
+  }
+
+  private static String text(JsonNode o, String field) throws ProtocolException {
+    JsonNode v = o.get(field);
+    check(v != null && v.isTextual(), field + ": missing or not a string");
+    return v.textValue();
+  }
+
+  private static long integer(JsonNode o, String field) throws ProtocolException {
+    JsonNode v = o.get(field);
+    check(v != null && v.canConvertToLong() && v.isIntegralNumber(),
+        field + ": missing or not an integer");
+    return v.longValue();
+  }
+}

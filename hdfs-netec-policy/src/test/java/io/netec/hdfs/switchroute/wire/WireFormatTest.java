@@ -1,0 +1,145 @@
+package io.netec.hdfs.switchroute.wire;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/** The packet header and control messages of docs/protocol.md, and their rejections. */
+class WireFormatTest {
+  private static NetecPacket sample(int payloadLen) {
+    byte[] payload = new byte[payloadLen];
+    new Random(payloadLen).nextBytes(payload);
+    return new NetecPacket(NetecPacket.DATA, 7, 2, 5, 0, 1234 % 64, 1234, 0, payload);
+  }
+
+  @Test
+  void headerLayoutIsTheDocumentedOne() throws Exception {
+    NetecPacket p = new NetecPacket(NetecPacket.ACK, 0xab, 0x0c, NetecPacket.READER,
+        NetecPacket.FLAG_RETX, 0x1234, 0x89abcdefL, 0x0102, new byte[] {9, 8, 7});
+    byte[] b = p.toBytes();
+    assertEquals(23, b.length);
+    assertArrayEquals(new byte[] {1, 3, (byte) 0xab, 0x0c, (byte) 0xff, 2, 0x12, 0x34,
+        (byte) 0x89, (byte) 0xab, (byte) 0xcd, (byte) 0xef, 1, 2, 0, 3},
+        java.util.Arrays.copyOf(b, 16));
+    assertEquals(0, b[18] | b[19], "reserved");
+    NetecPacket q = NetecPacket.decode(ByteBuffer.wrap(b));
+    assertEquals(p.toString(), q.toString());
+    assertArrayEquals(p.payload(), q.payload());
+    assertEquals(23, NetecPacket.frameLength(ByteBuffer.wrap(b)));
+    assertEquals(-1, NetecPacket.frameLength(ByteBuffer.wrap(b, 0, 19)));
+  }
+
+  @Test
+  void roundTripsBackToBackInOneStream() throws Exception {
+    ByteBuffer stream = ByteBuffer.allocate(4096);
+    for (int len : new int[] {0, 1, 64, 1001}) {
+      sample(len).encode(stream);
+    }
+    stream.flip();
+    for (int len : new int[] {0, 1, 64, 1001}) {
+      NetecPacket p = NetecPacket.decode(stream);
+      assertArrayEquals(sample(len).payload(), p.payload());
+      assertEquals(1234, p.seq());
+    }
+    assertFalse(stream.hasRemaining());
+  }
+
+  /** Every single-bit error anywhere in a packet is refused. */
+  @Test
+  void everySingleBitFlipIsRejected() {
+    for (int len : new int[] {0, 33, 256}) {
+      byte[] good = sample(len).toBytes();
+      for (int bit = 0; bit < good.length * 8; bit++) {
+        byte[] bad = good.clone();
+        bad[bit / 8] ^= (byte) (1 << (bit % 8));
+        int flipped = bit;
+        assertThrows(ProtocolException.class, () -> NetecPacket.decode(ByteBuffer.wrap(bad)),
+            () -> "bit " + flipped + " of a " + len + "-byte payload");
+      }
+    }
+  }
+
+  @Test
+  void malformedHeadersAreRefusedWithAReason() {
+    assertReason(b -> b[0] = 2, "version");
+    assertReason(b -> b[1] = 9, "type");
+    assertReason(b -> b[5] = (byte) 0x80, "flags");
+    assertReason(b -> b[19] = 1, "reserved");
+    ProtocolException e = assertThrows(ProtocolException.class,
+        () -> NetecPacket.decode(ByteBuffer.wrap(sample(10).toBytes(), 0, 25)));
+    assertTrue(e.getMessage().contains("truncated"), e.getMessage());
+  }
+
+  private interface Mutation {
+    void apply(byte[] b);
+  }
+
+  /** Applies a mutation and fixes the checksum, so the field check itself must refuse it. */
+  private static void assertReason(Mutation m, String expected) {
+    byte[] b = sample(10).toBytes();
+    m.apply(b);
+    b[16] = 0;
+    b[17] = 0;
+    ByteBuffer bb = ByteBuffer.wrap(b);
+    int sum = InternetChecksum.finish(InternetChecksum.add(0, bb, 0, b.length));
+    bb.putShort(16, (short) (sum == 0 ? 0xffff : sum));
+    ProtocolException e = assertThrows(ProtocolException.class,
+        () -> NetecPacket.decode(ByteBuffer.wrap(b)));
+    assertTrue(e.getMessage().contains(expected), e.getMessage());
+  }
+
+  static SetupRequest setup() throws ProtocolException {
+    return new SetupRequest("BP-1:blk_-160_1001", 4096, 1_000_000, 30_000, List.of(
+        new SetupRequest.Survivor(1, "10.0.0.3:50200", "BP-1:blk_-159_1001", 1_000_000, ""),
+        new SetupRequest.Survivor(0, "10.0.0.2:50200", "BP-1:blk_-158_1001", 999_000, "dG9r")),
+        new byte[][] {{3, (byte) 200}});
+  }
+
+  @Test
+  void setupRoundTripsThroughJson() throws Exception {
+    SetupRequest s = SetupRequest.fromJson(setup().toJson());
+    assertEquals(2, s.k());
+    assertEquals(1, s.rows());
+    assertEquals("10.0.0.2:50200", s.survivors().get(0).agent(), "sorted by sender");
+    assertEquals(200, s.coefficient(0, 1));
+    assertEquals(245, s.stripes());
+    assertEquals(1_000_000 - 244 * 4096, s.payloadLength(244));
+
+    SetupAnswer a = SetupAnswer.fromJson(SetupAnswer.accept(3, 1, 64, "h:40003").toJson());
+    assertTrue(a.ok());
+    assertEquals("h:40003", a.vip());
+    SetupAnswer r = SetupAnswer.fromJson(SetupAnswer.refuse("no free slot array").toJson());
+    assertEquals("no free slot array", r.reason());
+  }
+
+  @Test
+  void badSetupNamesTheField() throws Exception {
+    String good = new String(setup().toJson(), StandardCharsets.UTF_8);
+    assertSetupError(good.replace("\"payload\":4096", "\"payload\":100"), "payload");
+    assertSetupError(good.replace("\"k\":2", "\"k\":3"), "k:");
+    assertSetupError(good.replace("[3,200]", "[3,300]"), "coefficients[0][1]");
+    assertSetupError(good.replace("[3,200]", "[3]"), "coefficients[0]");
+    assertSetupError(good.replace("10.0.0.3:50200", "no-port"), "survivors[1].agent");
+    assertSetupError(good.replace("\"unitLength\":999000", "\"unitLength\":2000000"),
+        "survivors[0].unitLength");
+    assertSetupError(good.replace("\"sender\":1", "\"sender\":0"), "survivors");
+    assertSetupError(good.replace("\"version\":1", "\"version\":2"), "version");
+    assertSetupError("[1,2]", "not a JSON object");
+    assertSetupError("{\"op\":", "not JSON");
+  }
+
+  private static void assertSetupError(String json, String field) {
+    ProtocolException e = assertThrows(ProtocolException.class,
+        () -> SetupRequest.fromJson(json.getBytes(StandardCharsets.UTF_8)));
+    assertTrue(e.getMessage().startsWith(field) || e.getMessage().contains(field),
+        e.getMessage());
+  }
+}
