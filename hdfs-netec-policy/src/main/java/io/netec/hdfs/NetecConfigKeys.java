@@ -18,4 +18,27 @@ public final class NetecConfigKeys {
    * netec.route.class.NAME = a ReconstructionRoute with a (RouteContext) constructor.
    */
   public static final String ROUTE_CLASS_PREFIX = "netec.route.class.";
+
+  /** Control endpoint (host:port) of the NetEC switch; unset, the switch route declines. */
+  public static final String SWITCH_ADDRESS = "netec.switch.address";
+
+  /** Payload bytes per NetEC packet asked of the switch (a P4 switch accepts only its own). */
+  public static final String SWITCH_PAYLOAD = "netec.switch.payload.bytes";
+  public static final int SWITCH_PAYLOAD_DEFAULT = 32 * 1024;
+
+  /** A switch task without progress for this long fails (and the router moves on). */
+  public static final String SWITCH_TIMEOUT_MS = "netec.switch.timeout.ms";
+  public static final int SWITCH_TIMEOUT_MS_DEFAULT = 30_000;
+
+  /** Whether the DataNode plugin runs a survivor agent (streams local blocks to switches). */
+  public static final String AGENT_ENABLED = "netec.agent.enabled";
+  public static final boolean AGENT_ENABLED_DEFAULT = true;
+
+  /** Port of the survivor agent on every DataNode (0: any free port, for tests). */
+  public static final String AGENT_PORT = "netec.agent.port";
+  public static final int AGENT_PORT_DEFAULT = 50300;
+
+  /** Most streams one agent serves at once; more are refused and the route moves on. */
+  public static final String AGENT_MAX_STREAMS = "netec.agent.max.streams";
+  public static final int AGENT_MAX_STREAMS_DEFAULT = 64;
 }

@@ -1,6 +1,12 @@
 package io.netec.hdfs.datanode;
 
+import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.route.ReconstructionRouter;
+import io.netec.hdfs.switchroute.AgentDirectory;
+import io.netec.hdfs.switchroute.DataNodeBlockSource;
+import io.netec.hdfs.switchroute.SurvivorAgent;
+import java.io.IOException;
+import java.net.InetSocketAddress;
 import io.netec.hdfs.route.RouteContext;
 import io.netec.hdfs.route.RouteMetrics;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -30,6 +36,8 @@ public class NetecDataNodePlugin implements ServicePlugin {
   private final InternalsBinder binder;
   private ObjectName mbean;
   private ReconstructionRouter router;
+  private SurvivorAgent agent;
+  private int agentKey;
 
   /** The constructor Hadoop calls for dfs.datanode.plugins. */
   public NetecDataNodePlugin() {
@@ -70,9 +78,34 @@ public class NetecDataNodePlugin implements ServicePlugin {
       return;
     }
     router = r;
+    startAgent(dn);
     mbean = MBeans.register("DataNode", "NetecRouter-" + dn.getXferPort(), r.metrics());
     LOG.info("NetEC plugin active on DataNode {}: routes {}, metrics {}", dn.getDisplayName(),
         r.routeNames(), mbean);
+  }
+
+  /** Starts the survivor agent; a failure costs this DataNode its part in switch tasks only. */
+  private void startAgent(DataNode dn) {
+    if (!dn.getConf().getBoolean(NetecConfigKeys.AGENT_ENABLED,
+        NetecConfigKeys.AGENT_ENABLED_DEFAULT)) {
+      return;
+    }
+    int port = dn.getConf().getInt(NetecConfigKeys.AGENT_PORT, NetecConfigKeys.AGENT_PORT_DEFAULT);
+    // The agent listens where the DataNode's transfer server does.
+    String host = dn.getXferAddress().getAddress().getHostAddress();
+    try {
+      agent = new SurvivorAgent(new DataNodeBlockSource(dn), host, port,
+          dn.getConf().getInt(NetecConfigKeys.AGENT_MAX_STREAMS,
+              NetecConfigKeys.AGENT_MAX_STREAMS_DEFAULT));
+      agentKey = dn.getXferPort();
+      AgentDirectory.register(agentKey, new InetSocketAddress(host, agent.address().getPort()));
+      LOG.info("NetEC survivor agent of DataNode {} on {}", dn.getDisplayName(),
+          agent.address());
+    } catch (IOException | RuntimeException e) {
+      LOG.error("NetEC survivor agent not started on DataNode {} ({}={}): {}; switch tasks "
+          + "will not use this DataNode as a survivor", dn.getDisplayName(),
+          NetecConfigKeys.AGENT_PORT, port, e.getMessage());
+    }
   }
 
   /** The router, or null while the plugin is inactive. */
@@ -82,6 +115,11 @@ public class NetecDataNodePlugin implements ServicePlugin {
 
   @Override
   public void stop() {
+    if (agent != null) {
+      AgentDirectory.unregister(agentKey);
+      agent.close();
+      agent = null;
+    }
     if (mbean != null) {
       MBeans.unregister(mbean);
       mbean = null;

@@ -71,6 +71,7 @@ public final class ReconstructionRouter {
     if (cls == null) {
       switch (name) {
         case "switch":
+          return new io.netec.hdfs.switchroute.SwitchRoute(ctx);
         case "inec":
           return new UnavailableRoute(name, "not available in this version of NetEC-HDFS");
         default:

@@ -1,5 +1,6 @@
 package io.netec.hdfs.cluster;
 
+import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.codec.CoderCounters;
 import io.netec.hdfs.codec.IsalNative;
 import io.netec.hdfs.codec.NetecCoderFactories;
@@ -75,6 +76,8 @@ public final class EcTestCluster implements AutoCloseable {
     conf.setBoolean(DFSConfigKeys.DFS_NAMENODE_REDUNDANCY_CONSIDERLOAD_KEY, false);
     conf.setInt(DFSConfigKeys.DFS_NAMENODE_RECONSTRUCTION_PENDING_TIMEOUT_SEC_KEY, 5);
     conf.set(DFSConfigKeys.DFS_DATANODE_PLUGINS_KEY, NetecDataNodePlugin.class.getName());
+    // Many DataNodes share this JVM: each survivor agent takes a free port and registers it.
+    conf.setInt(NetecConfigKeys.AGENT_PORT, 0);
     return conf;
   }
 

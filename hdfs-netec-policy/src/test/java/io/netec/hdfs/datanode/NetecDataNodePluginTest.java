@@ -26,6 +26,7 @@ class NetecDataNodePluginTest {
   @Test
   void installsOnlyWhenHadoopAndConfigurationFit() throws Exception {
     Configuration conf = new Configuration();
+    conf.setInt(NetecConfigKeys.AGENT_PORT, 0);
     try (MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf).numDataNodes(1).build()) {
       DataNode dn = cluster.getDataNodes().get(0);
       HadoopEcInternals internals = HadoopEcInternals.bind();

@@ -1,0 +1,520 @@
+package io.netec.hdfs.switchroute;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.netec.hdfs.switchroute.wire.NetecPacket;
+import io.netec.hdfs.switchroute.wire.NetecPacketCodec;
+import io.netec.hdfs.switchroute.wire.ProtocolException;
+import io.netec.hdfs.switchroute.wire.SetupAnswer;
+import io.netec.hdfs.switchroute.wire.SetupRequest;
+import io.netec.hdfs.switchroute.wire.StreamRequest;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.netty.handler.codec.LengthFieldPrepender;
+import java.io.Closeable;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The NetEC switch in software, speaking docs/protocol.md on any host: a control endpoint
+ * that sets tasks up, and a data endpoint (the VIP) where readers connect. For each task the
+ * switch connects to the k survivor agents from the reader connection's event loop, so one
+ * thread owns a task's {@link SwitchTask} and no locks are needed on the data path.
+ * Back-pressure: when the reader cannot take more, the survivors' reads pause (autoRead).
+ * Memory: each task holds S x rows x P bytes; the total is capped by the memory budget, and
+ * EBSN keeps survivors within the ring.
+ */
+public final class SoftwareSwitch implements Closeable {
+  private static final Logger LOG = LoggerFactory.getLogger(SoftwareSwitch.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** Sizes and addresses; the defaults suit a test or a small cluster. */
+  public static final class Options {
+    public String bindHost = "127.0.0.1";
+    /** Host written into VIPs; null means bindHost. */
+    public String advertisedHost;
+    public int controlPort;
+    public int dataPort;
+    public int slotArrays = 64;
+    public int slotsPerArray = 64;
+    public long memoryBudgetBytes = 512L << 20;
+    public int maxPayload = 65536;
+    public int ioThreads = 2;
+  }
+
+  private final Options opts;
+  private final EventLoopGroup group;
+  private final Channel control;
+  private final Channel data;
+  private final Live[] tasks = new Live[256];
+  private final boolean[] arrayUsed;
+  private long memoryUsed;
+
+  private final LongAdder accepted = new LongAdder();
+  private final LongAdder refused = new LongAdder();
+  private final LongAdder completed = new LongAdder();
+  private final LongAdder failed = new LongAdder();
+  private final LongAdder bytesIn = new LongAdder();
+  private final LongAdder bytesOut = new LongAdder();
+  private final LongAdder stalls = new LongAdder();
+  private final LongAdder dropped = new LongAdder();
+
+  public SoftwareSwitch(Options opts) throws IOException {
+    this.opts = opts;
+    this.arrayUsed = new boolean[Math.min(256, opts.slotArrays)];
+    this.group = new NioEventLoopGroup(opts.ioThreads);
+    try {
+      control = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
+          .childHandler(new ChannelInitializer<SocketChannel>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+              ch.pipeline().addLast(
+                  new LengthFieldBasedFrameDecoder(65536 + 4, 0, 4, 0, 4),
+                  new LengthFieldPrepender(4), new ControlHandler());
+            }
+          }).bind(opts.bindHost, opts.controlPort).sync().channel();
+      data = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
+          .childOption(ChannelOption.TCP_NODELAY, true)
+          .childHandler(new ChannelInitializer<SocketChannel>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+              ch.pipeline().addLast(new NetecPacketCodec.Decoder(),
+                  new NetecPacketCodec.Encoder(), new ReaderHandler());
+            }
+          }).bind(opts.bindHost, opts.dataPort).sync().channel();
+    } catch (Exception e) {
+      group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+      throw new IOException("software switch cannot listen on " + opts.bindHost, e);
+    }
+    LOG.info("NetEC software switch: control {}, data {}, {} slot arrays x {} slots, {} MiB",
+        controlAddress(), dataAddress(), arrayUsed.length, opts.slotsPerArray,
+        opts.memoryBudgetBytes >> 20);
+  }
+
+  public InetSocketAddress controlAddress() {
+    return (InetSocketAddress) control.localAddress();
+  }
+
+  public InetSocketAddress dataAddress() {
+    return (InetSocketAddress) data.localAddress();
+  }
+
+  private String vip() {
+    String host = opts.advertisedHost != null ? opts.advertisedHost : opts.bindHost;
+    return host + ":" + dataAddress().getPort();
+  }
+
+  /** Counters: accepted, refused, completed, failed tasks; bytes in from survivors and out. */
+  public long tasksAccepted() {
+    return accepted.sum();
+  }
+
+  public long tasksRefused() {
+    return refused.sum();
+  }
+
+  public long tasksCompleted() {
+    return completed.sum();
+  }
+
+  public long tasksFailed() {
+    return failed.sum();
+  }
+
+  public long bytesIn() {
+    return bytesIn.sum();
+  }
+
+  public long bytesOut() {
+    return bytesOut.sum();
+  }
+
+  /** Times the survivors of a task were paused because its reader could not keep up. */
+  public long stalls() {
+    return stalls.sum();
+  }
+
+  /** DATA packets not aggregated (stale, duplicate, too far, busy slot, mismatch). */
+  public long packetsDropped() {
+    return dropped.sum();
+  }
+
+  public synchronized long memoryInUse() {
+    return memoryUsed;
+  }
+
+  public synchronized int tasksInUse() {
+    int n = 0;
+    for (Live l : tasks) {
+      n += l == null ? 0 : 1;
+    }
+    return n;
+  }
+
+  @Override
+  public void close() {
+    control.close().awaitUninterruptibly();
+    data.close().awaitUninterruptibly();
+    group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
+  }
+
+  // ---- task table ----------------------------------------------------------------------------
+
+  synchronized SetupAnswer allocate(SetupRequest req) {
+    if (req.payload() > opts.maxPayload) {
+      return refuse("payload size " + req.payload() + " not supported (this switch: at most "
+          + opts.maxPayload + ")");
+    }
+    int slots = opts.slotsPerArray;
+    long mem = SwitchTask.memoryBytes(slots, req);
+    if (memoryUsed + mem > opts.memoryBudgetBytes) {
+      return refuse("memory budget exceeded: " + memoryUsed + " + " + mem + " > "
+          + opts.memoryBudgetBytes + " bytes");
+    }
+    int id = -1;
+    for (int i = 0; i < tasks.length && id < 0; i++) {
+      id = tasks[i] == null ? i : -1;
+    }
+    if (id < 0) {
+      return refuse("no free task id");
+    }
+    int array = -1;
+    for (int a = 0; a < arrayUsed.length && array < 0; a++) {
+      array = arrayUsed[a] ? -1 : a;
+    }
+    if (array < 0) {
+      return refuse("no free slot array");
+    }
+    Live l = new Live(new SwitchTask(id, array, slots, req), mem);
+    tasks[id] = l;
+    arrayUsed[array] = true;
+    memoryUsed += mem;
+    accepted.increment();
+    // A reader that never comes must not hold the slot array.
+    group.next().schedule(() -> {
+      if (!l.bound) {
+        l.fail("no reader connected within " + req.timeoutMs() + " ms");
+      }
+    }, req.timeoutMs(), TimeUnit.MILLISECONDS);
+    return SetupAnswer.accept(id, array, slots, vip());
+  }
+
+  private SetupAnswer refuse(String reason) {
+    refused.increment();
+    LOG.info("Refused a task: {}", reason);
+    return SetupAnswer.refuse(reason);
+  }
+
+  private synchronized Live lookup(int task, int array) {
+    Live l = tasks[task];
+    return l != null && l.task.slotArray() == array ? l : null;
+  }
+
+  private synchronized Live byId(int id) {
+    return id >= 0 && id < tasks.length ? tasks[id] : null;
+  }
+
+  private synchronized void release(Live l) {
+    if (tasks[l.task.taskId()] == l) {
+      tasks[l.task.taskId()] = null;
+      arrayUsed[l.task.slotArray()] = false;
+      memoryUsed -= l.memory;
+    }
+  }
+
+  /** A task with its connections; after the reader binds, touched only on its event loop. */
+  private final class Live {
+    final SwitchTask task;
+    final long memory;
+    final Channel[] survivors;
+    volatile boolean bound;
+    Channel reader;
+    boolean done;
+    long lastProgress = System.nanoTime();
+    ScheduledFuture<?> watchdog;
+
+    Live(SwitchTask task, long memory) {
+      this.task = task;
+      this.memory = memory;
+      this.survivors = new Channel[task.setup().k()];
+    }
+
+    void bind(Channel readerChannel) {
+      bound = true;
+      reader = readerChannel;
+      SetupRequest s = task.setup();
+      for (int i = 0; i < survivors.length; i++) {
+        SetupRequest.Survivor sv = s.survivors().get(i);
+        String[] hp = sv.agent().split(":");
+        int sender = i;
+        survivors[i] = new Bootstrap().group(reader.eventLoop()).channel(NioSocketChannel.class)
+            .option(ChannelOption.TCP_NODELAY, true)
+            .handler(new ChannelInitializer<SocketChannel>() {
+              @Override
+              protected void initChannel(SocketChannel ch) {
+                ch.pipeline().addLast(new NetecPacketCodec.Decoder(),
+                    new NetecPacketCodec.Encoder(), new SurvivorHandler(Live.this, sender));
+              }
+            }).connect(hp[0], Integer.parseInt(hp[1])).addListener((ChannelFutureListener) f -> {
+              if (!f.isSuccess()) {
+                fail("cannot reach survivor " + sender + " at " + sv.agent() + ": "
+                    + f.cause());
+              }
+            }).channel();
+      }
+      long period = Math.max(25, s.timeoutMs() / 4);
+      watchdog = reader.eventLoop().scheduleAtFixedRate(() -> {
+        if (System.nanoTime() - lastProgress > TimeUnit.MILLISECONDS.toNanos(s.timeoutMs())) {
+          fail("no progress for " + s.timeoutMs() + " ms");
+        }
+      }, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    StreamRequest streamRequest(int sender) throws ProtocolException {
+      SetupRequest.Survivor sv = task.setup().survivors().get(sender);
+      return new StreamRequest(StreamRequest.parseBlock(sv.block()), sv.unitLength(),
+          task.setup().length(), task.setup().payload(), sv.token(), task.slots() / 2,
+          task.slots());
+    }
+
+    void setSurvivorReads(boolean on) {
+      for (Channel c : survivors) {
+        if (c != null) {
+          c.config().setAutoRead(on);
+        }
+      }
+    }
+
+    void complete() {
+      done = true;
+      completed.increment();
+      cancelWatchdog();
+      release(this);
+      for (Channel c : survivors) {
+        if (c != null) {
+          c.close();
+        }
+      }
+    }
+
+    void fail(String reason) {
+      if (reader != null && !reader.eventLoop().inEventLoop()) {
+        reader.eventLoop().execute(() -> fail(reason));
+        return;
+      }
+      if (done) {
+        return;
+      }
+      done = true;
+      failed.increment();
+      LOG.warn("Task {} ({}) failed: {}", task.taskId(), task.setup().group(), reason);
+      cancelWatchdog();
+      release(this);
+      for (Channel c : survivors) {
+        if (c != null) {
+          c.close();
+        }
+      }
+      if (reader != null) {
+        reader.close(); // the reader sees the stream end early: its route fails
+      }
+    }
+
+    private void cancelWatchdog() {
+      if (watchdog != null) {
+        watchdog.cancel(false);
+      }
+    }
+  }
+
+  // ---- handlers ------------------------------------------------------------------------------
+
+  /** Control requests: setup and teardown; anything malformed gets ok=false and a reason. */
+  private final class ControlHandler extends SimpleChannelInboundHandler<ByteBuf> {
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, ByteBuf frame) {
+      byte[] json = ByteBufUtil.getBytes(frame);
+      SetupAnswer answer;
+      try {
+        JsonNode o = JSON.readTree(json);
+        String op = o == null ? "" : o.path("op").asText("");
+        if (op.equals("setup")) {
+          answer = allocate(SetupRequest.fromJson(json));
+        } else if (op.equals("teardown")) {
+          int id = o.path("task").asInt(-1);
+          Live live = byId(id);
+          if (live == null) {
+            answer = SetupAnswer.refuse("no task " + id);
+          } else {
+            live.fail("torn down by the reader");
+            answer = SetupAnswer.accept(id, live.task.slotArray(), live.task.slots(), vip());
+          }
+        } else {
+          answer = SetupAnswer.refuse("op: expected \"setup\" or \"teardown\"");
+        }
+      } catch (ProtocolException e) {
+        answer = refuse(e.getMessage());
+      } catch (IOException e) {
+        answer = refuse("not JSON: " + e.getMessage());
+      }
+      ctx.writeAndFlush(Unpooled.wrappedBuffer(answer.toJson()));
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      LOG.info("Control connection from {} closed: {}", ctx.channel().remoteAddress(),
+          cause.toString());
+      ctx.close();
+    }
+  }
+
+  /** The reader's connection to the VIP: HELLO binds it to its task, then ACKs flow. */
+  private final class ReaderHandler extends SimpleChannelInboundHandler<NetecPacket> {
+    private Live live;
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, NetecPacket p) {
+      if (live == null) {
+        Live l = p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER
+            ? lookup(p.task(), p.slotArray()) : null;
+        if (l == null || l.bound || l.done) {
+          LOG.info("Closing VIP connection {}: no such task for {}", ctx.channel(), p);
+          ctx.close();
+          return;
+        }
+        live = l;
+        l.bind(ctx.channel());
+        return;
+      }
+      if (live.done) {
+        return;
+      }
+      NetecPacket ack = live.task.onAck(p);
+      if (ack == null) {
+        dropped.increment();
+        return;
+      }
+      live.lastProgress = System.nanoTime();
+      for (Channel c : live.survivors) {
+        if (c.isActive()) {
+          c.writeAndFlush(ack);
+        }
+      }
+      if (live.task.finished()) {
+        live.complete();
+      }
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+      if (live != null && ctx.channel().isWritable()) {
+        live.setSurvivorReads(true);
+      }
+      ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      if (live != null && !live.done) {
+        live.fail("reader closed its connection");
+      }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      if (live != null) {
+        live.fail("reader connection: " + cause);
+      }
+      ctx.close();
+    }
+  }
+
+  /** One survivor's stream: DATA is aggregated, completed stripes go to the reader. */
+  private final class SurvivorHandler extends SimpleChannelInboundHandler<NetecPacket> {
+    private final Live live;
+    private final int sender;
+
+    SurvivorHandler(Live live, int sender) {
+      this.live = live;
+      this.sender = sender;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+      ctx.writeAndFlush(live.streamRequest(sender).toHello(live.task.taskId(),
+          live.task.slotArray(), sender));
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, NetecPacket p) {
+      if (live.done) {
+        return;
+      }
+      if (p.type() == NetecPacket.HELLO) {
+        live.fail("survivor " + sender + " refused: "
+            + new String(p.payload(), StandardCharsets.UTF_8));
+        return;
+      }
+      bytesIn.add(p.payloadLength());
+      if (p.type() != NetecPacket.DATA || p.sender() != sender) {
+        dropped.increment();
+        return;
+      }
+      SwitchTask.Verdict v = live.task.onData(p, r -> {
+        bytesOut.add(r.payloadLength());
+        live.reader.write(r);
+      });
+      if (v == SwitchTask.Verdict.COMPLETED) {
+        live.lastProgress = System.nanoTime();
+      } else if (v != SwitchTask.Verdict.AGGREGATED) {
+        dropped.increment();
+      }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+      if (live.reader != null) {
+        live.reader.flush();
+        if (!live.reader.isWritable()) {
+          stalls.increment();
+          live.setSurvivorReads(false);
+        }
+      }
+      ctx.fireChannelReadComplete();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      if (!live.done) {
+        live.fail("survivor " + sender + " closed its connection");
+      }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      live.fail("survivor " + sender + ": " + cause);
+      ctx.close();
+    }
+  }
+}

@@ -1,0 +1,210 @@
+package io.netec.hdfs.switchroute;
+
+import io.netec.hdfs.switchroute.wire.NetecPacket;
+import io.netec.hdfs.switchroute.wire.NetecPacketCodec;
+import io.netec.hdfs.switchroute.wire.ProtocolException;
+import io.netec.hdfs.switchroute.wire.StreamRequest;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.util.concurrent.DefaultEventExecutorGroup;
+import io.netty.util.concurrent.EventExecutorGroup;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
+import org.apache.hadoop.io.IOUtils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Streams a range of a local internal block to a NetEC switch as DATA packets (the survivor
+ * side of docs/protocol.md): at most the window the switch allowed beyond the reader's ACK,
+ * from the ACK's stripe again on RETX, closed on FIN. Block reads run on their own executors,
+ * never on the I/O threads; a channel that is not writable pauses the stream (back-pressure).
+ */
+public final class SurvivorAgent implements Closeable {
+  private static final Logger LOG = LoggerFactory.getLogger(SurvivorAgent.class);
+
+  /** Where the agent reads blocks and how it checks tokens: the DataNode's dataset. */
+  public interface BlockSource {
+    /** Checks the token (when tokens are on) and that the block has at least minLength bytes. */
+    void check(ExtendedBlock block, String token, long minLength) throws IOException;
+
+    InputStream open(ExtendedBlock block, long offset) throws IOException;
+  }
+
+  private final BlockSource source;
+  private final int maxStreams;
+  private final EventLoopGroup io = new NioEventLoopGroup(1);
+  private final EventExecutorGroup readers;
+  private final Channel server;
+  private final AtomicInteger streams = new AtomicInteger();
+  private final LongAdder bytesSent = new LongAdder();
+  private final LongAdder refused = new LongAdder();
+
+  public SurvivorAgent(BlockSource source, String bindHost, int port, int maxStreams)
+      throws IOException {
+    this.source = source;
+    this.maxStreams = maxStreams;
+    this.readers = new DefaultEventExecutorGroup(Math.max(2,
+        Runtime.getRuntime().availableProcessors()));
+    try {
+      server = new ServerBootstrap().group(io).channel(NioServerSocketChannel.class)
+          .childOption(ChannelOption.TCP_NODELAY, true)
+          .childHandler(new ChannelInitializer<SocketChannel>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+              ch.pipeline().addLast(new NetecPacketCodec.Decoder(),
+                  new NetecPacketCodec.Encoder()).addLast(readers, new Stream());
+            }
+          }).bind(bindHost, port).sync().channel();
+    } catch (Exception e) {
+      close();
+      throw new IOException("survivor agent cannot listen on " + bindHost + ":" + port, e);
+    }
+  }
+
+  public InetSocketAddress address() {
+    return (InetSocketAddress) server.localAddress();
+  }
+
+  public long bytesSent() {
+    return bytesSent.sum();
+  }
+
+  public long refusedStreams() {
+    return refused.sum();
+  }
+
+  @Override
+  public void close() {
+    if (server != null) {
+      server.close().awaitUninterruptibly();
+    }
+    io.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
+    if (readers != null) {
+      readers.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
+    }
+  }
+
+  /** One stream to one switch connection. */
+  private final class Stream extends SimpleChannelInboundHandler<NetecPacket> {
+    private StreamRequest req;
+    private int task;
+    private int array;
+    private int sender;
+    private InputStream in;
+    private long inOffset;
+    private long next;
+    private long limit;
+    private boolean counted;
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, NetecPacket p) throws Exception {
+      if (req == null) {
+        start(ctx, p);
+      } else if (p.type() == NetecPacket.ACK) {
+        if (p.hasFlag(NetecPacket.FLAG_FIN)) {
+          ctx.close();
+          return;
+        }
+        limit = Math.max(limit, p.seq() + Math.max(p.window(), 1));
+        if (p.hasFlag(NetecPacket.FLAG_RETX) && p.seq() < next) {
+          next = p.seq(); // go-back-N from the reader's first missing stripe
+        }
+        pump(ctx);
+      } else {
+        throw new ProtocolException("unexpected " + p);
+      }
+    }
+
+    private void start(ChannelHandlerContext ctx, NetecPacket hello) throws IOException {
+      task = hello.task();
+      array = hello.slotArray();
+      sender = hello.sender();
+      try {
+        req = StreamRequest.fromHello(hello);
+        if (streams.incrementAndGet() > maxStreams) {
+          streams.decrementAndGet();
+          throw new IOException("agent busy: " + maxStreams + " streams");
+        }
+        counted = true;
+        source.check(req.block(), req.token(), req.unitLength());
+      } catch (IOException | ProtocolException e) {
+        refused.increment();
+        LOG.warn("Refused stream of task {} sender {}: {}", task, sender, e.getMessage());
+        ctx.writeAndFlush(StreamRequest.errorHello(task, array, sender, e.getMessage()))
+            .addListener(f -> ctx.close());
+        req = null;
+        return;
+      }
+      limit = Math.max(req.window(), 1);
+      pump(ctx);
+    }
+
+    private void pump(ChannelHandlerContext ctx) throws IOException {
+      long stripes = req.stripes();
+      boolean wrote = false;
+      while (next < Math.min(limit, stripes) && ctx.channel().isWritable()) {
+        ctx.write(data(next++));
+        wrote = true;
+      }
+      if (wrote) {
+        ctx.flush();
+      }
+    }
+
+    private NetecPacket data(long seq) throws IOException {
+      int len = req.payloadLength(seq);
+      long offset = seq * req.payload();
+      byte[] payload = new byte[len];
+      int have = (int) Math.max(0, Math.min(len, req.unitLength() - offset));
+      if (have > 0) {
+        if (in == null || inOffset != offset) {
+          IOUtils.closeStream(in);
+          in = source.open(req.block(), offset);
+          inOffset = offset;
+        }
+        IOUtils.readFully(in, payload, 0, have);
+        inOffset += have;
+      }
+      bytesSent.add(len);
+      return new NetecPacket(NetecPacket.DATA, task, array, sender, 0,
+          (int) (seq % req.slots()), seq, 0, payload);
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+      if (req != null && ctx.channel().isWritable()) {
+        pump(ctx);
+      }
+      ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      IOUtils.closeStream(in);
+      if (counted) {
+        streams.decrementAndGet();
+        counted = false;
+      }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      LOG.warn("Stream of task {} sender {} failed: {}", task, sender, cause.toString());
+      ctx.close();
+    }
+  }
+}

@@ -1,0 +1,232 @@
+package io.netec.hdfs.switchroute;
+
+import io.netec.hdfs.route.RouteDeclinedException;
+import io.netec.hdfs.switchroute.wire.ControlFrames;
+import io.netec.hdfs.switchroute.wire.NetecPacket;
+import io.netec.hdfs.switchroute.wire.ProtocolException;
+import io.netec.hdfs.switchroute.wire.SetupAnswer;
+import io.netec.hdfs.switchroute.wire.SetupRequest;
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The reader side of docs/protocol.md: sets a task up on a switch, receives the rebuilt
+ * streams from its VIP and hands each row's bytes, in order, to a sink. It ACKs every S/4
+ * stripes, asks for retransmission (RETX) when nothing arrives for the retransmission timeout
+ * ({@value #INITIAL_RTO_MS} ms, doubled after each RETX without progress up to
+ * {@value #MAX_RTO_MS} ms: a RETX makes every survivor resend a window, so a false alarm is
+ * costly), and fails (IOException) after the task's timeout without progress or on any packet
+ * that breaks the protocol. A refusal at setup is a {@link RouteDeclinedException}: nothing was
+ * done.
+ */
+public final class SwitchClient {
+  static final int INITIAL_RTO_MS = 1000;
+  static final int MAX_RTO_MS = 8000;
+
+  /** Receives one rebuilt stream, in order. */
+  public interface Sink {
+    void write(byte[] b, int off, int len) throws IOException;
+  }
+
+  /** Opens the rows' sinks; called only once the switch has accepted the task. */
+  public interface SinkOpener {
+    Sink[] open() throws IOException;
+  }
+
+  /** What a rebuild cost the reader. */
+  public static final class Result {
+    /** Bytes read from the switch, headers included: the reader's ingress. */
+    public long bytesReceived;
+    public long retransmitRequests;
+    public int task;
+  }
+
+  private SwitchClient() {
+  }
+
+  /**
+   * Rebuilds the rows of {@code setup}; row r's sink gets exactly {@code rowLength[r]} bytes
+   * (the erased unit's length, at most the stream length). The sinks are opened after the
+   * switch accepted, so a refusal leaves nothing done anywhere.
+   */
+  public static Result rebuild(InetSocketAddress control, SetupRequest setup, long[] rowLength,
+      SinkOpener opener) throws IOException {
+    SetupAnswer answer = setUp(control, setup);
+    Sink[] sinks = opener.open();
+    String[] hp = answer.vip().split(":");
+    InetSocketAddress vip = new InetSocketAddress(hp[0], Integer.parseInt(hp[1]));
+    Result result = new Result();
+    result.task = answer.task();
+    try (SocketChannel ch = SocketChannel.open(vip); Selector selector = Selector.open()) {
+      ch.socket().setTcpNoDelay(true);
+      ch.configureBlocking(false);
+      ch.register(selector, SelectionKey.OP_READ);
+      send(ch, new NetecPacket(NetecPacket.HELLO, answer.task(), answer.slotArray(),
+          NetecPacket.READER, 0, 0, 0, 0, "{\"role\":\"reader\"}".getBytes(StandardCharsets.UTF_8)));
+      new Receiver(setup, answer, rowLength, sinks, result).run(ch, selector);
+    }
+    return result;
+  }
+
+  private static SetupAnswer setUp(InetSocketAddress control, SetupRequest setup)
+      throws IOException {
+    try (Socket s = new Socket()) {
+      s.connect(control, 5_000);
+      s.setSoTimeout(setup.timeoutMs());
+      ControlFrames.write(new DataOutputStream(new BufferedOutputStream(s.getOutputStream())),
+          setup.toJson());
+      SetupAnswer a = SetupAnswer.fromJson(ControlFrames.read(
+          new DataInputStream(new BufferedInputStream(s.getInputStream()))));
+      if (!a.ok()) {
+        throw new RouteDeclinedException("switch refused the task: " + a.reason());
+      }
+      return a;
+    } catch (ProtocolException e) {
+      throw new IOException("bad answer from switch " + control + ": " + e.getMessage());
+    } catch (IOException e) {
+      if (e instanceof RouteDeclinedException) {
+        throw e;
+      }
+      throw new RouteDeclinedException("switch " + control + " unreachable: " + e);
+    }
+  }
+
+  private static void send(SocketChannel ch, NetecPacket p) throws IOException {
+    ByteBuffer b = ByteBuffer.allocate(p.encodedLength());
+    p.encode(b);
+    b.flip();
+    while (b.hasRemaining()) {
+      if (ch.write(b) == 0) {
+        Thread.onSpinWait(); // 20-60 byte control packets: the send buffer drains at once
+      }
+    }
+  }
+
+  /** The receive loop of one task. */
+  private static final class Receiver {
+    private final SetupRequest setup;
+    private final SetupAnswer answer;
+    private final long[] rowLength;
+    private final Sink[] sinks;
+    private final Result result;
+    private final long stripes;
+    private final long[] nextSeq;
+    private final long[] written;
+    private final TreeMap<Long, byte[]>[] pending;
+    private long firstMissing;
+    private long sinceAck;
+
+    @SuppressWarnings("unchecked")
+    Receiver(SetupRequest setup, SetupAnswer answer, long[] rowLength, Sink[] sinks,
+        Result result) {
+      this.setup = setup;
+      this.answer = answer;
+      this.rowLength = rowLength;
+      this.sinks = sinks;
+      this.result = result;
+      this.stripes = setup.stripes();
+      this.nextSeq = new long[setup.rows()];
+      this.written = new long[setup.rows()];
+      this.pending = new TreeMap[setup.rows()];
+      for (int r = 0; r < pending.length; r++) {
+        pending[r] = new TreeMap<>();
+      }
+    }
+
+    void run(SocketChannel ch, Selector selector) throws IOException {
+      ByteBuffer buf = ByteBuffer.allocate(4 * (NetecPacket.HEADER_BYTES + setup.payload()));
+      long lastProgress = System.nanoTime();
+      long timeout = TimeUnit.MILLISECONDS.toNanos(setup.timeoutMs());
+      int rto = INITIAL_RTO_MS;
+      while (firstMissing < stripes) {
+        if (selector.select(rto) == 0) {
+          if (System.nanoTime() - lastProgress > timeout) {
+            throw new IOException("switch task " + answer.task() + ": no data for "
+                + setup.timeoutMs() + " ms at stripe " + firstMissing + " of " + stripes);
+          }
+          result.retransmitRequests++;
+          ack(ch, NetecPacket.FLAG_RETX);
+          rto = Math.min(2 * rto, MAX_RTO_MS);
+          continue;
+        }
+        selector.selectedKeys().clear();
+        int n = ch.read(buf);
+        if (n < 0) {
+          throw new IOException("switch closed task " + answer.task() + " at stripe "
+              + firstMissing + " of " + stripes);
+        }
+        result.bytesReceived += n;
+        buf.flip();
+        long before = firstMissing;
+        int len;
+        while ((len = NetecPacket.frameLength(buf)) > 0 && buf.remaining() >= len) {
+          try {
+            accept(NetecPacket.decode(buf));
+          } catch (ProtocolException e) {
+            throw new IOException("corrupt packet from the switch: " + e.getMessage());
+          }
+        }
+        buf.compact();
+        if (firstMissing > before) {
+          lastProgress = System.nanoTime();
+          rto = INITIAL_RTO_MS;
+          sinceAck += firstMissing - before;
+          if (sinceAck >= Math.max(1, answer.slots() / 4) || firstMissing == stripes) {
+            sinceAck = 0;
+            ack(ch, 0);
+          }
+        }
+      }
+      ack(ch, NetecPacket.FLAG_FIN);
+    }
+
+    private void accept(NetecPacket p) throws IOException {
+      int row = p.sender();
+      long seq = p.seq();
+      if (p.type() != NetecPacket.RESULT || p.task() != answer.task()
+          || p.slotArray() != answer.slotArray() || row >= nextSeq.length || seq >= stripes
+          || p.payloadLength() != setup.payloadLength(seq)) {
+        throw new IOException("unexpected packet from the switch: " + p);
+      }
+      if (seq < nextSeq[row]) {
+        return; // a duplicate of what we have
+      }
+      pending[row].put(seq, p.payload());
+      if (pending[row].size() > answer.slots()) {
+        throw new IOException("switch sent stripes beyond the window: " + p);
+      }
+      while (!pending[row].isEmpty() && pending[row].firstKey() == nextSeq[row]) {
+        byte[] b = pending[row].pollFirstEntry().getValue();
+        int take = (int) Math.max(0, Math.min(b.length, rowLength[row] - written[row]));
+        if (take > 0) {
+          sinks[row].write(b, 0, take);
+          written[row] += take;
+        }
+        nextSeq[row]++;
+      }
+      long min = Long.MAX_VALUE;
+      for (long q : nextSeq) {
+        min = Math.min(min, q);
+      }
+      firstMissing = min;
+    }
+
+    private void ack(SocketChannel ch, int flags) throws IOException {
+      send(ch, new NetecPacket(NetecPacket.ACK, answer.task(), answer.slotArray(),
+          NetecPacket.READER, flags, 0, firstMissing, Math.min(answer.slots(), 0xffff),
+          new byte[0]));
+    }
+  }
+}

@@ -1,0 +1,112 @@
+package io.netec.hdfs.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.switchroute.SoftwareSwitch;
+import io.netec.hdfs.switchroute.SwitchRoute;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hdfs.server.datanode.DataNode;
+import org.junit.jupiter.api.Test;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The switch route end to end for one NETEC policy: an in-process software switch, survivor
+ * agents in every DataNode, route order switch,native. Losing one and then m DataNodes, every
+ * task is served by the switch, every internal block file equals the original, and the
+ * rebuilding DataNodes took in about one block's worth per rebuilt block (not k). With the
+ * switch gone, the router falls back to native and the bytes are still right.
+ */
+abstract class SwitchRouteSuite {
+  private static final Logger LOG = LoggerFactory.getLogger(SwitchRouteSuite.class);
+  private final int k;
+  private final int m;
+
+  SwitchRouteSuite(int k, int m) {
+    this.k = k;
+    this.m = m;
+  }
+
+  @Test
+  void rebuildsThroughTheSwitchThenFallsBackWhenItIsGone() throws Exception {
+    SoftwareSwitch.Options o = new SoftwareSwitch.Options();
+    SoftwareSwitch sw = new SoftwareSwitch(o);
+    Configuration conf = EcTestCluster.conf();
+    conf.set(NetecConfigKeys.ROUTE_ORDER, "switch,native");
+    conf.set(NetecConfigKeys.SWITCH_ADDRESS, "127.0.0.1:" + sw.controlAddress().getPort());
+    conf.setInt(NetecConfigKeys.SWITCH_TIMEOUT_MS, 5_000);
+    String policy = "NETEC-" + k + "-" + m + "-1024k";
+    try (EcTestCluster c = new EcTestCluster(conf, k + m + 1 + m + 1)) {
+      c.useNetecPolicy(policy, "/sw");
+      int size = 2 * k * (int) EcTestCluster.BLOCK_SIZE + k * EcTestCluster.CELL + 4097;
+      Map<String, byte[]> files = new java.util.LinkedHashMap<>();
+      Map<Long, byte[]> original = new java.util.HashMap<>();
+      for (int lost : new int[] {1, m}) {
+        String path = "/sw/lost-" + lost;
+        files.put(path, c.writeFile(path, size, lost));
+        original.putAll(c.snapshotInternalBlocks(path));
+        long tasks = c.routerMetric("Tasks");
+        long served = c.routerMetric("switch.Served");
+        long rebuilt = c.routerMetric("switch.Bytes");
+        long ingress = SwitchRoute.bytesReceived();
+        long completed = sw.tasksCompleted();
+        List<DataNode> victims = new ArrayList<>();
+        for (int i = 0; i < lost; i++) {
+          victims.add(c.holder(path, 0, i == 0 ? 0 : k + i - 1)); // data 0, then parity
+        }
+        for (DataNode v : victims) {
+          assertNotNull(v);
+          c.stop(v);
+        }
+        for (DataNode v : victims) {
+          c.markDead(v);
+        }
+        // this round's victims may also have held blocks of earlier rounds' files
+        for (Map.Entry<String, byte[]> f : files.entrySet()) {
+          c.waitFullyStored(f.getKey(), 120_000);
+          c.forEachStoredInternalBlock(f.getKey(), (block, bytes) -> assertArrayEquals(
+              original.get(block.getBlockId()), bytes, "block file " + block));
+          assertArrayEquals(f.getValue(), c.readFully(f.getKey()));
+        }
+
+        long routed = c.routerMetric("Tasks") - tasks;
+        assertTrue(routed >= 1);
+        assertEquals(routed, c.routerMetric("switch.Served") - served, "all served by switch");
+        assertEquals(routed, sw.tasksCompleted() - completed, "switch completed every task");
+        long bytes = c.routerMetric("switch.Bytes") - rebuilt;
+        double ratio = (double) (SwitchRoute.bytesReceived() - ingress) / bytes;
+        LOG.info("lost {}: {} tasks, {} bytes rebuilt, ingress ratio {}", lost, routed, bytes,
+            ratio);
+        // about one block's worth per rebuilt block (native takes in k): the bound
+        assertTrue(ratio >= 1.0 && ratio <= 1.05, "ingress per rebuilt byte: " + ratio);
+      }
+      assertEquals(0, sw.memoryInUse());
+
+      // The switch goes away: the route declines and native rebuilds.
+      sw.close();
+      String path = "/sw/switch-gone";
+      byte[] data = c.writeFile(path, size, 99);
+      original.putAll(c.snapshotInternalBlocks(path));
+      long nativeServed = c.routerMetric("native.Served");
+      long declined = c.routerMetric("switch.Declined");
+      DataNode v = c.holder(path, 0, 1);
+      c.stop(v);
+      c.markDead(v);
+      c.waitFullyStored(path, 120_000);
+      c.forEachStoredInternalBlock(path, (block, bytes) ->
+          assertArrayEquals(original.get(block.getBlockId()), bytes, "block file " + block));
+      assertArrayEquals(data, c.readFully(path));
+      assertTrue(c.routerMetric("native.Served") > nativeServed);
+      assertTrue(c.routerMetric("switch.Declined") > declined);
+    } finally {
+      sw.close();
+    }
+  }
+}

@@ -1,0 +1,242 @@
+package io.netec.hdfs.switchroute;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netec.hdfs.route.RouteDeclinedException;
+import io.netec.hdfs.switchroute.wire.SetupRequest;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The software switch over real TCP: k survivor agents stream RS units held in memory, the
+ * switch aggregates, {@link SwitchClient} reads the rebuilt rows. Bytes must equal the erased
+ * units; refusals and failures must surface as declines or errors, never as wrong bytes.
+ */
+class SoftwareSwitchTest {
+  private final List<AutoCloseable> open = new ArrayList<>();
+  private final Map<String, byte[]> blocks = new ConcurrentHashMap<>();
+  private volatile String requiredToken;
+
+  /** Blocks from memory; tokens checked when {@link #requiredToken} is set. */
+  private final SurvivorAgent.BlockSource memory = new SurvivorAgent.BlockSource() {
+    @Override
+    public void check(ExtendedBlock block, String token, long minLength) throws IOException {
+      if (requiredToken != null && !requiredToken.equals(token)) {
+        throw new IOException("invalid block token for " + block);
+      }
+      byte[] b = blocks.get(block.toString());
+      if (b == null || b.length < minLength) {
+        throw new IOException("no block " + block);
+      }
+    }
+
+    @Override
+    public InputStream open(ExtendedBlock block, long offset) {
+      byte[] b = blocks.get(block.toString());
+      return new ByteArrayInputStream(b, (int) offset, b.length - (int) offset);
+    }
+  };
+
+  @AfterEach
+  void closeAll() throws Exception {
+    for (AutoCloseable c : open) {
+      c.close();
+    }
+  }
+
+  private SoftwareSwitch startSwitch(int slotArrays, long memory) throws IOException {
+    SoftwareSwitch.Options o = new SoftwareSwitch.Options();
+    o.slotArrays = slotArrays;
+    o.slotsPerArray = 32;
+    o.memoryBudgetBytes = memory;
+    SoftwareSwitch sw = new SoftwareSwitch(o);
+    open.add(sw);
+    return sw;
+  }
+
+  private List<SurvivorAgent> startAgents(int n) throws IOException {
+    List<SurvivorAgent> agents = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      SurvivorAgent a = new SurvivorAgent(memory, "127.0.0.1", 0, 64);
+      open.add(a);
+      agents.add(a);
+    }
+    return agents;
+  }
+
+  /** A setup for group g whose survivor s is served by agents[s]; units go in the store. */
+  private SetupRequest setup(SwitchTaskTest.Group g, List<SurvivorAgent> agents, int payload,
+      String token, String name) throws Exception {
+    List<SetupRequest.Survivor> sv = new ArrayList<>();
+    for (int s = 0; s < g.k; s++) {
+      int unit = g.survivors[s];
+      ExtendedBlock b = new ExtendedBlock("BP-test", -1024L * (name.hashCode() & 0xffff) + unit,
+          g.unitLength[unit], 1001);
+      byte[] bytes = java.util.Arrays.copyOf(g.units[unit], (int) g.unitLength[unit]);
+      blocks.put(b.toString(), bytes);
+      sv.add(new SetupRequest.Survivor(s, "127.0.0.1:" + agents.get(s).address().getPort(),
+          b.toString(), g.unitLength[unit], token));
+    }
+    byte[][] co = new byte[g.erased.length][];
+    for (int r = 0; r < co.length; r++) {
+      co[r] = new byte[g.k];
+      for (int s = 0; s < g.k; s++) {
+        co[r][s] = (byte) g.setup.coefficient(r, s);
+      }
+    }
+    return new SetupRequest(name, payload, g.setup.length(), 5_000, sv, co);
+  }
+
+  private static byte[][] rebuild(InetSocketAddress control, SetupRequest setup,
+      SwitchClient.Result[] result) throws IOException {
+    ByteArrayOutputStream[] out = new ByteArrayOutputStream[setup.rows()];
+    SwitchClient.Sink[] sinks = new SwitchClient.Sink[setup.rows()];
+    long[] lengths = new long[setup.rows()];
+    for (int r = 0; r < out.length; r++) {
+      out[r] = new ByteArrayOutputStream();
+      sinks[r] = out[r]::write;
+      lengths[r] = setup.length();
+    }
+    SwitchClient.Result res = SwitchClient.rebuild(control, setup, lengths, () -> sinks);
+    if (result != null) {
+      result[0] = res;
+    }
+    byte[][] rows = new byte[out.length][];
+    for (int r = 0; r < out.length; r++) {
+      rows[r] = out[r].toByteArray();
+    }
+    return rows;
+  }
+
+  @ParameterizedTest
+  @MethodSource("io.netec.hdfs.switchroute.SwitchTaskTest#shapes")
+  void rebuildsErasedUnitsOverTcp(int k, int m, int[] erased) throws Exception {
+    SoftwareSwitch sw = startSwitch(4, 64L << 20);
+    List<SurvivorAgent> agents = startAgents(k);
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(k, m, erased, 1_000_000 + 333, k + m);
+    SetupRequest setup = setup(g, agents, 16 * 1024, "", "t" + k + m + erased.length);
+    SwitchClient.Result[] res = new SwitchClient.Result[1];
+    byte[][] rows = rebuild(sw.controlAddress(), setup, res);
+    for (int r = 0; r < erased.length; r++) {
+      assertArrayEquals(g.units[erased[r]], rows[r], "rebuilt unit " + erased[r]);
+    }
+    // The reader took in about one stream per row, not k: headers add 20 bytes per 16 KiB.
+    long payloadOut = (long) erased.length * setup.length();
+    assertTrue(res[0].bytesReceived <= payloadOut * 1.01, "ingress " + res[0].bytesReceived);
+    assertEquals(k * setup.length(), sw.bytesIn(), "switch took in k streams");
+    assertEquals(payloadOut, sw.bytesOut());
+    waitFor(() -> sw.tasksCompleted() == 1 && sw.tasksInUse() == 0 && sw.memoryInUse() == 0);
+  }
+
+  @Test
+  void thirtyTwoConcurrentTasksWithinTheMemoryBound() throws Exception {
+    int tasks = 32;
+    // Each task holds 32 slots x 1 row x 8 KiB = 256 KiB; the budget fits exactly 32.
+    SoftwareSwitch sw = startSwitch(tasks, tasks * 32L * 8192);
+    List<SurvivorAgent> agents = startAgents(6);
+    ExecutorService pool = Executors.newFixedThreadPool(tasks);
+    try {
+      List<Future<Boolean>> done = new ArrayList<>();
+      for (int t = 0; t < tasks; t++) {
+        SwitchTaskTest.Group g = new SwitchTaskTest.Group(6, 3, new int[] {t % 9}, 300_000 + t,
+            t);
+        SetupRequest setup = setup(g, agents, 8192, "", "c" + t);
+        done.add(pool.submit(() ->
+            java.util.Arrays.equals(g.units[g.erased[0]],
+                rebuild(sw.controlAddress(), setup, null)[0])));
+      }
+      for (Future<Boolean> f : done) {
+        assertTrue(f.get(), "a concurrent rebuild returned wrong bytes");
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    // the reader returns once it has sent FIN; the switch completes the task on receipt
+    waitFor(() -> sw.tasksCompleted() == tasks && sw.memoryInUse() == 0);
+    assertEquals(0, sw.tasksRefused());
+    assertEquals(0, sw.tasksFailed());
+  }
+
+  @Test
+  void refusesWhenSlotArraysOrMemoryRunOut() throws Exception {
+    SoftwareSwitch sw = startSwitch(1, 64L << 20);
+    List<SurvivorAgent> agents = startAgents(3);
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {0}, 50_000, 1);
+    // Occupy the only slot array with a task whose reader never comes.
+    SetupRequest first = setup(g, agents, 4096, "", "a");
+    try (java.net.Socket s = new java.net.Socket("127.0.0.1", sw.controlAddress().getPort())) {
+      io.netec.hdfs.switchroute.wire.ControlFrames.write(new java.io.DataOutputStream(
+          s.getOutputStream()), first.toJson());
+      assertTrue(io.netec.hdfs.switchroute.wire.SetupAnswer.fromJson(
+          io.netec.hdfs.switchroute.wire.ControlFrames.read(new java.io.DataInputStream(
+              s.getInputStream()))).ok());
+    }
+    RouteDeclinedException e = assertThrows(RouteDeclinedException.class,
+        () -> rebuild(sw.controlAddress(), setup(g, agents, 4096, "", "b"), null));
+    assertTrue(e.getMessage().contains("no free slot array"), e.getMessage());
+
+    SoftwareSwitch small = startSwitch(4, 1000);
+    e = assertThrows(RouteDeclinedException.class,
+        () -> rebuild(small.controlAddress(), setup(g, agents, 4096, "", "c"), null));
+    assertTrue(e.getMessage().contains("memory budget"), e.getMessage());
+    assertEquals(1, small.tasksRefused());
+  }
+
+  @Test
+  void agentRefusingTheTokenFailsTheTaskAndFreesTheSwitch() throws Exception {
+    SoftwareSwitch sw = startSwitch(2, 64L << 20);
+    List<SurvivorAgent> agents = startAgents(3);
+    requiredToken = "good";
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {1}, 50_000, 2);
+    IOException e = assertThrows(IOException.class,
+        () -> rebuild(sw.controlAddress(), setup(g, agents, 4096, "forged", "tok"), null));
+    assertTrue(!(e instanceof RouteDeclinedException), e.toString());
+    assertTrue(agents.stream().mapToLong(SurvivorAgent::refusedStreams).sum() >= 1);
+    waitFor(() -> sw.tasksFailed() == 1 && sw.tasksInUse() == 0);
+
+    byte[][] rows = rebuild(sw.controlAddress(), setup(g, agents, 4096, "good", "tok2"), null);
+    assertArrayEquals(g.units[1], rows[0]);
+  }
+
+  @Test
+  void switchThatIsDownDeclines() throws Exception {
+    SoftwareSwitch sw = startSwitch(1, 1 << 20);
+    InetSocketAddress gone = sw.controlAddress();
+    sw.close();
+    List<SurvivorAgent> agents = startAgents(3);
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {1}, 10_000, 3);
+    RouteDeclinedException e = assertThrows(RouteDeclinedException.class,
+        () -> rebuild(gone, setup(g, agents, 4096, "", "down"), null));
+    assertTrue(e.getMessage().contains("unreachable"), e.getMessage());
+  }
+
+  private interface Condition {
+    boolean holds();
+  }
+
+  private static void waitFor(Condition c) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + 10_000;
+    while (!c.holds()) {
+      assertTrue(System.currentTimeMillis() < deadline, "condition not reached in 10 s");
+      Thread.sleep(20);
+    }
+  }
+}
