@@ -82,25 +82,44 @@ public final class SwitchRoute implements ReconstructionRoute {
       rowLength[r] = task.internalBlockLength(erased[r]);
       length = Math.max(length, rowLength[r]);
     }
+    // Decode survivors: first the group's empty units (a short group's missing data units are
+    // zeros, as in Hadoop's own reconstruction; they cost no stream), then live ones.
+    int units = k + task.parityUnits();
+    List<Integer> chosen = new ArrayList<>();
+    for (int i = 0; i < units && chosen.size() < k; i++) {
+      if (task.internalBlockLength(i) == 0 && !contains(erased, i)) {
+        chosen.add(i);
+      }
+    }
     byte[] live = task.liveIndices();
     DatanodeInfo[] sources = task.sources();
-    if (live.length < k) {
-      throw new RouteDeclinedException("only " + live.length + " survivors, need " + k);
+    List<Integer> streamed = new ArrayList<>(); // positions in live/sources
+    for (int j = 0; j < live.length && chosen.size() < k; j++) {
+      if (!chosen.contains((int) live[j])) {
+        chosen.add((int) live[j]);
+        streamed.add(j);
+      }
     }
-    int[] survivorIdx = new int[k];
+    if (chosen.size() < k) {
+      throw new RouteDeclinedException("only " + chosen.size() + " usable survivors, need " + k);
+    }
+    int[] survivorIdx = chosen.stream().mapToInt(Integer::intValue).toArray();
+    byte[] rows = RsMatrix.decodeRows(k, task.parityUnits(), survivorIdx, erased);
+    // Only streamed survivors become senders; empty units would only XOR in zeros.
+    int senders = streamed.size();
+    int zeros = k - senders;
     List<SetupRequest.Survivor> survivors = new ArrayList<>();
-    for (int s = 0; s < k; s++) {
-      survivorIdx[s] = live[s];
-      ExtendedBlock b = task.internalBlock(live[s]);
-      InetSocketAddress agent = AgentDirectory.resolve(sources[s], ctx.conf());
+    byte[][] coefficients = new byte[erased.length][senders];
+    for (int s = 0; s < senders; s++) {
+      int j = streamed.get(s);
+      ExtendedBlock b = task.internalBlock(live[j]);
+      InetSocketAddress agent = AgentDirectory.resolve(sources[j], ctx.conf());
       survivors.add(new SetupRequest.Survivor(s,
           agent.getAddress().getHostAddress() + ":" + agent.getPort(), b.toString(),
-          Math.min(task.internalBlockLength(live[s]), length), readToken(dn, b)));
-    }
-    byte[] rows = RsMatrix.decodeRows(k, task.parityUnits(), survivorIdx, erased);
-    byte[][] coefficients = new byte[erased.length][];
-    for (int r = 0; r < erased.length; r++) {
-      coefficients[r] = java.util.Arrays.copyOfRange(rows, r * k, (r + 1) * k);
+          Math.min(task.internalBlockLength(live[j]), length), readToken(dn, b)));
+      for (int r = 0; r < erased.length; r++) {
+        coefficients[r][s] = rows[r * k + zeros + s];
+      }
     }
     SetupRequest setup;
     try {
@@ -136,6 +155,15 @@ public final class SwitchRoute implements ReconstructionRoute {
         }
       }
     }
+  }
+
+  private static boolean contains(int[] a, int v) {
+    for (int x : a) {
+      if (x == v) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static String readToken(DataNode dn, ExtendedBlock b) throws IOException {

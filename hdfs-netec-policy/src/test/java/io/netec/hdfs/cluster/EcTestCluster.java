@@ -320,6 +320,22 @@ public final class EcTestCluster implements AutoCloseable {
     return sum;
   }
 
+  /**
+   * Bytes Hadoop's own reconstruction read from survivors, summed over running DataNodes
+   * (DataNodeMetrics.ecReconstructionBytesRead, a package-private counter read reflectively:
+   * a measurement for tests and the demo only).
+   */
+  public long hadoopReconstructionBytesRead() throws Exception {
+    java.lang.reflect.Field f = org.apache.hadoop.hdfs.server.datanode.metrics.DataNodeMetrics
+        .class.getDeclaredField("ecReconstructionBytesRead");
+    f.setAccessible(true);
+    long sum = 0;
+    for (DataNode dn : cluster.getDataNodes()) {
+      sum += ((org.apache.hadoop.metrics2.lib.MutableCounterLong) f.get(dn.getMetrics())).value();
+    }
+    return sum;
+  }
+
   /** Outcome lines (RouteMetrics.RecentTasks) of every running DataNode's router, over JMX. */
   public List<String> recentTasks() throws Exception {
     MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();

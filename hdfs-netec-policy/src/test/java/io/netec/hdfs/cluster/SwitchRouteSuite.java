@@ -52,14 +52,23 @@ abstract class SwitchRouteSuite {
         String path = "/sw/lost-" + lost;
         files.put(path, c.writeFile(path, size, lost));
         original.putAll(c.snapshotInternalBlocks(path));
+        // Under a cell: one data unit, the other k-1 are empty (zeros, never streamed).
+        String small = "/sw/small-" + lost;
+        files.put(small, c.writeFile(small, EcTestCluster.CELL / 3, lost + 100));
+        original.putAll(c.snapshotInternalBlocks(small));
         long tasks = c.routerMetric("Tasks");
         long served = c.routerMetric("switch.Served");
         long rebuilt = c.routerMetric("switch.Bytes");
         long ingress = SwitchRoute.bytesReceived();
         long completed = sw.tasksCompleted();
         List<DataNode> victims = new ArrayList<>();
-        for (int i = 0; i < lost; i++) {
-          victims.add(c.holder(path, 0, i == 0 ? 0 : k + i - 1)); // data 0, then parity
+        // the small file's data unit first (its rebuild needs the empty units), then parity
+        victims.add(c.holder(small, 0, 0));
+        for (int i = 1; victims.size() < lost; i++) {
+          DataNode v = c.holder(path, 0, k + i - 1);
+          if (!victims.contains(v)) {
+            victims.add(v);
+          }
         }
         for (DataNode v : victims) {
           assertNotNull(v);

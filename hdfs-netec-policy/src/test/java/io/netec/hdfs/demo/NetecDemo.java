@@ -1,97 +1,132 @@
 package io.netec.hdfs.demo;
 
+import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.cluster.EcTestCluster;
 import io.netec.hdfs.codec.CoderCounters;
 import io.netec.hdfs.codec.IsalNative;
+import io.netec.hdfs.switchroute.SoftwareSwitch;
+import io.netec.hdfs.switchroute.SwitchRoute;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 
 /**
- * The README's demo: an embedded MiniDFSCluster with the NetEC plugin. Writes NETEC files,
- * kills DataNodes, reads degraded, lets the DataNodes rebuild through the router, and prints
- * one row per reconstruction task: which route served it, what the others said, and whether
- * every internal block file of the group equals the original byte for byte.
+ * The README's demo: an embedded MiniDFSCluster with the NetEC plugin and an in-process
+ * software switch. Phase 1 loses two DataNodes and rebuilds through the switch; phase 2 stops
+ * the switch, loses two more and rebuilds natively. Each task prints the route that served it,
+ * what the others said and whether every internal block file of its group equals the original;
+ * a summary puts the measured bytes into rebuilding DataNodes per rebuilt byte side by side.
  */
 public final class NetecDemo {
   private static final String POLICY = "NETEC-6-3-1024k";
+  private static int failures;
 
   public static void main(String[] args) throws Exception {
-    int failures = 0;
-    try (EcTestCluster c = new EcTestCluster(EcTestCluster.conf(), 12)) {
+    SoftwareSwitch sw = new SoftwareSwitch(new SoftwareSwitch.Options());
+    Configuration conf = EcTestCluster.conf();
+    conf.set(NetecConfigKeys.ROUTE_ORDER, "switch,native");
+    conf.set(NetecConfigKeys.SWITCH_ADDRESS, "127.0.0.1:" + sw.controlAddress().getPort());
+    conf.setInt(NetecConfigKeys.SWITCH_TIMEOUT_MS, 5_000);
+    try (EcTestCluster c = new EcTestCluster(conf, 13)) {
       c.useNetecPolicy(POLICY, "/demo");
       String coder = EcTestCluster.activeNetecCoder();
-      CoderCounters counters = CoderCounters.of(coder);
-      say("NetEC demo: 12 DataNodes, policy %s, coder %s%s", POLICY, coder,
-          IsalNative.isAvailable() ? " (ISA-L " + IsalNative.isalLibrary() + ")"
-              : " (" + IsalNative.unavailableReason() + ")");
+      say("NetEC demo: 13 DataNodes, policy %s, coder %s%s, software switch at %s", POLICY,
+          coder, IsalNative.isAvailable() ? " (ISA-L " + IsalNative.isalLibrary() + ")"
+              : " (" + IsalNative.unavailableReason() + ")", sw.controlAddress());
 
-      String[] files = {"/demo/large", "/demo/small"};
-      int[] sizes = {2 * 6 * (int) EcTestCluster.BLOCK_SIZE + 3 * EcTestCluster.CELL + 4321,
-          EcTestCluster.CELL / 3};
-      Map<String, byte[]> data = new HashMap<>();
-      for (int i = 0; i < files.length; i++) {
-        data.put(files[i], c.writeFile(files[i], sizes[i], 42 + i));
-        say("wrote %s: %,d bytes in %d block group(s)", files[i], sizes[i],
-            c.groups(files[i]).size());
-      }
-      Map<Long, byte[]> original = c.snapshotInternalBlocks(files);
+      long switchIngress = SwitchRoute.bytesReceived();
+      long switchBytes = c.routerMetric("switch.Bytes");
+      phase(c, "switch", "/demo/a");
+      switchIngress = SwitchRoute.bytesReceived() - switchIngress;
+      switchBytes = c.routerMetric("switch.Bytes") - switchBytes;
 
-      DataNode[] victims = {c.holder(files[0], 0, 0), c.holder(files[0], 0, 7)};
-      for (DataNode v : victims) {
-        c.stop(v);
-      }
-      say("stopped %s and %s (data block 0 and parity block 7 of %s's first group)",
-          victims[0].getDisplayName(), victims[1].getDisplayName(), files[0]);
+      sw.close();
+      say("%nSoftware switch stopped: the switch route now declines and native rebuilds.");
+      long nativeBytes = c.routerMetric("native.Bytes");
+      long nativeIngress = c.hadoopReconstructionBytesRead();
+      phase(c, "native", "/demo/b");
+      nativeIngress = c.hadoopReconstructionBytesRead() - nativeIngress;
+      nativeBytes = c.routerMetric("native.Bytes") - nativeBytes;
 
-      long decodes = counters.decodeCalls();
-      for (String f : files) {
-        boolean same = Arrays.equals(data.get(f), c.readFully(f));
-        failures += same ? 0 : 1;
-        say("degraded read of %s: %s", f, same ? "bytes match" : "BYTES DIFFER");
-      }
-      say("client decode calls by %s: %d", coder, counters.decodeCalls() - decodes);
-
-      for (DataNode v : victims) {
-        c.markDead(v);
-      }
-      for (String f : files) {
-        c.waitFullyStored(f, 120_000);
-      }
-      Map<Long, int[]> matches = new HashMap<>(); // group id -> {equal, total}
-      for (String f : files) {
-        c.forEachStoredInternalBlock(f, (block, bytes) -> {
-          int[] m = matches.computeIfAbsent(groupId(block.getBlockId()), g -> new int[2]);
-          m[0] += Arrays.equals(original.get(block.getBlockId()), bytes) ? 1 : 0;
-          m[1]++;
-        });
-      }
-      List<String> tasks = c.recentTasks();
-      say("%nReconstruction tasks (route order %s):%n", "switch,inec,native");
-      String fmt = "%-28s %-8s %-7s %12s %6s  %-22s %s%n";
-      System.out.printf(Locale.ROOT, fmt, "block group", "erased", "route", "bytes", "ms",
-          "block files match", "other routes");
-      for (String line : tasks) {
-        String[] t = line.split("\t", -1);
-        long group = groupId(Long.parseLong(t[0].split("_")[1])); // blk_<id>_<genstamp>
-        int[] m = matches.getOrDefault(group, new int[2]);
-        boolean ok = m[1] > 0 && m[0] == m[1] && !t[2].equals("none");
-        failures += ok ? 0 : 1;
-        System.out.printf(Locale.ROOT, fmt, t[0], t[1], t[2], t[3], t[4],
-            (ok ? "yes " : "NO ") + m[0] + "/" + m[1], t[5]);
-      }
-      for (String f : files) {
-        boolean same = Arrays.equals(data.get(f), c.readFully(f));
-        failures += same ? 0 : 1;
-        say("read of %s after reconstruction: %s", f, same ? "bytes match" : "BYTES DIFFER");
-      }
-      say("%d tasks, %s", tasks.size(), failures == 0 ? "all bytes match" : failures
-          + " MISMATCHES");
+      say("%nBytes into the rebuilding DataNodes per rebuilt byte (measured):");
+      say("  %-7s %14s %18s %10s", "route", "bytes rebuilt", "bytes taken in", "ratio");
+      say("  %-7s %,14d %,18d %9.3fx", "switch", switchBytes, switchIngress,
+          (double) switchIngress / switchBytes);
+      say("  %-7s %,14d %,18d %9.3fx", "native", nativeBytes, nativeIngress,
+          (double) nativeIngress / nativeBytes);
+      say("%s", failures == 0 ? "all bytes match" : failures + " MISMATCHES");
+    } finally {
+      sw.close();
     }
     System.exit(failures == 0 ? 0 : 1);
+  }
+
+  /** Writes two files under prefix, loses two DataNodes, reads degraded, waits, reports. */
+  private static void phase(EcTestCluster c, String label, String prefix) throws Exception {
+    String[] files = {prefix + "-large", prefix + "-small"};
+    int[] sizes = {2 * 6 * (int) EcTestCluster.BLOCK_SIZE + 3 * EcTestCluster.CELL + 4321,
+        EcTestCluster.CELL / 3};
+    Map<String, byte[]> data = new HashMap<>();
+    say("%nPhase %s:", label);
+    for (int i = 0; i < files.length; i++) {
+      data.put(files[i], c.writeFile(files[i], sizes[i], files[i].hashCode()));
+      say("  wrote %s: %,d bytes in %d block group(s)", files[i], sizes[i],
+          c.groups(files[i]).size());
+    }
+    Map<Long, byte[]> original = c.snapshotInternalBlocks(files);
+    DataNode[] victims = {c.holder(files[0], 0, 0), c.holder(files[0], 0, 7)};
+    for (DataNode v : victims) {
+      c.stop(v);
+    }
+    say("  stopped %s and %s (data block 0 and parity block 7 of %s's first group)",
+        victims[0].getDisplayName(), victims[1].getDisplayName(), files[0]);
+    CoderCounters counters = EcTestCluster.activeCounters();
+    long decodes = counters.decodeCalls();
+    for (String f : files) {
+      check(Arrays.equals(data.get(f), c.readFully(f)), "  degraded read of " + f);
+    }
+    say("  client decode calls: %d", counters.decodeCalls() - decodes);
+    int seen = c.recentTasks().size();
+    for (DataNode v : victims) {
+      c.markDead(v);
+    }
+    Map<Long, int[]> matches = new HashMap<>(); // group id -> {equal, total}
+    for (String f : files) {
+      c.waitFullyStored(f, 120_000);
+      c.forEachStoredInternalBlock(f, (block, bytes) -> {
+        int[] m = matches.computeIfAbsent(groupId(block.getBlockId()), g -> new int[2]);
+        m[0] += Arrays.equals(original.get(block.getBlockId()), bytes) ? 1 : 0;
+        m[1]++;
+      });
+    }
+    String fmt = "  %-30s %-8s %-7s %10s %5s  %-12s %s%n";
+    System.out.printf(Locale.ROOT, fmt, "block group", "erased", "route", "bytes", "ms",
+        "files match", "other routes");
+    List<String> tasks = c.recentTasks();
+    for (String line : tasks.subList(Math.min(seen, tasks.size()), tasks.size())) {
+      String[] t = line.split("\t", -1);
+      long group = groupId(Long.parseLong(t[0].split("_")[1])); // blk_<id>_<genstamp>
+      int[] m = matches.get(group);
+      if (m == null) {
+        continue; // a group of the other phase's files, rebuilt again: not this phase's
+      }
+      boolean ok = m[0] == m[1] && t[2].equals(label);
+      failures += ok ? 0 : 1;
+      System.out.printf(Locale.ROOT, fmt, t[0], t[1], t[2], t[3], t[4],
+          (ok ? "yes " : "NO ") + m[0] + "/" + m[1], t[5]);
+    }
+    for (String f : files) {
+      check(Arrays.equals(data.get(f), c.readFully(f)), "  read of " + f + " after rebuild");
+    }
+  }
+
+  private static void check(boolean ok, String what) {
+    failures += ok ? 0 : 1;
+    say("%s: %s", what, ok ? "bytes match" : "BYTES DIFFER");
   }
 
   /** Internal block ids are the group id plus the index (0..15). */

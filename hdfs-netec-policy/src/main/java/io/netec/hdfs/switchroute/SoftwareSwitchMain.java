@@ -1,0 +1,91 @@
+package io.netec.hdfs.switchroute;
+
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * Runs the software switch as its own process (bin/netec-switch). Prints one line with its
+ * control and data addresses, then serves until terminated.
+ */
+public final class SoftwareSwitchMain {
+  private static final String USAGE = "usage: netec-switch [--bind HOST] [--advertise HOST]"
+      + " [--control-port N] [--data-port N] [--slot-arrays N] [--slots N] [--memory-mb N]"
+      + " [--io-threads N]";
+
+  private SoftwareSwitchMain() {
+  }
+
+  public static void main(String[] args) throws Exception {
+    SoftwareSwitch.Options o;
+    try {
+      o = parse(args);
+    } catch (IllegalArgumentException e) {
+      System.err.println("netec-switch: " + e.getMessage());
+      System.err.println(USAGE);
+      System.exit(2);
+      return;
+    }
+    SoftwareSwitch sw = new SoftwareSwitch(o);
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      sw.close();
+      stopped.countDown();
+    }));
+    System.out.println("netec-switch control " + sw.controlAddress().getPort() + " data "
+        + sw.dataAddress().getPort() + " on " + o.bindHost);
+    System.out.flush();
+    stopped.await();
+  }
+
+  static SoftwareSwitch.Options parse(String[] args) {
+    SoftwareSwitch.Options o = new SoftwareSwitch.Options();
+    for (int i = 0; i < args.length; i++) {
+      String flag = args[i];
+      if (i + 1 >= args.length) {
+        throw new IllegalArgumentException(flag + " needs a value");
+      }
+      String v = args[++i];
+      switch (flag) {
+        case "--bind":
+          o.bindHost = v;
+          break;
+        case "--advertise":
+          o.advertisedHost = v;
+          break;
+        case "--control-port":
+          o.controlPort = number(flag, v, 0, 65535);
+          break;
+        case "--data-port":
+          o.dataPort = number(flag, v, 0, 65535);
+          break;
+        case "--slot-arrays":
+          o.slotArrays = number(flag, v, 1, 256);
+          break;
+        case "--slots":
+          o.slotsPerArray = number(flag, v, 2, 65535);
+          break;
+        case "--memory-mb":
+          o.memoryBudgetBytes = (long) number(flag, v, 1, 1 << 20) << 20;
+          break;
+        case "--io-threads":
+          o.ioThreads = number(flag, v, 1, 256);
+          break;
+        default:
+          throw new IllegalArgumentException("unknown option " + flag);
+      }
+    }
+    return o;
+  }
+
+  private static int number(String flag, String v, int lo, int hi) {
+    try {
+      int n = Integer.parseInt(v);
+      if (n >= lo && n <= hi) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw new IllegalArgumentException(flag + " " + v + ": expected a number in " + lo + ".."
+        + hi);
+  }
+}
