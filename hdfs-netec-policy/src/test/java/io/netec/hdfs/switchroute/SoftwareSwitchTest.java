@@ -170,7 +170,9 @@ class SoftwareSwitchTest {
       pool.shutdownNow();
     }
     // the reader returns once it has sent FIN; the switch completes the task on receipt
-    waitFor(() -> sw.tasksCompleted() == tasks && sw.memoryInUse() == 0);
+    waitFor(() -> sw.tasksCompleted() == tasks && sw.memoryInUse() == 0,
+        () -> "completed " + sw.tasksCompleted() + ", failed " + sw.tasksFailed()
+            + ", memory in use " + sw.memoryInUse());
     assertEquals(0, sw.tasksRefused());
     assertEquals(0, sw.tasksFailed());
   }
@@ -233,9 +235,15 @@ class SoftwareSwitchTest {
   }
 
   private static void waitFor(Condition c) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 10_000;
+    waitFor(c, () -> "");
+  }
+
+  private static void waitFor(Condition c, java.util.function.Supplier<String> state)
+      throws InterruptedException {
+    long deadline = System.currentTimeMillis() + 30_000;
     while (!c.holds()) {
-      assertTrue(System.currentTimeMillis() < deadline, "condition not reached in 10 s");
+      assertTrue(System.currentTimeMillis() < deadline,
+          () -> "condition not reached in 30 s " + state.get());
       Thread.sleep(20);
     }
   }
