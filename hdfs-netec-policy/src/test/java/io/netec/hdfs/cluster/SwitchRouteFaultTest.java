@@ -1,0 +1,146 @@
+package io.netec.hdfs.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.switchroute.DataNodeBlockSource;
+import io.netec.hdfs.switchroute.SoftwareSwitch;
+import java.io.IOException;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hdfs.DFSConfigKeys;
+import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
+import org.apache.hadoop.hdfs.protocol.LocatedStripedBlock;
+import org.apache.hadoop.hdfs.server.datanode.DataNode;
+import org.apache.hadoop.hdfs.util.StripedBlockUtil;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Faults of the switch route on a real cluster. Every case must end with every internal block
+ * file equal to the original, whichever route finishes the work.
+ */
+class SwitchRouteFaultTest {
+  private static final int SIZE = 2 * 3 * (int) EcTestCluster.BLOCK_SIZE + 5000;
+
+  /** A small ring and payload: each task needs hundreds of round trips, so it is slow enough. */
+  private static SoftwareSwitch slowSwitch() throws IOException {
+    SoftwareSwitch.Options o = new SoftwareSwitch.Options();
+    o.slotsPerArray = 4;
+    return new SoftwareSwitch(o);
+  }
+
+  private static Configuration conf(SoftwareSwitch sw) {
+    Configuration conf = EcTestCluster.conf();
+    conf.set(NetecConfigKeys.ROUTE_ORDER, "switch,native");
+    conf.set(NetecConfigKeys.SWITCH_ADDRESS, "127.0.0.1:" + sw.controlAddress().getPort());
+    conf.setInt(NetecConfigKeys.SWITCH_PAYLOAD, 4096);
+    conf.setInt(NetecConfigKeys.SWITCH_TIMEOUT_MS, 5_000);
+    return conf;
+  }
+
+  /** Runs {@code fault} once the switch has taken in its first bytes (a task is streaming). */
+  private static Thread whenStreaming(SoftwareSwitch sw, Runnable fault) {
+    Thread t = new Thread(() -> {
+      long deadline = System.currentTimeMillis() + 60_000;
+      while (sw.bytesIn() == 0 && System.currentTimeMillis() < deadline) {
+        Thread.onSpinWait();
+      }
+      fault.run();
+    }, "fault-injector");
+    t.start();
+    return t;
+  }
+
+  private static void verify(EcTestCluster c, String path, byte[] data,
+      Map<Long, byte[]> original) throws Exception {
+    c.waitFullyStored(path, 120_000);
+    c.forEachStoredInternalBlock(path, (block, bytes) ->
+        assertArrayEquals(original.get(block.getBlockId()), bytes, "block file " + block));
+    assertArrayEquals(data, c.readFully(path));
+  }
+
+  @Test
+  void switchDyingMidTaskEndsWithCorrectBlocksThroughNative() throws Exception {
+    SoftwareSwitch sw = slowSwitch();
+    try (EcTestCluster c = new EcTestCluster(conf(sw), 7)) {
+      c.useNetecPolicy("NETEC-3-2-1024k", "/f");
+      byte[] data = c.writeFile("/f/a", SIZE, 1);
+      Map<Long, byte[]> original = c.snapshotInternalBlocks("/f/a");
+      DataNode victim = c.holder("/f/a", 0, 0);
+      c.stop(victim);
+      Thread fault = whenStreaming(sw, sw::close);
+      c.markDead(victim);
+      fault.join();
+      verify(c, "/f/a", data, original);
+      assertTrue(sw.tasksFailed() + c.routerMetric("switch.Failed") >= 1,
+          "the switch died under a running task");
+      assertTrue(c.routerMetric("native.Served") >= 1, "native finished the work");
+    } finally {
+      sw.close();
+    }
+  }
+
+  @Test
+  void survivorDyingMidTaskEndsWithCorrectBlocks() throws Exception {
+    SoftwareSwitch sw = slowSwitch();
+    try (EcTestCluster c = new EcTestCluster(conf(sw), 8)) {
+      c.useNetecPolicy("NETEC-3-2-1024k", "/f");
+      byte[] data = c.writeFile("/f/b", SIZE, 2);
+      Map<Long, byte[]> original = c.snapshotInternalBlocks("/f/b");
+      DataNode victim = c.holder("/f/b", 0, 0);
+      DataNode survivor = c.holder("/f/b", 0, 1);
+      c.stop(victim);
+      Thread fault = whenStreaming(sw, () -> {
+        try {
+          c.stop(survivor); // its agent goes with it
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      c.markDead(victim);
+      fault.join();
+      c.markDead(survivor);
+      verify(c, "/f/b", data, original);
+      assertTrue(sw.tasksFailed() + c.routerMetric("switch.Failed") >= 1,
+          "a survivor died under a running task");
+    } finally {
+      sw.close();
+    }
+  }
+
+  @Test
+  void withBlockTokensTheRouteWorksAndForgedTokensAreRefused() throws Exception {
+    SoftwareSwitch.Options o = new SoftwareSwitch.Options();
+    SoftwareSwitch sw = new SoftwareSwitch(o);
+    Configuration conf = conf(sw);
+    conf.setBoolean(DFSConfigKeys.DFS_BLOCK_ACCESS_TOKEN_ENABLE_KEY, true);
+    try (EcTestCluster c = new EcTestCluster(conf, 7)) {
+      c.useNetecPolicy("NETEC-3-2-1024k", "/t");
+      byte[] data = c.writeFile("/t/c", SIZE, 3);
+      Map<Long, byte[]> original = c.snapshotInternalBlocks("/t/c");
+
+      LocatedStripedBlock g = c.groups("/t/c").get(0);
+      ExtendedBlock unit = StripedBlockUtil.constructInternalBlock(g.getBlock(),
+          c.policyOf("/t/c"), g.getBlockIndices()[0]);
+      DataNode holder = c.dataNode(g.getLocations()[0]);
+      DataNodeBlockSource agentView = new DataNodeBlockSource(holder);
+      org.apache.hadoop.security.token.Token<?> forged =
+          new org.apache.hadoop.security.token.Token<>(new byte[] {1, 2}, new byte[] {3},
+              new org.apache.hadoop.io.Text("HDFS_BLOCK_TOKEN"), new org.apache.hadoop.io.Text());
+      assertThrows(IOException.class,
+          () -> agentView.check(unit, forged.encodeToUrlString(), 1));
+      assertThrows(IOException.class, () -> agentView.check(unit, "", 1));
+
+      long served = c.routerMetric("switch.Served");
+      DataNode victim = c.holder("/t/c", 0, 1);
+      c.stop(victim);
+      c.markDead(victim);
+      verify(c, "/t/c", data, original);
+      assertTrue(c.routerMetric("switch.Served") > served, "real tokens pass the agents");
+    } finally {
+      sw.close();
+    }
+  }
+}
