@@ -28,9 +28,12 @@ import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.handler.codec.LengthFieldPrepender;
 import java.io.Closeable;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ScheduledFuture;
+import javax.management.JMException;
+import javax.management.ObjectName;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
@@ -45,7 +48,7 @@ import org.slf4j.LoggerFactory;
  * Memory: each task holds S x rows x P bytes; the total is capped by the memory budget, and
  * EBSN keeps survivors within the ring.
  */
-public final class SoftwareSwitch implements Closeable {
+public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   private static final Logger LOG = LoggerFactory.getLogger(SoftwareSwitch.class);
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -70,6 +73,7 @@ public final class SoftwareSwitch implements Closeable {
   private final Live[] tasks = new Live[256];
   private final boolean[] arrayUsed;
   private long memoryUsed;
+  private final ObjectName mbean;
 
   private final LongAdder accepted = new LongAdder();
   private final LongAdder refused = new LongAdder();
@@ -107,9 +111,22 @@ public final class SoftwareSwitch implements Closeable {
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
       throw new IOException("software switch cannot listen on " + opts.bindHost, e);
     }
-    LOG.info("NetEC software switch: control {}, data {}, {} slot arrays x {} slots, {} MiB",
-        controlAddress(), dataAddress(), arrayUsed.length, opts.slotsPerArray,
-        opts.memoryBudgetBytes >> 20);
+    mbean = registerMBean();
+    LOG.info("NetEC software switch: control {}, data {}, {} slot arrays x {} slots, {} MiB,"
+        + " metrics {}", controlAddress(), dataAddress(), arrayUsed.length, opts.slotsPerArray,
+        opts.memoryBudgetBytes >> 20, mbean);
+  }
+
+  private ObjectName registerMBean() {
+    try {
+      ObjectName name = new ObjectName("io.netec:type=SoftwareSwitch,port="
+          + controlAddress().getPort());
+      ManagementFactory.getPlatformMBeanServer().registerMBean(this, name);
+      return name;
+    } catch (JMException e) {
+      LOG.warn("Software switch metrics not registered over JMX: {}", e.toString());
+      return null;
+    }
   }
 
   public InetSocketAddress controlAddress() {
@@ -160,6 +177,56 @@ public final class SoftwareSwitch implements Closeable {
     return dropped.sum();
   }
 
+  @Override
+  public long getTasksAccepted() {
+    return tasksAccepted();
+  }
+
+  @Override
+  public long getTasksRefused() {
+    return tasksRefused();
+  }
+
+  @Override
+  public long getTasksCompleted() {
+    return tasksCompleted();
+  }
+
+  @Override
+  public long getTasksFailed() {
+    return tasksFailed();
+  }
+
+  @Override
+  public int getSlotArraysInUse() {
+    return tasksInUse();
+  }
+
+  @Override
+  public long getMemoryInUse() {
+    return memoryInUse();
+  }
+
+  @Override
+  public long getBytesIn() {
+    return bytesIn();
+  }
+
+  @Override
+  public long getBytesOut() {
+    return bytesOut();
+  }
+
+  @Override
+  public long getStalls() {
+    return stalls();
+  }
+
+  @Override
+  public long getPacketsDropped() {
+    return packetsDropped();
+  }
+
   public synchronized long memoryInUse() {
     return memoryUsed;
   }
@@ -174,6 +241,13 @@ public final class SoftwareSwitch implements Closeable {
 
   @Override
   public void close() {
+    if (mbean != null && ManagementFactory.getPlatformMBeanServer().isRegistered(mbean)) {
+      try {
+        ManagementFactory.getPlatformMBeanServer().unregisterMBean(mbean);
+      } catch (JMException e) {
+        LOG.debug("unregister {}: {}", mbean, e.toString());
+      }
+    }
     control.close().awaitUninterruptibly();
     data.close().awaitUninterruptibly();
     group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();

@@ -144,6 +144,16 @@ class SoftwareSwitchTest {
     assertEquals(k * setup.length(), sw.bytesIn(), "switch took in k streams");
     assertEquals(payloadOut, sw.bytesOut());
     waitFor(() -> sw.tasksCompleted() == 1 && sw.tasksInUse() == 0 && sw.memoryInUse() == 0);
+    // the same counters over JMX
+    javax.management.MBeanServer jmx = java.lang.management.ManagementFactory
+        .getPlatformMBeanServer();
+    javax.management.ObjectName name = new javax.management.ObjectName(
+        "io.netec:type=SoftwareSwitch,port=" + sw.controlAddress().getPort());
+    assertEquals(sw.bytesIn(), jmx.getAttribute(name, "BytesIn"));
+    assertEquals(1L, jmx.getAttribute(name, "TasksCompleted"));
+    assertEquals(0, jmx.getAttribute(name, "SlotArraysInUse"));
+    sw.close();
+    assertTrue(!jmx.isRegistered(name), "unregistered on close");
   }
 
   @Test

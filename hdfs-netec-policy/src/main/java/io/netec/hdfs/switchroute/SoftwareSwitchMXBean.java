@@ -1,0 +1,28 @@
+package io.netec.hdfs.switchroute;
+
+/**
+ * JMX view of a software switch: {@code io.netec:type=SoftwareSwitch,port=<control port>}.
+ */
+public interface SoftwareSwitchMXBean {
+  long getTasksAccepted();
+
+  long getTasksRefused();
+
+  long getTasksCompleted();
+
+  long getTasksFailed();
+
+  /** Tasks holding a slot array now. */
+  int getSlotArraysInUse();
+
+  /** Bytes of partial sums reserved by running tasks. */
+  long getMemoryInUse();
+
+  long getBytesIn();
+
+  long getBytesOut();
+
+  long getStalls();
+
+  long getPacketsDropped();
+}
