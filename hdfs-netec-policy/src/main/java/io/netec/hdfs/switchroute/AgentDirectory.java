@@ -7,7 +7,7 @@ import java.net.NetworkInterface;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
+import org.apache.hadoop.hdfs.protocol.DatanodeID;
 
 /**
  * Where a DataNode's survivor agent listens: netec.agent.port on the DataNode's address; or,
@@ -29,7 +29,7 @@ public final class AgentDirectory {
     LOCAL.remove(xferPort);
   }
 
-  public static InetSocketAddress resolve(DatanodeInfo dn, Configuration conf) {
+  public static InetSocketAddress resolve(DatanodeID dn, Configuration conf) {
     InetSocketAddress local = LOCAL.get(dn.getXferPort());
     if (local != null && isThisHost(dn.getIpAddr())) {
       return local;

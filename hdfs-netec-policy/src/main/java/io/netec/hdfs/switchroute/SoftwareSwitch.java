@@ -390,6 +390,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
           c.close();
         }
       }
+      reader.close(); // the reader waits for this close after its FIN
     }
 
     void fail(String reason) {
@@ -490,13 +491,17 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
         return;
       }
       live.lastProgress = System.nanoTime();
+      if (live.task.finished()) {
+        for (Channel c : live.survivors) {
+          c.writeAndFlush(ack).addListener(ChannelFutureListener.CLOSE); // FIN to survivors
+        }
+        live.complete();
+        return;
+      }
       for (Channel c : live.survivors) {
         if (c.isActive()) {
           c.writeAndFlush(ack);
         }
-      }
-      if (live.task.finished()) {
-        live.complete();
       }
     }
 

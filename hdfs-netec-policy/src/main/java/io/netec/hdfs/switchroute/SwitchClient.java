@@ -34,6 +34,7 @@ import java.util.concurrent.TimeUnit;
 public final class SwitchClient {
   static final int INITIAL_RTO_MS = 1000;
   static final int MAX_RTO_MS = 8000;
+  static final int CLOSE_WAIT_MS = 2000;
 
   /** Receives one rebuilt stream, in order. */
   public interface Sink {
@@ -190,6 +191,26 @@ public final class SwitchClient {
         }
       }
       ack(ch, NetecPacket.FLAG_FIN);
+      awaitClose(ch, selector);
+    }
+
+    /**
+     * Waits (at most {@value #CLOSE_WAIT_MS} ms) for the switch to close the connection after
+     * FIN, discarding late duplicates: closing with unread data would send a reset that can
+     * destroy the FIN in flight, and the switch would count a finished task as failed.
+     */
+    private void awaitClose(SocketChannel ch, Selector selector) throws IOException {
+      ch.shutdownOutput();
+      ByteBuffer drain = ByteBuffer.allocate(64 * 1024);
+      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MS);
+      while (System.nanoTime() < deadline) {
+        selector.select(50);
+        selector.selectedKeys().clear();
+        drain.clear();
+        if (ch.read(drain) < 0) {
+          return;
+        }
+      }
     }
 
     private void accept(NetecPacket p) throws IOException {
