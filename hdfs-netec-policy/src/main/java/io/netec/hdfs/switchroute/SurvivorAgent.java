@@ -167,7 +167,7 @@ public final class SurvivorAgent implements Closeable {
 
     private NetecPacket data(long seq) throws IOException {
       int len = req.payloadLength(seq);
-      long offset = seq * req.payload();
+      long offset = req.offset() + seq * req.payload();
       byte[] payload = new byte[len];
       int have = (int) Math.max(0, Math.min(len, req.unitLength() - offset));
       if (have > 0) {

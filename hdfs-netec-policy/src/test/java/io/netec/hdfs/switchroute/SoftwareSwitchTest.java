@@ -157,6 +157,29 @@ class SoftwareSwitchTest {
   }
 
   @Test
+  void rebuildsARangeOfTheErasedUnits() throws Exception {
+    SoftwareSwitch sw = startSwitch(2, 64L << 20);
+    List<SurvivorAgent> agents = startAgents(6);
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(6, 3, new int[] {2, 7}, 500_000, 9);
+    SetupRequest whole = setup(g, agents, 8192, "", "range");
+    long offset = 123_457;
+    int length = 200_003;
+    byte[][] co = {new byte[6], new byte[6]};
+    for (int r = 0; r < 2; r++) {
+      for (int s = 0; s < 6; s++) {
+        co[r][s] = (byte) whole.coefficient(r, s);
+      }
+    }
+    SetupRequest range = new SetupRequest("range", 8192, offset, length, 5_000,
+        whole.survivors(), co);
+    byte[][] rows = rebuild(sw.controlAddress(), range, null);
+    for (int r = 0; r < 2; r++) {
+      assertArrayEquals(java.util.Arrays.copyOfRange(g.units[g.erased[r]], (int) offset,
+          (int) offset + length), rows[r], "range of unit " + g.erased[r]);
+    }
+  }
+
+  @Test
   void thirtyTwoConcurrentTasksWithinTheMemoryBound() throws Exception {
     int tasks = 32;
     // Each task holds 32 slots x 1 row x 8 KiB = 256 KiB; the budget fits exactly 32.

@@ -23,6 +23,7 @@ public final class SetupRequest {
   private final int rows;
   private final int payload;
   private final long length;
+  private final long offset;
   private final int timeoutMs;
   private final List<Survivor> survivors;
   private final byte[][] coefficients;
@@ -66,7 +67,17 @@ public final class SetupRequest {
 
   public SetupRequest(String group, int payload, long length, int timeoutMs,
       List<Survivor> survivors, byte[][] coefficients) throws ProtocolException {
+    this(group, payload, 0, length, timeoutMs, survivors, coefficients);
+  }
+
+  /**
+   * @param offset where in each unit the streams start (a degraded read needs a range); the
+   *     rebuilt streams are bytes [offset, offset + length) of the erased units
+   */
+  public SetupRequest(String group, int payload, long offset, long length, int timeoutMs,
+      List<Survivor> survivors, byte[][] coefficients) throws ProtocolException {
     this.group = group;
+    this.offset = offset;
     this.k = survivors.size();
     this.rows = coefficients.length;
     this.payload = payload;
@@ -90,6 +101,7 @@ public final class SetupRequest {
     check(payload >= 64 && payload <= 65536 && payload % 64 == 0,
         "payload: " + payload + " not a multiple of 64 in 64..65536");
     check(length >= 1 && length <= (1L << 40), "length: " + length + " outside 1..2^40");
+    check(offset >= 0 && offset <= (1L << 40), "offset: " + offset + " outside 0..2^40");
     check(timeoutMs >= 100 && timeoutMs <= 600_000,
         "timeoutMs: " + timeoutMs + " outside 100..600000");
     for (int s = 0; s < k; s++) {
@@ -98,8 +110,8 @@ public final class SetupRequest {
       check(v.agent != null && v.agent.matches("[^\\s:]+:\\d{1,5}"),
           "survivors[" + s + "].agent: '" + v.agent + "' is not host:port");
       check(v.block != null && !v.block.isEmpty(), "survivors[" + s + "].block: missing");
-      check(v.unitLength >= 0 && v.unitLength <= length,
-          "survivors[" + s + "].unitLength: " + v.unitLength + " outside 0.." + length);
+      check(v.unitLength >= 0 && v.unitLength <= (1L << 40),
+          "survivors[" + s + "].unitLength: " + v.unitLength + " outside 0..2^40");
       check(v.token != null, "survivors[" + s + "].token: missing (use \"\" for none)");
     }
     for (int r = 0; r < rows; r++) {
@@ -136,6 +148,11 @@ public final class SetupRequest {
     return length;
   }
 
+  /** Where in each unit the streams start. */
+  public long offset() {
+    return offset;
+  }
+
   public int timeoutMs() {
     return timeoutMs;
   }
@@ -162,7 +179,7 @@ public final class SetupRequest {
   public byte[] toJson() {
     ObjectNode o = JSON.createObjectNode();
     o.put("op", "setup").put("version", NetecPacket.VERSION).put("group", group).put("k", k)
-        .put("rows", rows).put("payload", payload).put("length", length)
+        .put("rows", rows).put("payload", payload).put("offset", offset).put("length", length)
         .put("timeoutMs", timeoutMs);
     ArrayNode sv = o.putArray("survivors");
     for (Survivor s : survivors) {
@@ -222,8 +239,9 @@ public final class SetupRequest {
         "k: " + o.get("k") + " but " + survivors.size() + " survivors");
     check(integer(o, "rows") == coefficients.length,
         "rows: " + o.get("rows") + " but " + coefficients.length + " coefficient rows");
-    return new SetupRequest(text(o, "group"), (int) integer(o, "payload"), integer(o, "length"),
-        (int) integer(o, "timeoutMs"), survivors, coefficients);
+    long offset = o.has("offset") ? integer(o, "offset") : 0;
+    return new SetupRequest(text(o, "group"), (int) integer(o, "payload"), offset,
+        integer(o, "length"), (int) integer(o, "timeoutMs"), survivors, coefficients);
   }
 
   private static String text(JsonNode o, String field) throws ProtocolException {

@@ -19,9 +19,11 @@ public final class StreamRequest {
   private final String token;
   private final int window;
   private final int slots;
+  private final long offset;
 
-  public StreamRequest(ExtendedBlock block, long unitLength, long length, int payload,
-      String token, int window, int slots) {
+  public StreamRequest(ExtendedBlock block, long unitLength, long offset, long length,
+      int payload, String token, int window, int slots) {
+    this.offset = offset;
     this.block = block;
     this.unitLength = unitLength;
     this.length = length;
@@ -29,6 +31,11 @@ public final class StreamRequest {
     this.token = token;
     this.window = window;
     this.slots = slots;
+  }
+
+  /** Where in the unit stripe 0 starts. */
+  public long offset() {
+    return offset;
   }
 
   /** S, the task's slot count: a DATA packet's slot is seq mod S. */
@@ -87,7 +94,7 @@ public final class StreamRequest {
     ObjectNode o = SetupRequest.JSON.createObjectNode();
     o.put("role", "switch").put("block", block.toString()).put("unitLength", unitLength)
         .put("length", length).put("payload", payload).put("token", token)
-        .put("window", window).put("slots", slots);
+        .put("window", window).put("slots", slots).put("offset", offset);
     try {
       return new NetecPacket(NetecPacket.HELLO, task, slotArray, sender, 0, 0, 0, 0,
           SetupRequest.JSON.writeValueAsBytes(o));
@@ -115,13 +122,14 @@ public final class StreamRequest {
     int payload = o.path("payload").asInt(-1);
     int window = o.path("window").asInt(-1);
     int slots = o.path("slots").asInt(-1);
+    long offset = o.path("offset").asLong(0);
     String token = o.path("token").asText(null);
-    if (length < 1 || unitLength < 0 || unitLength > length || payload < 64
+    if (length < 1 || offset < 0 || unitLength < 0 || payload < 64
         || payload > 65536 || payload % 64 != 0 || window < 0 || window > 0xffff
         || slots < 2 || slots > 0xffff || token == null) {
       throw new ProtocolException("HELLO fields out of range: " + o);
     }
-    return new StreamRequest(block, unitLength, length, payload, token, window, slots);
+    return new StreamRequest(block, unitLength, offset, length, payload, token, window, slots);
   }
 
   /** The agent's refusal: a HELLO whose payload is {"error": reason}. */

@@ -128,7 +128,7 @@ class WireFormatTest {
     assertSetupError(good.replace("[3,200]", "[3,300]"), "coefficients[0][1]");
     assertSetupError(good.replace("[3,200]", "[3]"), "coefficients[0]");
     assertSetupError(good.replace("10.0.0.3:50200", "no-port"), "survivors[1].agent");
-    assertSetupError(good.replace("\"unitLength\":999000", "\"unitLength\":2000000"),
+    assertSetupError(good.replace("\"unitLength\":999000", "\"unitLength\":-1"),
         "survivors[0].unitLength");
     assertSetupError(good.replace("\"sender\":1", "\"sender\":0"), "survivors");
     assertSetupError(good.replace("\"version\":1", "\"version\":2"), "version");
