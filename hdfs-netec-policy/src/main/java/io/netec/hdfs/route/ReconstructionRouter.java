@@ -114,6 +114,14 @@ public final class ReconstructionRouter {
   /** Rebuilds the task through the first route that succeeds; returns that route's name. */
   public String reconstruct(ReconstructionTask task) {
     metrics.taskReceived();
+    try {
+      return route(task);
+    } finally {
+      metrics.taskEnded();
+    }
+  }
+
+  private String route(ReconstructionTask task) {
     StringBuilder skipped = new StringBuilder();
     for (ReconstructionRoute route : routes) {
       boolean last = route == routes.get(routes.size() - 1);

@@ -17,7 +17,7 @@ import javax.management.MBeanInfo;
 
 /**
  * Counters of the router, exposed over JMX as a DynamicMBean because routes are named by
- * configuration. Attributes: Tasks, PassedThrough, per route NAME: NAME.Served, NAME.Declined,
+ * configuration. Attributes: Tasks, PassedThrough, InFlight (a gauge), per route NAME: NAME.Served, NAME.Declined,
  * NAME.Failed, NAME.Bytes, NAME.Millis; and RecentTasks, the last {@value #RECENT} outcomes as
  * tab-separated lines: block group, erased indices, route (or "none"), bytes, ms, what the
  * routes before it said.
@@ -27,6 +27,7 @@ public final class RouteMetrics implements DynamicMBean {
   static final int RECENT = 100;
 
   private final LongAdder tasks = new LongAdder();
+  private final LongAdder inFlight = new LongAdder();
   private final LongAdder passedThrough = new LongAdder();
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
   private final ConcurrentSkipListSet<String> routes = new ConcurrentSkipListSet<>();
@@ -38,6 +39,16 @@ public final class RouteMetrics implements DynamicMBean {
 
   void taskReceived() {
     tasks.increment();
+    inFlight.increment();
+  }
+
+  void taskEnded() {
+    inFlight.decrement();
+  }
+
+  /** Tasks being worked on now. */
+  public long inFlight() {
+    return inFlight.sum();
   }
 
   /** A task of a non-NETEC policy that went straight to Hadoop. */
@@ -100,6 +111,9 @@ public final class RouteMetrics implements DynamicMBean {
     if (attribute.equals("PassedThrough")) {
       return passedThroughCount();
     }
+    if (attribute.equals("InFlight")) {
+      return inFlight();
+    }
     if (attribute.equals("RecentTasks")) {
       return recentTasks();
     }
@@ -143,6 +157,8 @@ public final class RouteMetrics implements DynamicMBean {
     List<MBeanAttributeInfo> attrs = new ArrayList<>();
     attrs.add(longAttr("Tasks", "NETEC reconstruction tasks received"));
     attrs.add(longAttr("PassedThrough", "tasks of other policies left to Hadoop"));
+    attrs.add(new MBeanAttributeInfo("InFlight", "long", "tasks being worked on now (a gauge)",
+        true, false, false));
     attrs.add(new MBeanAttributeInfo("RecentTasks", String[].class.getName(),
         "last task outcomes: group, erased, route, bytes, ms, others", true, false, false));
     for (String r : routes) {

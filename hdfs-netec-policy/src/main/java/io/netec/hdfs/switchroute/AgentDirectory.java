@@ -38,6 +38,12 @@ public final class AgentDirectory {
         conf.getInt(NetecConfigKeys.AGENT_PORT, NetecConfigKeys.AGENT_PORT_DEFAULT));
   }
 
+  /** The agent of {@code dn} as "host:port", the form control messages carry. */
+  public static String hostPort(DatanodeID dn, Configuration conf) {
+    InetSocketAddress a = resolve(dn, conf);
+    return a.getAddress().getHostAddress() + ":" + a.getPort();
+  }
+
   private static boolean isThisHost(String ip) {
     try {
       InetAddress a = InetAddress.getByName(ip);

@@ -1,13 +1,11 @@
 package io.netec.hdfs.switchroute;
 
 import io.netec.hdfs.NetecConfigKeys;
-import io.netec.hdfs.codec.RsMatrix;
 import io.netec.hdfs.route.InternalBlockWriter;
 import io.netec.hdfs.route.ReconstructionRoute;
 import io.netec.hdfs.route.ReconstructionTask;
 import io.netec.hdfs.route.RouteContext;
 import io.netec.hdfs.route.RouteDeclinedException;
-import io.netec.hdfs.switchroute.wire.ProtocolException;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -82,53 +80,21 @@ public final class SwitchRoute implements ReconstructionRoute {
       rowLength[r] = task.internalBlockLength(erased[r]);
       length = Math.max(length, rowLength[r]);
     }
-    // Decode survivors: first the group's empty units (a short group's missing data units are
-    // zeros, as in Hadoop's own reconstruction; they cost no stream), then live ones.
-    int units = k + task.parityUnits();
-    List<Integer> chosen = new ArrayList<>();
-    for (int i = 0; i < units && chosen.size() < k; i++) {
-      if (task.internalBlockLength(i) == 0 && !contains(erased, i)) {
-        chosen.add(i);
-      }
+    int m = task.parityUnits();
+    long[] unitLength = new long[k + m];
+    for (int i = 0; i < k + m; i++) {
+      unitLength[i] = task.internalBlockLength(i);
     }
     byte[] live = task.liveIndices();
     DatanodeInfo[] sources = task.sources();
-    List<Integer> streamed = new ArrayList<>(); // positions in live/sources
-    for (int j = 0; j < live.length && chosen.size() < k; j++) {
-      if (!chosen.contains((int) live[j])) {
-        chosen.add((int) live[j]);
-        streamed.add(j);
-      }
-    }
-    if (chosen.size() < k) {
-      throw new RouteDeclinedException("only " + chosen.size() + " usable survivors, need " + k);
-    }
-    int[] survivorIdx = chosen.stream().mapToInt(Integer::intValue).toArray();
-    byte[] rows = RsMatrix.decodeRows(k, task.parityUnits(), survivorIdx, erased);
-    // Only streamed survivors become senders; empty units would only XOR in zeros.
-    int senders = streamed.size();
-    int zeros = k - senders;
-    List<SetupRequest.Survivor> survivors = new ArrayList<>();
-    byte[][] coefficients = new byte[erased.length][senders];
-    for (int s = 0; s < senders; s++) {
-      int j = streamed.get(s);
+    List<SwitchPlan.Available> available = new ArrayList<>();
+    for (int j = 0; j < live.length; j++) {
       ExtendedBlock b = task.internalBlock(live[j]);
-      InetSocketAddress agent = AgentDirectory.resolve(sources[j], ctx.conf());
-      survivors.add(new SetupRequest.Survivor(s,
-          agent.getAddress().getHostAddress() + ":" + agent.getPort(), b.toString(),
-          Math.min(task.internalBlockLength(live[j]), length), readToken(dn, b)));
-      for (int r = 0; r < erased.length; r++) {
-        coefficients[r][s] = rows[r * k + zeros + s];
-      }
+      available.add(new SwitchPlan.Available(live[j],
+          AgentDirectory.hostPort(sources[j], ctx.conf()), b.toString(), readToken(dn, b)));
     }
-    SetupRequest setup;
-    try {
-      setup = new SetupRequest(task.blockGroup().toString(), payload, length, timeoutMs,
-          survivors, coefficients);
-    } catch (ProtocolException e) {
-      throw new RouteDeclinedException("cannot describe the task to a switch: "
-          + e.getMessage());
-    }
+    SetupRequest setup = SwitchPlan.plan(task.blockGroup().toString(), k, m, unitLength,
+        erased, available, 0, length, payload, timeoutMs);
     InternalBlockWriter[] writers = new InternalBlockWriter[erased.length];
     try {
       SwitchClient.Result res = SwitchClient.rebuild(control, setup, rowLength, () -> {
@@ -155,15 +121,6 @@ public final class SwitchRoute implements ReconstructionRoute {
         }
       }
     }
-  }
-
-  private static boolean contains(int[] a, int v) {
-    for (int x : a) {
-      if (x == v) {
-        return true;
-      }
-    }
-    return false;
   }
 
   private static String readToken(DataNode dn, ExtendedBlock b) throws IOException {

@@ -261,8 +261,8 @@ public final class EcTestCluster implements AutoCloseable {
     MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
     ObjectName name = routerMBean(dn);
     for (MBeanAttributeInfo a : jmx.getMBeanInfo(name).getAttributes()) {
-      if (!a.getType().equals("long")) {
-        continue;
+      if (!a.getType().equals("long") || a.getName().equals("InFlight")) {
+        continue; // counters only; a gauge of a stopped node means nothing
       }
       retired.merge(a.getName(), (Long) jmx.getAttribute(name, a.getName()), Long::sum);
     }
@@ -284,6 +284,7 @@ public final class EcTestCluster implements AutoCloseable {
     do {
       missing = missingInternalBlocks(path);
       if (missing == null) {
+        waitRouterIdle(timeoutMs);
         return;
       }
       Thread.sleep(200);
@@ -308,6 +309,29 @@ public final class EcTestCluster implements AutoCloseable {
       }
     }
     return null;
+  }
+
+  /**
+   * Waits until no running DataNode's router is working on a task, so counter deltas are
+   * complete (tasks of other files, started by the same losses, may still be running).
+   */
+  public void waitRouterIdle(long timeoutMs) throws Exception {
+    MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    while (true) {
+      long busy = 0;
+      for (DataNode dn : cluster.getDataNodes()) {
+        busy += (Long) jmx.getAttribute(routerMBean(dn), "InFlight");
+      }
+      if (busy == 0) {
+        return;
+      }
+      if (System.currentTimeMillis() > deadline) {
+        throw new AssertionError(busy + " reconstruction tasks still running after "
+            + timeoutMs + " ms");
+      }
+      Thread.sleep(50);
+    }
   }
 
   /** Sum of a router metric over all DataNodes, read over JMX (stopped ones as banked). */

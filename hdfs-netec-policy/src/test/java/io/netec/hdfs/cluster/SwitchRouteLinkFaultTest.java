@@ -31,6 +31,8 @@ class SwitchRouteLinkFaultTest {
   private static final int SIZE = 2 * 3 * (int) EcTestCluster.BLOCK_SIZE + 777;
   private SoftwareSwitch sw;
   private EcTestCluster c;
+  /** Every file so far: a case's victim may also hold blocks of earlier cases' files. */
+  private final List<String> paths = new ArrayList<>();
 
   @BeforeAll
   void start() throws Exception {
@@ -54,6 +56,7 @@ class SwitchRouteLinkFaultTest {
   void faultyLinksEndWithCorrectBlocks(Fault fault) throws Exception {
     String path = "/links/" + fault;
     byte[] data = c.writeFile(path, SIZE, fault.ordinal());
+    paths.add(path);
     Map<Long, byte[]> original = c.snapshotInternalBlocks(path);
     // Relays in front of the agents: all of them, or for SLOW only the holder of unit 1.
     List<FaultyLink> links = new ArrayList<>();
@@ -78,7 +81,9 @@ class SwitchRouteLinkFaultTest {
       DataNode victim = c.holder(path, 0, 0);
       c.stop(victim);
       c.markDead(victim);
-      c.waitFullyStored(path, 180_000);
+      for (String p : paths) {
+        c.waitFullyStored(p, 180_000);
+      }
       c.forEachStoredInternalBlock(path, (block, bytes) ->
           assertArrayEquals(original.get(block.getBlockId()), bytes, "block file " + block));
       assertArrayEquals(data, c.readFully(path));

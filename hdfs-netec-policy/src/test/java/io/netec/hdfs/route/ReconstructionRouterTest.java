@@ -174,6 +174,7 @@ class ReconstructionRouterTest {
     new ReconstructionRouter(List.of(route("a", "ok"), new NativeRoute()), 0, metrics)
         .reconstruct(task());
     assertEquals(1L, metrics.getAttribute("Tasks"));
+    assertEquals(0L, metrics.getAttribute("InFlight"), "gauge back to 0 after the task");
     assertEquals(1L, metrics.getAttribute("a.Served"));
     String[] recent = (String[]) metrics.getAttribute("RecentTasks");
     assertEquals(1, recent.length);

@@ -1,0 +1,51 @@
+package io.netec.hdfs.client;
+
+import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.codec.NetecCoderFactories;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hdfs.DistributedFileSystem;
+import org.apache.hadoop.hdfs.protocol.LocatedBlocks;
+import org.apache.hadoop.net.NetUtils;
+
+/**
+ * HDFS, with degraded reads of NETEC files through a NetEC switch. Set
+ * {@code fs.hdfs.impl=io.netec.hdfs.client.NetecDistributedFileSystem} and
+ * {@code netec.switch.address}. Everything else is Hadoop's DistributedFileSystem unchanged,
+ * and so are reads of other files, of files still being written, of encrypted files, and all
+ * reads when no switch is configured. Not covered: FileContext, WebHDFS/HttpFS and direct
+ * DFSClient users (they read through Hadoop's own stream, decoding with our coder).
+ */
+public class NetecDistributedFileSystem extends DistributedFileSystem {
+  private InetSocketAddress control;
+
+  @Override
+  public void initialize(URI uri, Configuration conf) throws IOException {
+    super.initialize(uri, conf);
+    String addr = conf.getTrimmed(NetecConfigKeys.SWITCH_ADDRESS);
+    control = addr == null || addr.isEmpty() ? null
+        : NetUtils.createSocketAddr(addr, -1, NetecConfigKeys.SWITCH_ADDRESS);
+  }
+
+  @Override
+  public FSDataInputStream open(Path f, int bufferSize) throws IOException {
+    FSDataInputStream hadoop = super.open(f, bufferSize);
+    if (control == null) {
+      return hadoop;
+    }
+    String src = fixRelativePart(f).toUri().getPath();
+    LocatedBlocks blocks = getClient().getLocatedBlocks(src, 0, Long.MAX_VALUE);
+    if (blocks.getErasureCodingPolicy() == null
+        || !NetecCoderFactories.CODEC.equals(blocks.getErasureCodingPolicy().getCodecName())
+        || blocks.isUnderConstruction() || !blocks.isLastBlockComplete()
+        || blocks.getFileEncryptionInfo() != null) {
+      return hadoop;
+    }
+    return new FSDataInputStream(new NetecStripedInputStream(getClient(), src, blocks, hadoop,
+        control, getConf()));
+  }
+}

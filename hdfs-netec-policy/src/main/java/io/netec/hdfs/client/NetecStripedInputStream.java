@@ -1,0 +1,407 @@
+package io.netec.hdfs.client;
+
+import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.switchroute.AgentDirectory;
+import io.netec.hdfs.switchroute.SwitchClient;
+import io.netec.hdfs.switchroute.SwitchPlan;
+import io.netec.hdfs.switchroute.wire.SetupRequest;
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.ByteBufferReadable;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FSInputStream;
+import org.apache.hadoop.hdfs.BlockReader;
+import org.apache.hadoop.hdfs.DFSClient;
+import org.apache.hadoop.hdfs.DFSUtilClient;
+import org.apache.hadoop.hdfs.client.impl.BlockReaderFactory;
+import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
+import org.apache.hadoop.hdfs.protocol.ErasureCodingPolicy;
+import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
+import org.apache.hadoop.hdfs.protocol.LocatedBlock;
+import org.apache.hadoop.hdfs.protocol.LocatedBlocks;
+import org.apache.hadoop.hdfs.protocol.LocatedStripedBlock;
+import org.apache.hadoop.hdfs.server.datanode.CachingStrategy;
+import org.apache.hadoop.hdfs.util.StripedBlockUtil;
+import org.apache.hadoop.io.IOUtils;
+import org.apache.hadoop.net.NetUtils;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads a complete NETEC file. For each block group range it reads the data units' cells from
+ * their DataNodes (checksums verified); when a unit cannot be read, the switch rebuilds that
+ * unit's range from k survivors and the client takes in one stream per missing unit instead of
+ * k. If the switch declines or fails, the range is read through Hadoop's own striped stream,
+ * which decodes locally: the bytes returned are always the file's.
+ */
+final class NetecStripedInputStream extends FSInputStream implements ByteBufferReadable {
+  private static final Logger LOG = LoggerFactory.getLogger(NetecStripedInputStream.class);
+
+  private final DFSClient client;
+  private final String src;
+  private final LocatedBlocks blocks;
+  private final ErasureCodingPolicy policy;
+  private final FSDataInputStream hadoop;
+  private final InetSocketAddress control;
+  private final Configuration conf;
+  private final int payload;
+  private final int timeoutMs;
+  private long pos;
+  private boolean closed;
+  /** DataNodes that failed a read: never tried again by this stream (as DFSInputStream does). */
+  private final Set<DatanodeInfo> deadNodes = ConcurrentHashMap.newKeySet();
+  /** The last range of data units fetched (whole stripes), serving the reads that follow. */
+  private Fetched fetched;
+
+  /** Data units' bytes [unitStart, unitStart + length) of one group. */
+  private static final class Fetched {
+    final long groupStart;
+    final long s0;
+    final long s1;
+    final byte[][] unit;
+
+    Fetched(long groupStart, long s0, long s1, byte[][] unit) {
+      this.groupStart = groupStart;
+      this.s0 = s0;
+      this.s1 = s1;
+      this.unit = unit;
+    }
+  }
+
+  /** Bytes of stripes fetched at once, so small sequential reads share one fetch. */
+  static final long READ_AHEAD_BYTES = 4L << 20;
+
+  NetecStripedInputStream(DFSClient client, String src, LocatedBlocks blocks,
+      FSDataInputStream hadoop, InetSocketAddress control, Configuration conf) {
+    this.client = client;
+    this.src = src;
+    this.blocks = blocks;
+    this.policy = blocks.getErasureCodingPolicy();
+    this.hadoop = hadoop;
+    this.control = control;
+    this.conf = conf;
+    this.payload = conf.getInt(NetecConfigKeys.SWITCH_PAYLOAD,
+        NetecConfigKeys.SWITCH_PAYLOAD_DEFAULT);
+    this.timeoutMs = conf.getInt(NetecConfigKeys.SWITCH_TIMEOUT_MS,
+        NetecConfigKeys.SWITCH_TIMEOUT_MS_DEFAULT);
+  }
+
+  // ---- FSInputStream -------------------------------------------------------------------------
+
+  @Override
+  public synchronized int read() throws IOException {
+    byte[] one = new byte[1];
+    return read(one, 0, 1) <= 0 ? -1 : one[0] & 0xff;
+  }
+
+  @Override
+  public synchronized int read(byte[] b, int off, int len) throws IOException {
+    checkOpen();
+    if (len == 0) {
+      return 0;
+    }
+    int n = read(pos, b, off, len);
+    if (n > 0) {
+      pos += n;
+    }
+    return n;
+  }
+
+  @Override
+  public synchronized int read(ByteBuffer buf) throws IOException {
+    byte[] tmp = new byte[Math.min(buf.remaining(), 4 * 1024 * 1024)];
+    int n = read(tmp, 0, tmp.length);
+    if (n > 0) {
+      buf.put(tmp, 0, n);
+    }
+    return n;
+  }
+
+  /** Positional read; does not move the stream's position. */
+  @Override
+  public int read(long position, byte[] buffer, int offset, int length) throws IOException {
+    checkOpen();
+    long fileLength = blocks.getFileLength();
+    if (position < 0 || offset < 0 || length < 0 || offset + length > buffer.length) {
+      throw new IndexOutOfBoundsException("position " + position + " offset " + offset
+          + " length " + length);
+    }
+    if (position >= fileLength) {
+      return -1;
+    }
+    int n = (int) Math.min(length, fileLength - position);
+    int done = 0;
+    while (done < n) {
+      LocatedStripedBlock g = groupAt(position + done);
+      long inGroup = position + done - g.getStartOffset();
+      int chunk = (int) Math.min(n - done, g.getBlockSize() - inGroup);
+      readGroup(g, inGroup, buffer, offset + done, chunk);
+      done += chunk;
+    }
+    return n;
+  }
+
+  @Override
+  public synchronized void seek(long target) throws IOException {
+    checkOpen();
+    if (target < 0 || target > blocks.getFileLength()) {
+      throw new EOFException("cannot seek to " + target + " in " + src + " of "
+          + blocks.getFileLength() + " bytes");
+    }
+    pos = target;
+  }
+
+  @Override
+  public synchronized long getPos() {
+    return pos;
+  }
+
+  @Override
+  public boolean seekToNewSource(long targetPos) {
+    return false;
+  }
+
+  @Override
+  public synchronized int available() throws IOException {
+    checkOpen();
+    return (int) Math.min(Integer.MAX_VALUE, blocks.getFileLength() - pos);
+  }
+
+  @Override
+  public synchronized void close() throws IOException {
+    if (!closed) {
+      closed = true;
+      hadoop.close();
+    }
+  }
+
+  private void checkOpen() throws IOException {
+    if (closed) {
+      throw new IOException("stream of " + src + " is closed");
+    }
+  }
+
+  private LocatedStripedBlock groupAt(long offset) throws IOException {
+    for (LocatedBlock lb : blocks.getLocatedBlocks()) {
+      if (offset >= lb.getStartOffset() && offset < lb.getStartOffset() + lb.getBlockSize()) {
+        return (LocatedStripedBlock) lb;
+      }
+    }
+    throw new IOException("no block group of " + src + " holds offset " + offset);
+  }
+
+  // ---- one block group ------------------------------------------------------------------------
+
+  /**
+   * Fills buf[off, off+n) with the group's logical bytes [start, start+n) from the data units'
+   * cells of the stripes covered (fetched whole, with read-ahead, and kept for the next read);
+   * units that cannot be read are rebuilt through the switch; failing that, the range is read
+   * through Hadoop's stream.
+   */
+  private synchronized void readGroup(LocatedStripedBlock g, long start, byte[] buf, int off,
+      int n) throws IOException {
+    int k = policy.getNumDataUnits();
+    int cell = policy.getCellSize();
+    long stripeBytes = (long) k * cell;
+    long s0 = start / stripeBytes;
+    long s1 = (start + n - 1) / stripeBytes;
+    Fetched f = fetched;
+    if (f == null || f.groupStart != g.getStartOffset() || f.s0 > s0 || f.s1 < s1) {
+      long last = (g.getBlockSize() - 1) / stripeBytes;
+      long ahead = Math.max(1, READ_AHEAD_BYTES / stripeBytes);
+      f = fetch(g, s0, Math.min(last, Math.max(s1, s0 + ahead - 1)));
+      if (f == null) {
+        ClientReadCounters.NATIVE.increment();
+        hadoop.readFully(g.getStartOffset() + start, buf, off, n);
+        return;
+      }
+      fetched = f;
+    }
+    // Logical byte x of the group is in stripe x / (k*cell), unit (x % (k*cell)) / cell.
+    long unitStart = f.s0 * cell;
+    long x = start;
+    int at = off;
+    while (x < start + n) {
+      long stripe = x / stripeBytes;
+      int i = (int) ((x % stripeBytes) / cell);
+      int inCell = (int) (x % cell);
+      int take = (int) Math.min(cell - inCell, start + n - x);
+      System.arraycopy(f.unit[i], (int) (stripe * cell + inCell - unitStart), buf, at, take);
+      x += take;
+      at += take;
+    }
+  }
+
+  /** Data units' cells of stripes s0..s1, rebuilt through the switch where needed; or null. */
+  private Fetched fetch(LocatedStripedBlock g, long s0, long s1) {
+    int k = policy.getNumDataUnits();
+    int cell = policy.getCellSize();
+    long unitStart = s0 * cell;
+    long unitEnd = (s1 + 1) * cell;
+    byte[][] unit = new byte[k][];
+    List<Integer> failed = new ArrayList<>();
+    List<Integer> good = new ArrayList<>();
+    for (int i = 0; i < k; i++) {
+      long len = Math.max(0, Math.min(unitLength(g, i), unitEnd) - unitStart);
+      unit[i] = new byte[(int) len];
+      if (len > 0) {
+        if (readUnit(g, i, unitStart, unit[i])) {
+          good.add(i);
+        } else {
+          failed.add(i);
+        }
+      }
+    }
+    if (failed.isEmpty()) {
+      ClientReadCounters.HEALTHY.increment();
+    } else if (rebuildThroughSwitch(g, failed, good, unitStart, unit)) {
+      ClientReadCounters.SWITCH.increment();
+    } else {
+      return null;
+    }
+    return new Fetched(g.getStartOffset(), s0, s1, unit);
+  }
+
+  private long unitLength(LocatedStripedBlock g, int index) {
+    return StripedBlockUtil.getInternalBlockLength(g.getBlockSize(), policy, index);
+  }
+
+  /** Where internal block {@code index} of the group is listed, or -1. */
+  private static int slot(LocatedStripedBlock g, int index) {
+    byte[] idx = g.getBlockIndices();
+    for (int j = 0; j < idx.length; j++) {
+      if (idx[j] == index) {
+        return j;
+      }
+    }
+    return -1;
+  }
+
+  /** Reads unit bytes [from, from + out.length); false if its DataNode cannot serve them. */
+  private boolean readUnit(LocatedStripedBlock g, int index, long from, byte[] out) {
+    int j = slot(g, index);
+    if (j < 0) {
+      return false;
+    }
+    DatanodeInfo dn = g.getLocations()[j];
+    if (deadNodes.contains(dn)) {
+      return false;
+    }
+    ExtendedBlock block = StripedBlockUtil.constructInternalBlock(g.getBlock(), policy, index);
+    BlockReader reader = null;
+    try {
+      reader = new BlockReaderFactory(client.getConf())
+          .setInetSocketAddress(NetUtils.createSocketAddr(dn.getXferAddr(
+              client.getConf().isConnectToDnViaHostname())))
+          .setRemotePeerFactory(client).setDatanodeInfo(dn)
+          .setStorageType(g.getStorageTypes()[j]).setFileName(src).setBlock(block)
+          .setBlockToken(g.getBlockTokens()[j]).setStartOffset(from)
+          .setVerifyChecksum(true).setClientName(client.getClientName())
+          .setLength(out.length).setCachingStrategy(CachingStrategy.newDefaultStrategy())
+          .setAllowShortCircuitLocalReads(false).setClientCacheContext(client.getClientContext())
+          .setUserGroupInformation(UserGroupInformation.getCurrentUser())
+          .setConfiguration(conf).build();
+      int got = 0;
+      while (got < out.length) {
+        int r = reader.read(out, got, out.length - got);
+        if (r < 0) {
+          throw new EOFException(block + " ended at " + (from + got));
+        }
+        got += r;
+      }
+      return true;
+    } catch (IOException e) {
+      deadNodes.add(dn);
+      LOG.info("{}: unit {} of {} unreadable on {}, not tried again by this stream: {}", src,
+          index, g.getBlock(), dn, e.toString());
+      return false;
+    } finally {
+      IOUtils.closeStream(reader);
+    }
+  }
+
+  /**
+   * Rebuilds the failed units' bytes [unitStart, unitStart + their length) through the switch
+   * into unit[]; false (nothing written to unit[]) when the switch declines or fails.
+   */
+  private boolean rebuildThroughSwitch(LocatedStripedBlock g, List<Integer> failed,
+      List<Integer> good, long unitStart, byte[][] unit) {
+    int k = policy.getNumDataUnits();
+    int m = policy.getNumParityUnits();
+    long[] unitLength = new long[k + m];
+    for (int i = 0; i < k + m; i++) {
+      unitLength[i] = unitLength(g, i);
+    }
+    int[] erased = failed.stream().mapToInt(Integer::intValue).toArray();
+    long length = 0;
+    long[] rowLength = new long[erased.length];
+    for (int r = 0; r < erased.length; r++) {
+      rowLength[r] = unit[erased[r]].length;
+      length = Math.max(length, rowLength[r]);
+    }
+    // Survivors the switch can count on: data units just read, then other units whose
+    // DataNode answers a one-byte probe (a dead one would fail the whole switch task).
+    int needed = k;
+    for (int i = 0; i < k + m; i++) {
+      needed -= unitLength[i] == 0 && !failed.contains(i) ? 1 : 0;
+    }
+    List<SwitchPlan.Available> available = new ArrayList<>();
+    for (int i : good) {
+      available.add(available(g, i));
+    }
+    for (int i = k; i < k + m && available.size() < needed; i++) {
+      if (unitLength[i] > 0 && readUnit(g, i, 0, new byte[1])) {
+        available.add(available(g, i));
+      }
+    }
+    try {
+      SetupRequest setup = SwitchPlan.plan(g.getBlock().toString(), k, m, unitLength, erased,
+          available, unitStart, length, payload, timeoutMs);
+      SwitchClient.Result res = SwitchClient.rebuild(control, setup, rowLength, () -> {
+        SwitchClient.Sink[] sinks = new SwitchClient.Sink[erased.length];
+        for (int r = 0; r < erased.length; r++) {
+          byte[] target = unit[erased[r]];
+          int[] filled = {0};
+          sinks[r] = (b, o, l) -> {
+            System.arraycopy(b, o, target, filled[0], l);
+            filled[0] += l;
+          };
+        }
+        return sinks;
+      });
+      ClientReadCounters.SWITCH_BYTES_IN.add(res.bytesReceived);
+      return true;
+    } catch (IOException e) {
+      LOG.info("{}: switch did not rebuild units {} of {} ({}); reading through Hadoop's stream",
+          src, failed, g.getBlock(), e.getMessage());
+      return false;
+    }
+  }
+
+  private SwitchPlan.Available available(LocatedStripedBlock g, int index) {
+    int j = slot(g, index);
+    ExtendedBlock b = StripedBlockUtil.constructInternalBlock(g.getBlock(), policy, index);
+    String token;
+    try {
+      token = g.getBlockTokens()[j].encodeToUrlString();
+    } catch (IOException e) {
+      token = "";
+    }
+    return new SwitchPlan.Available(index, AgentDirectory.hostPort(g.getLocations()[j], conf),
+        b.toString(), token);
+  }
+
+  @Override
+  public String toString() {
+    return "NetecStripedInputStream{" + src + ", pos " + pos + ", "
+        + DFSUtilClient.class.getSimpleName() + "}";
+  }
+}

@@ -1,0 +1,134 @@
+package io.netec.hdfs.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.client.ClientReadCounters;
+import io.netec.hdfs.client.NetecDistributedFileSystem;
+import io.netec.hdfs.codec.CoderCounters;
+import io.netec.hdfs.switchroute.SoftwareSwitch;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Random;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hdfs.DFSInputStream;
+import org.apache.hadoop.hdfs.server.datanode.DataNode;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Client degraded reads through the switch, for one NETEC policy: a client with
+ * fs.hdfs.impl = NetecDistributedFileSystem reads every file shape, healthy and then with 1..m
+ * data holders down; the switch rebuilds the missing cells (the client's own decoder stays
+ * idle), and with the switch gone Hadoop's stream serves the same bytes. Other files, and all
+ * files without a switch, get Hadoop's own stream.
+ */
+abstract class ClientDegradedReadSuite {
+  private static final int CELL = EcTestCluster.CELL;
+  private final int k;
+  private final int m;
+
+  ClientDegradedReadSuite(int k, int m) {
+    this.k = k;
+    this.m = m;
+  }
+
+  @Test
+  void degradedReadsGoThroughTheSwitchAndFallBackToHadoop() throws Exception {
+    SoftwareSwitch sw = new SoftwareSwitch(new SoftwareSwitch.Options());
+    Configuration conf = EcTestCluster.conf();
+    conf.set("fs.hdfs.impl", NetecDistributedFileSystem.class.getName());
+    conf.set(NetecConfigKeys.SWITCH_ADDRESS, "127.0.0.1:" + sw.controlAddress().getPort());
+    conf.setInt(NetecConfigKeys.SWITCH_TIMEOUT_MS, 5_000);
+    try (EcTestCluster c = new EcTestCluster(conf, k + m + 1)) {
+      assertInstanceOf(NetecDistributedFileSystem.class, c.fs());
+      String dir = "/read";
+      c.useNetecPolicy("NETEC-" + k + "-" + m + "-1024k", dir);
+      Map<String, byte[]> files = new LinkedHashMap<>();
+      long group = (long) k * EcTestCluster.BLOCK_SIZE;
+      int[] sizes = {0, 1, CELL - 1, k * CELL, (int) (2 * group + k * CELL + CELL / 2)};
+      for (int i = 0; i < sizes.length; i++) {
+        files.put(dir + "/f" + i, c.writeFile(dir + "/f" + i, sizes[i], 50 + i));
+      }
+      String big = dir + "/f4";
+
+      // Healthy: read from the data units only.
+      long healthy = ClientReadCounters.healthyRanges();
+      readAll(c, files, new Random(1));
+      assertTrue(ClientReadCounters.healthyRanges() > healthy);
+      assertEquals(0, ClientReadCounters.switchRanges());
+
+      // Other files, and NETEC files without a switch, read through Hadoop's own stream.
+      c.fs().enableErasureCodingPolicy("RS-" + k + "-" + m + "-1024k");
+      c.fs().mkdirs(new Path("/rs"));
+      c.fs().setErasureCodingPolicy(new Path("/rs"), "RS-" + k + "-" + m + "-1024k");
+      byte[] rs = c.writeFile("/rs/f", 3 * CELL + 5, 9);
+      try (FSDataInputStream in = c.fs().open(new Path("/rs/f"))) {
+        assertInstanceOf(DFSInputStream.class, in.getWrappedStream());
+      }
+      assertArrayEquals(rs, c.readFully("/rs/f"));
+
+      // Degraded: 1..m data holders down (still listed by the NameNode).
+      CoderCounters clientCoder = EcTestCluster.activeCounters();
+      int down = 0;
+      for (int lost = 1; lost <= m; lost++) {
+        while (down < lost) {
+          DataNode dn = c.holder(big, 0, down); // data units 0, 1, ...
+          c.stop(dn);
+          down++;
+        }
+        long viaSwitch = ClientReadCounters.switchRanges();
+        long decodes = clientCoder.decodeCalls();
+        long out = sw.bytesOut();
+        readAll(c, files, new Random(lost));
+        assertTrue(ClientReadCounters.switchRanges() > viaSwitch, "served by the switch");
+        assertEquals(decodes, clientCoder.decodeCalls(), "the client decoded nothing itself");
+        assertTrue(sw.bytesOut() > out);
+      }
+
+      // The switch goes away: Hadoop's stream serves the degraded ranges, same bytes.
+      sw.close();
+      long viaNative = ClientReadCounters.nativeRanges();
+      long decodes = clientCoder.decodeCalls();
+      readAll(c, files, new Random(7));
+      assertTrue(ClientReadCounters.nativeRanges() > viaNative, "fell back to Hadoop");
+      assertTrue(clientCoder.decodeCalls() > decodes, "Hadoop decoded with our coder");
+
+      Configuration noSwitch = new Configuration(c.fs().getConf());
+      noSwitch.unset(NetecConfigKeys.SWITCH_ADDRESS);
+      try (NetecDistributedFileSystem plain = new NetecDistributedFileSystem()) {
+        plain.initialize(c.fs().getUri(), noSwitch);
+        try (FSDataInputStream in = plain.open(new Path(big))) {
+          assertInstanceOf(DFSInputStream.class, in.getWrappedStream());
+          byte[] b = new byte[1000];
+          in.readFully(5000, b);
+          assertArrayEquals(Arrays.copyOfRange(files.get(big), 5000, 6000), b);
+        }
+      }
+      assertFalse(files.isEmpty());
+    } finally {
+      sw.close();
+    }
+  }
+
+  /** Stateful reads of every file, and preads at random places, compared with the originals. */
+  private static void readAll(EcTestCluster c, Map<String, byte[]> files, Random rnd)
+      throws Exception {
+    for (Map.Entry<String, byte[]> f : files.entrySet()) {
+      byte[] want = f.getValue();
+      assertArrayEquals(want, c.readFully(f.getKey()), "read " + f.getKey());
+      for (int t = 0; t < 4 && want.length > 0; t++) {
+        int pos = rnd.nextInt(want.length);
+        int len = 1 + rnd.nextInt(Math.min(want.length - pos, 3 * CELL));
+        assertArrayEquals(Arrays.copyOfRange(want, pos, pos + len), c.pread(f.getKey(), pos, len),
+            "pread " + f.getKey() + " @" + pos + "+" + len);
+      }
+    }
+  }
+}
