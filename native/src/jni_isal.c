@@ -149,3 +149,47 @@ JNIEXPORT void JNICALL Java_io_netec_hdfs_codec_IsalNative_encodeArrays0(
   }
   if (pinned != n) throw_ise(env, "cannot pin arrays");
 }
+
+/* ISA-L ec_encode_data_update: out[r] ^= M[r][vec_i] * src for every row r (heap arrays). */
+JNIEXPORT void JNICALL Java_io_netec_hdfs_codec_IsalNative_updateArrays0(
+    JNIEnv *env, jclass cls, jint len, jint k, jint rows, jint vecI, jobject gftbls,
+    jbyteArray src, jint srcOff, jobjectArray out, jintArray outOff) {
+  (void)cls;
+  if (!check_shape(env, len, k, rows)) return;
+  if (vecI < 0 || vecI >= k) {
+    throw_iae(env, "vec_i outside 0..k-1");
+    return;
+  }
+  unsigned char *t = tables_address(env, gftbls, k, rows);
+  if (!t) return;
+  if (!src || srcOff < 0 || (jlong)srcOff + len > (*env)->GetArrayLength(env, src) ||
+      (*env)->GetArrayLength(env, out) < rows || (*env)->GetArrayLength(env, outOff) < rows) {
+    throw_iae(env, "source too short or too few outputs");
+    return;
+  }
+  jbyteArray arrs[MAX_UNITS + 1];
+  jint offs[MAX_UNITS + 1];
+  arrs[0] = src;
+  offs[0] = srcOff;
+  (*env)->GetIntArrayRegion(env, outOff, 0, rows, offs + 1);
+  for (jint r = 0; r < rows; r++) {
+    arrs[r + 1] = (*env)->GetObjectArrayElement(env, out, r);
+    if (!arrs[r + 1] || offs[r + 1] < 0 ||
+        (jlong)offs[r + 1] + len > (*env)->GetArrayLength(env, arrs[r + 1])) {
+      throw_iae(env, "output is null or too short");
+      return;
+    }
+  }
+  unsigned char *ptrs[MAX_UNITS + 1];
+  jint n = rows + 1, pinned = 0;
+  for (; pinned < n; pinned++) {
+    unsigned char *a = (*env)->GetPrimitiveArrayCritical(env, arrs[pinned], NULL);
+    if (!a) break;
+    ptrs[pinned] = a + offs[pinned];
+  }
+  if (pinned == n && len > 0) isal->ec_encode_data_update(len, k, rows, vecI, t, ptrs[0], ptrs + 1);
+  for (jint i = pinned - 1; i >= 0; i--) {
+    (*env)->ReleasePrimitiveArrayCritical(env, arrs[i], ptrs[i] - offs[i], i == 0 ? JNI_ABORT : 0);
+  }
+  if (pinned != n) throw_ise(env, "cannot pin arrays");
+}

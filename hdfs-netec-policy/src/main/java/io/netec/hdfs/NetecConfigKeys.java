@@ -41,4 +41,8 @@ public final class NetecConfigKeys {
   /** Most streams one agent serves at once; more are refused and the route moves on. */
   public static final String AGENT_MAX_STREAMS = "netec.agent.max.streams";
   public static final int AGENT_MAX_STREAMS_DEFAULT = 64;
+
+  /** An agent closes a stream whose switch has sent nothing for this long. */
+  public static final String AGENT_IDLE_TIMEOUT_MS = "netec.agent.idle.timeout.ms";
+  public static final int AGENT_IDLE_TIMEOUT_MS_DEFAULT = 60_000;
 }

@@ -51,7 +51,7 @@ public final class GaloisField {
   }
 
   /** The 256-byte table t with t[x] = c*x (shared, do not modify). */
-  public static byte[] mulTable(int c) {
+  static byte[] mulTable(int c) {
     return MUL[c & 0xff];
   }
 }

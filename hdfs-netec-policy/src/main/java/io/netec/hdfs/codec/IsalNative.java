@@ -120,6 +120,10 @@ public final class IsalNative {
   static native void encodeBuffers0(int len, int k, int rows, ByteBuffer gftbls,
       ByteBuffer[] in, int[] inPos, ByteBuffer[] out, int[] outPos);
 
+  /** ISA-L ec_encode_data_update: out[r] ^= M[r][vecI] * src, heap arrays. */
+  static native void updateArrays0(int len, int k, int rows, int vecI, ByteBuffer gftbls,
+      byte[] src, int srcOff, byte[][] out, int[] outOff);
+
   /** ISA-L ec_encode_data over heap arrays at the given offsets. */
   static native void encodeArrays0(int len, int k, int rows, ByteBuffer gftbls,
       byte[][] in, int[] inOff, byte[][] out, int[] outOff);

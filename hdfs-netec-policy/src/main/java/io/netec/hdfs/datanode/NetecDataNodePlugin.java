@@ -96,7 +96,9 @@ public class NetecDataNodePlugin implements ServicePlugin {
     try {
       agent = new SurvivorAgent(new DataNodeBlockSource(dn), host, port,
           dn.getConf().getInt(NetecConfigKeys.AGENT_MAX_STREAMS,
-              NetecConfigKeys.AGENT_MAX_STREAMS_DEFAULT));
+              NetecConfigKeys.AGENT_MAX_STREAMS_DEFAULT),
+          dn.getConf().getInt(NetecConfigKeys.AGENT_IDLE_TIMEOUT_MS,
+              NetecConfigKeys.AGENT_IDLE_TIMEOUT_MS_DEFAULT));
       agentKey = dn.getXferPort();
       AgentDirectory.register(agentKey, new InetSocketAddress(host, agent.address().getPort()));
       LOG.info("NetEC survivor agent of DataNode {} on {}", dn.getDisplayName(),

@@ -14,12 +14,15 @@ import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultEventExecutorGroup;
 import io.netty.util.concurrent.EventExecutorGroup;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
@@ -52,9 +55,14 @@ public final class SurvivorAgent implements Closeable {
   private final AtomicInteger streams = new AtomicInteger();
   private final LongAdder bytesSent = new LongAdder();
   private final LongAdder refused = new LongAdder();
+  private final LongAdder idleClosed = new LongAdder();
 
-  public SurvivorAgent(BlockSource source, String bindHost, int port, int maxStreams)
-      throws IOException {
+  /**
+   * @param idleTimeoutMs a stream whose switch sends nothing (no ACK) for this long is closed,
+   *     so a switch that vanished without closing its connection pins no block stream
+   */
+  public SurvivorAgent(BlockSource source, String bindHost, int port, int maxStreams,
+      int idleTimeoutMs) throws IOException {
     this.source = source;
     this.maxStreams = maxStreams;
     this.readers = new DefaultEventExecutorGroup(Math.max(2,
@@ -65,8 +73,10 @@ public final class SurvivorAgent implements Closeable {
           .childHandler(new ChannelInitializer<SocketChannel>() {
             @Override
             protected void initChannel(SocketChannel ch) {
-              ch.pipeline().addLast(new NetecPacketCodec.Decoder(),
-                  new NetecPacketCodec.Encoder()).addLast(readers, new Stream());
+              ch.pipeline().addLast(
+                  new IdleStateHandler(idleTimeoutMs, 0, 0, TimeUnit.MILLISECONDS),
+                  new NetecPacketCodec.Decoder(), new NetecPacketCodec.Encoder())
+                  .addLast(readers, new Stream());
             }
           }).bind(bindHost, port).sync().channel();
     } catch (Exception e) {
@@ -87,14 +97,19 @@ public final class SurvivorAgent implements Closeable {
     return refused.sum();
   }
 
+  /** Streams closed because their switch went silent. */
+  public long idleClosedStreams() {
+    return idleClosed.sum();
+  }
+
   @Override
   public void close() {
     if (server != null) {
       server.close().awaitUninterruptibly();
     }
-    io.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
+    io.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     if (readers != null) {
-      readers.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
+      readers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     }
   }
 
@@ -182,6 +197,18 @@ public final class SurvivorAgent implements Closeable {
       bytesSent.add(len);
       return new NetecPacket(NetecPacket.DATA, task, array, sender, 0,
           (int) (seq % req.slots()), seq, 0, payload);
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+      if (evt instanceof IdleStateEvent) {
+        idleClosed.increment();
+        LOG.warn("Stream of task {} sender {}: nothing from the switch for too long, closing",
+            task, sender);
+        ctx.close();
+        return;
+      }
+      super.userEventTriggered(ctx, evt);
     }
 
     @Override

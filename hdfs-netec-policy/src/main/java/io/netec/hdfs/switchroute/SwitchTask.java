@@ -1,6 +1,6 @@
 package io.netec.hdfs.switchroute;
 
-import io.netec.hdfs.codec.GaloisField;
+import io.netec.hdfs.codec.MatrixAccumulator;
 import io.netec.hdfs.switchroute.wire.NetecPacket;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
 import java.util.Arrays;
@@ -40,8 +40,9 @@ public final class SwitchTask {
   private final int k;
   private final int rows;
   private final int fullMask;
-  private final byte[][] tables; // [r * k + s]: multiply-by-coefficient table, null for 0
-  private final byte[][] sums; // [slot * rows + r]: P bytes
+  private final MatrixAccumulator accumulator;
+  private final byte[][][] sums; // [slot][row]: P bytes
+  private final int[] zeroOffsets;
   private final int[] tracker;
   private final long[] slotSeq;
   private int partialSlots;
@@ -50,7 +51,18 @@ public final class SwitchTask {
   private boolean finished;
   private final long[] verdicts = new long[Verdict.values().length];
 
+  /** With ISA-L's multiply-accumulate when the native library is there, else Java tables. */
   public SwitchTask(int taskId, int slotArray, int slots, SetupRequest setup) {
+    this(taskId, slotArray, slots, setup, MatrixAccumulator::create);
+  }
+
+  /** Chooses how to multiply-accumulate (MatrixAccumulator::java, ::isal or ::create). */
+  public interface AccumulatorFactory {
+    MatrixAccumulator create(int k, int rows, byte[] matrix);
+  }
+
+  public SwitchTask(int taskId, int slotArray, int slots, SetupRequest setup,
+      AccumulatorFactory accumulators) {
     if (slots < 2 || slots > 0xffff) {
       throw new IllegalArgumentException("slots " + slots + " outside 2..65535");
     }
@@ -61,16 +73,22 @@ public final class SwitchTask {
     this.k = setup.k();
     this.rows = setup.rows();
     this.fullMask = (int) ((1L << k) - 1);
-    this.tables = new byte[rows * k][];
+    byte[] matrix = new byte[rows * k];
     for (int r = 0; r < rows; r++) {
       for (int s = 0; s < k; s++) {
-        int c = setup.coefficient(r, s);
-        tables[r * k + s] = c == 0 ? null : GaloisField.mulTable(c);
+        matrix[r * k + s] = (byte) setup.coefficient(r, s);
       }
     }
-    this.sums = new byte[slots * rows][setup.payload()];
+    this.accumulator = accumulators.create(k, rows, matrix);
+    this.sums = new byte[slots][rows][setup.payload()];
+    this.zeroOffsets = new int[rows];
     this.tracker = new int[slots];
     this.slotSeq = new long[slots];
+  }
+
+  /** "isal" or "java": how this task multiplies. */
+  public String multiplier() {
+    return accumulator.name();
   }
 
   /** Bytes of partial sums this task holds: S x rows x P. */
@@ -160,16 +178,7 @@ public final class SwitchTask {
     }
     byte[] payload = p.payload();
     int len = payload.length;
-    for (int r = 0; r < rows; r++) {
-      byte[] t = tables[r * k + sender];
-      if (t == null) {
-        continue;
-      }
-      byte[] sum = sums[i * rows + r];
-      for (int x = 0; x < len; x++) {
-        sum[x] ^= t[payload[x] & 0xff];
-      }
-    }
+    accumulator.accumulate(sender, payload, 0, len, sums[i], zeroOffsets);
     if (tracker[i] == 0) {
       partialSlots++;
       slotSeq[i] = q;
@@ -181,7 +190,7 @@ public final class SwitchTask {
     }
     for (int r = 0; r < rows; r++) {
       reader.accept(new NetecPacket(NetecPacket.RESULT, taskId, slotArray, r, 0, i, q, 0,
-          Arrays.copyOf(sums[i * rows + r], len)));
+          Arrays.copyOf(sums[i][r], len)));
     }
     clear(i);
     return Verdict.COMPLETED;
@@ -190,8 +199,8 @@ public final class SwitchTask {
   private void clear(int i) {
     tracker[i] = 0;
     partialSlots--;
-    for (int r = 0; r < rows; r++) {
-      Arrays.fill(sums[i * rows + r], (byte) 0);
+    for (byte[] row : sums[i]) {
+      Arrays.fill(row, (byte) 0);
     }
   }
 

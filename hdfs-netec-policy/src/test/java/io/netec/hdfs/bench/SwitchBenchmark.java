@@ -1,6 +1,7 @@
 package io.netec.hdfs.bench;
 
 import io.netec.hdfs.codec.CoderBackend;
+import io.netec.hdfs.codec.MatrixAccumulator;
 import io.netec.hdfs.codec.MatrixCoder;
 import io.netec.hdfs.codec.RsMatrix;
 import io.netec.hdfs.switchroute.SwitchTask;
@@ -14,9 +15,8 @@ import java.util.Random;
 /**
  * The software switch's aggregation on one core: {@link SwitchTask#onData} over k senders'
  * packets (multiply by coefficient, XOR into the slot, emit on completion), as GB/s of survivor
- * data in and rebuilt data out; baseline in the same run: the pure-Java decode of the same
- * bytes with {@code JavaMatrixCoder} (what netec_java does), which the switch's per-packet
- * work should roughly match.
+ * data in and rebuilt data out, with ISA-L's multiply-accumulate and with Java tables; baseline
+ * in the same run: the pure-Java decode of the same bytes ({@code JavaMatrixCoder}).
  *
  * <p>Usage: SwitchBenchmark [seconds per measurement, default 2]
  */
@@ -29,15 +29,17 @@ public final class SwitchBenchmark {
     double secs = args.length > 0 ? Double.parseDouble(args[0]) : 2.0;
     System.out.printf(Locale.ROOT, "# Software switch aggregation, one core, %d-byte payloads,"
         + " %d slots (best of 3 rounds of %.1f s)%n%n", PAYLOAD, SLOTS, secs);
-    System.out.println("| k | rows | switch GB/s in | switch GB/s out | Java decode GB/s in |"
-        + " switch/Java |");
-    System.out.println("|---|---|---|---|---|---|");
+    boolean isal = io.netec.hdfs.codec.IsalNative.isAvailable();
+    System.out.println("| k | rows | switch, ISA-L: GB/s in | GB/s out | switch, Java: GB/s in |"
+        + " GB/s out | Java decode GB/s in | ISA-L/Java |");
+    System.out.println("|---|---|---|---|---|---|---|---|");
     for (int k : new int[] {3, 6}) {
       for (int rows : new int[] {1, 2}) {
-        double in = best(() -> switchRun(k, rows, secs));
+        double in = isal ? best(() -> switchRun(k, rows, secs, MatrixAccumulator::isal)) : 0;
+        double javaIn = best(() -> switchRun(k, rows, secs, MatrixAccumulator::java));
         double java = best(() -> javaRun(k, rows, secs));
-        System.out.printf(Locale.ROOT, "| %d | %d | %.2f | %.2f | %.2f | %.2fx |%n", k, rows, in,
-            in * rows / k, java, in / java);
+        System.out.printf(Locale.ROOT, "| %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.1fx |%n",
+            k, rows, in, in * rows / k, javaIn, javaIn * rows / k, java, in / javaIn);
       }
     }
   }
@@ -78,7 +80,8 @@ public final class SwitchBenchmark {
   }
 
   /** GB/s of survivor data through SwitchTask.onData, stripes in order, ACK every S/4. */
-  private static double switchRun(int k, int rows, double secs) throws Exception {
+  private static double switchRun(int k, int rows, double secs,
+      SwitchTask.AccumulatorFactory multiplier) throws Exception {
     SetupRequest setup = setup(k, rows);
     byte[][] payload = new byte[k][PAYLOAD];
     Random rnd = new Random(k);
@@ -97,7 +100,7 @@ public final class SwitchBenchmark {
     long end = System.nanoTime() + (long) (secs * 1e9);
     long start = System.nanoTime();
     while (System.nanoTime() < end) {
-      SwitchTask t = new SwitchTask(0, 0, SLOTS, setup);
+      SwitchTask t = new SwitchTask(0, 0, SLOTS, setup, multiplier);
       for (int q = 0; q < STRIPES; q++) {
         for (int s = 0; s < k; s++) {
           t.onData(packets[q][s], r -> sink[0] += r.payloadLength());

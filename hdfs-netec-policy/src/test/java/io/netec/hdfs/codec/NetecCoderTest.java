@@ -99,6 +99,13 @@ class NetecCoderTest {
     arrays[2] = null;
     assertThrows(iae, () -> IsalNative.encodeArrays0(len, k, m, tables, arrays, new int[k],
         parity, new int[m]));
+    byte[] src = new byte[len];
+    assertThrows(iae, () -> IsalNative.updateArrays0(len, k, m, k, tables, src, 0, parity,
+        new int[m]));
+    assertThrows(iae, () -> IsalNative.updateArrays0(len + 1, k, m, 0, tables, src, 0, parity,
+        new int[m]));
+    assertThrows(iae, () -> IsalNative.updateArrays0(len, k, m, 0, tables, src, 0,
+        new byte[][] {new byte[len], null, new byte[len]}, new int[m]));
   }
 
   @Test
@@ -263,6 +270,37 @@ class NetecCoderTest {
     new NetecRawEncoder(new ErasureCoderOptions(6, 3), failing, name)
         .encode(Arrays.copyOf(units, 6), parity);
     assertArrayEquals(Arrays.copyOfRange(units, 6, 9), parity);
+  }
+
+  /** Accumulating units one at a time, in any order, equals coding them all at once. */
+  @ParameterizedTest
+  @MethodSource("accumulators")
+  void accumulatorMatchesTheMatrixCoder(String which) {
+    Random rnd = new Random(11);
+    int k = 6;
+    int rows = 3;
+    int len = 5000;
+    byte[] matrix = RsMatrix.decodeRows(k, 3, new int[] {1, 2, 4, 5, 6, 8}, new int[] {0, 3, 7});
+    matrix[2] = 0; // a zero and a one coefficient too
+    matrix[3] = 1;
+    byte[][] in = randomUnits(rnd, k, len);
+    byte[][] want = new byte[rows][len];
+    new JavaMatrixCoder(k, rows, matrix).code(len, in, new int[k], want, new int[rows]);
+    MatrixAccumulator acc = which.equals("isal") ? MatrixAccumulator.isal(k, rows, matrix)
+        : MatrixAccumulator.java(k, rows, matrix);
+    assertEquals(which, acc.name());
+    byte[][] got = new byte[rows][len + 9];
+    int[] off = {0, 4, 9};
+    for (int j : new int[] {3, 0, 5, 1, 4, 2}) {
+      acc.accumulate(j, in[j], 0, len, got, off);
+    }
+    for (int r = 0; r < rows; r++) {
+      assertArrayEquals(want[r], Arrays.copyOfRange(got[r], off[r], off[r] + len), "row " + r);
+    }
+  }
+
+  static Stream<String> accumulators() {
+    return nativeExpected() ? Stream.of("java", "isal") : Stream.of("java");
   }
 
   @Test

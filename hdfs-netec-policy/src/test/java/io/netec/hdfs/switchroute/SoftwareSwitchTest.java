@@ -75,7 +75,7 @@ class SoftwareSwitchTest {
   private List<SurvivorAgent> startAgents(int n) throws IOException {
     List<SurvivorAgent> agents = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      SurvivorAgent a = new SurvivorAgent(memory, "127.0.0.1", 0, 64);
+      SurvivorAgent a = new SurvivorAgent(memory, "127.0.0.1", 0, 64, 60_000);
       open.add(a);
       agents.add(a);
     }
@@ -249,6 +249,29 @@ class SoftwareSwitchTest {
 
     byte[][] rows = rebuild(sw.controlAddress(), setup(g, agents, 4096, "good", "tok2"), null);
     assertArrayEquals(g.units[1], rows[0]);
+  }
+
+  /** A switch that vanishes without closing its connection pins no block stream. */
+  @Test
+  void agentClosesAStreamWhoseSwitchWentSilent() throws Exception {
+    SurvivorAgent agent = new SurvivorAgent(memory, "127.0.0.1", 0, 64, 300);
+    open.add(agent);
+    ExtendedBlock b = new ExtendedBlock("BP-test", 77, 100_000, 1);
+    blocks.put(b.toString(), new byte[100_000]);
+    try (java.net.Socket s = new java.net.Socket("127.0.0.1", agent.address().getPort())) {
+      s.getOutputStream().write(new io.netec.hdfs.switchroute.wire.StreamRequest(b, 100_000, 0,
+          100_000, 4096, "", 4, 8).toHello(1, 1, 0).toBytes());
+      s.setSoTimeout(10_000);
+      java.io.InputStream in = s.getInputStream();
+      long got = 0;
+      int n;
+      byte[] buf = new byte[8192];
+      while ((n = in.read(buf)) >= 0) { // the first window arrives, then the agent gives up
+        got += n;
+      }
+      assertEquals(4 * (4096 + io.netec.hdfs.switchroute.wire.NetecPacket.HEADER_BYTES), got);
+    }
+    assertEquals(1, agent.idleClosedStreams());
   }
 
   @Test

@@ -235,11 +235,28 @@ class SwitchTaskTest {
         Arguments.of(6, 3, new int[] {7}), Arguments.of(6, 3, new int[] {8, 2, 5}));
   }
 
+  /** Each shape with each multiplier the run has: Java tables, and ISA-L unless forced off. */
+  static Stream<Arguments> shapesAndMultipliers() {
+    List<String> m = io.netec.hdfs.codec.IsalNative.isAvailable() ? List.of("java", "isal")
+        : List.of("java");
+    return shapes().flatMap(a -> m.stream().map(x -> Arguments.of(a.get()[0], a.get()[1],
+        a.get()[2], x)));
+  }
+
+  static SwitchTask task(int id, int array, int slots, SetupRequest setup, String multiplier) {
+    SwitchTask t = new SwitchTask(id, array, slots, setup, multiplier.equals("isal")
+        ? io.netec.hdfs.codec.MatrixAccumulator::isal
+        : io.netec.hdfs.codec.MatrixAccumulator::java);
+    assertEquals(multiplier, t.multiplier());
+    return t;
+  }
+
   @ParameterizedTest
-  @MethodSource("shapes")
-  void cleanLinksRebuildWithinTheEbsnBound(int k, int m, int[] erased) throws Exception {
+  @MethodSource("shapesAndMultipliers")
+  void cleanLinksRebuildWithinTheEbsnBound(int k, int m, int[] erased, String multiplier)
+      throws Exception {
     Group g = new Group(k, m, erased, 40 * P + 77, k * 7 + erased.length);
-    SwitchTask t = new SwitchTask(3, 1, 16, g.setup);
+    SwitchTask t = task(3, 1, 16, g.setup, multiplier);
     Run run = simulate(g, t, new Faults(), 1);
     assertRebuilt(g, run);
     assertTrue(run.maxSpan <= 16 / 2 + 1, "span " + run.maxSpan + " above I+1");
@@ -251,8 +268,9 @@ class SwitchTaskTest {
   }
 
   @ParameterizedTest
-  @MethodSource("shapes")
-  void faultyLinksStillRebuildEveryByte(int k, int m, int[] erased) throws Exception {
+  @MethodSource("shapesAndMultipliers")
+  void faultyLinksStillRebuildEveryByte(int k, int m, int[] erased, String multiplier)
+      throws Exception {
     Group g = new Group(k, m, erased, 60 * P + 5, k * 11 + erased.length);
     Faults f = new Faults();
     f.drop = 0.03;
@@ -260,7 +278,7 @@ class SwitchTaskTest {
     f.bitFlip = 0.02;
     f.dropResult = 0.03;
     f.reorderWindow = 6;
-    SwitchTask t = new SwitchTask(9, 0, 16, g.setup);
+    SwitchTask t = task(9, 0, 16, g.setup, multiplier);
     Run run = simulate(g, t, f, 42);
     assertRebuilt(g, run);
     assertTrue(run.corruptRefused > 0, "bit flips were injected");

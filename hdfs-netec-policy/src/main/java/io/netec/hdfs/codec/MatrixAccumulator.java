@@ -1,0 +1,63 @@
+package io.netec.hdfs.codec;
+
+/**
+ * Adds one input unit's share to every output: out[r] ^= M[r][j] * in, for a fixed rows x k
+ * GF(2^8) matrix. What a NetEC switch does per packet, one sender at a time, as packets arrive
+ * in any order. Tables are prepared once per matrix.
+ */
+public interface MatrixAccumulator {
+  void accumulate(int j, byte[] in, int inOff, int len, byte[][] out, int[] outOff);
+
+  /** "isal" or "java". */
+  String name();
+
+  /** ISA-L when the native library is available, else the Java table method. */
+  static MatrixAccumulator create(int k, int rows, byte[] matrix) {
+    return IsalNative.isAvailable() ? isal(k, rows, matrix) : java(k, rows, matrix);
+  }
+
+  static MatrixAccumulator java(int k, int rows, byte[] matrix) {
+    byte[][] tables = new byte[matrix.length][];
+    for (int i = 0; i < matrix.length; i++) {
+      tables[i] = matrix[i] == 0 ? null : GaloisField.mulTable(matrix[i]);
+    }
+    return new MatrixAccumulator() {
+      @Override
+      public void accumulate(int j, byte[] in, int inOff, int len, byte[][] out, int[] outOff) {
+        for (int r = 0; r < rows; r++) {
+          byte[] t = tables[r * k + j];
+          if (t == null) {
+            continue;
+          }
+          byte[] o = out[r];
+          int oo = outOff[r];
+          for (int x = 0; x < len; x++) {
+            o[oo + x] ^= t[in[inOff + x] & 0xff];
+          }
+        }
+      }
+
+      @Override
+      public String name() {
+        return "java";
+      }
+    };
+  }
+
+  static MatrixAccumulator isal(int k, int rows, byte[] matrix) {
+    IsalNative.checkAvailable();
+    java.nio.ByteBuffer gftbls = java.nio.ByteBuffer.allocateDirect(32 * k * rows);
+    IsalNative.initTables0(k, rows, matrix, gftbls);
+    return new MatrixAccumulator() {
+      @Override
+      public void accumulate(int j, byte[] in, int inOff, int len, byte[][] out, int[] outOff) {
+        IsalNative.updateArrays0(len, k, rows, j, gftbls, in, inOff, out, outOff);
+      }
+
+      @Override
+      public String name() {
+        return "isal";
+      }
+    };
+  }
+}
