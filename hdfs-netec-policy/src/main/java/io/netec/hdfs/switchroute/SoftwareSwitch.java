@@ -464,9 +464,23 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     }
   }
 
+  /** A VIP connection must say HELLO within this long, or it is closed. */
+  static final int HELLO_TIMEOUT_MS = 10_000;
+
   /** The reader's connection to the VIP: HELLO binds it to its task, then ACKs flow. */
   private final class ReaderHandler extends SimpleChannelInboundHandler<NetecPacket> {
     private Live live;
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+      // A connection that never says HELLO (or sends a frame that never completes) is closed.
+      ctx.executor().schedule(() -> {
+        if (live == null) {
+          ctx.close();
+        }
+      }, HELLO_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+      ctx.fireChannelActive();
+    }
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, NetecPacket p) {

@@ -24,8 +24,11 @@ import org.apache.hadoop.hdfs.server.datanode.DataNode;
 public final class NetecDemo {
   private static final String POLICY = "NETEC-6-3-1024k";
   private static int failures;
+  /** --summary-only (bin/netec-bench ingress): the same run, printing only the ingress table. */
+  private static boolean quiet;
 
   public static void main(String[] args) throws Exception {
+    quiet = Arrays.asList(args).contains("--summary-only");
     SoftwareSwitch sw = new SoftwareSwitch(new SoftwareSwitch.Options());
     Configuration conf = EcTestCluster.conf();
     conf.set(NetecConfigKeys.ROUTE_ORDER, "switch,native");
@@ -52,7 +55,9 @@ public final class NetecDemo {
       nativeIngress = c.hadoopReconstructionBytesRead() - nativeIngress;
       nativeBytes = c.routerMetric("native.Bytes") - nativeBytes;
 
-      say("%nBytes into the rebuilding DataNodes per rebuilt byte (measured):");
+      quiet = false;
+      say("%nBytes into the rebuilding DataNodes per rebuilt byte (measured, %s, one run):",
+          POLICY);
       say("  %-7s %14s %18s %10s", "route", "bytes rebuilt", "bytes taken in", "ratio");
       say("  %-7s %,14d %,18d %9.3fx", "switch", switchBytes, switchIngress,
           (double) switchIngress / switchBytes);
@@ -103,9 +108,8 @@ public final class NetecDemo {
         m[1]++;
       });
     }
-    String fmt = "  %-30s %-8s %-7s %10s %5s  %-12s %s%n";
-    System.out.printf(Locale.ROOT, fmt, "block group", "erased", "route", "bytes", "ms",
-        "files match", "other routes");
+    String fmt = "  %-30s %-8s %-7s %10s %5s  %-12s %s";
+    say(fmt, "block group", "erased", "route", "bytes", "ms", "files match", "other routes");
     List<String> tasks = c.recentTasks();
     for (String line : tasks.subList(Math.min(seen, tasks.size()), tasks.size())) {
       String[] t = line.split("\t", -1);
@@ -116,8 +120,7 @@ public final class NetecDemo {
       }
       boolean ok = m[0] == m[1] && t[2].equals(label);
       failures += ok ? 0 : 1;
-      System.out.printf(Locale.ROOT, fmt, t[0], t[1], t[2], t[3], t[4],
-          (ok ? "yes " : "NO ") + m[0] + "/" + m[1], t[5]);
+      say(fmt, t[0], t[1], t[2], t[3], t[4], (ok ? "yes " : "NO ") + m[0] + "/" + m[1], t[5]);
     }
     for (String f : files) {
       check(Arrays.equals(data.get(f), c.readFully(f)), "  read of " + f + " after rebuild");
@@ -126,7 +129,9 @@ public final class NetecDemo {
 
   private static void check(boolean ok, String what) {
     failures += ok ? 0 : 1;
-    say("%s: %s", what, ok ? "bytes match" : "BYTES DIFFER");
+    if (!ok || !quiet) {
+      System.out.printf(Locale.ROOT, "%s: %s%n", what, ok ? "bytes match" : "BYTES DIFFER");
+    }
   }
 
   /** Internal block ids are the group id plus the index (0..15). */
@@ -135,6 +140,8 @@ public final class NetecDemo {
   }
 
   private static void say(String fmt, Object... args) {
-    System.out.printf(Locale.ROOT, fmt + "%n", args);
+    if (!quiet) {
+      System.out.printf(Locale.ROOT, fmt + "%n", args);
+    }
   }
 }

@@ -34,6 +34,8 @@ class SoftwareSwitchTest {
   private final List<AutoCloseable> open = new ArrayList<>();
   private final Map<String, byte[]> blocks = new ConcurrentHashMap<>();
   private volatile String requiredToken;
+  /** When set, opening a block blocks: a survivor that stalls. */
+  private volatile boolean stall;
 
   /** Blocks from memory; tokens checked when {@link #requiredToken} is set. */
   private final SurvivorAgent.BlockSource memory = new SurvivorAgent.BlockSource() {
@@ -49,7 +51,14 @@ class SoftwareSwitchTest {
     }
 
     @Override
-    public InputStream open(ExtendedBlock block, long offset) {
+    public InputStream open(ExtendedBlock block, long offset) throws IOException {
+      while (stall) {
+        try {
+          Thread.sleep(50);
+        } catch (InterruptedException e) {
+          throw new IOException(e);
+        }
+      }
       byte[] b = blocks.get(block.toString());
       return new ByteArrayInputStream(b, (int) offset, b.length - (int) offset);
     }
@@ -272,6 +281,51 @@ class SoftwareSwitchTest {
       assertEquals(4 * (4096 + io.netec.hdfs.switchroute.wire.NetecPacket.HEADER_BYTES), got);
     }
     assertEquals(1, agent.idleClosedStreams());
+  }
+
+  /** A survivor that stalls: the task fails after its timeout, and the switch is freed. */
+  @Test
+  void stalledTaskFailsAfterItsTimeout() throws Exception {
+    SoftwareSwitch sw = startSwitch(2, 64L << 20);
+    List<SurvivorAgent> agents = startAgents(3);
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {0}, 100_000, 4);
+    SetupRequest s = setup(g, agents, 4096, "", "stall");
+    SetupRequest quick = new SetupRequest("stall", 4096, 0, s.length(), 500, s.survivors(),
+        new byte[][] {{(byte) s.coefficient(0, 0), (byte) s.coefficient(0, 1),
+            (byte) s.coefficient(0, 2)}});
+    stall = true;
+    long t0 = System.nanoTime();
+    try {
+      assertThrows(IOException.class, () -> rebuild(sw.controlAddress(), quick, null));
+    } finally {
+      stall = false;
+    }
+    assertTrue(System.nanoTime() - t0 < 10_000_000_000L, "failed within the timeout's reach");
+    waitFor(() -> sw.tasksFailed() == 1 && sw.tasksInUse() == 0);
+  }
+
+  /** Garbage on the data ports closes that connection only; both keep serving. */
+  @Test
+  void malformedPacketsCloseOnlyTheirConnection() throws Exception {
+    SoftwareSwitch sw = startSwitch(2, 64L << 20);
+    List<SurvivorAgent> agents = startAgents(3);
+    byte[] garbage = new byte[200];
+    new java.util.Random(5).nextBytes(garbage);
+    garbage[0] = 1; // a plausible version and a complete frame of 20 + 100 bytes, then nonsense
+    garbage[14] = 0;
+    garbage[15] = 100;
+    for (InetSocketAddress port : List.of(sw.dataAddress(), agents.get(0).address())) {
+      try (java.net.Socket s = new java.net.Socket("127.0.0.1", port.getPort())) {
+        s.getOutputStream().write(garbage);
+        s.setSoTimeout(10_000);
+        while (s.getInputStream().read() >= 0) {
+          // drained until the peer closes
+        }
+      }
+    }
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {2}, 50_000, 5);
+    assertArrayEquals(g.units[2], rebuild(sw.controlAddress(), setup(g, agents, 4096, "",
+        "after"), null)[0]);
   }
 
   @Test
