@@ -19,6 +19,9 @@ if ((${#need[@]})); then
   $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
+command -v python3 >/dev/null || { echo "setup: python3 not found" >&2; exit 1; }
+python3 -c 'import pytest' 2>/dev/null || python3 -m pip install -q pytest
+
 for tool in java mvn; do
   command -v "$tool" >/dev/null || { echo "setup: $tool not found (need JDK 17 and Maven)" >&2; exit 1; }
 done

@@ -3,6 +3,7 @@
 #   1. every test on Hadoop 3.4.3 with the native (ISA-L) coder,
 #   2. every test again with the native library forced off (pure-Java coder),
 #   3. every test on Hadoop 3.5.0 (profile hadoop-3.5).
+#   4. the Python reference model of the switch against the shared test vectors.
 # Exits non-zero if any run fails. .ci/run calls exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,5 +20,8 @@ step "Hadoop 3.4.3, native library forced off (-Dnetec.native.disable=true)"
 
 step "Hadoop 3.5.0 (-Phadoop-3.5)"
 "${mvn[@]}" clean verify -Phadoop-3.5
+
+step "Python: switch reference model and shared vectors"
+python3 -m pytest -q src/test/python
 
 step "all suites passed"

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Generates the shared NetEC switch test vectors (*.json here) from real RS stripes.
+
+Each vector is one switch task: its setup, the erased units (ground truth), and a sequence of
+events (a packet from a survivor or from the reader) with the verdict and the exact packets the
+switch must emit. The generator runs the Python reference model (switch-p4/model) and refuses to
+write a vector unless the RESULT payloads rebuild the erased units byte for byte. The Java
+software switch (SharedVectorTest) and the Python model (src/test/python) replay every file.
+
+Usage: python3 src/test/vectors/generate.py [DIR]   (rewrites the files here, or writes to
+DIR; the files here are committed, and a test checks they are exactly what this writes)
+"""
+
+import json
+import os
+import random
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = HERE  # where write() puts files; main() takes another directory for checks
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "switch-p4", "model"))
+
+import gf256  # noqa: E402
+import netec_model as nm  # noqa: E402
+
+P = 64
+SLOTS = 8
+
+
+class Scenario:
+    def __init__(self, name, description, k, m, erased, length, seed):
+        self.name, self.description = name, description
+        self.k, self.m, self.erased, self.length = k, m, erased, length
+        rnd = random.Random(seed)
+        # Data units of unequal length, as in a group's last stripe; parity as long as unit 0.
+        lengths = [length] + [length - rnd.randrange(length // 2) for _ in range(k - 1)]
+        data = [bytes(rnd.randrange(256) for _ in range(n)) + bytes(length - n) for n in lengths]
+        self.units = data + gf256.encode(data, m)
+        self.survivors = [i for i in range(k + m) if i not in erased][:k]
+        self.coefficients = gf256.decode_rows(k, m, self.survivors, erased)
+        self.task = nm.Task(3, 1, SLOTS, k, len(erased), P, length, self.coefficients)
+        self.events = []
+        self.results = {}
+
+    def data(self, sender, seq, **override):
+        """Survivor sender's DATA packet for stripe seq; override changes header fields."""
+        n = self.task.payload_length(seq)
+        unit = self.units[self.survivors[sender]]
+        fields = dict(type_=nm.DATA, task=3, array=1, sender=sender, flags=0,
+                      slot=seq % SLOTS, seq=seq, window=0,
+                      payload=unit[seq * P:seq * P + n])
+        fields.update(override)
+        return nm.Packet(**fields).encode()
+
+    def ack(self, seq, flags=0, window=0xFFFF):
+        return nm.Packet(nm.ACK, 3, 1, nm.READER, flags, 0, seq, window).encode()
+
+    def survivor(self, wire, expect=None):
+        try:
+            p = nm.Packet.decode(wire)
+        except nm.Malformed:
+            verdict, out = "MALFORMED", []
+        else:
+            verdict, out = self.task.on_data(p)
+        if expect is not None and verdict != expect:
+            raise AssertionError("%s: expected %s, model said %s" % (self.name, expect, verdict))
+        for r in out:
+            self.results.setdefault((r.sender, r.seq), r.payload)
+        self.events.append({"from": "survivor", "packet": wire.hex(), "verdict": verdict,
+                            "emit": [r.encode().hex() for r in out]})
+
+    def reader(self, wire):
+        out = self.task.on_ack(nm.Packet.decode(wire))
+        self.events.append({"from": "reader", "packet": wire.hex(),
+                            "emit": [] if out is None else [out.encode().hex()]})
+
+    def stripe(self, seq, order=None):
+        for s in order or range(self.k):
+            self.survivor(self.data(s, seq))
+
+    def write(self):
+        for r, e in enumerate(self.erased):
+            got = b"".join(self.results[(r, q)] for q in range(self.task.stripes))
+            if got != self.units[e]:
+                raise AssertionError("%s: unit %d not rebuilt" % (self.name, e))
+        if not self.task.finished:
+            raise AssertionError("%s: task not finished" % self.name)
+        doc = {"name": self.name, "description": self.description, "protocol": 1,
+               "task": 3, "slotArray": 1, "slots": SLOTS, "k": self.k, "m": self.m,
+               "rows": len(self.erased),
+               "payload": P, "length": self.length, "coefficients": self.coefficients,
+               "survivorUnits": self.survivors, "erased": self.erased,
+               "erasedUnits": [self.units[e].hex() for e in self.erased],
+               "events": self.events}
+        with open(os.path.join(OUT, self.name + ".json"), "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+
+
+def in_order():
+    s = Scenario("rs32-in-order", "RS(3,2), unit 1 erased, packets in order, ACK every 2 stripes",
+                 3, 2, [1], 5 * P + 17, 1)
+    for q in range(s.task.stripes):
+        s.stripe(q, [q % 3, (q + 1) % 3, (q + 2) % 3])
+        if q % 2 == 1:
+            s.reader(s.ack(q + 1))
+    s.reader(s.ack(s.task.stripes, nm.FIN))
+    s.write()
+
+
+def faults():
+    s = Scenario("rs63-faults", "RS(6,3), units 0 and 7 erased: duplicates, reordering, a lost "
+                 "packet recovered by RETX and go-back-N, stale and too-far packets, EBSN "
+                 "windows", 6, 3, [0, 7], 19 * P + 5, 2)
+    s.stripe(0)
+    s.survivor(s.data(3, 1))
+    s.survivor(s.data(3, 1), "DUPLICATE")
+    s.stripe(1, [0, 1, 2, 4, 5])
+    # stripes 2 and 3 interleaved and reversed
+    for snd in range(6):
+        s.survivor(s.data(5 - snd, 3))
+        s.survivor(s.data(snd, 2))
+    s.reader(s.ack(4))
+    s.survivor(s.data(0, 0), "STALE")
+    s.survivor(s.data(1, 12), "TOO_FAR")
+    # stripe 4 loses sender 2's packet; stripes 5 and 6 go ahead
+    s.stripe(4, [0, 1, 3, 4, 5])
+    s.stripe(5)
+    s.stripe(6)
+    s.reader(s.ack(4, nm.RETX))  # the reader misses stripe 4: everyone goes back to it
+    s.stripe(4)  # five duplicates and the lost packet
+    for q in (5, 6):
+        s.stripe(q)  # go-back-N resends: stripes already emitted start fresh slots
+    s.reader(s.ack(7))
+    for q in range(7, s.task.stripes):
+        s.stripe(q)
+        if q % 2 == 0:
+            s.reader(s.ack(q + 1))
+    s.reader(s.ack(s.task.stripes, nm.FIN))
+    s.write()
+
+
+def three_rows():
+    s = Scenario("rs63-three-rows", "RS(6,3), units 8, 2, 5 erased (parity first), in order",
+                 6, 3, [8, 2, 5], 7 * P + 63, 3)
+    for q in range(s.task.stripes):
+        s.stripe(q)
+        s.reader(s.ack(q + 1))
+    s.reader(s.ack(s.task.stripes, nm.FIN))
+    s.write()
+
+
+def malformed():
+    s = Scenario("rs32-malformed", "RS(3,2), unit 4 erased: malformed and foreign packets are "
+                 "dropped without effect", 3, 2, [4], 3 * P, 4)
+    good = bytearray(s.data(0, 0))
+    bad_sum = bytearray(good)
+    bad_sum[25] ^= 0x10
+    s.survivor(bytes(bad_sum), "MALFORMED")
+    s.survivor(s.data(0, 0, task=4), "MISMATCH")
+    s.survivor(s.data(0, 0, slot=5), "MISMATCH")
+    s.survivor(s.data(0, 0, payload=bytes(10)), "MISMATCH")
+    foreign = nm.Packet.decode(s.data(0, 0))
+    foreign.sender = 3  # no sender 3 in a k=3 task
+    s.survivor(foreign.encode(), "MISMATCH")
+    bad_version = bytearray(good)
+    bad_version[0] = 2
+    s.survivor(bytes(bad_version), "MALFORMED")
+    for q in range(s.task.stripes):
+        s.stripe(q)
+    s.reader(s.ack(s.task.stripes, nm.FIN))
+    s.write()
+
+
+def slot_reuse():
+    s = Scenario("rs32-slot-reuse", "RS(3,2), unit 0 erased: a late duplicate of a delivered "
+                 "stripe starts stale partial sums, which the stripe that reuses the slot "
+                 "clears", 3, 2, [0], 12 * P, 5)
+    for q in range(3):
+        s.stripe(q)
+    late = s.data(1, 1)
+    s.reader(s.ack(3))
+    s.survivor(late, "STALE")
+    for q in range(3, 9):
+        s.stripe(q)
+    s.reader(s.ack(9))
+    for q in range(9, s.task.stripes):
+        s.stripe(q)
+    s.reader(s.ack(s.task.stripes, nm.FIN))
+    s.write()
+
+
+def main(out=HERE):
+    global OUT
+    OUT = out
+    in_order()
+    faults()
+    three_rows()
+    malformed()
+    slot_reuse()
+    return out
+
+
+if __name__ == "__main__":
+    print("vectors written to", main(sys.argv[1] if len(sys.argv) > 1 else HERE))

@@ -1,0 +1,147 @@
+"""Packet-by-packet reference model of a NetEC switch task (docs/protocol.md, version 1).
+
+One task's slot ring, progress trackers and partial sums, with the DATA and ACK rules of the
+protocol. The P4 pipeline (switch-p4/) and the Java software switch (SwitchTask) implement the
+same rules; shared vectors (src/test/vectors) hold all three to the same bytes.
+"""
+
+import struct
+
+import gf256
+
+VERSION = 1
+HEADER = 20
+DATA, RESULT, ACK, HELLO = 1, 2, 3, 4
+FIN, RETX = 1, 2
+READER = 0xFF
+
+
+class Malformed(Exception):
+    """A packet a receiver must drop; the message says why."""
+
+
+def checksum(buf: bytes) -> int:
+    """RFC 1071 ones'-complement sum, complemented (0 is sent as 0xffff)."""
+    if len(buf) % 2:
+        buf += b"\0"
+    total = sum(struct.unpack("!%dH" % (len(buf) // 2), buf))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+class Packet:
+    __slots__ = ("type", "task", "array", "sender", "flags", "slot", "seq", "window", "payload")
+
+    def __init__(self, type_, task, array, sender, flags, slot, seq, window, payload=b""):
+        self.type, self.task, self.array, self.sender = type_, task, array, sender
+        self.flags, self.slot, self.seq, self.window = flags, slot, seq, window
+        self.payload = bytes(payload)
+
+    def encode(self) -> bytes:
+        head = struct.pack("!BBBBBBHIHHHH", VERSION, self.type, self.task, self.array,
+                           self.sender, self.flags, self.slot, self.seq, self.window,
+                           len(self.payload), 0, 0)
+        s = checksum(head + self.payload)
+        head = head[:16] + struct.pack("!H", s if s else 0xFFFF) + head[18:]
+        return head + self.payload
+
+    @staticmethod
+    def decode(buf: bytes) -> "Packet":
+        if len(buf) < HEADER:
+            raise Malformed("truncated packet: %d bytes" % len(buf))
+        (version, type_, task, array, sender, flags, slot, seq, window, length, _check,
+         reserved) = struct.unpack("!BBBBBBHIHHHH", buf[:HEADER])
+        if len(buf) != HEADER + length:
+            raise Malformed("length %d but %d bytes" % (length, len(buf) - HEADER))
+        if version != VERSION:
+            raise Malformed("version %d, expected %d" % (version, VERSION))
+        if not DATA <= type_ <= HELLO:
+            raise Malformed("unknown type %d" % type_)
+        if flags & ~(FIN | RETX):
+            raise Malformed("unknown flags 0x%x" % flags)
+        if reserved:
+            raise Malformed("reserved bytes not zero")
+        if checksum(buf) != 0:
+            raise Malformed("checksum mismatch")
+        return Packet(type_, task, array, sender, flags, slot, seq, window, buf[HEADER:])
+
+
+class Task:
+    """One task of a switch: slots x rows partial sums, a tracker per slot, EBSN state."""
+
+    def __init__(self, task_id, array, slots, k, rows, payload, length, coefficients):
+        self.task_id, self.array, self.slots = task_id, array, slots
+        self.k, self.rows, self.payload, self.length = k, rows, payload, length
+        self.coefficients = coefficients
+        self.stripes = (length + payload - 1) // payload
+        self.sums = [[bytearray(payload) for _ in range(rows)] for _ in range(slots)]
+        self.tracker = [0] * slots
+        self.slot_seq = [0] * slots
+        self.max_started = -1
+        self.ack_seq = 0
+        self.finished = False
+
+    def payload_length(self, seq):
+        return min(self.payload, self.length - seq * self.payload)
+
+    def span(self):
+        return max(0, self.max_started + 1 - self.ack_seq)
+
+    def ebsn_window(self):
+        exposed = self.slots // 2
+        c = self.span()
+        return exposed - c if c < exposed else 0
+
+    def on_data(self, p: Packet):
+        """Returns (verdict, RESULT packets emitted)."""
+        q, s = p.seq, p.sender
+        if (p.type != DATA or p.task != self.task_id or p.array != self.array or s >= self.k
+                or q >= self.stripes or p.slot != q % self.slots
+                or len(p.payload) != self.payload_length(q)):
+            return "MISMATCH", []
+        if q < self.ack_seq:
+            return "STALE", []
+        if q >= self.ack_seq + self.slots:
+            return "TOO_FAR", []
+        i = p.slot
+        if self.tracker[i] and self.slot_seq[i] != q:
+            if self.slot_seq[i] >= self.ack_seq:
+                return "SLOT_BUSY", []
+            self._clear(i)
+        bit = 1 << s
+        if self.tracker[i] & bit:
+            return "DUPLICATE", []
+        for r in range(self.rows):
+            c = self.coefficients[r][s]
+            if c:
+                row = self.sums[i][r]
+                for x, byte in enumerate(p.payload):
+                    row[x] ^= gf256.mul(c, byte)
+        if not self.tracker[i]:
+            self.slot_seq[i] = q
+            self.max_started = max(self.max_started, q)
+        self.tracker[i] |= bit
+        if self.tracker[i] != (1 << self.k) - 1:
+            return "AGGREGATED", []
+        n = len(p.payload)
+        out = [Packet(RESULT, self.task_id, self.array, r, 0, i, q, 0, bytes(self.sums[i][r][:n]))
+               for r in range(self.rows)]
+        self._clear(i)
+        return "COMPLETED", out
+
+    def _clear(self, i):
+        self.tracker[i] = 0
+        for row in self.sums[i]:
+            row[:] = bytes(len(row))
+
+    def on_ack(self, p: Packet):
+        """The ACK every survivor gets (window lowered by EBSN), or None if not this task's."""
+        if (p.type != ACK or p.task != self.task_id or p.array != self.array
+                or p.sender != READER or p.seq > self.stripes):
+            return None
+        self.ack_seq = max(self.ack_seq, p.seq)
+        if p.flags & FIN and self.ack_seq == self.stripes:
+            self.finished = True
+        return Packet(ACK, p.task, p.array, p.sender, p.flags, p.slot, p.seq,
+                      min(p.window, self.ebsn_window()), p.payload)
