@@ -38,6 +38,7 @@ public class NetecDistributedFileSystem extends DistributedFileSystem {
       return hadoop;
     }
     String src = fixRelativePart(f).toUri().getPath();
+    // One more NameNode call, only with a switch configured: policy, state and all locations.
     LocatedBlocks blocks = getClient().getLocatedBlocks(src, 0, Long.MAX_VALUE);
     if (blocks.getErasureCodingPolicy() == null
         || !NetecCoderFactories.CODEC.equals(blocks.getErasureCodingPolicy().getCodecName())

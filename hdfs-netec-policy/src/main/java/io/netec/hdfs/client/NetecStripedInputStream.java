@@ -19,7 +19,6 @@ import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSInputStream;
 import org.apache.hadoop.hdfs.BlockReader;
 import org.apache.hadoop.hdfs.DFSClient;
-import org.apache.hadoop.hdfs.DFSUtilClient;
 import org.apache.hadoop.hdfs.client.impl.BlockReaderFactory;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.protocol.ErasureCodingPolicy;
@@ -401,7 +400,6 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
 
   @Override
   public String toString() {
-    return "NetecStripedInputStream{" + src + ", pos " + pos + ", "
-        + DFSUtilClient.class.getSimpleName() + "}";
+    return "NetecStripedInputStream{" + src + ", pos " + pos + "}";
   }
 }
