@@ -286,11 +286,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     memoryUsed += mem;
     accepted.increment();
     // A reader that never comes must not hold the slot array.
-    group.next().schedule(() -> {
-      if (!l.bound) {
-        l.fail("no reader connected within " + req.timeoutMs() + " ms");
-      }
-    }, req.timeoutMs(), TimeUnit.MILLISECONDS);
+    group.next().schedule(() -> expireUnclaimed(l), req.timeoutMs(), TimeUnit.MILLISECONDS);
     return SetupAnswer.accept(id, array, slots, vip());
   }
 
@@ -303,6 +299,26 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   private synchronized Live lookup(int task, int array) {
     Live l = tasks[task];
     return l != null && l.task.slotArray() == array ? l : null;
+  }
+
+  /** The reader's HELLO takes the task; false if it expired or is taken. */
+  private synchronized boolean claim(Live l) {
+    if (l.done || l.bound) {
+      return false;
+    }
+    l.bound = true;
+    return true;
+  }
+
+  /** Releases a task no reader claimed in time (decided under the same lock as claim). */
+  private synchronized void expireUnclaimed(Live l) {
+    if (!l.bound && !l.done) {
+      l.done = true;
+      failed.increment();
+      LOG.warn("Task {} ({}) failed: no reader connected within {} ms", l.task.taskId(),
+          l.task.setup().group(), l.task.setup().timeoutMs());
+      release(l);
+    }
   }
 
   private synchronized Live byId(int id) {
@@ -322,9 +338,9 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     final SwitchTask task;
     final long memory;
     final Channel[] survivors;
-    volatile boolean bound;
+    boolean bound; // guarded by the switch: see claim() and expireUnclaimed()
     Channel reader;
-    boolean done;
+    volatile boolean done;
     long lastProgress = System.nanoTime();
     ScheduledFuture<?> watchdog;
 
@@ -334,8 +350,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       this.survivors = new Channel[task.setup().k()];
     }
 
+    /** After {@link #claim}: connects the survivors from the reader's event loop. */
     void bind(Channel readerChannel) {
-      bound = true;
       reader = readerChannel;
       SetupRequest s = task.setup();
       for (int i = 0; i < survivors.length; i++) {
@@ -487,7 +503,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       if (live == null) {
         Live l = p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER
             ? lookup(p.task(), p.slotArray()) : null;
-        if (l == null || l.bound || l.done) {
+        if (l == null || !claim(l)) {
           LOG.info("Closing VIP connection {}: no such task for {}", ctx.channel(), p);
           ctx.close();
           return;
