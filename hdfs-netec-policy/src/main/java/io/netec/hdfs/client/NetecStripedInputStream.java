@@ -39,7 +39,8 @@ import org.slf4j.LoggerFactory;
  * their DataNodes (checksums verified); when a unit cannot be read, the switch rebuilds that
  * unit's range from k survivors and the client takes in one stream per missing unit instead of
  * k. If the switch declines or fails, the range is read through Hadoop's own striped stream,
- * which decodes locally: the bytes returned are always the file's.
+ * which decodes locally: the bytes returned are always the file's. Reads of one stream are
+ * serialized (they share the fetched stripes); open one stream per reading thread.
  */
 final class NetecStripedInputStream extends FSInputStream implements ByteBufferReadable {
   private static final Logger LOG = LoggerFactory.getLogger(NetecStripedInputStream.class);
