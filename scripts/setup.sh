@@ -9,6 +9,12 @@ ldconfig -p 2>/dev/null | grep -q 'libisal\.so\.2 ' || need+=(libisal2)
 command -v cmake >/dev/null || need+=(cmake)
 command -v cc >/dev/null || need+=(gcc)
 command -v make >/dev/null || need+=(make)
+command -v python3 >/dev/null || need+=(python3)
+# pytest: pip where the Python allows it (pyenv, venv); Debian's package for the system Python,
+# which refuses pip installs (PEP 668).
+if ! python3 -c 'import pytest' 2>/dev/null && ! python3 -m pip install -q pytest 2>/dev/null; then
+  need+=(python3-pytest)
+fi
 
 if ((${#need[@]})); then
   echo "setup: installing ${need[*]}"
@@ -19,8 +25,7 @@ if ((${#need[@]})); then
   $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-command -v python3 >/dev/null || { echo "setup: python3 not found" >&2; exit 1; }
-python3 -c 'import pytest' 2>/dev/null || python3 -m pip install -q pytest
+python3 -c 'import pytest' 2>/dev/null || { echo "setup: pytest not importable by python3" >&2; exit 1; }
 
 for tool in java mvn; do
   command -v "$tool" >/dev/null || { echo "setup: $tool not found (need JDK 17 and Maven)" >&2; exit 1; }
