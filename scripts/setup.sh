@@ -5,7 +5,7 @@ set -euo pipefail
 
 need=()
 # ISA-L: libnetec.so dlopen's libisal.so.2 (the native coder and the benchmarks use it).
-ldconfig -p 2>/dev/null | grep -q 'libisal\.so\.2 ' || need+=(libisal2)
+{ ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q 'libisal\.so\.2 ' || need+=(libisal2)
 command -v cmake >/dev/null || need+=(cmake)
 command -v cc >/dev/null || need+=(gcc)
 command -v make >/dev/null || need+=(make)
