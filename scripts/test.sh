@@ -3,7 +3,8 @@
 #   1. every test on Hadoop 3.4.3 with the native (ISA-L) coder,
 #   2. every test again with the native library forced off (pure-Java coder),
 #   3. every test on Hadoop 3.5.0 (profile hadoop-3.5).
-#   4. the Python reference model of the switch against the shared test vectors.
+#   4. the Python reference model of the switch against the shared test vectors,
+#   5. the C tests of the INEC engine, under AddressSanitizer and UndefinedBehaviorSanitizer.
 # Exits non-zero if any run fails. .ci/run calls exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,5 +24,10 @@ step "Hadoop 3.5.0 (-Phadoop-3.5)"
 
 step "Python: switch reference model and shared vectors"
 python3 -m pytest -q src/test/python
+
+step "C: INEC engine under AddressSanitizer and UndefinedBehaviorSanitizer"
+cmake -S native -B native/build-asan -DNETEC_SANITIZE=ON >/dev/null
+cmake --build native/build-asan --parallel 2 >/dev/null
+(cd native/build-asan && ctest --output-on-failure)
 
 step "all suites passed"

@@ -22,6 +22,7 @@ struct netec_isal_api {
                                 unsigned char *data, unsigned char **coding);
   void (*gf_gen_cauchy1_matrix)(unsigned char *a, int m, int k);
   int (*gf_invert_matrix)(unsigned char *in, unsigned char *out, const int n);
+  unsigned char (*gf_mul)(unsigned char a, unsigned char b);
 };
 
 /*

@@ -41,6 +41,7 @@ static void do_load(void) {
   NETEC_SYM(ec_encode_data_update);
   NETEC_SYM(gf_gen_cauchy1_matrix);
   NETEC_SYM(gf_invert_matrix);
+  NETEC_SYM(gf_mul);
 #undef NETEC_SYM
   Dl_info info;
   if (dladdr(*(void **)&api.ec_encode_data, &info) && info.dli_fname) {

@@ -1,0 +1,537 @@
+/*
+ * INEC progress engine over TCP: see include/inec.h.
+ *
+ * One thread per engine runs epoll. Each posted primitive (an "op") works chunk by chunk:
+ * it reads chunk c from every input connection (reading a connection only while its op is
+ * waiting for that chunk, so TCP carries the back-pressure), calculates, then sends chunk c
+ * on its output connection or stores it, and moves to chunk c+1. Posting threads only enqueue.
+ */
+#define _GNU_SOURCE
+#include "inec.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "netec_isal.h"
+
+#define INEC_MAGIC 0x494e4543u /* "INEC" */
+#define HDR 16
+#define MAX_ROWS 16
+#define MAX_COLS 32
+
+enum op_type { OP_EC_SEND, OP_RECV_EC_SEND, OP_RECV_EC };
+
+struct op;
+
+struct inec_conn {
+  int fd;
+  inec_engine *e;
+  struct op *reader; /* op reading this connection, or NULL */
+  int src;           /* its index among the op's inputs */
+  struct op *writer; /* op sending on this connection, or NULL */
+  unsigned char hdr[HDR];
+  size_t hdr_got;
+  size_t body_got;
+  int reading; /* waiting for the op's current chunk */
+  const unsigned char *send_buf;
+  size_t send_len, send_off;
+  uint32_t events; /* registered epoll interest */
+  int broken;
+  int hup;       /* peer closed: no longer polled; buffered data is drained from `ready` */
+  int in_ready;
+  struct inec_conn *ready_next;
+  struct inec_conn *next;
+};
+
+struct op {
+  enum op_type type;
+  inec_calc_kind kind;
+  int rows, cols;
+  unsigned char *gftbls; /* ISA-L tables of the matrix (EC), or NULL */
+  const unsigned char *local[MAX_COLS]; /* copied at post: callers' arrays may be temporary */
+  int nlocal;
+  inec_conn **src;
+  int nsrc;
+  unsigned char *out[MAX_ROWS];
+  inec_conn *dst;
+  size_t len, chunk, nchunks, c; /* c: chunk being worked on */
+  int have;                      /* inputs that delivered chunk c */
+  int in_rows;                   /* rows each input carries */
+  unsigned char *inbuf;          /* nsrc x in_rows x chunk */
+  unsigned char *outbuf;         /* HDR + rows x chunk */
+  inec_done_fn done;
+  void *arg;
+  int finished;
+  struct op *next;
+};
+
+struct inec_engine {
+  int epfd, wakefd;
+  pthread_t thread;
+  pthread_mutex_t lock;
+  struct op *pending; /* posted, not started (guarded by lock) */
+  struct op *ops;     /* started (engine thread only) */
+  inec_conn *conns;   /* all connections (guarded by lock) */
+  inec_conn *ready;   /* closed-by-peer connections whose op waits for data (engine thread) */
+  int stop;
+  const struct netec_isal_api *isal;
+};
+
+static size_t chunk_len(const struct op *op, size_t c) {
+  size_t left = op->len - c * op->chunk;
+  return left < op->chunk ? left : op->chunk;
+}
+
+static void put32(unsigned char *p, uint32_t v) {
+  v = htonl(v);
+  memcpy(p, &v, 4);
+}
+
+static uint32_t get32(const unsigned char *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return ntohl(v);
+}
+
+static void conn_interest(inec_conn *c) {
+  if (c->hup) {
+    if (c->reading && !c->in_ready && !c->broken) {
+      c->in_ready = 1;
+      c->ready_next = c->e->ready;
+      c->e->ready = c;
+    }
+    return;
+  }
+  uint32_t want = (c->reading ? EPOLLIN : 0) | (c->send_buf ? EPOLLOUT : 0);
+  if (want == c->events || c->broken) return;
+  struct epoll_event ev = {.events = want, .data.ptr = c};
+  epoll_ctl(c->e->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+  c->events = want;
+}
+
+static void op_finish(struct op *op, int status) {
+  if (op->finished) return;
+  op->finished = 1;
+  for (int i = 0; i < op->nsrc; i++) {
+    op->src[i]->reader = NULL;
+    op->src[i]->reading = 0;
+    conn_interest(op->src[i]);
+  }
+  if (op->dst) {
+    op->dst->writer = NULL;
+    op->dst->send_buf = NULL;
+    conn_interest(op->dst);
+  }
+  op->done(op->arg, status);
+}
+
+static void xor_into(unsigned char *dst, const unsigned char *src, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t a, b;
+    memcpy(&a, dst + i, 8);
+    memcpy(&b, src + i, 8);
+    a ^= b;
+    memcpy(dst + i, &a, 8);
+  }
+  for (; i < n; i++) dst[i] ^= src[i];
+}
+
+static void op_send_chunk(inec_engine *e, struct op *op);
+
+/* All inputs of chunk c are in: calculate, then send or store, then go on. */
+static void op_compute(inec_engine *e, struct op *op) {
+  size_t n = chunk_len(op, op->c);
+  unsigned char *rowp[MAX_ROWS];
+  if (op->type == OP_RECV_EC) {
+    for (int r = 0; r < op->rows; r++) rowp[r] = op->out[r] + op->c * op->chunk;
+  } else {
+    for (int r = 0; r < op->rows; r++) rowp[r] = op->outbuf + HDR + (size_t)r * n;
+  }
+  if (op->type == OP_RECV_EC && op->kind == INEC_CALC_EC) {
+    unsigned char *in[MAX_COLS];
+    for (int i = 0; i < op->nsrc; i++) in[i] = op->inbuf + (size_t)i * op->chunk;
+    e->isal->ec_encode_data((int)n, op->nsrc, op->rows, op->gftbls, in, rowp);
+  } else {
+    /* XOR of the inputs' rows (none for ec_send), then the local units' share. */
+    for (int r = 0; r < op->rows; r++) memset(rowp[r], 0, n);
+    for (int i = 0; i < op->nsrc; i++) {
+      for (int r = 0; r < op->rows; r++) {
+        xor_into(rowp[r], op->inbuf + ((size_t)i * op->in_rows + r) * op->chunk, n);
+      }
+    }
+    for (int j = 0; j < op->nlocal; j++) {
+      e->isal->ec_encode_data_update((int)n, op->nlocal, op->rows, j, op->gftbls,
+                                     (unsigned char *)op->local[j] + op->c * op->chunk, rowp);
+    }
+  }
+  if (op->type == OP_RECV_EC) {
+    op->have = 0;
+    if (++op->c == op->nchunks) {
+      op_finish(op, 0);
+      return;
+    }
+    for (int i = 0; i < op->nsrc; i++) {
+      op->src[i]->reading = 1;
+      conn_interest(op->src[i]);
+    }
+    return;
+  }
+  op_send_chunk(e, op);
+}
+
+static void op_send_chunk(inec_engine *e, struct op *op) {
+  (void)e;
+  size_t n = chunk_len(op, op->c);
+  put32(op->outbuf, INEC_MAGIC);
+  put32(op->outbuf + 4, (uint32_t)op->c);
+  put32(op->outbuf + 8, (uint32_t)op->rows);
+  put32(op->outbuf + 12, (uint32_t)n);
+  inec_conn *d = op->dst;
+  d->send_buf = op->outbuf;
+  d->send_len = HDR + (size_t)op->rows * n;
+  d->send_off = 0;
+  conn_interest(d);
+}
+
+/* The output connection took chunk c: next chunk, or done. */
+static void op_sent(inec_engine *e, struct op *op) {
+  op->have = 0;
+  if (++op->c == op->nchunks) {
+    op_finish(op, 0);
+    return;
+  }
+  if (op->type == OP_EC_SEND) {
+    op_compute(e, op);
+    return;
+  }
+  for (int i = 0; i < op->nsrc; i++) {
+    op->src[i]->reading = 1;
+    conn_interest(op->src[i]);
+  }
+}
+
+static void conn_fail(inec_conn *c, int status) {
+  c->broken = 1;
+  epoll_ctl(c->e->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+  if (c->reader) op_finish(c->reader, status);
+  if (c->writer) op_finish(c->writer, status);
+}
+
+static void conn_read(inec_engine *e, inec_conn *c) {
+  struct op *op = c->reader;
+  while (op && c->reading) {
+    size_t n = chunk_len(op, op->c);
+    size_t body = (size_t)op->in_rows * n;
+    ssize_t r;
+    if (c->hdr_got < HDR) {
+      r = read(c->fd, c->hdr + c->hdr_got, HDR - c->hdr_got);
+    } else {
+      /* rows arrive back to back; row i of this input lands at its own chunk-sized slot */
+      size_t row = c->body_got / n, in_row = c->body_got % n;
+      unsigned char *dst = op->inbuf + ((size_t)c->src * op->in_rows + row) * op->chunk + in_row;
+      r = read(c->fd, dst, n - in_row);
+    }
+    if (r == 0) {
+      conn_fail(c, -EPIPE);
+      return;
+    }
+    if (r < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      if (errno == EINTR) continue;
+      conn_fail(c, -errno);
+      return;
+    }
+    if (c->hdr_got < HDR) {
+      c->hdr_got += (size_t)r;
+      if (c->hdr_got == HDR &&
+          (get32(c->hdr) != INEC_MAGIC || get32(c->hdr + 4) != op->c ||
+           get32(c->hdr + 8) != (uint32_t)op->in_rows || get32(c->hdr + 12) != n)) {
+        conn_fail(c, -EPROTO);
+        return;
+      }
+      continue;
+    }
+    c->body_got += (size_t)r;
+    if (c->body_got == body) {
+      c->hdr_got = c->body_got = 0;
+      c->reading = 0;
+      conn_interest(c);
+      if (++op->have == op->nsrc) op_compute(e, op);
+      return;
+    }
+  }
+}
+
+static void conn_write(inec_engine *e, inec_conn *c) {
+  while (c->send_buf && c->send_off < c->send_len) {
+    ssize_t w = write(c->fd, c->send_buf + c->send_off, c->send_len - c->send_off);
+    if (w < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      if (errno == EINTR) continue;
+      conn_fail(c, -errno);
+      return;
+    }
+    c->send_off += (size_t)w;
+  }
+  if (c->send_buf) {
+    c->send_buf = NULL;
+    conn_interest(c);
+    if (c->writer) op_sent(e, c->writer);
+  }
+}
+
+static void op_start(inec_engine *e, struct op *op) {
+  for (int i = 0; i < op->nsrc; i++) {
+    if (op->src[i]->reader || op->src[i]->broken) {
+      op_finish(op, -EBUSY);
+      return;
+    }
+    op->src[i]->reader = op;
+    op->src[i]->src = i;
+    op->src[i]->reading = 1;
+    conn_interest(op->src[i]);
+  }
+  if (op->dst) {
+    if (op->dst->writer || op->dst->broken) {
+      op_finish(op, -EBUSY);
+      return;
+    }
+    op->dst->writer = op;
+  }
+  if (op->type == OP_EC_SEND) op_compute(e, op);
+}
+
+static void op_free(struct op *op) {
+  free(op->gftbls);
+  free(op->src);
+  free(op->inbuf);
+  free(op->outbuf);
+  free(op);
+}
+
+static void *engine_main(void *arg) {
+  inec_engine *e = arg;
+  struct epoll_event evs[64];
+  while (1) {
+    int n = epoll_wait(e->epfd, evs, 64, 100);
+    pthread_mutex_lock(&e->lock);
+    int stop = e->stop;
+    struct op *start = e->pending;
+    e->pending = NULL;
+    pthread_mutex_unlock(&e->lock);
+    while (start) {
+      struct op *op = start;
+      start = op->next;
+      op->next = e->ops;
+      e->ops = op;
+      op_start(e, op);
+    }
+    if (stop) break;
+    for (int i = 0; i < n; i++) {
+      if (evs[i].data.ptr == NULL) {
+        uint64_t v;
+        if (read(e->wakefd, &v, sizeof v) < 0) { /* nothing to drain */
+        }
+        continue;
+      }
+      inec_conn *c = evs[i].data.ptr;
+      if (c->broken || c->hup) continue;
+      if (evs[i].events & EPOLLIN) conn_read(e, c);
+      if (!c->broken && (evs[i].events & EPOLLOUT)) conn_write(e, c);
+      if (!c->broken && (evs[i].events & (EPOLLERR | EPOLLHUP))) {
+        if (c->send_buf || !c->reader) {
+          conn_fail(c, -EPIPE); /* nothing more can be sent, or nobody reads it */
+        } else {
+          /* The peer is gone but what it sent may still be buffered: stop polling (HUP is
+           * level-triggered) and read from the ready list when the op wants the next chunk. */
+          c->hup = 1;
+          epoll_ctl(e->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+          conn_interest(c);
+        }
+      }
+    }
+    while (e->ready) {
+      inec_conn *c = e->ready;
+      e->ready = c->ready_next;
+      c->in_ready = 0;
+      if (!c->broken && c->reading) conn_read(e, c); /* data, or EOF: fails the op */
+    }
+    /* free ops that finished */
+    struct op **pp = &e->ops;
+    while (*pp) {
+      if ((*pp)->finished) {
+        struct op *dead = *pp;
+        *pp = dead->next;
+        op_free(dead);
+      } else {
+        pp = &(*pp)->next;
+      }
+    }
+  }
+  return NULL;
+}
+
+inec_engine *inec_engine_create(char *err, size_t errlen) {
+  inec_engine *e = calloc(1, sizeof *e);
+  if (!e) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  char why[512] = "";
+  e->isal = netec_isal_load(why, sizeof why, NULL); /* NULL: XOR only, EC posts fail */
+  e->epfd = epoll_create1(EPOLL_CLOEXEC);
+  e->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  pthread_mutex_init(&e->lock, NULL);
+  struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+  if (e->epfd < 0 || e->wakefd < 0 || epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->wakefd, &ev) < 0 ||
+      pthread_create(&e->thread, NULL, engine_main, e) != 0) {
+    snprintf(err, errlen, "cannot start engine: %s", strerror(errno));
+    if (e->epfd >= 0) close(e->epfd);
+    if (e->wakefd >= 0) close(e->wakefd);
+    free(e);
+    return NULL;
+  }
+  return e;
+}
+
+static void wake(inec_engine *e) {
+  uint64_t one = 1;
+  if (write(e->wakefd, &one, sizeof one) < 0) { /* already awake */
+  }
+}
+
+void inec_engine_destroy(inec_engine *e) {
+  if (!e) return;
+  pthread_mutex_lock(&e->lock);
+  e->stop = 1;
+  pthread_mutex_unlock(&e->lock);
+  wake(e);
+  pthread_join(e->thread, NULL);
+  for (struct op *op = e->ops; op;) {
+    struct op *next = op->next;
+    op_finish(op, -ECANCELED);
+    op_free(op);
+    op = next;
+  }
+  for (inec_conn *c = e->conns; c;) {
+    inec_conn *next = c->next;
+    close(c->fd);
+    free(c);
+    c = next;
+  }
+  close(e->epfd);
+  close(e->wakefd);
+  pthread_mutex_destroy(&e->lock);
+  free(e);
+}
+
+inec_conn *inec_conn_from_fd(inec_engine *e, int fd) {
+  inec_conn *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->fd = fd;
+  c->e = e;
+  int flags = fcntl(fd, F_GETFL);
+  struct epoll_event ev = {.events = 0, .data.ptr = c};
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 ||
+      epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+    free(c);
+    return NULL;
+  }
+  pthread_mutex_lock(&e->lock);
+  c->next = e->conns;
+  e->conns = c;
+  pthread_mutex_unlock(&e->lock);
+  return c;
+}
+
+/* Validates and builds an op; returns 0 and enqueues it, or a negative errno. */
+static int post(inec_engine *e, enum op_type type, const inec_calc *calc,
+                inec_conn *const *src, int nsrc, const unsigned char *const *local, int nlocal,
+                unsigned char *const *out, const inec_shape *shape, inec_conn *dst,
+                inec_done_fn done, void *arg) {
+  if (!e || !calc || !shape || !done || calc->rows < 1 || calc->rows > MAX_ROWS ||
+      nsrc < 0 || nsrc > MAX_COLS || nlocal < 0 || nlocal > MAX_COLS || shape->len == 0 ||
+      shape->chunk == 0 || (nsrc && !src) || (nlocal && !local))
+    return -EINVAL;
+  int ec = calc->kind == INEC_CALC_EC;
+  int cols = type == OP_RECV_EC ? nsrc : nlocal;
+  if (ec && (!calc->matrix || calc->cols != cols || cols < 1)) return -EINVAL;
+  /* XOR only where there is nothing local to multiply: the rebuilding node and forwarding */
+  if (!ec && !(type == OP_RECV_EC || (type == OP_RECV_EC_SEND && nlocal == 0))) return -EINVAL;
+  if ((ec || nlocal) && !e->isal) return -ENOTSUP;
+  for (int i = 0; i < nsrc; i++)
+    if (!src[i]) return -EINVAL;
+  struct op *op = calloc(1, sizeof *op);
+  if (!op) return -ENOMEM;
+  op->type = type;
+  op->kind = calc->kind;
+  op->rows = calc->rows;
+  op->cols = cols;
+  if (nlocal) memcpy(op->local, local, (size_t)nlocal * sizeof *local);
+  op->nlocal = nlocal;
+  if (out) memcpy(op->out, out, (size_t)calc->rows * sizeof *out);
+  op->dst = dst;
+  op->len = shape->len;
+  op->chunk = shape->chunk;
+  op->nchunks = (shape->len + shape->chunk - 1) / shape->chunk;
+  op->done = done;
+  op->arg = arg;
+  op->nsrc = nsrc;
+  /* recv_ec with EC takes raw units (one row each); XOR inputs carry every row */
+  op->in_rows = type == OP_RECV_EC && ec ? 1 : calc->rows;
+  op->src = calloc((size_t)nsrc + 1, sizeof *op->src);
+  op->inbuf = malloc((size_t)(nsrc ? nsrc : 1) * op->in_rows * op->chunk);
+  op->outbuf = type == OP_RECV_EC ? NULL : malloc(HDR + (size_t)op->rows * op->chunk);
+  if (ec) op->gftbls = malloc(32 * (size_t)op->rows * (size_t)cols);
+  if (!op->src || !op->inbuf || (type != OP_RECV_EC && !op->outbuf) || (ec && !op->gftbls)) {
+    op_free(op);
+    return -ENOMEM;
+  }
+  if (nsrc) memcpy(op->src, src, (size_t)nsrc * sizeof *src);
+  if (ec) e->isal->ec_init_tables(cols, op->rows, (unsigned char *)calc->matrix, op->gftbls);
+  pthread_mutex_lock(&e->lock);
+  op->next = e->pending;
+  e->pending = op;
+  pthread_mutex_unlock(&e->lock);
+  wake(e);
+  return 0;
+}
+
+int inec_ec_send(inec_engine *e, const inec_calc *calc, const unsigned char *const *local,
+                 int nlocal, const inec_shape *shape, inec_conn *dst, inec_done_fn done,
+                 void *arg) {
+  if (!dst || nlocal < 1) return -EINVAL;
+  return post(e, OP_EC_SEND, calc, NULL, 0, local, nlocal, NULL, shape, dst, done, arg);
+}
+
+int inec_recv_ec_send(inec_engine *e, const inec_calc *calc, inec_conn *const *src, int nsrc,
+                      const unsigned char *const *local, int nlocal, const inec_shape *shape,
+                      inec_conn *dst, inec_done_fn done, void *arg) {
+  if (!dst || nsrc < 1) return -EINVAL;
+  if (nlocal == 0 && calc) {
+    /* pure forwarding of XORed inputs: the EC calculator has nothing to multiply */
+    inec_calc x = *calc;
+    x.kind = INEC_CALC_XOR;
+    x.matrix = NULL;
+    x.cols = 0;
+    return post(e, OP_RECV_EC_SEND, &x, src, nsrc, NULL, 0, NULL, shape, dst, done, arg);
+  }
+  return post(e, OP_RECV_EC_SEND, calc, src, nsrc, local, nlocal, NULL, shape, dst, done, arg);
+}
+
+int inec_recv_ec(inec_engine *e, const inec_calc *calc, inec_conn *const *src, int nsrc,
+                 unsigned char *const *out, const inec_shape *shape, inec_done_fn done,
+                 void *arg) {
+  if (!out || nsrc < 1) return -EINVAL;
+  return post(e, OP_RECV_EC, calc, src, nsrc, NULL, 0, out, shape, NULL, done, arg);
+}
