@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "inec.h"
+#include "inec_harness.h"
 #include "netec_isal.h"
 
 static const struct netec_isal_api *isal;
@@ -86,115 +87,21 @@ static int tcp_pair(int fds[2]) {
   return fds[1] < 0 ? -1 : 0;
 }
 
-/* k+m units of len bytes: random data, parity by ISA-L with Hadoop's Cauchy matrix. */
-static unsigned char **stripe(int k, int m, size_t len, unsigned seed, unsigned char *enc) {
-  unsigned char **u = malloc(sizeof *u * (k + m));
-  srand(seed);
-  for (int i = 0; i < k + m; i++) {
-    u[i] = malloc(len);
-    if (i < k)
-      for (size_t x = 0; x < len; x++) u[i][x] = (unsigned char)rand();
-  }
-  isal->gf_gen_cauchy1_matrix(enc, k + m, k);
-  unsigned char *tbl = malloc(32 * k * m);
-  isal->ec_init_tables(k, m, enc + k * k, tbl);
-  isal->ec_encode_data((int)len, k, m, tbl, u, u + k);
-  free(tbl);
-  return u;
-}
-
-/* rows x k: row r rebuilds erased[r] from units surv[0..k-1]. */
-static void decode_rows(int k, const unsigned char *enc, const int *surv, const int *erased,
-                        int rows, unsigned char *out) {
-  unsigned char sub[32 * 32], inv[32 * 32];
-  for (int r = 0; r < k; r++) memcpy(sub + r * k, enc + surv[r] * k, k);
-  isal->gf_invert_matrix(sub, inv, k);
-  for (int r = 0; r < rows; r++)
-    for (int j = 0; j < k; j++) {
-      unsigned char acc = 0;
-      for (int t = 0; t < k; t++) acc ^= isal->gf_mul(enc[erased[r] * k + t], inv[t * k + j]);
-      out[r * k + j] = acc;
-    }
-}
-
-enum scheme { STAR, PPR, CHAIN };
-static const char *names[] = {"rs-star", "ppr-tree", "ecpipe-chain"};
-
-/* Vertex of survivor i's parent: 0 is the rebuilding node, i+1 is survivor i. */
-static int parent_of(enum scheme s, int i, int k) {
-  if (s == STAR) return 0;
-  if (s == PPR) return i == 0 ? 0 : (i - 1) / 2 + 1;
-  return i == k - 1 ? 0 : i + 2;
-}
-
-static int run(enum scheme s, int k, int m, const int *erased, int rows, size_t len,
-               size_t chunk) {
-  unsigned char enc[32 * 32], dec[16 * 32];
-  unsigned char **u = stripe(k, m, len, (unsigned)(k * 131 + rows * 7 + s), enc);
-  int surv[32], n = 0;
-  for (int i = 0; i < k + m && n < k; i++) {
-    int lost = 0;
-    for (int r = 0; r < rows; r++) lost |= erased[r] == i;
-    if (!lost) surv[n++] = i;
-  }
-  decode_rows(k, enc, surv, erased, rows, dec);
-  char err[256];
-  inec_engine *eng[33];
-  for (int v = 0; v <= k; v++) {
-    eng[v] = inec_engine_create(err, sizeof err);
-    CHECK(eng[v], "engine: %s", err);
-  }
-  inec_conn *up[32], *down[32]; /* survivor i's sending end, and its parent's receiving end */
-  for (int i = 0; i < k; i++) {
-    int fds[2];
-    CHECK(tcp_pair(fds) == 0, "tcp pair");
-    up[i] = inec_conn_from_fd(eng[i + 1], fds[0]);
-    down[i] = inec_conn_from_fd(eng[parent_of(s, i, k)], fds[1]);
-    CHECK(up[i] && down[i], "conn");
-  }
+/* One scheme, coherent (engines) or not (application threads): bytes must be ISA-L's. */
+static int run(enum harness_scheme s, int coherent, int k, int m, const int *erased, int rows,
+               size_t len, size_t chunk) {
+  unsigned char enc[32 * 32];
+  unsigned char **u = harness_stripe(isal, k, m, len, (unsigned)(k * 131 + rows * 7 + s), enc);
   unsigned char *out[16];
   for (int r = 0; r < rows; r++) out[r] = calloc(1, len);
-  struct waiter w;
-  waiter_init(&w, k + 1);
-  inec_shape shape = {.len = len, .chunk = chunk};
-  unsigned char one = 1;
-  for (int i = 0; i < k; i++) {
-    const unsigned char *local[1] = {u[surv[i]]};
-    unsigned char col[16];
-    for (int r = 0; r < rows; r++) col[r] = dec[r * k + i];
-    inec_conn *kids[32];
-    int nk = 0;
-    for (int j = 0; j < k; j++)
-      if (parent_of(s, j, k) == i + 1) kids[nk++] = down[j];
-    int rc;
-    if (s == STAR) { /* send the unit itself: a 1x1 identity */
-      inec_calc c = {INEC_CALC_EC, 1, 1, &one};
-      rc = inec_ec_send(eng[i + 1], &c, local, 1, &shape, up[i], done_cb, &w);
-    } else if (nk == 0) {
-      inec_calc c = {INEC_CALC_EC, rows, 1, col};
-      rc = inec_ec_send(eng[i + 1], &c, local, 1, &shape, up[i], done_cb, &w);
-    } else {
-      inec_calc c = {INEC_CALC_EC, rows, 1, col};
-      rc = inec_recv_ec_send(eng[i + 1], &c, kids, nk, local, 1, &shape, up[i], done_cb, &w);
-    }
-    CHECK(rc == 0, "post survivor %d: %d", i, rc);
-  }
-  inec_conn *root_in[32];
-  int nr = 0;
-  for (int i = 0; i < k; i++)
-    if (parent_of(s, i, k) == 0) root_in[nr++] = down[i];
-  inec_calc rc_calc = s == STAR ? (inec_calc){INEC_CALC_EC, rows, k, dec}
-                                : (inec_calc){INEC_CALC_XOR, rows, 0, NULL};
-  CHECK(inec_recv_ec(eng[0], &rc_calc, root_in, nr, out, &shape, done_cb, &w) == 0, "post root");
-  CHECK(waiter_wait(&w, 60) == 0, "%s k=%d: ops did not finish", names[s], k);
-  CHECK(w.errors == 0, "%s k=%d: an op failed with %d", names[s], k, w.status);
+  int rc = harness_run(isal, s, coherent, k, m, u, enc, erased, rows, len, chunk, out, 2, NULL);
+  CHECK(rc == 0, "%s (%s) RS(%d,%d): %d", harness_scheme_names[s],
+        coherent ? "engine" : "threads", k, m, rc);
   for (int r = 0; r < rows; r++)
     CHECK(memcmp(out[r], u[erased[r]], len) == 0, "%s RS(%d,%d) chunk %zu: unit %d differs",
-          names[s], k, m, chunk, erased[r]);
-  for (int v = 0; v <= k; v++) inec_engine_destroy(eng[v]);
+          harness_scheme_names[s], k, m, chunk, erased[r]);
   for (int r = 0; r < rows; r++) free(out[r]);
-  for (int i = 0; i < k + m; i++) free(u[i]);
-  free(u);
+  harness_free_units(u, k + m);
   return 1;
 }
 
@@ -249,12 +156,14 @@ int main(void) {
     int k = shapes[si][0], m = shapes[si][1];
     int one[1] = {0};
     int many[4] = {k + m - 1, 1, k, 0}; /* parity first: any order */
-    for (int s = STAR; s <= CHAIN; s++) {
+    for (int s = HARNESS_STAR; s <= HARNESS_CHAIN; s++) {
       size_t chunks[2] = {4096, 65536};
       for (int ci = 0; ci < 2; ci++) {
-        if (run((enum scheme)s, k, m, one, 1, len, chunks[ci])) passed++; else failed++;
-        if (run((enum scheme)s, k, m, many, m, len, chunks[ci])) passed++; else failed++;
+        if (run((enum harness_scheme)s, 1, k, m, one, 1, len, chunks[ci])) passed++; else failed++;
+        if (run((enum harness_scheme)s, 1, k, m, many, m, len, chunks[ci])) passed++; else failed++;
       }
+      /* the incoherent baseline of the benchmark computes the same bytes */
+      if (run((enum harness_scheme)s, 0, k, m, many, m, len, 65536)) passed++; else failed++;
     }
   }
   if (faults()) passed++; else failed++;
