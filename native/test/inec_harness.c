@@ -54,7 +54,7 @@ static void decode_rows(const struct netec_isal_api *isal, int k, const unsigned
     }
 }
 
-static int tcp_pair(int fds[2]) {
+int harness_tcp_pair(int fds[2]) {
   int l = socket(AF_INET, SOCK_STREAM, 0);
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   socklen_t alen = sizeof a;
@@ -116,7 +116,7 @@ static int build(const struct netec_isal_api *isal, struct graph *g, enum harnes
   g->rows = rows;
   for (int i = 0; i < k; i++) {
     int fds[2];
-    if (tcp_pair(fds)) return -errno;
+    if (harness_tcp_pair(fds)) return -errno;
     g->fds[g->nfds++] = fds[0];
     g->fds[g->nfds++] = fds[1];
     struct vertex *child = &g->v[i + 1], *parent = &g->v[parent_of(s, i, k)];
@@ -150,19 +150,36 @@ static void close_all(struct graph *g) {
 
 /* ---- coherent: one INEC engine per vertex ------------------------------------------------ */
 
-struct waiter {
-  pthread_mutex_t m;
-  pthread_cond_t cv;
-  int left, status;
-};
+void harness_waiter_init(struct harness_waiter *w, int n) {
+  pthread_mutex_init(&w->m, NULL);
+  pthread_cond_init(&w->cv, NULL);
+  w->left = n;
+  w->errors = 0;
+  w->status = 0;
+}
 
-static void done_cb(void *arg, int status) {
-  struct waiter *w = arg;
+void harness_done(void *arg, int status) {
+  struct harness_waiter *w = arg;
   pthread_mutex_lock(&w->m);
-  if (status && !w->status) w->status = status;
+  if (status) {
+    w->errors++;
+    w->status = status;
+  }
   w->left--;
   pthread_cond_broadcast(&w->cv);
   pthread_mutex_unlock(&w->m);
+}
+
+int harness_wait(struct harness_waiter *w, int secs) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  t.tv_sec += secs;
+  pthread_mutex_lock(&w->m);
+  int rc = 0;
+  while (w->left > 0 && rc == 0) rc = pthread_cond_timedwait(&w->cv, &w->m, &t);
+  int left = w->left;
+  pthread_mutex_unlock(&w->m);
+  return left == 0 ? 0 : -1;
 }
 
 static double now(void) {
@@ -177,7 +194,8 @@ static int run_engines(struct graph *g, size_t len, size_t chunk, unsigned char 
   inec_engine *eng[33] = {0};
   inec_conn *in[33][32], *outc[33];
   char err[256];
-  struct waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+  struct harness_waiter w;
+  harness_waiter_init(&w, 0);
   double t0 = 0;
   for (int v = 0; v <= k; v++) {
     eng[v] = inec_engine_create(err, sizeof err);
@@ -191,24 +209,20 @@ static int run_engines(struct graph *g, size_t len, size_t chunk, unsigned char 
   inec_shape shape = {len, chunk};
   t0 = now();
   for (int it = 0; it < iterations && !rc; it++) {
-    w.left = k + 1;
+    harness_waiter_init(&w, k + 1);
     for (int v = 1; v <= k && !rc; v++) {
       struct vertex *x = &g->v[v];
       const unsigned char *local[1] = {x->local};
-      rc = x->nin == 0 ? inec_ec_send(eng[v], &x->calc, local, 1, &shape, outc[v], done_cb, &w)
-                       : inec_recv_ec_send(eng[v], &x->calc, in[v], x->nin, local, 1, &shape,
-                                           outc[v], done_cb, &w);
+      rc = x->nin == 0
+               ? inec_ec_send(eng[v], &x->calc, local, 1, &shape, outc[v], harness_done, &w)
+               : inec_recv_ec_send(eng[v], &x->calc, in[v], x->nin, local, 1, &shape, outc[v],
+                                   harness_done, &w);
     }
-    if (!rc) rc = inec_recv_ec(eng[0], &g->v[0].calc, in[0], g->v[0].nin, out, &shape, done_cb, &w);
+    if (!rc)
+      rc = inec_recv_ec(eng[0], &g->v[0].calc, in[0], g->v[0].nin, out, &shape, harness_done,
+                        &w);
     if (rc) break;
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    t.tv_sec += 120;
-    pthread_mutex_lock(&w.m);
-    int trc = 0;
-    while (w.left > 0 && trc == 0) trc = pthread_cond_timedwait(&w.cv, &w.m, &t);
-    rc = w.left ? -ETIMEDOUT : w.status;
-    pthread_mutex_unlock(&w.m);
+    rc = harness_wait(&w, 120) ? -ETIMEDOUT : w.status;
   }
   if (seconds) *seconds = now() - t0;
 out:

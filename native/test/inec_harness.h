@@ -8,6 +8,7 @@
 #ifndef NETEC_INEC_HARNESS_H
 #define NETEC_INEC_HARNESS_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 #include "netec_isal.h"
@@ -32,5 +33,19 @@ int harness_run(const struct netec_isal_api *isal, enum harness_scheme scheme, i
                 int k, int m, unsigned char **units, const unsigned char *enc,
                 const int *erased, int rows, size_t len, size_t chunk, unsigned char **out,
                 int iterations, double *seconds);
+
+/* A connected TCP loopback pair (TCP_NODELAY on fds[0]): fds[0] connects to fds[1]. */
+int harness_tcp_pair(int fds[2]);
+
+/* Waits for n inec_done_fn callbacks: pass harness_done and the waiter to each post. */
+struct harness_waiter {
+  pthread_mutex_t m;
+  pthread_cond_t cv;
+  int left, errors, status; /* status: the last non-zero one */
+};
+void harness_waiter_init(struct harness_waiter *w, int n);
+void harness_done(void *waiter, int status);
+/* 0 when every callback came, -1 after `secs` seconds. */
+int harness_wait(struct harness_waiter *w, int secs);
 
 #endif

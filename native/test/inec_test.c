@@ -33,60 +33,6 @@ static int passed, failed;
     }                                    \
   } while (0)
 
-struct waiter {
-  pthread_mutex_t m;
-  pthread_cond_t cv;
-  int left, errors, status;
-};
-
-static void waiter_init(struct waiter *w, int n) {
-  pthread_mutex_init(&w->m, NULL);
-  pthread_cond_init(&w->cv, NULL);
-  w->left = n;
-  w->errors = 0;
-  w->status = 0;
-}
-
-static void done_cb(void *arg, int status) {
-  struct waiter *w = arg;
-  pthread_mutex_lock(&w->m);
-  if (status) {
-    w->errors++;
-    w->status = status;
-  }
-  w->left--;
-  pthread_cond_broadcast(&w->cv);
-  pthread_mutex_unlock(&w->m);
-}
-
-/* 0 when every op ended, -1 after `secs` seconds */
-static int waiter_wait(struct waiter *w, int secs) {
-  struct timespec t;
-  clock_gettime(CLOCK_REALTIME, &t);
-  t.tv_sec += secs;
-  pthread_mutex_lock(&w->m);
-  int rc = 0;
-  while (w->left > 0 && rc == 0) rc = pthread_cond_timedwait(&w->cv, &w->m, &t);
-  int left = w->left;
-  pthread_mutex_unlock(&w->m);
-  return left == 0 ? 0 : -1;
-}
-
-/* A connected TCP loopback pair: fds[0] connects to fds[1]. */
-static int tcp_pair(int fds[2]) {
-  int l = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  socklen_t alen = sizeof a;
-  if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) || listen(l, 1) ||
-      getsockname(l, (struct sockaddr *)&a, &alen))
-    return -1;
-  fds[0] = socket(AF_INET, SOCK_STREAM, 0);
-  if (connect(fds[0], (struct sockaddr *)&a, sizeof a)) return -1;
-  fds[1] = accept(l, NULL, NULL);
-  close(l);
-  return fds[1] < 0 ? -1 : 0;
-}
-
 /* One scheme, coherent (engines) or not (application threads): bytes must be ISA-L's. */
 static int run(enum harness_scheme s, int coherent, int k, int m, const int *erased, int rows,
                size_t len, size_t chunk) {
@@ -114,28 +60,28 @@ static int faults(void) {
   inec_shape shape = {.len = 100000, .chunk = 4096};
   inec_calc x = {INEC_CALC_XOR, 1, 0, NULL};
   int a[2], b[2];
-  CHECK(tcp_pair(a) == 0 && tcp_pair(b) == 0, "tcp pair");
+  CHECK(harness_tcp_pair(a) == 0 && harness_tcp_pair(b) == 0, "tcp pair");
   inec_conn *in[2] = {inec_conn_from_fd(e, a[1]), inec_conn_from_fd(e, b[1])};
-  struct waiter w;
-  waiter_init(&w, 1);
-  CHECK(inec_recv_ec(e, &x, in, 2, out, &shape, done_cb, &w) == 0, "post");
+  struct harness_waiter w;
+  harness_waiter_init(&w, 1);
+  CHECK(inec_recv_ec(e, &x, in, 2, out, &shape, harness_done, &w) == 0, "post");
   unsigned char junk[16] = "not an inec hdr";
   CHECK(write(a[0], junk, sizeof junk) == sizeof junk, "write");
-  CHECK(waiter_wait(&w, 10) == 0 && w.status == -EPROTO, "malformed frame: %d", w.status);
+  CHECK(harness_wait(&w, 10) == 0 && w.status == -EPROTO, "malformed frame: %d", w.status);
 
   int c[2];
-  CHECK(tcp_pair(c) == 0, "tcp pair");
+  CHECK(harness_tcp_pair(c) == 0, "tcp pair");
   inec_conn *in2[1] = {inec_conn_from_fd(e, c[1])};
-  waiter_init(&w, 1);
-  CHECK(inec_recv_ec(e, &x, in2, 1, out, &shape, done_cb, &w) == 0, "post");
+  harness_waiter_init(&w, 1);
+  CHECK(inec_recv_ec(e, &x, in2, 1, out, &shape, harness_done, &w) == 0, "post");
   close(c[0]); /* the sender dies before sending anything */
-  CHECK(waiter_wait(&w, 10) == 0 && w.status == -EPIPE, "early disconnect: %d", w.status);
+  CHECK(harness_wait(&w, 10) == 0 && w.status == -EPIPE, "early disconnect: %d", w.status);
 
-  CHECK(inec_recv_ec(e, NULL, in2, 1, out, &shape, done_cb, &w) == -EINVAL, "NULL calc");
+  CHECK(inec_recv_ec(e, NULL, in2, 1, out, &shape, harness_done, &w) == -EINVAL, "NULL calc");
   inec_calc bad = {INEC_CALC_EC, 1, 3, NULL};
-  CHECK(inec_recv_ec(e, &bad, in2, 1, out, &shape, done_cb, &w) == -EINVAL, "EC without matrix");
+  CHECK(inec_recv_ec(e, &bad, in2, 1, out, &shape, harness_done, &w) == -EINVAL, "EC without matrix");
   inec_shape empty = {.len = 0, .chunk = 4096};
-  CHECK(inec_recv_ec(e, &x, in2, 1, out, &empty, done_cb, &w) == -EINVAL, "empty shape");
+  CHECK(inec_recv_ec(e, &x, in2, 1, out, &empty, harness_done, &w) == -EINVAL, "empty shape");
   inec_engine_destroy(e);
   close(a[0]);
   close(b[0]);
