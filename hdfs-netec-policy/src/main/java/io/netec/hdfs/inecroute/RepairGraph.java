@@ -214,28 +214,32 @@ public final class RepairGraph {
     Execution ex = new Execution();
     ex.rebuilt = new byte[rows][len];
     ex.received = new long[vertices.size()];
-    byte[][] matrixColumn = new byte[k][];
+    // Prepared once: the order, the star's decoder, each survivor's share (its column).
+    List<Vertex> order = topological();
+    MatrixAccumulator star = MatrixAccumulator.java(k, rows, decode);
+    MatrixAccumulator[] share = new MatrixAccumulator[k];
     for (int s = 0; s < k; s++) {
-      matrixColumn[s] = new byte[rows];
+      byte[] column = new byte[rows];
       for (int r = 0; r < rows; r++) {
-        matrixColumn[s][r] = (byte) coefficient(r, s);
+        column[r] = (byte) coefficient(r, s);
       }
+      share[s] = MatrixAccumulator.java(1, rows, column);
     }
+    int[] zeros = new int[rows];
     for (int start = 0; start < len; start += slice) {
       int n = Math.min(slice, len - start);
       // out[v] = what vertex v sends: its raw unit slice (SEND) or its rows of partial sums.
       byte[][][] out = new byte[vertices.size()][][];
-      for (Vertex v : topological()) {
+      for (Vertex v : order) {
         byte[][] partial = new byte[rows][n];
         if (v.primitive == Primitive.SEND) {
           out[v.id] = new byte[][] {Arrays.copyOfRange(units[v.unit], start, start + n)};
           continue;
         }
         if (v.primitive == Primitive.RECV_EC) { // star: decode the raw units received
-          MatrixAccumulator acc = MatrixAccumulator.java(k, rows, decode);
           for (int in : v.inputs) {
             ex.received[v.id] += n;
-            acc.accumulate(in - 1, out[in][0], 0, n, partial, new int[rows]);
+            star.accumulate(in - 1, out[in][0], 0, n, partial, zeros);
           }
         } else {
           for (int in : v.inputs) { // XOR the inputs' partial sums
@@ -247,8 +251,7 @@ public final class RepairGraph {
             }
           }
           if (v.unit >= 0) { // and add coefficient x local unit
-            MatrixAccumulator.java(1, rows, matrixColumn[v.id - 1]).accumulate(0,
-                units[v.unit], start, n, partial, new int[rows]);
+            share[v.id - 1].accumulate(0, units[v.unit], start, n, partial, zeros);
           }
         }
         out[v.id] = partial;
