@@ -142,101 +142,58 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     return host + ":" + dataAddress().getPort();
   }
 
-  /** Counters: accepted, refused, completed, failed tasks; bytes in from survivors and out. */
-  public long tasksAccepted() {
-    return accepted.sum();
-  }
-
-  public long tasksRefused() {
-    return refused.sum();
-  }
-
-  public long tasksCompleted() {
-    return completed.sum();
-  }
-
-  public long tasksFailed() {
-    return failed.sum();
-  }
-
-  public long bytesIn() {
-    return bytesIn.sum();
-  }
-
-  public long bytesOut() {
-    return bytesOut.sum();
-  }
-
-  /** Times the survivors of a task were paused because its reader could not keep up. */
-  public long stalls() {
-    return stalls.sum();
-  }
-
-  /** DATA packets not aggregated (stale, duplicate, too far, busy slot, mismatch). */
-  public long packetsDropped() {
-    return dropped.sum();
-  }
-
   @Override
   public long getTasksAccepted() {
-    return tasksAccepted();
+    return accepted.sum();
   }
 
   @Override
   public long getTasksRefused() {
-    return tasksRefused();
+    return refused.sum();
   }
 
   @Override
   public long getTasksCompleted() {
-    return tasksCompleted();
+    return completed.sum();
   }
 
   @Override
   public long getTasksFailed() {
-    return tasksFailed();
+    return failed.sum();
   }
 
   @Override
-  public int getSlotArraysInUse() {
-    return tasksInUse();
-  }
-
-  @Override
-  public long getMemoryInUse() {
-    return memoryInUse();
-  }
-
-  @Override
-  public long getBytesIn() {
-    return bytesIn();
-  }
-
-  @Override
-  public long getBytesOut() {
-    return bytesOut();
-  }
-
-  @Override
-  public long getStalls() {
-    return stalls();
-  }
-
-  @Override
-  public long getPacketsDropped() {
-    return packetsDropped();
-  }
-
-  public synchronized long memoryInUse() {
-    return memoryUsed;
-  }
-
-  public synchronized int tasksInUse() {
+  public synchronized int getSlotArraysInUse() {
     int n = 0;
     for (Live l : tasks) {
       n += l == null ? 0 : 1;
     }
     return n;
+  }
+
+  @Override
+  public synchronized long getMemoryInUse() {
+    return memoryUsed;
+  }
+
+  @Override
+  public long getBytesIn() {
+    return bytesIn.sum();
+  }
+
+  @Override
+  public long getBytesOut() {
+    return bytesOut.sum();
+  }
+
+  @Override
+  public long getStalls() {
+    return stalls.sum();
+  }
+
+  @Override
+  public long getPacketsDropped() {
+    return dropped.sum();
   }
 
   @Override

@@ -85,11 +85,11 @@ abstract class ClientDegradedReadSuite {
         }
         long viaSwitch = ClientReadCounters.switchRanges();
         long decodes = clientCoder.decodeCalls();
-        long out = sw.bytesOut();
+        long out = sw.getBytesOut();
         readAll(c, files, new Random(lost));
         assertTrue(ClientReadCounters.switchRanges() > viaSwitch, "served by the switch");
         assertEquals(decodes, clientCoder.decodeCalls(), "the client decoded nothing itself");
-        assertTrue(sw.bytesOut() > out);
+        assertTrue(sw.getBytesOut() > out);
       }
 
       // The switch goes away: Hadoop's stream serves the degraded ranges, same bytes.

@@ -47,7 +47,7 @@ class SwitchRouteFaultTest {
   private static Thread whenStreaming(SoftwareSwitch sw, Runnable fault) {
     Thread t = new Thread(() -> {
       long deadline = System.currentTimeMillis() + 60_000;
-      while (sw.bytesIn() < 256 * 1024 && System.currentTimeMillis() < deadline) {
+      while (sw.getBytesIn() < 256 * 1024 && System.currentTimeMillis() < deadline) {
         Thread.onSpinWait();
       }
       fault.run();
@@ -77,7 +77,7 @@ class SwitchRouteFaultTest {
       c.markDead(victim);
       fault.join();
       verify(c, "/f/a", data, original);
-      assertTrue(sw.tasksFailed() + c.routerMetric("switch.Failed") >= 1,
+      assertTrue(sw.getTasksFailed() + c.routerMetric("switch.Failed") >= 1,
           "the switch died under a running task");
       assertTrue(c.routerMetric("native.Served") >= 1, "native finished the work");
     } finally {
@@ -106,7 +106,7 @@ class SwitchRouteFaultTest {
       fault.join();
       c.markDead(survivor);
       verify(c, "/f/b", data, original);
-      assertTrue(sw.tasksFailed() + c.routerMetric("switch.Failed") >= 1,
+      assertTrue(sw.getTasksFailed() + c.routerMetric("switch.Failed") >= 1,
           "a survivor died under a running task");
     } finally {
       sw.close();

@@ -76,7 +76,7 @@ class SwitchRouteLinkFaultTest {
     long served = c.routerMetric("switch.Served");
     long failed = c.routerMetric("switch.Failed");
     long tasks = c.routerMetric("Tasks");
-    long dropped = sw.packetsDropped();
+    long dropped = sw.getPacketsDropped();
     try {
       DataNode victim = c.holder(path, 0, 0);
       c.stop(victim);
@@ -105,7 +105,7 @@ class SwitchRouteLinkFaultTest {
         break;
       case SLOW:
         assertEquals(routed, bySwitch, "EBSN paces the others; the switch serves every task");
-        assertEquals(dropped, sw.packetsDropped(), "no packet beyond the window");
+        assertEquals(dropped, sw.getPacketsDropped(), "no packet beyond the window");
         break;
       default:
         // loss, duplicates and reordering are absorbed by the protocol

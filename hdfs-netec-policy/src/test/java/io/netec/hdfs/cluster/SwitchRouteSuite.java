@@ -60,7 +60,7 @@ abstract class SwitchRouteSuite {
         long served = c.routerMetric("switch.Served");
         long rebuilt = c.routerMetric("switch.Bytes");
         long ingress = SwitchRoute.bytesReceived();
-        long completed = sw.tasksCompleted();
+        long completed = sw.getTasksCompleted();
         List<DataNode> victims = new ArrayList<>();
         // the small file's data unit first (its rebuild needs the empty units), then parity
         victims.add(c.holder(small, 0, 0));
@@ -88,7 +88,7 @@ abstract class SwitchRouteSuite {
         long routed = c.routerMetric("Tasks") - tasks;
         assertTrue(routed >= 1);
         assertEquals(routed, c.routerMetric("switch.Served") - served, "all served by switch");
-        assertEquals(routed, sw.tasksCompleted() - completed, "switch completed every task");
+        assertEquals(routed, sw.getTasksCompleted() - completed, "switch completed every task");
         long bytes = c.routerMetric("switch.Bytes") - rebuilt;
         double ratio = (double) (SwitchRoute.bytesReceived() - ingress) / bytes;
         LOG.info("lost {}: {} tasks, {} bytes rebuilt, ingress ratio {}", lost, routed, bytes,
@@ -96,7 +96,7 @@ abstract class SwitchRouteSuite {
         // about one block's worth per rebuilt block (native takes in k): the bound
         assertTrue(ratio >= 1.0 && ratio <= 1.05, "ingress per rebuilt byte: " + ratio);
       }
-      assertEquals(0, sw.memoryInUse());
+      assertEquals(0, sw.getMemoryInUse());
 
       // The switch goes away: the route declines and native rebuilds.
       sw.close();

@@ -150,15 +150,15 @@ class SoftwareSwitchTest {
     // The reader took in about one stream per row, not k: headers add 20 bytes per 16 KiB.
     long payloadOut = (long) erased.length * setup.length();
     assertTrue(res[0].bytesReceived <= payloadOut * 1.01, "ingress " + res[0].bytesReceived);
-    assertEquals(k * setup.length(), sw.bytesIn(), "switch took in k streams");
-    assertEquals(payloadOut, sw.bytesOut());
-    waitFor(() -> sw.tasksCompleted() == 1 && sw.tasksInUse() == 0 && sw.memoryInUse() == 0);
+    assertEquals(k * setup.length(), sw.getBytesIn(), "switch took in k streams");
+    assertEquals(payloadOut, sw.getBytesOut());
+    waitFor(() -> sw.getTasksCompleted() == 1 && sw.getSlotArraysInUse() == 0 && sw.getMemoryInUse() == 0);
     // the same counters over JMX
     javax.management.MBeanServer jmx = java.lang.management.ManagementFactory
         .getPlatformMBeanServer();
     javax.management.ObjectName name = new javax.management.ObjectName(
         "io.netec:type=SoftwareSwitch,port=" + sw.controlAddress().getPort());
-    assertEquals(sw.bytesIn(), jmx.getAttribute(name, "BytesIn"));
+    assertEquals(sw.getBytesIn(), jmx.getAttribute(name, "BytesIn"));
     assertEquals(1L, jmx.getAttribute(name, "TasksCompleted"));
     assertEquals(0, jmx.getAttribute(name, "SlotArraysInUse"));
     sw.close();
@@ -212,11 +212,11 @@ class SoftwareSwitchTest {
       pool.shutdownNow();
     }
     // the reader returns once it has sent FIN; the switch completes the task on receipt
-    waitFor(() -> sw.tasksCompleted() == tasks && sw.memoryInUse() == 0,
-        () -> "completed " + sw.tasksCompleted() + ", failed " + sw.tasksFailed()
-            + ", memory in use " + sw.memoryInUse());
-    assertEquals(0, sw.tasksRefused());
-    assertEquals(0, sw.tasksFailed());
+    waitFor(() -> sw.getTasksCompleted() == tasks && sw.getMemoryInUse() == 0,
+        () -> "completed " + sw.getTasksCompleted() + ", failed " + sw.getTasksFailed()
+            + ", memory in use " + sw.getMemoryInUse());
+    assertEquals(0, sw.getTasksRefused());
+    assertEquals(0, sw.getTasksFailed());
   }
 
   @Test
@@ -241,7 +241,7 @@ class SoftwareSwitchTest {
     e = assertThrows(RouteDeclinedException.class,
         () -> rebuild(small.controlAddress(), setup(g, agents, 4096, "", "c"), null));
     assertTrue(e.getMessage().contains("memory budget"), e.getMessage());
-    assertEquals(1, small.tasksRefused());
+    assertEquals(1, small.getTasksRefused());
   }
 
   @Test
@@ -254,7 +254,7 @@ class SoftwareSwitchTest {
         () -> rebuild(sw.controlAddress(), setup(g, agents, 4096, "forged", "tok"), null));
     assertTrue(!(e instanceof RouteDeclinedException), e.toString());
     assertTrue(agents.stream().mapToLong(SurvivorAgent::refusedStreams).sum() >= 1);
-    waitFor(() -> sw.tasksFailed() == 1 && sw.tasksInUse() == 0);
+    waitFor(() -> sw.getTasksFailed() == 1 && sw.getSlotArraysInUse() == 0);
 
     byte[][] rows = rebuild(sw.controlAddress(), setup(g, agents, 4096, "good", "tok2"), null);
     assertArrayEquals(g.units[1], rows[0]);
@@ -301,7 +301,7 @@ class SoftwareSwitchTest {
       stall = false;
     }
     assertTrue(System.nanoTime() - t0 < 10_000_000_000L, "failed within the timeout's reach");
-    waitFor(() -> sw.tasksFailed() == 1 && sw.tasksInUse() == 0);
+    waitFor(() -> sw.getTasksFailed() == 1 && sw.getSlotArraysInUse() == 0);
   }
 
   /** Garbage on the data ports closes that connection only; both keep serving. */
