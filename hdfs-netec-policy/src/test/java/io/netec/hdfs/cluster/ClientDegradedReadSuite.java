@@ -42,10 +42,8 @@ abstract class ClientDegradedReadSuite {
   @Test
   void degradedReadsGoThroughTheSwitchAndFallBackToHadoop() throws Exception {
     SoftwareSwitch sw = new SoftwareSwitch(new SoftwareSwitch.Options());
-    Configuration conf = EcTestCluster.conf();
+    Configuration conf = EcTestCluster.switchConf(sw, 5_000);
     conf.set("fs.hdfs.impl", NetecDistributedFileSystem.class.getName());
-    conf.set(NetecConfigKeys.SWITCH_ADDRESS, "127.0.0.1:" + sw.controlAddress().getPort());
-    conf.setInt(NetecConfigKeys.SWITCH_TIMEOUT_MS, 5_000);
     try (EcTestCluster c = new EcTestCluster(conf, k + m + 1)) {
       assertInstanceOf(NetecDistributedFileSystem.class, c.fs());
       String dir = "/read";

@@ -81,6 +81,19 @@ public final class EcTestCluster implements AutoCloseable {
     return conf;
   }
 
+  /**
+   * {@link #conf()} for DataNodes (and clients) that use this in-process switch: route order
+   * switch,native, its control address, and the given no-progress timeout.
+   */
+  public static Configuration switchConf(
+      io.netec.hdfs.switchroute.SoftwareSwitch sw, int timeoutMs) {
+    Configuration conf = conf();
+    conf.set(NetecConfigKeys.ROUTE_ORDER, "switch,native");
+    conf.set(NetecConfigKeys.SWITCH_ADDRESS, "127.0.0.1:" + sw.controlAddress().getPort());
+    conf.setInt(NetecConfigKeys.SWITCH_TIMEOUT_MS, timeoutMs);
+    return conf;
+  }
+
   public MiniDFSCluster mini() {
     return cluster;
   }

@@ -32,11 +32,8 @@ class SwitchRouteFaultTest {
   }
 
   private static Configuration conf(SoftwareSwitch sw) {
-    Configuration conf = EcTestCluster.conf();
-    conf.set(NetecConfigKeys.ROUTE_ORDER, "switch,native");
-    conf.set(NetecConfigKeys.SWITCH_ADDRESS, "127.0.0.1:" + sw.controlAddress().getPort());
+    Configuration conf = EcTestCluster.switchConf(sw, 5_000);
     conf.setInt(NetecConfigKeys.SWITCH_PAYLOAD, 4096);
-    conf.setInt(NetecConfigKeys.SWITCH_TIMEOUT_MS, 5_000);
     return conf;
   }
 

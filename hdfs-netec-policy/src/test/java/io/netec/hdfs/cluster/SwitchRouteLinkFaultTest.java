@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.cluster.FaultyLink.Fault;
 import io.netec.hdfs.switchroute.AgentDirectory;
 import io.netec.hdfs.switchroute.SoftwareSwitch;
@@ -37,10 +36,7 @@ class SwitchRouteLinkFaultTest {
   @BeforeAll
   void start() throws Exception {
     sw = new SoftwareSwitch(new SoftwareSwitch.Options());
-    Configuration conf = EcTestCluster.conf();
-    conf.set(NetecConfigKeys.ROUTE_ORDER, "switch,native");
-    conf.set(NetecConfigKeys.SWITCH_ADDRESS, "127.0.0.1:" + sw.controlAddress().getPort());
-    conf.setInt(NetecConfigKeys.SWITCH_TIMEOUT_MS, 20_000);
+    Configuration conf = EcTestCluster.switchConf(sw, 20_000);
     c = new EcTestCluster(conf, 5 + Fault.values().length);
     c.useNetecPolicy("NETEC-3-2-1024k", "/links");
   }

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.switchroute.SoftwareSwitch;
 import io.netec.hdfs.switchroute.SwitchRoute;
 import java.util.ArrayList;
@@ -38,10 +37,7 @@ abstract class SwitchRouteSuite {
   void rebuildsThroughTheSwitchThenFallsBackWhenItIsGone() throws Exception {
     SoftwareSwitch.Options o = new SoftwareSwitch.Options();
     SoftwareSwitch sw = new SoftwareSwitch(o);
-    Configuration conf = EcTestCluster.conf();
-    conf.set(NetecConfigKeys.ROUTE_ORDER, "switch,native");
-    conf.set(NetecConfigKeys.SWITCH_ADDRESS, "127.0.0.1:" + sw.controlAddress().getPort());
-    conf.setInt(NetecConfigKeys.SWITCH_TIMEOUT_MS, 5_000);
+    Configuration conf = EcTestCluster.switchConf(sw, 5_000);
     String policy = "NETEC-" + k + "-" + m + "-1024k";
     try (EcTestCluster c = new EcTestCluster(conf, k + m + 1 + m + 1)) {
       c.useNetecPolicy(policy, "/sw");

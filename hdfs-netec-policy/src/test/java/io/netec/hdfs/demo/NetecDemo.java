@@ -1,6 +1,5 @@
 package io.netec.hdfs.demo;
 
-import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.cluster.EcTestCluster;
 import io.netec.hdfs.codec.CoderCounters;
 import io.netec.hdfs.codec.IsalNative;
@@ -30,10 +29,7 @@ public final class NetecDemo {
   public static void main(String[] args) throws Exception {
     quiet = Arrays.asList(args).contains("--summary-only");
     SoftwareSwitch sw = new SoftwareSwitch(new SoftwareSwitch.Options());
-    Configuration conf = EcTestCluster.conf();
-    conf.set(NetecConfigKeys.ROUTE_ORDER, "switch,native");
-    conf.set(NetecConfigKeys.SWITCH_ADDRESS, "127.0.0.1:" + sw.controlAddress().getPort());
-    conf.setInt(NetecConfigKeys.SWITCH_TIMEOUT_MS, 5_000);
+    Configuration conf = EcTestCluster.switchConf(sw, 5_000);
     try (EcTestCluster c = new EcTestCluster(conf, 13)) {
       c.useNetecPolicy(POLICY, "/demo");
       String coder = EcTestCluster.activeNetecCoder();
