@@ -109,6 +109,30 @@ JNIEXPORT void JNICALL Java_io_netec_hdfs_codec_IsalNative_encodeBuffers0(
   if (len > 0) isal->ec_encode_data(len, k, rows, t, src, dst);
 }
 
+/*
+ * Pins n arrays for a critical section; ptrs[i] = arrays[i] + offs[i]. Returns how many were
+ * pinned (n on success). Only critical JNI calls may follow until unpin_arrays.
+ */
+static jint pin_arrays(JNIEnv *env, jbyteArray *arrs, const jint *offs, jint n,
+                       unsigned char **ptrs) {
+  jint pinned = 0;
+  for (; pinned < n; pinned++) {
+    unsigned char *a = (*env)->GetPrimitiveArrayCritical(env, arrs[pinned], NULL);
+    if (!a) break;
+    ptrs[pinned] = a + offs[pinned];
+  }
+  return pinned;
+}
+
+/* Releases what pin_arrays pinned; the first `inputs` arrays were only read (JNI_ABORT). */
+static void unpin_arrays(JNIEnv *env, jbyteArray *arrs, const jint *offs, unsigned char **ptrs,
+                         jint pinned, jint inputs) {
+  for (jint i = pinned - 1; i >= 0; i--) {
+    (*env)->ReleasePrimitiveArrayCritical(env, arrs[i], ptrs[i] - offs[i],
+                                          i < inputs ? JNI_ABORT : 0);
+  }
+}
+
 JNIEXPORT void JNICALL Java_io_netec_hdfs_codec_IsalNative_encodeArrays0(
     JNIEnv *env, jclass cls, jint len, jint k, jint rows, jobject gftbls, jobjectArray in,
     jintArray inOff, jobjectArray out, jintArray outOff) {
@@ -136,17 +160,9 @@ JNIEXPORT void JNICALL Java_io_netec_hdfs_codec_IsalNative_encodeArrays0(
     }
   }
   unsigned char *ptrs[2 * MAX_UNITS];
-  jint pinned = 0;
-  for (; pinned < n; pinned++) {
-    unsigned char *a = (*env)->GetPrimitiveArrayCritical(env, arrs[pinned], NULL);
-    if (!a) break;
-    ptrs[pinned] = a + offs[pinned];
-  }
+  jint pinned = pin_arrays(env, arrs, offs, n, ptrs);
   if (pinned == n && len > 0) isal->ec_encode_data(len, k, rows, t, ptrs, ptrs + k);
-  for (jint i = pinned - 1; i >= 0; i--) {
-    (*env)->ReleasePrimitiveArrayCritical(env, arrs[i], ptrs[i] - offs[i],
-                                          i < k ? JNI_ABORT : 0);
-  }
+  unpin_arrays(env, arrs, offs, ptrs, pinned, k);
   if (pinned != n) throw_ise(env, "cannot pin arrays");
 }
 
@@ -181,15 +197,9 @@ JNIEXPORT void JNICALL Java_io_netec_hdfs_codec_IsalNative_updateArrays0(
     }
   }
   unsigned char *ptrs[MAX_UNITS + 1];
-  jint n = rows + 1, pinned = 0;
-  for (; pinned < n; pinned++) {
-    unsigned char *a = (*env)->GetPrimitiveArrayCritical(env, arrs[pinned], NULL);
-    if (!a) break;
-    ptrs[pinned] = a + offs[pinned];
-  }
+  jint n = rows + 1;
+  jint pinned = pin_arrays(env, arrs, offs, n, ptrs);
   if (pinned == n && len > 0) isal->ec_encode_data_update(len, k, rows, vecI, t, ptrs[0], ptrs + 1);
-  for (jint i = pinned - 1; i >= 0; i--) {
-    (*env)->ReleasePrimitiveArrayCritical(env, arrs[i], ptrs[i] - offs[i], i == 0 ? JNI_ABORT : 0);
-  }
+  unpin_arrays(env, arrs, offs, ptrs, pinned, 1);
   if (pinned != n) throw_ise(env, "cannot pin arrays");
 }
