@@ -33,13 +33,13 @@ int main(int argc, char **argv) {
       for (int coherent = 1; coherent >= 0; coherent--) {
         /* size the run to the budget from one timed iteration */
         double one = 0, secs = 0;
-        int rc = harness_run(isal, (enum harness_scheme)s, coherent, k, m, u, enc, erased, 1,
+        int rc = harness_run(isal, NULL, (enum harness_scheme)s, coherent, k, m, u, enc, erased, 1,
                              len, chunk, out, 1, &one);
         int iters = one > 0 ? (int)(budget / one) : 1;
         if (iters < 3) iters = 3;
         if (iters > 2000) iters = 2000;
         if (!rc)
-          rc = harness_run(isal, (enum harness_scheme)s, coherent, k, m, u, enc, erased, 1, len,
+          rc = harness_run(isal, NULL, (enum harness_scheme)s, coherent, k, m, u, enc, erased, 1, len,
                            chunk, out, iters, &secs);
         if (rc) {
           fprintf(stderr, "%s failed: %d\n", harness_scheme_names[s], rc);

@@ -1,10 +1,17 @@
 /*
- * INEC progress engine over TCP: see include/inec.h.
+ * INEC progress engine: see include/inec.h.
  *
  * One thread per engine runs epoll. Each posted primitive (an "op") works chunk by chunk:
  * it reads chunk c from every input connection (reading a connection only while its op is
- * waiting for that chunk, so TCP carries the back-pressure), calculates, then sends chunk c
- * on its output connection or stores it, and moves to chunk c+1. Posting threads only enqueue.
+ * waiting for that chunk, so the transport carries the back-pressure), calculates, then sends
+ * chunk c on its output connection or stores it, and moves to chunk c+1. Posting threads only
+ * enqueue.
+ *
+ * Transports: a connection is a TCP socket or an RC queue pair (inec_verbs.c). Both carry the
+ * same framed byte stream; conn_recv/conn_send/conn_interest are the only places that tell
+ * them apart. A TCP connection is readable/writable by epoll on its socket; a verbs connection
+ * by its completions (the engine's completion channel is in the epoll set, every verbs
+ * connection's CQ is polled after it fires), and its bootstrap socket tells when the peer left.
  */
 #define _GNU_SOURCE
 #include "inec.h"
@@ -12,6 +19,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +29,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "inec_verbs.h"
 #include "netec_isal.h"
 
 #define INEC_MAGIC 0x494e4543u /* "INEC" */
@@ -33,8 +42,10 @@ enum op_type { OP_EC_SEND, OP_RECV_EC_SEND, OP_RECV_EC };
 struct op;
 
 struct inec_conn {
-  int fd;
+  int fd; /* the socket (TCP) or the bootstrap socket (verbs) */
   inec_engine *e;
+  inec_transport transport;
+  struct inec_verbs_conn *vc; /* verbs only */
   struct op *reader; /* op reading this connection, or NULL */
   int src;           /* its index among the op's inputs */
   struct op *writer; /* op sending on this connection, or NULL */
@@ -48,6 +59,7 @@ struct inec_conn {
   int broken;
   int hup;       /* peer closed: no longer polled; buffered data is drained from `ready` */
   int in_ready;
+  int closing; /* inec_conn_close was called: freed by the engine thread */
   struct inec_conn *ready_next;
   struct inec_conn *next;
 };
@@ -81,10 +93,17 @@ struct inec_engine {
   struct op *pending; /* posted, not started (guarded by lock) */
   struct op *ops;     /* started (engine thread only) */
   inec_conn *conns;   /* all connections (guarded by lock) */
-  inec_conn *ready;   /* closed-by-peer connections whose op waits for data (engine thread) */
+  inec_conn *ready;   /* connections that can move now without an epoll event (engine thread) */
   int stop;
+  int closing;        /* some conn waits to be closed (guarded by lock) */
   const struct netec_isal_api *isal;
+  struct inec_verbs *verbs; /* NULL: TCP only */
+  char verbs_why[256];      /* why not, when verbs is NULL */
+  char describe[384];
 };
+
+/* epoll tags that are not connections */
+static char wake_tag, verbs_tag;
 
 static size_t chunk_len(const struct op *op, size_t c) {
   size_t left = op->len - c * op->chunk;
@@ -102,13 +121,26 @@ static uint32_t get32(const unsigned char *p) {
   return ntohl(v);
 }
 
+static void conn_schedule(inec_conn *c) {
+  if (!c->in_ready && !c->broken) {
+    c->in_ready = 1;
+    c->ready_next = c->e->ready;
+    c->e->ready = c;
+  }
+}
+
+/* Says what the connection's op waits for: an epoll interest (TCP), or a place on the ready
+ * list when the connection can already move (verbs data or slots at hand, a closed peer). */
 static void conn_interest(inec_conn *c) {
+  if (c->broken) return;
+  if (c->transport == INEC_TRANSPORT_VERBS) {
+    if ((c->reading && (c->hup || inec_verbs_readable(c->vc))) ||
+        (c->send_buf && inec_verbs_writable(c->vc)))
+      conn_schedule(c);
+    return;
+  }
   if (c->hup) {
-    if (c->reading && !c->in_ready && !c->broken) {
-      c->in_ready = 1;
-      c->ready_next = c->e->ready;
-      c->e->ready = c;
-    }
+    if (c->reading) conn_schedule(c);
     return;
   }
   uint32_t want = (c->reading ? EPOLLIN : 0) | (c->send_buf ? EPOLLOUT : 0);
@@ -227,6 +259,27 @@ static void conn_fail(inec_conn *c, int status) {
   if (c->writer) op_finish(c->writer, status);
 }
 
+/* The transport seam: bytes moved, 0 at the end of the stream, or -errno (-EAGAIN: later). */
+static ssize_t conn_recv(inec_conn *c, void *buf, size_t n) {
+  if (c->transport == INEC_TRANSPORT_VERBS) {
+    ssize_t r = inec_verbs_read(c->vc, buf, n);
+    if (r == -EAGAIN && c->hup) { /* the peer left: what it sent before is all there is */
+      inec_verbs_poll(c->vc);
+      r = inec_verbs_read(c->vc, buf, n);
+      if (r == -EAGAIN) r = 0;
+    }
+    return r;
+  }
+  ssize_t r = read(c->fd, buf, n);
+  return r < 0 ? -errno : r;
+}
+
+static ssize_t conn_send(inec_conn *c, const void *buf, size_t n) {
+  if (c->transport == INEC_TRANSPORT_VERBS) return inec_verbs_write(c->vc, buf, n);
+  ssize_t w = write(c->fd, buf, n);
+  return w < 0 ? -errno : w;
+}
+
 static void conn_read(inec_engine *e, inec_conn *c) {
   struct op *op = c->reader;
   while (op && c->reading) {
@@ -234,21 +287,21 @@ static void conn_read(inec_engine *e, inec_conn *c) {
     size_t body = (size_t)op->in_rows * n;
     ssize_t r;
     if (c->hdr_got < HDR) {
-      r = read(c->fd, c->hdr + c->hdr_got, HDR - c->hdr_got);
+      r = conn_recv(c, c->hdr + c->hdr_got, HDR - c->hdr_got);
     } else {
       /* rows arrive back to back; row i of this input lands at its own chunk-sized slot */
       size_t row = c->body_got / n, in_row = c->body_got % n;
       unsigned char *dst = op->inbuf + ((size_t)c->src * op->in_rows + row) * op->chunk + in_row;
-      r = read(c->fd, dst, n - in_row);
+      r = conn_recv(c, dst, n - in_row);
     }
     if (r == 0) {
       conn_fail(c, -EPIPE);
       return;
     }
     if (r < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-      if (errno == EINTR) continue;
-      conn_fail(c, -errno);
+      if (r == -EAGAIN || r == -EWOULDBLOCK) return;
+      if (r == -EINTR) continue;
+      conn_fail(c, (int)r);
       return;
     }
     if (c->hdr_got < HDR) {
@@ -274,11 +327,11 @@ static void conn_read(inec_engine *e, inec_conn *c) {
 
 static void conn_write(inec_engine *e, inec_conn *c) {
   while (c->send_buf && c->send_off < c->send_len) {
-    ssize_t w = write(c->fd, c->send_buf + c->send_off, c->send_len - c->send_off);
+    ssize_t w = conn_send(c, c->send_buf + c->send_off, c->send_len - c->send_off);
     if (w < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-      if (errno == EINTR) continue;
-      conn_fail(c, -errno);
+      if (w == -EAGAIN || w == -EWOULDBLOCK) return;
+      if (w == -EINTR) continue;
+      conn_fail(c, (int)w);
       return;
     }
     c->send_off += (size_t)w;
@@ -319,6 +372,69 @@ static void op_free(struct op *op) {
   free(op);
 }
 
+/* The peer of c closed (or broke) its socket. */
+static void conn_hup(inec_engine *e, inec_conn *c) {
+  if (c->send_buf || !c->reader) {
+    conn_fail(c, -EPIPE); /* nothing more can be sent, or nobody reads it */
+    return;
+  }
+  /* What the peer sent may still be buffered: stop polling the socket (HUP is
+   * level-triggered) and read from the ready list when the op wants the next chunk. */
+  c->hup = 1;
+  epoll_ctl(e->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+  conn_interest(c);
+}
+
+static void conn_free(inec_conn *c) {
+  if (c->vc) inec_verbs_conn_destroy(c->vc);
+  close(c->fd);
+  free(c);
+}
+
+/* Frees the connections inec_conn_close marked, failing ops that still use them. */
+static void close_marked(inec_engine *e) {
+  pthread_mutex_lock(&e->lock);
+  int any = e->closing;
+  e->closing = 0;
+  pthread_mutex_unlock(&e->lock);
+  if (!any) return;
+  for (inec_conn *c = e->ready, **pp = &e->ready; c; c = *pp) { /* off the ready list */
+    if (c->closing) {
+      *pp = c->ready_next;
+      c->in_ready = 0;
+    } else {
+      pp = &c->ready_next;
+    }
+  }
+  pthread_mutex_lock(&e->lock);
+  inec_conn **pp = &e->conns;
+  while (*pp) {
+    inec_conn *c = *pp;
+    if (!c->closing) {
+      pp = &c->next;
+      continue;
+    }
+    *pp = c->next;
+    if (!c->broken) epoll_ctl(e->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    c->broken = 1;
+    if (c->reader) op_finish(c->reader, -ECANCELED);
+    if (c->writer) op_finish(c->writer, -ECANCELED);
+    conn_free(c);
+  }
+  pthread_mutex_unlock(&e->lock);
+}
+
+/* Takes every verbs completion; connections that can now move go on the ready list. */
+static void poll_verbs(inec_engine *e) {
+  inec_verbs_drain_events(e->verbs);
+  pthread_mutex_lock(&e->lock);
+  for (inec_conn *c = e->conns; c; c = c->next) {
+    if (c->transport != INEC_TRANSPORT_VERBS || c->broken || c->closing) continue;
+    if (inec_verbs_poll(c->vc) > 0) conn_interest(c);
+  }
+  pthread_mutex_unlock(&e->lock);
+}
+
 static void *engine_main(void *arg) {
   inec_engine *e = arg;
   struct epoll_event evs[64];
@@ -336,35 +452,33 @@ static void *engine_main(void *arg) {
       e->ops = op;
       op_start(e, op);
     }
+    close_marked(e); /* after starting: an op posted before its conn's close fails cleanly */
     if (stop) break;
     for (int i = 0; i < n; i++) {
-      if (evs[i].data.ptr == NULL) {
+      if (evs[i].data.ptr == &wake_tag) {
         uint64_t v;
         if (read(e->wakefd, &v, sizeof v) < 0) { /* nothing to drain */
         }
         continue;
       }
+      if (evs[i].data.ptr == &verbs_tag) continue; /* polled below, every round */
       inec_conn *c = evs[i].data.ptr;
-      if (c->broken || c->hup) continue;
+      if (c->broken || c->hup || c->closing) continue;
+      if (c->transport == INEC_TRANSPORT_VERBS) { /* the bootstrap socket: the peer left */
+        conn_hup(e, c);
+        continue;
+      }
       if (evs[i].events & EPOLLIN) conn_read(e, c);
       if (!c->broken && (evs[i].events & EPOLLOUT)) conn_write(e, c);
-      if (!c->broken && (evs[i].events & (EPOLLERR | EPOLLHUP))) {
-        if (c->send_buf || !c->reader) {
-          conn_fail(c, -EPIPE); /* nothing more can be sent, or nobody reads it */
-        } else {
-          /* The peer is gone but what it sent may still be buffered: stop polling (HUP is
-           * level-triggered) and read from the ready list when the op wants the next chunk. */
-          c->hup = 1;
-          epoll_ctl(e->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-          conn_interest(c);
-        }
-      }
+      if (!c->broken && (evs[i].events & (EPOLLERR | EPOLLHUP))) conn_hup(e, c);
     }
+    if (e->verbs) poll_verbs(e);
     while (e->ready) {
       inec_conn *c = e->ready;
       e->ready = c->ready_next;
       c->in_ready = 0;
       if (!c->broken && c->reading) conn_read(e, c); /* data, or EOF: fails the op */
+      if (!c->broken && c->send_buf) conn_write(e, c);
     }
     /* free ops that finished */
     struct op **pp = &e->ops;
@@ -381,7 +495,7 @@ static void *engine_main(void *arg) {
   return NULL;
 }
 
-inec_engine *inec_engine_create(char *err, size_t errlen) {
+inec_engine *inec_engine_create(const inec_options *opt, char *err, size_t errlen) {
   inec_engine *e = calloc(1, sizeof *e);
   if (!e) {
     snprintf(err, errlen, "out of memory");
@@ -389,20 +503,37 @@ inec_engine *inec_engine_create(char *err, size_t errlen) {
   }
   char why[512] = "";
   e->isal = netec_isal_load(why, sizeof why, NULL); /* NULL: XOR only, EC posts fail */
+  if (opt && opt->disable_verbs) {
+    snprintf(e->verbs_why, sizeof e->verbs_why, "verbs disabled");
+  } else {
+    e->verbs = inec_verbs_open(opt ? opt->verbs_library : NULL, opt ? opt->verbs_device : NULL,
+                               e->verbs_why, sizeof e->verbs_why);
+  }
   e->epfd = epoll_create1(EPOLL_CLOEXEC);
   e->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   pthread_mutex_init(&e->lock, NULL);
-  struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+  struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &wake_tag};
+  struct epoll_event vev = {.events = EPOLLIN, .data.ptr = &verbs_tag};
   if (e->epfd < 0 || e->wakefd < 0 || epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->wakefd, &ev) < 0 ||
+      (e->verbs &&
+       epoll_ctl(e->epfd, EPOLL_CTL_ADD, inec_verbs_channel_fd(e->verbs), &vev) < 0) ||
       pthread_create(&e->thread, NULL, engine_main, e) != 0) {
     snprintf(err, errlen, "cannot start engine: %s", strerror(errno));
     if (e->epfd >= 0) close(e->epfd);
     if (e->wakefd >= 0) close(e->wakefd);
+    inec_verbs_close(e->verbs);
     free(e);
     return NULL;
   }
+  snprintf(e->describe, sizeof e->describe, "tcp, %s; ISA-L %s",
+           e->verbs ? inec_verbs_describe(e->verbs) : e->verbs_why,
+           e->isal ? "loaded" : "missing (XOR only)");
   return e;
 }
+
+const char *inec_engine_describe(const inec_engine *e) { return e->describe; }
+
+int inec_engine_has_verbs(const inec_engine *e) { return e->verbs != NULL; }
 
 static void wake(inec_engine *e) {
   uint64_t one = 1;
@@ -425,23 +556,76 @@ void inec_engine_destroy(inec_engine *e) {
   }
   for (inec_conn *c = e->conns; c;) {
     inec_conn *next = c->next;
-    close(c->fd);
-    free(c);
+    conn_free(c);
     c = next;
   }
   close(e->epfd);
   close(e->wakefd);
+  inec_verbs_close(e->verbs);
   pthread_mutex_destroy(&e->lock);
   free(e);
 }
 
-inec_conn *inec_conn_from_fd(inec_engine *e, int fd) {
+/* ---- connections ---------------------------------------------------------------------------- */
+
+/* Blocking I/O of the handshake on a socket that may be non-blocking, within a deadline. */
+static int hs_io(int fd, unsigned char *p, size_t n, int writing, int timeout_ms) {
+  while (n) {
+    struct pollfd pfd = {.fd = fd, .events = writing ? POLLOUT : POLLIN};
+    int pr = poll(&pfd, 1, timeout_ms);
+    if (pr == 0) return -ETIMEDOUT;
+    if (pr < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    ssize_t r = writing ? send(fd, p, n, MSG_NOSIGNAL) : read(fd, p, n);
+    if (r == 0) return -EPIPE;
+    if (r < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
+      return -errno;
+    }
+    p += r;
+    n -= (size_t)r;
+  }
+  return 0;
+}
+
+#define HELLO_MAGIC 0x494e4548u /* "INEH" */
+#define HELLO 44                /* magic, version, verbs offered, qpn, psn, lid, mtu, link, gid */
+
+static void hello_put(unsigned char *b, int offer, const struct inec_verbs_addr *a) {
+  put32(b, HELLO_MAGIC);
+  put32(b + 4, 1);
+  put32(b + 8, (uint32_t)offer);
+  put32(b + 12, a->qpn);
+  put32(b + 16, a->psn);
+  put32(b + 20, a->lid);
+  put32(b + 24, a->mtu);
+  put32(b + 28, a->link_layer);
+  memcpy(b + 32, a->gid, 12); /* the GID's first 12 bytes here, the last 4 below */
+}
+
+static void hello_get(const unsigned char *b, struct inec_verbs_addr *a) {
+  a->qpn = get32(b + 12);
+  a->psn = get32(b + 16);
+  a->lid = get32(b + 20);
+  a->mtu = get32(b + 24);
+  a->link_layer = get32(b + 28);
+  memcpy(a->gid, b + 32, 12);
+}
+
+static inec_conn *conn_add(inec_engine *e, int fd, inec_transport t, struct inec_verbs_conn *vc) {
   inec_conn *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   c->fd = fd;
   c->e = e;
+  c->transport = t;
+  c->vc = vc;
   int flags = fcntl(fd, F_GETFL);
-  struct epoll_event ev = {.events = 0, .data.ptr = c};
+  /* TCP: interest follows the op; verbs: the bootstrap socket only reports the peer leaving */
+  struct epoll_event ev = {.events = t == INEC_TRANSPORT_VERBS ? EPOLLIN | EPOLLRDHUP : 0,
+                           .data.ptr = c};
+  c->events = ev.events;
   if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 ||
       epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
     free(c);
@@ -454,6 +638,83 @@ inec_conn *inec_conn_from_fd(inec_engine *e, int fd) {
   return c;
 }
 
+inec_conn *inec_conn_from_fd(inec_engine *e, int fd) {
+  return conn_add(e, fd, INEC_TRANSPORT_TCP, NULL);
+}
+
+inec_conn *inec_conn_open(inec_engine *e, int fd, inec_transport want, int timeout_ms, char *err,
+                          size_t errlen) {
+  if (!e || fd < 0 || want < INEC_TRANSPORT_AUTO || want > INEC_TRANSPORT_VERBS) {
+    snprintf(err, errlen, "bad arguments");
+    return NULL;
+  }
+  if (want == INEC_TRANSPORT_VERBS && !e->verbs) {
+    snprintf(err, errlen, "verbs requested but unavailable: %s", e->verbs_why);
+    return NULL;
+  }
+  struct inec_verbs_addr mine = {0}, peer = {0};
+  struct inec_verbs_conn *vc = NULL;
+  if (want != INEC_TRANSPORT_TCP && e->verbs) {
+    vc = inec_verbs_conn_create(e->verbs, &mine, err, errlen);
+    if (!vc) return NULL;
+  }
+  unsigned char out[HELLO + 4], in[HELLO + 4];
+  memset(out, 0, sizeof out);
+  hello_put(out, vc != NULL, &mine);
+  memcpy(out + HELLO, mine.gid + 12, 4);
+  int rc = hs_io(fd, out, sizeof out, 1, timeout_ms);
+  if (!rc) rc = hs_io(fd, in, sizeof in, 0, timeout_ms);
+  if (rc) {
+    snprintf(err, errlen, "handshake: %s", strerror(-rc));
+    goto fail;
+  }
+  if (get32(in) != HELLO_MAGIC || get32(in + 4) != 1) {
+    snprintf(err, errlen, "handshake: the peer is not an INEC engine (version 1)");
+    goto fail;
+  }
+  hello_get(in, &peer);
+  memcpy(peer.gid + 12, in + HELLO, 4);
+  int verbs = vc && get32(in + 8) == 1;
+  if (want == INEC_TRANSPORT_VERBS && !verbs) {
+    snprintf(err, errlen, "verbs requested but the peer offers only TCP");
+    goto fail;
+  }
+  if (!verbs) {
+    inec_verbs_conn_destroy(vc);
+    inec_conn *c = conn_add(e, fd, INEC_TRANSPORT_TCP, NULL);
+    if (!c) snprintf(err, errlen, "cannot watch the socket: %s", strerror(errno));
+    return c;
+  }
+  if (inec_verbs_conn_connect(vc, &peer, err, errlen)) goto fail;
+  /* both sides' receives are posted before either sends: one byte each way says so */
+  unsigned char ready = 'R', theirs = 0;
+  rc = hs_io(fd, &ready, 1, 1, timeout_ms);
+  if (!rc) rc = hs_io(fd, &theirs, 1, 0, timeout_ms);
+  if (rc || theirs != 'R') {
+    snprintf(err, errlen, "handshake: %s", rc ? strerror(-rc) : "bad ready byte");
+    goto fail;
+  }
+  inec_conn *c = conn_add(e, fd, INEC_TRANSPORT_VERBS, vc);
+  if (!c) {
+    snprintf(err, errlen, "cannot watch the socket: %s", strerror(errno));
+    goto fail;
+  }
+  return c;
+fail:
+  inec_verbs_conn_destroy(vc);
+  return NULL;
+}
+
+inec_transport inec_conn_transport(const inec_conn *c) { return c->transport; }
+
+void inec_conn_close(inec_engine *e, inec_conn *c) {
+  if (!e || !c) return;
+  pthread_mutex_lock(&e->lock);
+  c->closing = 1;
+  e->closing = 1;
+  pthread_mutex_unlock(&e->lock);
+  wake(e);
+}
 /* Validates and builds an op; returns 0 and enqueues it, or a negative errno. */
 static int post(inec_engine *e, enum op_type type, const inec_calc *calc,
                 inec_conn *const *src, int nsrc, const unsigned char *const *local, int nlocal,

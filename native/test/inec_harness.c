@@ -8,6 +8,7 @@
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -96,6 +97,7 @@ struct vertex {
 struct graph {
   int k, rows;
   struct vertex v[33];
+  int parent[32], slot[32]; /* edge i: survivor i (vertex i+1) -> parent's input slot */
   int fds[64];
   int nfds;
 };
@@ -121,6 +123,8 @@ static int build(const struct netec_isal_api *isal, struct graph *g, enum harnes
     g->fds[g->nfds++] = fds[1];
     struct vertex *child = &g->v[i + 1], *parent = &g->v[parent_of(s, i, k)];
     child->out_fd = fds[0];
+    g->parent[i] = parent_of(s, i, k);
+    g->slot[i] = parent->nin;
     parent->in_fd[parent->nin++] = fds[1];
   }
   g->v[0].is_root = 1;
@@ -188,8 +192,37 @@ static double now(void) {
   return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-static int run_engines(struct graph *g, size_t len, size_t chunk, unsigned char **out,
-                       int iterations, double *seconds) {
+struct opener {
+  inec_engine *e;
+  int fd;
+  inec_transport t;
+  inec_conn *c;
+  char err[256];
+};
+
+static void *open_main(void *arg) {
+  struct opener *o = arg;
+  o->c = inec_conn_open(o->e, o->fd, o->t, 10000, o->err, sizeof o->err);
+  if (!o->c) close(o->fd);
+  return NULL;
+}
+
+int harness_conn_pair(inec_engine *ea, int fda, inec_engine *eb, int fdb, inec_transport t,
+                      inec_conn **ca, inec_conn **cb) {
+  struct opener b = {eb, fdb, t, NULL, ""};
+  pthread_t th;
+  if (pthread_create(&th, NULL, open_main, &b)) return -EAGAIN;
+  struct opener a = {ea, fda, t, NULL, ""};
+  open_main(&a);
+  pthread_join(th, NULL);
+  *ca = a.c;
+  *cb = b.c;
+  if (!a.c || !b.c) fprintf(stderr, "conn open: %s%s\n", a.err, b.err);
+  return a.c && b.c ? 0 : -ECONNREFUSED;
+}
+
+static int run_engines(struct graph *g, const struct harness_net *net, size_t len, size_t chunk,
+                       unsigned char **out, int iterations, double *seconds) {
   int k = g->k, rc = 0;
   inec_engine *eng[33] = {0};
   inec_conn *in[33][32], *outc[33];
@@ -198,14 +231,24 @@ static int run_engines(struct graph *g, size_t len, size_t chunk, unsigned char 
   harness_waiter_init(&w, 0);
   double t0 = 0;
   for (int v = 0; v <= k; v++) {
-    eng[v] = inec_engine_create(err, sizeof err);
+    eng[v] = inec_engine_create(net ? net->opt : NULL, err, sizeof err);
     if (!eng[v]) {
       rc = -ENOMEM;
       goto out;
     }
-    for (int i = 0; i < g->v[v].nin; i++) in[v][i] = inec_conn_from_fd(eng[v], dup(g->v[v].in_fd[i]));
-    outc[v] = g->v[v].is_root ? NULL : inec_conn_from_fd(eng[v], dup(g->v[v].out_fd));
   }
+  for (int i = 0; i < k && !rc; i++) {
+    int p = g->parent[i];
+    if (!net) {
+      outc[i + 1] = inec_conn_from_fd(eng[i + 1], dup(g->v[i + 1].out_fd));
+      in[p][g->slot[i]] = inec_conn_from_fd(eng[p], dup(g->v[p].in_fd[g->slot[i]]));
+    } else {
+      rc = harness_conn_pair(eng[i + 1], dup(g->v[i + 1].out_fd), eng[p],
+                             dup(g->v[p].in_fd[g->slot[i]]), net->transport, &outc[i + 1],
+                             &in[p][g->slot[i]]);
+    }
+  }
+  if (rc) goto out;
   inec_shape shape = {len, chunk};
   t0 = now();
   for (int it = 0; it < iterations && !rc; it++) {
@@ -345,14 +388,14 @@ static int run_threads(const struct netec_isal_api *isal, struct graph *g, size_
   return rc;
 }
 
-int harness_run(const struct netec_isal_api *isal, enum harness_scheme scheme, int coherent,
-                int k, int m, unsigned char **units, const unsigned char *enc,
+int harness_run(const struct netec_isal_api *isal, const struct harness_net *net,
+                enum harness_scheme scheme, int coherent, int k, int m, unsigned char **units, const unsigned char *enc,
                 const int *erased, int rows, size_t len, size_t chunk, unsigned char **out,
                 int iterations, double *seconds) {
   struct graph *g = malloc(sizeof *g);
   int rc = build(isal, g, scheme, k, m, units, enc, erased, rows);
   if (!rc)
-    rc = coherent ? run_engines(g, len, chunk, out, iterations, seconds)
+    rc = coherent ? run_engines(g, net, len, chunk, out, iterations, seconds)
                   : run_threads(isal, g, len, chunk, out, iterations, seconds);
   close_all(g);
   free(g);

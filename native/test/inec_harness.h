@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "inec.h"
 #include "netec_isal.h"
 
 enum harness_scheme { HARNESS_STAR, HARNESS_PPR, HARNESS_CHAIN };
@@ -23,19 +24,30 @@ unsigned char **harness_stripe(const struct netec_isal_api *isal, int k, int m, 
                                unsigned seed, unsigned char *enc);
 void harness_free_units(unsigned char **u, int n);
 
+/* How engines connect: NULL means raw TCP sockets handed over with inec_conn_from_fd. */
+struct harness_net {
+  const inec_options *opt; /* engine options (e.g. a test verbs provider) */
+  inec_transport transport;
+};
+
 /*
  * Rebuilds units erased[0..rows-1] into out[] (rows buffers of len bytes) through `scheme`,
  * `iterations` times over the same wiring; *seconds (if not NULL) gets the time of those runs,
  * setup excluded. coherent: INEC engines; else application threads.
  * Returns 0, or a negative errno / -ETIMEDOUT.
  */
-int harness_run(const struct netec_isal_api *isal, enum harness_scheme scheme, int coherent,
+int harness_run(const struct netec_isal_api *isal, const struct harness_net *net,
+                enum harness_scheme scheme, int coherent,
                 int k, int m, unsigned char **units, const unsigned char *enc,
                 const int *erased, int rows, size_t len, size_t chunk, unsigned char **out,
                 int iterations, double *seconds);
 
 /* A connected TCP loopback pair (TCP_NODELAY on fds[0]): fds[0] connects to fds[1]. */
 int harness_tcp_pair(int fds[2]);
+
+/* Opens a (ea, fda) <-> (eb, fdb) connection with inec_conn_open on both ends at once. */
+int harness_conn_pair(inec_engine *ea, int fda, inec_engine *eb, int fdb, inec_transport t,
+                      inec_conn **ca, inec_conn **cb);
 
 /* Waits for n inec_done_fn callbacks: pass harness_done and the waiter to each post. */
 struct harness_waiter {

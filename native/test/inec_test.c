@@ -1,11 +1,16 @@
 /*
  * Tests of the INEC engine: every repair scheme (RS star, PPR tree, ECPipe chain) for RS(3,2),
- * (6,3), (10,4), one and several erased units, over TCP loopback between k+1 engines, checked
- * byte for byte against ISA-L's encoding; early disconnects, malformed frames and bad
- * arguments end in errors, never crashes. Ends with "N passed, N failed".
+ * (6,3), (10,4), one and several erased units, between k+1 engines over TCP loopback and over
+ * RDMA verbs (the test provider libinec_mockverbs.so, whose byte counter proves the traffic
+ * took that path), checked byte for byte against ISA-L's encoding; the transport handshake
+ * (auto falls back to TCP when one end has no device); the rendezvous of tagged sockets;
+ * early disconnects, malformed frames and bad arguments end in errors, never crashes.
+ * Ends with "N passed, N failed".
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dlfcn.h>
+#include <stdint.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -18,6 +23,7 @@
 
 #include "inec.h"
 #include "inec_harness.h"
+#include "inec_rendezvous.h"
 #include "netec_isal.h"
 
 static const struct netec_isal_api *isal;
@@ -34,15 +40,35 @@ static int passed, failed;
   } while (0)
 
 /* One scheme, coherent (engines) or not (application threads): bytes must be ISA-L's. */
-static int run(enum harness_scheme s, int coherent, int k, int m, const int *erased, int rows,
-               size_t len, size_t chunk) {
+#ifndef MOCK_VERBS_PATH /* built without rdma-core's headers: main() says so and fails */
+#define MOCK_VERBS_PATH "(not built: install libibverbs-dev, see scripts/setup.sh)"
+#endif
+static const inec_options mock = {.verbs_library = MOCK_VERBS_PATH};
+static const struct harness_net over_verbs = {&mock, INEC_TRANSPORT_VERBS};
+static const char *net_name(const struct harness_net *net) {
+  return net ? (net->transport == INEC_TRANSPORT_VERBS ? "verbs" : "tcp+hello") : "tcp";
+}
+
+/* Bytes the test provider delivered so far. main() holds it loaded, so engines that dlopen
+ * and dlclose it share this one copy and its counter. */
+static uint64_t *delivered;
+static uint64_t verbs_bytes(void) { return __atomic_load_n(delivered, __ATOMIC_SEQ_CST); }
+
+static int run(const struct harness_net *net, enum harness_scheme s, int coherent, int k, int m,
+               const int *erased, int rows, size_t len, size_t chunk) {
   unsigned char enc[32 * 32];
   unsigned char **u = harness_stripe(isal, k, m, len, (unsigned)(k * 131 + rows * 7 + s), enc);
   unsigned char *out[16];
   for (int r = 0; r < rows; r++) out[r] = calloc(1, len);
-  int rc = harness_run(isal, s, coherent, k, m, u, enc, erased, rows, len, chunk, out, 2, NULL);
-  CHECK(rc == 0, "%s (%s) RS(%d,%d): %d", harness_scheme_names[s],
-        coherent ? "engine" : "threads", k, m, rc);
+  uint64_t before = verbs_bytes();
+  int rc = harness_run(isal, net, s, coherent, k, m, u, enc, erased, rows, len, chunk, out, 2,
+                       NULL);
+  CHECK(rc == 0, "%s (%s, %s) RS(%d,%d): %d", harness_scheme_names[s],
+        coherent ? "engine" : "threads", net_name(net), k, m, rc);
+  /* over verbs, every survivor's stream (2 iterations, at least a unit each) went through it */
+  if (net && net->transport == INEC_TRANSPORT_VERBS)
+    CHECK(verbs_bytes() - before >= 2 * (uint64_t)k * len, "%s RS(%d,%d): verbs moved %llu",
+          harness_scheme_names[s], k, m, (unsigned long long)(verbs_bytes() - before));
   for (int r = 0; r < rows; r++)
     CHECK(memcmp(out[r], u[erased[r]], len) == 0, "%s RS(%d,%d) chunk %zu: unit %d differs",
           harness_scheme_names[s], k, m, chunk, erased[r]);
@@ -54,7 +80,7 @@ static int run(enum harness_scheme s, int coherent, int k, int m, const int *era
 /* A survivor that disconnects, and one that sends a malformed frame: errors, not crashes. */
 static int faults(void) {
   char err[256];
-  inec_engine *e = inec_engine_create(err, sizeof err);
+  inec_engine *e = inec_engine_create(NULL, err, sizeof err);
   CHECK(e, "engine: %s", err);
   unsigned char *out[1] = {malloc(100000)};
   inec_shape shape = {.len = 100000, .chunk = 4096};
@@ -89,8 +115,95 @@ static int faults(void) {
   return 1;
 }
 
+/* auto picks verbs when both ends have a device, TCP when one has not; verbs demanded from a
+ * peer without it is an error on both ends. */
+static int handshake(void) {
+  char err[256];
+  inec_options tcp_only = {.disable_verbs = 1};
+  inec_engine *v1 = inec_engine_create(&mock, err, sizeof err);
+  inec_engine *v2 = inec_engine_create(&mock, err, sizeof err);
+  inec_engine *t = inec_engine_create(&tcp_only, err, sizeof err);
+  CHECK(v1 && v2 && t, "engines: %s", err);
+  CHECK(inec_engine_has_verbs(v1) && !inec_engine_has_verbs(t), "verbs: %s / %s",
+        inec_engine_describe(v1), inec_engine_describe(t));
+  CHECK(strstr(inec_engine_describe(v1), "mockverbs0"), "%s", inec_engine_describe(v1));
+  int fds[2];
+  inec_conn *a, *b;
+  CHECK(harness_tcp_pair(fds) == 0, "pair");
+  CHECK(harness_conn_pair(v1, fds[0], v2, fds[1], INEC_TRANSPORT_AUTO, &a, &b) == 0, "auto");
+  CHECK(inec_conn_transport(a) == INEC_TRANSPORT_VERBS &&
+        inec_conn_transport(b) == INEC_TRANSPORT_VERBS, "auto between two devices: verbs");
+  CHECK(harness_tcp_pair(fds) == 0, "pair");
+  CHECK(harness_conn_pair(v1, fds[0], t, fds[1], INEC_TRANSPORT_AUTO, &a, &b) == 0, "auto");
+  CHECK(inec_conn_transport(a) == INEC_TRANSPORT_TCP && inec_conn_transport(b) == INEC_TRANSPORT_TCP,
+        "auto with one device: tcp");
+  /* a sender posts on its verbs conn, then its peer's engine closes the conn mid-stream */
+  CHECK(harness_tcp_pair(fds) == 0, "pair");
+  CHECK(harness_conn_pair(v1, fds[0], v2, fds[1], INEC_TRANSPORT_VERBS, &a, &b) == 0, "verbs");
+  size_t len = 8 << 20;
+  unsigned char *unit = calloc(1, len), *out[1] = {malloc(len)};
+  unsigned char one = 1;
+  inec_calc id = {INEC_CALC_EC, 1, 1, &one};
+  inec_calc x = {INEC_CALC_XOR, 1, 0, NULL};
+  inec_shape shape = {len, 65536};
+  const unsigned char *local[1] = {unit};
+  struct harness_waiter ws, wr;
+  harness_waiter_init(&ws, 1);
+  harness_waiter_init(&wr, 1);
+  CHECK(inec_ec_send(v1, &id, local, 1, &shape, a, harness_done, &ws) == 0, "post send");
+  CHECK(inec_recv_ec(v2, &x, &b, 1, out, &shape, harness_done, &wr) == 0, "post recv");
+  inec_conn_close(v2, b);
+  CHECK(harness_wait(&wr, 10) == 0 && wr.status == -ECANCELED, "closed receiver: %d", wr.status);
+  CHECK(harness_wait(&ws, 10) == 0 && ws.status < 0, "sender to a closed peer: %d", ws.status);
+  /* verbs demanded of a TCP-only peer */
+  CHECK(harness_tcp_pair(fds) == 0, "pair");
+  CHECK(harness_conn_pair(v1, fds[0], t, fds[1], INEC_TRANSPORT_VERBS, &a, &b) != 0,
+        "verbs with a TCP-only peer must fail");
+  inec_engine_destroy(v1);
+  inec_engine_destroy(v2);
+  inec_engine_destroy(t);
+  free(unit);
+  free(out[0]);
+  return 1;
+}
+
+/* Tagged sockets find their taker; an unknown tag times out; junk is dropped. */
+static int rendezvous(void) {
+  char err[256];
+  inec_listener *l = inec_listen("127.0.0.1", 0, err, sizeof err);
+  CHECK(l, "listen: %s", err);
+  unsigned char t1[16], t2[16], t3[16];
+  memset(t1, 1, 16);
+  memset(t2, 2, 16);
+  memset(t3, 3, 16);
+  int d2 = inec_dial("127.0.0.1", inec_listener_port(l), t2, 2000, err, sizeof err);
+  int d1 = inec_dial("127.0.0.1", inec_listener_port(l), t1, 2000, err, sizeof err);
+  CHECK(d1 >= 0 && d2 >= 0, "dial: %s", err);
+  int a1 = inec_listener_take(l, t1, 5000), a2 = inec_listener_take(l, t2, 5000);
+  CHECK(a1 >= 0 && a2 >= 0, "take: %d %d", a1, a2);
+  CHECK(write(d1, "x", 1) == 1, "write");
+  char c = 0;
+  for (int i = 0; i < 100 && read(a1, &c, 1) != 1; i++) usleep(10000);
+  CHECK(c == 'x', "the socket of tag 1 is the one dialed with tag 1");
+  CHECK(inec_listener_take(l, t3, 200) == -ETIMEDOUT, "unknown tag");
+  int bad = inec_dial("127.0.0.1", 1, t1, 2000, err, sizeof err);
+  CHECK(bad < 0 && strstr(err, "cannot connect"), "dial to a closed port: %s", err);
+  close(d1);
+  close(d2);
+  close(a1);
+  close(a2);
+  inec_listener_close(l);
+  return 1;
+}
+
 int main(void) {
   char err[512];
+  void *provider = dlopen(MOCK_VERBS_PATH, RTLD_NOW);
+  delivered = provider ? dlsym(provider, "mockverbs_bytes_delivered") : NULL;
+  if (!delivered) {
+    fprintf(stderr, "test verbs provider %s: %s\n", MOCK_VERBS_PATH, dlerror());
+    return 1;
+  }
   isal = netec_isal_load(err, sizeof err, NULL);
   if (!isal) {
     fprintf(stderr, "ISA-L unavailable: %s\n", err);
@@ -105,14 +218,18 @@ int main(void) {
     for (int s = HARNESS_STAR; s <= HARNESS_CHAIN; s++) {
       size_t chunks[2] = {4096, 65536};
       for (int ci = 0; ci < 2; ci++) {
-        if (run((enum harness_scheme)s, 1, k, m, one, 1, len, chunks[ci])) passed++; else failed++;
-        if (run((enum harness_scheme)s, 1, k, m, many, m, len, chunks[ci])) passed++; else failed++;
+        if (run(NULL, (enum harness_scheme)s, 1, k, m, one, 1, len, chunks[ci])) passed++; else failed++;
+        if (run(NULL, (enum harness_scheme)s, 1, k, m, many, m, len, chunks[ci])) passed++; else failed++;
+        if (run(&over_verbs, (enum harness_scheme)s, 1, k, m, one, 1, len, chunks[ci])) passed++; else failed++;
+        if (run(&over_verbs, (enum harness_scheme)s, 1, k, m, many, m, len, chunks[ci])) passed++; else failed++;
       }
       /* the incoherent baseline of the benchmark computes the same bytes */
-      if (run((enum harness_scheme)s, 0, k, m, many, m, len, 65536)) passed++; else failed++;
+      if (run(NULL, (enum harness_scheme)s, 0, k, m, many, m, len, 65536)) passed++; else failed++;
     }
   }
   if (faults()) passed++; else failed++;
+  if (handshake()) passed++; else failed++;
+  if (rendezvous()) passed++; else failed++;
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }
