@@ -98,6 +98,9 @@ inec_conn *inec_conn_open(inec_engine *e, int fd, inec_transport want, int timeo
 
 inec_transport inec_conn_transport(const inec_conn *c);
 
+/* Stream bytes (headers included) received on c so far; any thread may ask. */
+unsigned long long inec_conn_bytes_in(const inec_conn *c);
+
 /* Closes c: a primitive still using it ends with -ECANCELED. Post nothing on c afterwards. */
 void inec_conn_close(inec_engine *e, inec_conn *c);
 

@@ -60,6 +60,7 @@ struct inec_conn {
   int hup;       /* peer closed: no longer polled; buffered data is drained from `ready` */
   int in_ready;
   int closing; /* inec_conn_close was called: freed by the engine thread */
+  unsigned long long bytes_in; /* stream bytes received (atomic: read by other threads) */
   struct inec_conn *ready_next;
   struct inec_conn *next;
 };
@@ -304,6 +305,7 @@ static void conn_read(inec_engine *e, inec_conn *c) {
       conn_fail(c, (int)r);
       return;
     }
+    __atomic_fetch_add(&c->bytes_in, (unsigned long long)r, __ATOMIC_RELAXED);
     if (c->hdr_got < HDR) {
       c->hdr_got += (size_t)r;
       if (c->hdr_got == HDR &&
@@ -706,6 +708,10 @@ fail:
 }
 
 inec_transport inec_conn_transport(const inec_conn *c) { return c->transport; }
+
+unsigned long long inec_conn_bytes_in(const inec_conn *c) {
+  return __atomic_load_n(&c->bytes_in, __ATOMIC_RELAXED);
+}
 
 void inec_conn_close(inec_engine *e, inec_conn *c) {
   if (!e || !c) return;

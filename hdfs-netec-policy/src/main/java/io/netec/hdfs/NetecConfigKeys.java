@@ -45,4 +45,39 @@ public final class NetecConfigKeys {
   /** An agent closes a stream whose switch has sent nothing for this long. */
   public static final String AGENT_IDLE_TIMEOUT_MS = "netec.agent.idle.timeout.ms";
   public static final int AGENT_IDLE_TIMEOUT_MS_DEFAULT = 60_000;
+
+  /** Whether the DataNode plugin runs an INEC participant (joins repair graphs). */
+  public static final String INEC_ENABLED = "netec.inec.enabled";
+  public static final boolean INEC_ENABLED_DEFAULT = true;
+
+  /** Port of the INEC participant's control server on every DataNode (0: any, for tests). */
+  public static final String INEC_PORT = "netec.inec.port";
+  public static final int INEC_PORT_DEFAULT = 50310;
+
+  /** Port of the INEC engine's data listener on every DataNode (0: any, for tests). */
+  public static final String INEC_DATA_PORT = "netec.inec.data.port";
+  public static final int INEC_DATA_PORT_DEFAULT = 50311;
+
+  /** Repair scheme of the INEC route: ecpipe (chain), ppr (tree) or rs (star). */
+  public static final String INEC_SCHEME = "netec.inec.scheme";
+  public static final String INEC_SCHEME_DEFAULT = "ecpipe";
+
+  /** Transport of INEC streams: auto (verbs where both ends have a device), tcp or verbs. */
+  public static final String INEC_TRANSPORT = "netec.inec.transport";
+  public static final String INEC_TRANSPORT_DEFAULT = "auto";
+
+  /** The verbs library the engine dlopen's (empty: libibverbs.so.1). */
+  public static final String INEC_VERBS_LIBRARY = "netec.inec.verbs.library";
+
+  /** Bytes per chunk of a primitive (the WAIT -> EC -> SEND unit); 64 KiB or less pipelines. */
+  public static final String INEC_CHUNK = "netec.inec.chunk.bytes";
+  public static final int INEC_CHUNK_DEFAULT = 64 * 1024;
+
+  /** Bytes of a block handled per primitive (the memory each node holds per stream). */
+  public static final String INEC_SEGMENT = "netec.inec.segment.bytes";
+  public static final int INEC_SEGMENT_DEFAULT = 4 * 1024 * 1024;
+
+  /** An INEC repair (or a participant) without progress for this long fails. */
+  public static final String INEC_TIMEOUT_MS = "netec.inec.timeout.ms";
+  public static final int INEC_TIMEOUT_MS_DEFAULT = 30_000;
 }

@@ -1,7 +1,7 @@
 package io.netec.hdfs.client;
 
 import io.netec.hdfs.NetecConfigKeys;
-import io.netec.hdfs.switchroute.AgentDirectory;
+import io.netec.hdfs.route.ServiceDirectory;
 import io.netec.hdfs.switchroute.SwitchClient;
 import io.netec.hdfs.switchroute.SwitchPlan;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
@@ -395,7 +395,7 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
     } catch (IOException e) {
       token = "";
     }
-    return new SwitchPlan.Available(index, AgentDirectory.hostPort(g.getLocations()[j], conf),
+    return new SwitchPlan.Available(index, ServiceDirectory.hostPort(ServiceDirectory.Service.SWITCH_AGENT, g.getLocations()[j], conf),
         b.toString(), token);
   }
 

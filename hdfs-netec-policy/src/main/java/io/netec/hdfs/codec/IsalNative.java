@@ -23,15 +23,19 @@ public final class IsalNative {
 
   private static final Logger LOG = LoggerFactory.getLogger(IsalNative.class);
   private static final String REASON;
+  private static final String LIBRARY_REASON;
   private static final String ISAL_PATH;
 
   static {
     String reason;
+    String library;
     String isal = null;
     if (Boolean.getBoolean(DISABLE_PROPERTY)) {
       reason = "disabled by -D" + DISABLE_PROPERTY + "=true";
+      library = reason;
     } else {
       reason = loadLibrary();
+      library = reason;
       if (reason == null) {
         try {
           String r = load0();
@@ -46,6 +50,7 @@ public final class IsalNative {
       }
     }
     REASON = reason;
+    LIBRARY_REASON = library;
     ISAL_PATH = isal;
     if (reason == null) {
       LOG.info("NetEC native coder enabled (ISA-L: {})", isal);
@@ -64,6 +69,14 @@ public final class IsalNative {
   /** Why the native coder is off, or null when it is on. */
   public static String unavailableReason() {
     return REASON;
+  }
+
+  /**
+   * Why libnetec.so itself is not loaded, or null when it is (the INEC engine needs the
+   * library; without ISA-L it still forwards and XORs).
+   */
+  public static String libraryUnavailableReason() {
+    return LIBRARY_REASON;
   }
 
   /** The ISA-L library in use, or null. */

@@ -1,8 +1,11 @@
 package io.netec.hdfs.datanode;
 
 import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.inecroute.InecEngine;
+import io.netec.hdfs.inecroute.InecNode;
+import io.netec.hdfs.inecroute.InecParticipant;
 import io.netec.hdfs.route.ReconstructionRouter;
-import io.netec.hdfs.switchroute.AgentDirectory;
+import io.netec.hdfs.route.ServiceDirectory;
 import io.netec.hdfs.switchroute.DataNodeBlockSource;
 import io.netec.hdfs.switchroute.SurvivorAgent;
 import java.io.IOException;
@@ -11,6 +14,7 @@ import io.netec.hdfs.route.RouteContext;
 import io.netec.hdfs.route.RouteMetrics;
 import java.util.concurrent.ThreadPoolExecutor;
 import javax.management.ObjectName;
+import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.hdfs.server.datanode.erasurecode.ErasureCodingWorker;
 import org.apache.hadoop.metrics2.util.MBeans;
@@ -37,7 +41,9 @@ public class NetecDataNodePlugin implements ServicePlugin {
   private ObjectName mbean;
   private ReconstructionRouter router;
   private SurvivorAgent agent;
-  private int agentKey;
+  private InecEngine inecEngine;
+  private InecParticipant participant;
+  private int xferPort;
 
   /** The constructor Hadoop calls for dfs.datanode.plugins. */
   public NetecDataNodePlugin() {
@@ -78,7 +84,9 @@ public class NetecDataNodePlugin implements ServicePlugin {
       return;
     }
     router = r;
+    xferPort = dn.getXferPort();
     startAgent(dn);
+    startInec(dn);
     mbean = MBeans.register("DataNode", "NetecRouter-" + dn.getXferPort(), r.metrics());
     LOG.info("NetEC plugin active on DataNode {}: routes {}, metrics {}", dn.getDisplayName(),
         r.routeNames(), mbean);
@@ -99,8 +107,7 @@ public class NetecDataNodePlugin implements ServicePlugin {
               NetecConfigKeys.AGENT_MAX_STREAMS_DEFAULT),
           dn.getConf().getInt(NetecConfigKeys.AGENT_IDLE_TIMEOUT_MS,
               NetecConfigKeys.AGENT_IDLE_TIMEOUT_MS_DEFAULT));
-      agentKey = dn.getXferPort();
-      AgentDirectory.register(agentKey, new InetSocketAddress(host, agent.address().getPort()));
+      ServiceDirectory.register(ServiceDirectory.Service.SWITCH_AGENT, xferPort, new InetSocketAddress(host, agent.address().getPort()));
       LOG.info("NetEC survivor agent of DataNode {} on {}", dn.getDisplayName(),
           agent.address());
     } catch (IOException | RuntimeException e) {
@@ -108,6 +115,59 @@ public class NetecDataNodePlugin implements ServicePlugin {
           + "will not use this DataNode as a survivor", dn.getDisplayName(),
           NetecConfigKeys.AGENT_PORT, port, e.getMessage());
     }
+  }
+
+  /**
+   * Starts this DataNode's INEC engine (the route rebuilds on it) and its participant; a
+   * failure costs this DataNode the INEC route and its part in INEC repairs only.
+   */
+  private void startInec(DataNode dn) {
+    Configuration conf = dn.getConf();
+    if (!conf.getBoolean(NetecConfigKeys.INEC_ENABLED, NetecConfigKeys.INEC_ENABLED_DEFAULT)) {
+      return;
+    }
+    String host = dn.getXferAddress().getAddress().getHostAddress();
+    int dataPort = conf.getInt(NetecConfigKeys.INEC_DATA_PORT,
+        NetecConfigKeys.INEC_DATA_PORT_DEFAULT);
+    int port = conf.getInt(NetecConfigKeys.INEC_PORT, NetecConfigKeys.INEC_PORT_DEFAULT);
+    try {
+      inecEngine = InecNode.startEngine(conf, host, dataPort);
+      participant = new InecParticipant(inecEngine, new DataNodeBlockSource(dn), host, port,
+          conf.getInt(NetecConfigKeys.AGENT_MAX_STREAMS,
+              NetecConfigKeys.AGENT_MAX_STREAMS_DEFAULT));
+      InecNode.register(xferPort, inecEngine);
+      ServiceDirectory.register(ServiceDirectory.Service.INEC_DATA, xferPort,
+          inecEngine.dataAddress());
+      ServiceDirectory.register(ServiceDirectory.Service.INEC_CONTROL, xferPort,
+          new InetSocketAddress(host, participant.address().getPort()));
+      LOG.info("NetEC INEC participant of DataNode {} on {} (data {}): {}", dn.getDisplayName(),
+          participant.address(), inecEngine.dataAddress(), inecEngine.describe());
+    } catch (IOException | RuntimeException e) {
+      LOG.error("NetEC INEC participant not started on DataNode {} ({}={}, {}={}): {}; the "
+          + "inec route will decline here and INEC repairs will not use this DataNode",
+          dn.getDisplayName(), NetecConfigKeys.INEC_PORT, port, NetecConfigKeys.INEC_DATA_PORT,
+          dataPort, e.getMessage());
+      stopInec();
+    }
+  }
+
+  private void stopInec() {
+    InecNode.unregister(xferPort);
+    ServiceDirectory.unregister(ServiceDirectory.Service.INEC_CONTROL, xferPort);
+    ServiceDirectory.unregister(ServiceDirectory.Service.INEC_DATA, xferPort);
+    if (participant != null) {
+      participant.close();
+      participant = null;
+    }
+    if (inecEngine != null) {
+      inecEngine.close();
+      inecEngine = null;
+    }
+  }
+
+  /** This DataNode's INEC participant, or null. */
+  public InecParticipant inecParticipant() {
+    return participant;
   }
 
   /** The router, or null while the plugin is inactive. */
@@ -118,10 +178,11 @@ public class NetecDataNodePlugin implements ServicePlugin {
   @Override
   public void stop() {
     if (agent != null) {
-      AgentDirectory.unregister(agentKey);
+      ServiceDirectory.unregister(ServiceDirectory.Service.SWITCH_AGENT, xferPort);
       agent.close();
       agent = null;
     }
+    stopInec();
     if (mbean != null) {
       MBeans.unregister(mbean);
       mbean = null;

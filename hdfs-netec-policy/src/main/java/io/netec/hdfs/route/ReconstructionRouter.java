@@ -73,7 +73,7 @@ public final class ReconstructionRouter {
         case "switch":
           return new io.netec.hdfs.switchroute.SwitchRoute(ctx);
         case "inec":
-          return new UnavailableRoute(name, "not available in this version of NetEC-HDFS");
+          return new io.netec.hdfs.inecroute.InecRoute(ctx);
         default:
           throw new IllegalArgumentException(NetecConfigKeys.ROUTE_ORDER + " names unknown route '"
               + name + "'; built in are switch, inec, native, or set " + key);

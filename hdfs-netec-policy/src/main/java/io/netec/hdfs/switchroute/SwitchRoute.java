@@ -6,18 +6,16 @@ import io.netec.hdfs.route.ReconstructionRoute;
 import io.netec.hdfs.route.ReconstructionTask;
 import io.netec.hdfs.route.RouteContext;
 import io.netec.hdfs.route.RouteDeclinedException;
+import io.netec.hdfs.route.ServiceDirectory;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.StorageType;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
-import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.net.NetUtils;
 import org.slf4j.Logger;
@@ -91,7 +89,8 @@ public final class SwitchRoute implements ReconstructionRoute {
     for (int j = 0; j < live.length; j++) {
       ExtendedBlock b = task.internalBlock(live[j]);
       available.add(new SwitchPlan.Available(live[j],
-          AgentDirectory.hostPort(sources[j], ctx.conf()), b.toString(), readToken(dn, b)));
+          ServiceDirectory.hostPort(ServiceDirectory.Service.SWITCH_AGENT, sources[j],
+              ctx.conf()), b.toString(), ctx.readToken(b)));
     }
     SetupRequest setup = SwitchPlan.plan(task.blockGroup().toString(), k, m, unitLength,
         erased, available, 0, length, payload, timeoutMs);
@@ -121,10 +120,5 @@ public final class SwitchRoute implements ReconstructionRoute {
         }
       }
     }
-  }
-
-  private static String readToken(DataNode dn, ExtendedBlock b) throws IOException {
-    return dn.getBlockAccessToken(b, EnumSet.of(BlockTokenIdentifier.AccessMode.READ),
-        new StorageType[0], new String[0]).encodeToUrlString();
   }
 }

@@ -76,9 +76,35 @@ public final class EcTestCluster implements AutoCloseable {
     conf.setBoolean(DFSConfigKeys.DFS_NAMENODE_REDUNDANCY_CONSIDERLOAD_KEY, false);
     conf.setInt(DFSConfigKeys.DFS_NAMENODE_RECONSTRUCTION_PENDING_TIMEOUT_SEC_KEY, 5);
     conf.set(DFSConfigKeys.DFS_DATANODE_PLUGINS_KEY, NetecDataNodePlugin.class.getName());
-    // Many DataNodes share this JVM: each survivor agent takes a free port and registers it.
+    // Many DataNodes share this JVM: each survivor agent and INEC participant takes free
+    // ports and registers them.
     conf.setInt(NetecConfigKeys.AGENT_PORT, 0);
+    conf.setInt(NetecConfigKeys.INEC_PORT, 0);
+    conf.setInt(NetecConfigKeys.INEC_DATA_PORT, 0);
     return conf;
+  }
+
+  /**
+   * {@link #conf()} for the INEC route: order inec,native, the given scheme (rs, ppr, ecpipe),
+   * no-progress timeout and transport; verbs run over the test provider libinec_mockverbs.so
+   * that the native build leaves next to libnetec.so's objects.
+   */
+  public static Configuration inecConf(String scheme, int timeoutMs, String transport) {
+    Configuration conf = conf();
+    conf.set(NetecConfigKeys.ROUTE_ORDER, "inec,native");
+    conf.set(NetecConfigKeys.INEC_SCHEME, scheme);
+    conf.setInt(NetecConfigKeys.INEC_TIMEOUT_MS, timeoutMs);
+    conf.set(NetecConfigKeys.INEC_TRANSPORT, transport);
+    if (transport.equals("verbs")) {
+      conf.set(NetecConfigKeys.INEC_VERBS_LIBRARY, mockVerbsLibrary());
+    }
+    return conf;
+  }
+
+  /** The test verbs provider built with the native code. */
+  public static String mockVerbsLibrary() {
+    return System.getProperty("netec.native.build", "target/native-build")
+        + "/libinec_mockverbs.so";
   }
 
   /**

@@ -13,7 +13,7 @@ import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A TCP relay put between the switch and a survivor agent (registered in AgentDirectory in
+ * A TCP relay put between the switch and a survivor agent (registered in ServiceDirectory in
  * the agent's place). Everything passes through unchanged except the agent's DATA packets,
  * which it drops, duplicates, holds back one packet (reorders), bit-flips or delays, as told.
  */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.codec.CoderCounters;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -14,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
@@ -47,7 +49,9 @@ abstract class NetecReconstructionSuite {
   void writeDegradedReadAndRebuildEveryShape() throws Exception {
     String policy = "NETEC-" + k + "-" + m + "-1024k";
     String dir = "/netec-" + k + "-" + m;
-    try (EcTestCluster c = new EcTestCluster(EcTestCluster.conf(), dataNodes())) {
+    Configuration conf = EcTestCluster.conf();
+    conf.set(NetecConfigKeys.ROUTE_ORDER, "native"); // Hadoop's reconstruction, our coder
+    try (EcTestCluster c = new EcTestCluster(conf, dataNodes())) {
       c.useNetecPolicy(policy, dir);
       CoderCounters coder = EcTestCluster.activeCounters();
 

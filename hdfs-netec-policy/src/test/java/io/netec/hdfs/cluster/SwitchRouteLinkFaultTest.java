@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netec.hdfs.cluster.FaultyLink.Fault;
-import io.netec.hdfs.switchroute.AgentDirectory;
+import io.netec.hdfs.route.ServiceDirectory;
 import io.netec.hdfs.switchroute.SoftwareSwitch;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -60,10 +60,10 @@ class SwitchRouteLinkFaultTest {
     List<InetSocketAddress> agents = new ArrayList<>();
     for (DataNode dn : c.mini().getDataNodes()) {
       if (fault != Fault.SLOW || dn == c.holder(path, 0, 1)) {
-        InetSocketAddress agent = AgentDirectory.resolve(dn.getDatanodeId(), dn.getConf());
+        InetSocketAddress agent = ServiceDirectory.resolve(ServiceDirectory.Service.SWITCH_AGENT, dn.getDatanodeId(), dn.getConf());
         FaultyLink link = new FaultyLink(agent, fault, fault == Fault.SLOW ? 1.0
             : fault == Fault.DROP || fault == Fault.BIT_FLIP ? 0.01 : 0.05, fault.ordinal());
-        AgentDirectory.register(dn.getXferPort(), link.address());
+        ServiceDirectory.register(ServiceDirectory.Service.SWITCH_AGENT, dn.getXferPort(), link.address());
         links.add(link);
         relayed.add(dn);
         agents.add(agent);
@@ -86,7 +86,7 @@ class SwitchRouteLinkFaultTest {
     } finally {
       for (int i = 0; i < links.size(); i++) {
         links.get(i).close();
-        AgentDirectory.register(relayed.get(i).getXferPort(), agents.get(i));
+        ServiceDirectory.register(ServiceDirectory.Service.SWITCH_AGENT, relayed.get(i).getXferPort(), agents.get(i));
       }
     }
     long routed = c.routerMetric("Tasks") - tasks;

@@ -1,0 +1,65 @@
+package io.netec.hdfs.inecroute;
+
+import io.netec.hdfs.NetecConfigKeys;
+import java.io.IOException;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.hadoop.conf.Configuration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Where a process finds its INEC engine: each DataNode plugin registers the engine its
+ * participant runs on (keyed by the DataNode's transfer port: a MiniDFSCluster has several
+ * DataNodes in one JVM), and its route rebuilds on the same engine; a client gets one engine
+ * per JVM, started on first use.
+ */
+public final class InecNode {
+  private static final Logger LOG = LoggerFactory.getLogger(InecNode.class);
+  private static final Map<Integer, InecEngine> DATANODES = new ConcurrentHashMap<>();
+  private static InecEngine client;
+  private static String clientFailure;
+
+  private InecNode() {
+  }
+
+  /** Starts an engine as the configuration says (verbs library, port). */
+  public static InecEngine startEngine(Configuration conf, String bindHost, int port)
+      throws IOException {
+    String lib = conf.getTrimmed(NetecConfigKeys.INEC_VERBS_LIBRARY, "");
+    InecEngine.Transport t = InecEngine.Transport.parse(conf.getTrimmed(
+        NetecConfigKeys.INEC_TRANSPORT, NetecConfigKeys.INEC_TRANSPORT_DEFAULT));
+    return InecEngine.start(bindHost, port, lib.isEmpty() ? null : lib,
+        t == InecEngine.Transport.TCP);
+  }
+
+  public static void register(int xferPort, InecEngine engine) {
+    DATANODES.put(xferPort, engine);
+  }
+
+  public static void unregister(int xferPort) {
+    DATANODES.remove(xferPort);
+  }
+
+  /** The engine of the DataNode with this transfer port in this JVM, or null. */
+  public static InecEngine dataNode(int xferPort) {
+    return DATANODES.get(xferPort);
+  }
+
+  /** This JVM's client engine; IOException (the same reason every time) if it cannot run. */
+  public static synchronized InecEngine client(Configuration conf) throws IOException {
+    if (client == null && clientFailure == null) {
+      try {
+        client = startEngine(conf, "0.0.0.0", 0);
+        LOG.info("INEC client engine: {}, data on port {}", client.describe(),
+            client.dataAddress().getPort());
+      } catch (IOException | IllegalArgumentException e) {
+        clientFailure = e.getMessage();
+      }
+    }
+    if (client == null) {
+      throw new IOException("INEC client engine unavailable: " + clientFailure);
+    }
+    return client;
+  }
+}

@@ -1,0 +1,348 @@
+package io.netec.hdfs.inecroute;
+
+import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.route.RouteDeclinedException;
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
+import org.apache.hadoop.io.IOUtils;
+
+/**
+ * One INEC repair of a range of erased units, run from the rebuilding node (a DataNode's route
+ * or a client's degraded read): picks k decode survivors, builds the {@link RepairGraph} of
+ * the configured scheme, asks each survivor's participant to join as its vertex (a unit the
+ * group does not have is streamed as zeros by another participant), then posts recv-ec on its
+ * own engine segment by segment and hands each rebuilt segment to a sink. Any participant's
+ * failure, a broken stream or no progress within the timeout ends the repair with an
+ * IOException naming the cause; every connection is closed, so nothing is left running.
+ */
+public final class InecRepair {
+  private static final SecureRandom RANDOM = new SecureRandom();
+  private static final ExecutorService WATCHERS = Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "inec-repair-watch");
+    t.setDaemon(true);
+    return t;
+  });
+
+  /** A unit a participant can stream. */
+  public static final class Source {
+    final int index;
+    final InetSocketAddress control;
+    final InetSocketAddress data;
+    final ExtendedBlock block;
+    final String token;
+
+    /**
+     * @param control the participant's control server
+     * @param data its engine's data listener
+     * @param token encodeToUrlString() of a READ token, "" when tokens are off
+     */
+    public Source(int index, InetSocketAddress control, InetSocketAddress data,
+        ExtendedBlock block, String token) {
+      this.index = index;
+      this.control = control;
+      this.data = data;
+      this.block = block;
+      this.token = token;
+    }
+  }
+
+  /** Receives the rebuilt range, segment after segment, row by row. */
+  public interface Sink {
+    /**
+     * @param row index into erased[]
+     * @param data the rebuilt bytes [rangeOffset, rangeOffset + n) of the range, at 0..n
+     */
+    void accept(int row, ByteBuffer data, long rangeOffset, int n) throws IOException;
+  }
+
+  /** How repairs run: netec.inec.* keys. */
+  public static final class Settings {
+    final RepairGraph.Scheme scheme;
+    final InecEngine.Transport transport;
+    final int chunk;
+    final int segment;
+    final int timeoutMs;
+
+    public Settings(RepairGraph.Scheme scheme, InecEngine.Transport transport, int chunk,
+        int segment, int timeoutMs) {
+      if (chunk <= 0 || chunk > JoinRequest.MAX_CHUNK || segment < chunk
+          || segment > JoinRequest.MAX_SEGMENT || timeoutMs <= 0) {
+        throw new IllegalArgumentException("bad INEC settings: " + NetecConfigKeys.INEC_CHUNK
+            + "=" + chunk + ", " + NetecConfigKeys.INEC_SEGMENT + "=" + segment + ", "
+            + NetecConfigKeys.INEC_TIMEOUT_MS + "=" + timeoutMs + " (chunk 1 B..16 MiB, "
+            + "segment chunk..256 MiB, timeout > 0)");
+      }
+      this.scheme = scheme;
+      this.transport = transport;
+      this.chunk = chunk;
+      this.segment = segment;
+      this.timeoutMs = timeoutMs;
+    }
+
+    /** From the configuration; IllegalArgumentException names the bad key. */
+    public static Settings fromConf(Configuration conf) {
+      RepairGraph.Scheme scheme;
+      InecEngine.Transport transport;
+      try {
+        scheme = RepairGraph.Scheme.parse(conf.getTrimmed(NetecConfigKeys.INEC_SCHEME,
+            NetecConfigKeys.INEC_SCHEME_DEFAULT));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(NetecConfigKeys.INEC_SCHEME + ": " + e.getMessage());
+      }
+      try {
+        transport = InecEngine.Transport.parse(conf.getTrimmed(NetecConfigKeys.INEC_TRANSPORT,
+            NetecConfigKeys.INEC_TRANSPORT_DEFAULT));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(NetecConfigKeys.INEC_TRANSPORT + ": "
+            + e.getMessage());
+      }
+      return new Settings(scheme, transport,
+          conf.getInt(NetecConfigKeys.INEC_CHUNK, NetecConfigKeys.INEC_CHUNK_DEFAULT),
+          conf.getInt(NetecConfigKeys.INEC_SEGMENT, NetecConfigKeys.INEC_SEGMENT_DEFAULT),
+          conf.getInt(NetecConfigKeys.INEC_TIMEOUT_MS, NetecConfigKeys.INEC_TIMEOUT_MS_DEFAULT));
+    }
+
+    public RepairGraph.Scheme scheme() {
+      return scheme;
+    }
+  }
+
+  /** What a repair did. */
+  public static final class Result {
+    /** Stream bytes the rebuilding node received (its ingress, frame headers included). */
+    public final long bytesReceived;
+    /** Transport of the rebuilding node's input streams. */
+    public final InecEngine.Transport transport;
+    /** Participants that streamed. */
+    public final int participants;
+
+    Result(long bytesReceived, InecEngine.Transport transport, int participants) {
+      this.bytesReceived = bytesReceived;
+      this.transport = transport;
+      this.participants = participants;
+    }
+  }
+
+  private InecRepair() {
+  }
+
+  /**
+   * Rebuilds units {@code erased} over {@code [offset, offset + length)}.
+   *
+   * @param unitLength length of every unit of the group (k+m entries)
+   * @param available units participants can stream, in order of preference
+   * @throws RouteDeclinedException when fewer than k usable survivors exist (nothing started)
+   */
+  public static Result run(InecEngine engine, Settings s, String label, int k, int m,
+      long[] unitLength, int[] erased, List<Source> available, long offset, long length,
+      Sink sink) throws IOException {
+    // Decode survivors: units that are all zeros in the range first (a short group's missing
+    // units cost no block read), then available ones.
+    List<Integer> chosen = new ArrayList<>();
+    List<Source> hosts = new ArrayList<>();
+    for (int i = 0; i < k + m && chosen.size() < k; i++) {
+      if (unitLength[i] <= offset && !contains(erased, i)) {
+        chosen.add(i);
+        hosts.add(null);
+      }
+    }
+    Source zeroHost = null;
+    for (Source a : available) {
+      if (chosen.size() < k && !chosen.contains(a.index) && !contains(erased, a.index)) {
+        chosen.add(a.index);
+        hosts.add(a);
+        zeroHost = zeroHost == null ? a : zeroHost;
+      }
+    }
+    if (chosen.size() < k) {
+      throw new RouteDeclinedException("only " + chosen.size() + " usable survivors, need " + k);
+    }
+    if (zeroHost == null) {
+      throw new RouteDeclinedException("nothing to stream: every survivor is an empty unit");
+    }
+    int[] survivors = chosen.stream().mapToInt(Integer::intValue).toArray();
+    RepairGraph g = RepairGraph.build(s.scheme, k, m, survivors, erased);
+    int rows = erased.length;
+    byte[][] tags = new byte[k + 1][16];
+    for (byte[] t : tags) {
+      RANDOM.nextBytes(t);
+    }
+    List<Socket> controls = new ArrayList<>();
+    List<InecEngine.Conn> inputs = new ArrayList<>();
+    AtomicReference<IOException> failure = new AtomicReference<>();
+    List<Future<?>> watchers = new ArrayList<>();
+    InecEngine.Op op = null;
+    try {
+      for (int v = 1; v <= k; v++) { // vertex v holds survivors[v - 1]
+        Source host = hosts.get(v - 1) == null ? zeroHost : hosts.get(v - 1);
+        Socket c = new Socket();
+        controls.add(c);
+        try {
+          c.connect(host.control, s.timeoutMs);
+          c.setTcpNoDelay(true);
+        } catch (IOException e) {
+          throw new IOException("INEC participant " + host.control + " unreachable: " + e, e);
+        }
+        RepairGraph.Vertex vx = g.vertices().get(v);
+        byte[] coefficients = new byte[rows];
+        if (s.scheme == RepairGraph.Scheme.RS_STAR) {
+          coefficients = new byte[] {1}; // the unit itself: the rebuilding node decodes
+        } else {
+          for (int r = 0; r < rows; r++) {
+            coefficients[r] = (byte) g.coefficient(r, v - 1);
+          }
+        }
+        byte[][] inTags = new byte[vx.inputs().size()][];
+        for (int i = 0; i < inTags.length; i++) {
+          inTags[i] = tags[vx.inputs().get(i)];
+        }
+        InetSocketAddress out;
+        if (vx.output() == 0) { // to us, at the address this participant reaches us on
+          out = new InetSocketAddress(c.getLocalAddress(), engine.dataAddress().getPort());
+        } else {
+          Source parent = hosts.get(vx.output() - 1) == null ? zeroHost
+              : hosts.get(vx.output() - 1);
+          out = parent.data;
+        }
+        boolean zeros = hosts.get(v - 1) == null;
+        JoinRequest req = new JoinRequest(label, zeros ? null : host.block,
+            zeros ? "" : host.token, zeros ? 0 : unitLength[survivors[v - 1]], offset, length,
+            s.chunk, s.segment, coefficients, inTags, out, tags[v], s.transport, s.timeoutMs);
+        DataOutputStream dos = new DataOutputStream(
+            new BufferedOutputStream(c.getOutputStream()));
+        req.write(dos);
+        dos.flush();
+        String who = host.control + (zeros ? " (zeros of unit " : " (unit ")
+            + survivors[v - 1] + ")";
+        watchers.add(WATCHERS.submit(() -> watch(c, who, failure, inputs)));
+      }
+      RepairGraph.Vertex root = g.rebuilder();
+      InecEngine.Conn[] in = new InecEngine.Conn[root.inputs().size()];
+      for (int i = 0; i < in.length; i++) {
+        in[i] = engine.take(tags[root.inputs().get(i)], s.transport, s.timeoutMs,
+            () -> failure.get() != null);
+        synchronized (inputs) {
+          inputs.add(in[i]);
+          if (failure.get() != null) {
+            throw failure.get();
+          }
+        }
+      }
+      byte[] matrix = null;
+      if (s.scheme == RepairGraph.Scheme.RS_STAR) {
+        matrix = new byte[rows * in.length];
+        for (int r = 0; r < rows; r++) {
+          for (int j = 0; j < in.length; j++) {
+            matrix[r * in.length + j] = (byte) g.coefficient(r, root.inputs().get(j) - 1);
+          }
+        }
+      }
+      ByteBuffer[] out = new ByteBuffer[rows];
+      for (int r = 0; r < rows; r++) {
+        out[r] = ByteBuffer.allocateDirect((int) Math.min(s.segment, length));
+      }
+      for (long base = 0; base < length; base += s.segment) {
+        int n = (int) Math.min(s.segment, length - base);
+        op = matrix != null ? engine.recvEc(in, matrix, out, n, s.chunk)
+            : engine.recvXor(in, out, n, s.chunk);
+        try {
+          if (!op.await(s.timeoutMs)) {
+            throw new IOException("no progress for " + s.timeoutMs + " ms");
+          }
+        } catch (IOException e) {
+          throw failure.get() != null ? failure.get() : e;
+        }
+        op.close();
+        op = null;
+        for (int r = 0; r < rows; r++) {
+          out[r].clear();
+          sink.accept(r, out[r], base, n);
+        }
+      }
+      for (Future<?> w : watchers) {
+        try {
+          w.get(s.timeoutMs, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+          throw new IOException("a participant did not report within " + s.timeoutMs + " ms");
+        } catch (Exception e) {
+          throw new IOException(e);
+        }
+        if (failure.get() != null) {
+          throw failure.get();
+        }
+      }
+      long received = 0;
+      for (InecEngine.Conn c : in) {
+        received += c.bytesIn();
+      }
+      return new Result(received, in[0].transport(), hosts.size());
+    } finally {
+      synchronized (inputs) {
+        failure.compareAndSet(null, new IOException("repair over")); // stops the watchers' work
+        for (InecEngine.Conn c : inputs) {
+          c.close();
+        }
+      }
+      if (op != null) {
+        op.awaitEnd();
+        op.close();
+      }
+      for (Socket c : controls) {
+        IOUtils.closeSocket(c);
+      }
+    }
+  }
+
+  /** Reads one participant's report; a failure closes our inputs, ending the repair now. */
+  private static void watch(Socket c, String who, AtomicReference<IOException> failure,
+      List<InecEngine.Conn> inputs) {
+    IOException bad;
+    try {
+      DataInputStream in = new DataInputStream(new BufferedInputStream(c.getInputStream()));
+      int status = in.readUnsignedByte();
+      String message = in.readUTF();
+      if (status == 0) {
+        return;
+      }
+      bad = new IOException("INEC participant " + who + " failed: " + message);
+    } catch (EOFException e) {
+      bad = new IOException("INEC participant " + who + " closed without a report");
+    } catch (IOException e) {
+      bad = new IOException("INEC participant " + who + ": " + e);
+    }
+    synchronized (inputs) {
+      if (failure.compareAndSet(null, bad)) {
+        for (InecEngine.Conn conn : inputs) {
+          conn.close();
+        }
+      }
+    }
+  }
+
+  private static boolean contains(int[] a, int v) {
+    for (int x : a) {
+      if (x == v) {
+        return true;
+      }
+    }
+    return false;
+  }
+}

@@ -1,0 +1,145 @@
+package io.netec.hdfs.inecroute;
+
+import java.io.DataInput;
+import java.io.DataOutput;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
+
+/**
+ * What a repair's planner asks of one participant: be one survivor vertex of a repair graph.
+ * Stream {@code [offset, offset + length)} of the local internal block (zeros past
+ * {@code unitLength}; no block at all when unitLength is 0), multiplied by one coefficient per
+ * output row (or raw, for a star), XORed with the inputs' partial results, to the output.
+ * Wire form: the fields in order with DataOutput; the participant answers one byte (0 served,
+ * 1 failed) and a UTF message when its part ended.
+ */
+public final class JoinRequest {
+  static final int MAGIC = 0x494e4a31; // "INJ1"
+  static final int MAX_ROWS = 16;
+  static final int MAX_INPUTS = 32;
+  static final int MAX_CHUNK = 16 << 20;
+  static final int MAX_SEGMENT = 256 << 20;
+
+  final String task;
+  final ExtendedBlock block;
+  final String token;
+  final long unitLength;
+  final long offset;
+  final long length;
+  final int chunk;
+  final int segment;
+  final byte[] coefficients; // one per output row; a raw send: {1}
+  final byte[][] inputTags;
+  final InetSocketAddress output;
+  final byte[] outputTag;
+  final InecEngine.Transport transport;
+  final int timeoutMs;
+
+  JoinRequest(String task, ExtendedBlock block, String token, long unitLength, long offset,
+      long length, int chunk, int segment, byte[] coefficients, byte[][] inputTags,
+      InetSocketAddress output, byte[] outputTag, InecEngine.Transport transport,
+      int timeoutMs) throws IOException {
+    this.task = task;
+    this.block = block;
+    this.token = token;
+    this.unitLength = unitLength;
+    this.offset = offset;
+    this.length = length;
+    this.chunk = chunk;
+    this.segment = segment;
+    this.coefficients = coefficients;
+    this.inputTags = inputTags;
+    this.output = output;
+    this.outputTag = outputTag;
+    this.transport = transport;
+    this.timeoutMs = timeoutMs;
+    validate();
+  }
+
+  private void validate() throws IOException {
+    check(unitLength >= 0 && offset >= 0 && length > 0, "bad range: unit " + unitLength
+        + " bytes, offset " + offset + ", length " + length);
+    check(chunk > 0 && chunk <= MAX_CHUNK, "bad chunk " + chunk);
+    check(segment >= chunk && segment <= MAX_SEGMENT, "bad segment " + segment);
+    check(coefficients.length >= 1 && coefficients.length <= MAX_ROWS,
+        "bad row count " + coefficients.length);
+    check(inputTags.length <= MAX_INPUTS, "too many inputs: " + inputTags.length);
+    for (byte[] t : inputTags) {
+      check(t.length == 16, "bad input tag");
+    }
+    check(outputTag.length == 16, "bad output tag");
+    check(timeoutMs > 0, "bad timeout " + timeoutMs);
+    check(unitLength == 0 || block != null, "no block for a unit of " + unitLength + " bytes");
+  }
+
+  private static void check(boolean ok, String what) throws IOException {
+    if (!ok) {
+      throw new IOException("bad join request: " + what);
+    }
+  }
+
+  void write(DataOutput out) throws IOException {
+    out.writeInt(MAGIC);
+    out.writeUTF(task);
+    out.writeBoolean(block != null);
+    if (block != null) {
+      out.writeUTF(block.getBlockPoolId());
+      out.writeLong(block.getBlockId());
+      out.writeLong(block.getNumBytes());
+      out.writeLong(block.getGenerationStamp());
+    }
+    out.writeUTF(token);
+    out.writeLong(unitLength);
+    out.writeLong(offset);
+    out.writeLong(length);
+    out.writeInt(chunk);
+    out.writeInt(segment);
+    out.writeByte(coefficients.length);
+    out.write(coefficients);
+    out.writeByte(inputTags.length);
+    for (byte[] t : inputTags) {
+      out.write(t);
+    }
+    out.writeUTF(output.getAddress().getHostAddress());
+    out.writeInt(output.getPort());
+    out.write(outputTag);
+    out.writeByte(transport.ordinal());
+    out.writeInt(timeoutMs);
+  }
+
+  static JoinRequest read(DataInput in) throws IOException {
+    if (in.readInt() != MAGIC) {
+      throw new IOException("bad join request: not an INEC join (magic)");
+    }
+    String task = in.readUTF();
+    ExtendedBlock block = in.readBoolean()
+        ? new ExtendedBlock(in.readUTF(), in.readLong(), in.readLong(), in.readLong()) : null;
+    String token = in.readUTF();
+    long unitLength = in.readLong();
+    long offset = in.readLong();
+    long length = in.readLong();
+    int chunk = in.readInt();
+    int segment = in.readInt();
+    int rows = in.readUnsignedByte();
+    check(rows >= 1 && rows <= MAX_ROWS, "bad row count " + rows);
+    byte[] coefficients = new byte[rows];
+    in.readFully(coefficients);
+    int n = in.readUnsignedByte();
+    check(n <= MAX_INPUTS, "too many inputs: " + n);
+    byte[][] tags = new byte[n][16];
+    for (byte[] t : tags) {
+      in.readFully(t);
+    }
+    String host = in.readUTF();
+    int port = in.readInt();
+    check(port > 0 && port < 65536, "bad output port " + port);
+    byte[] outTag = new byte[16];
+    in.readFully(outTag);
+    int t = in.readUnsignedByte();
+    check(t < InecEngine.Transport.values().length, "bad transport " + t);
+    return new JoinRequest(task, block, token, unitLength, offset, length, chunk, segment,
+        coefficients, tags, new InetSocketAddress(host, port), outTag,
+        InecEngine.Transport.values()[t], in.readInt());
+  }
+}

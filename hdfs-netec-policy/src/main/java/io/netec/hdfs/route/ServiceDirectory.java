@@ -1,0 +1,77 @@
+package io.netec.hdfs.route;
+
+import io.netec.hdfs.NetecConfigKeys;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hdfs.protocol.DatanodeID;
+
+/**
+ * Where a DataNode's NetEC services listen: the configured port on the DataNode's address; or,
+ * for a DataNode of this JVM, where the service registered, keyed by transfer port (several
+ * DataNodes of one JVM, as in a MiniDFSCluster, each take free ports). The registry is only
+ * consulted for addresses of this host, so a remote DataNode is never mistaken for a local one.
+ */
+public final class ServiceDirectory {
+  /** A service of the DataNode plugin and the key of its port. */
+  public enum Service {
+    /** The survivor agent that streams local blocks to switches. */
+    SWITCH_AGENT(NetecConfigKeys.AGENT_PORT, NetecConfigKeys.AGENT_PORT_DEFAULT),
+    /** The INEC participant's control server (join requests). */
+    INEC_CONTROL(NetecConfigKeys.INEC_PORT, NetecConfigKeys.INEC_PORT_DEFAULT),
+    /** The INEC engine's data listener (streams of repair graphs). */
+    INEC_DATA(NetecConfigKeys.INEC_DATA_PORT, NetecConfigKeys.INEC_DATA_PORT_DEFAULT);
+
+    final String portKey;
+    final int defaultPort;
+
+    Service(String portKey, int defaultPort) {
+      this.portKey = portKey;
+      this.defaultPort = defaultPort;
+    }
+  }
+
+  private static final Map<String, InetSocketAddress> LOCAL = new ConcurrentHashMap<>();
+
+  private ServiceDirectory() {
+  }
+
+  private static String key(Service s, int xferPort) {
+    return s + "@" + xferPort;
+  }
+
+  public static void register(Service s, int xferPort, InetSocketAddress address) {
+    LOCAL.put(key(s, xferPort), address);
+  }
+
+  public static void unregister(Service s, int xferPort) {
+    LOCAL.remove(key(s, xferPort));
+  }
+
+  public static InetSocketAddress resolve(Service s, DatanodeID dn, Configuration conf) {
+    InetSocketAddress local = LOCAL.get(key(s, dn.getXferPort()));
+    if (local != null && isThisHost(dn.getIpAddr())) {
+      return local;
+    }
+    return new InetSocketAddress(dn.getIpAddr(), conf.getInt(s.portKey, s.defaultPort));
+  }
+
+  /** The service of {@code dn} as "host:port", the form control messages carry. */
+  public static String hostPort(Service s, DatanodeID dn, Configuration conf) {
+    InetSocketAddress a = resolve(s, dn, conf);
+    return a.getAddress().getHostAddress() + ":" + a.getPort();
+  }
+
+  private static boolean isThisHost(String ip) {
+    try {
+      InetAddress a = InetAddress.getByName(ip);
+      return a.isLoopbackAddress() || a.isAnyLocalAddress()
+          || NetworkInterface.getByInetAddress(a) != null;
+    } catch (java.io.IOException e) {
+      return false;
+    }
+  }
+}

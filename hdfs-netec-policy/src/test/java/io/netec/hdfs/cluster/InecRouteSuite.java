@@ -1,0 +1,113 @@
+package io.netec.hdfs.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netec.hdfs.codec.IsalNative;
+import io.netec.hdfs.inecroute.InecEngine;
+import io.netec.hdfs.inecroute.InecRoute;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.hadoop.hdfs.server.datanode.DataNode;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The INEC route end to end for one NETEC policy and scheme: participants in every DataNode,
+ * route order inec,native. Losing one and then m DataNodes, every task is served by INEC,
+ * every internal block file equals the original, and — for the tree and the chain, whose
+ * rebuilding node has one input — the rebuilding DataNodes took in about one block's worth per
+ * rebuilt block (native takes in k). Without libnetec.so the route declines and native serves.
+ */
+abstract class InecRouteSuite {
+  private static final Logger LOG = LoggerFactory.getLogger(InecRouteSuite.class);
+  private final int k;
+  private final int m;
+  private final String scheme;
+  private final String transport;
+
+  InecRouteSuite(int k, int m, String scheme, String transport) {
+    this.k = k;
+    this.m = m;
+    this.scheme = scheme;
+    this.transport = transport;
+  }
+
+  @Test
+  void rebuildsThroughTheRepairGraph() throws Exception {
+    boolean engine = IsalNative.libraryUnavailableReason() == null;
+    Assumptions.assumeTrue(engine || transport.equals("tcp"), "verbs need libnetec.so");
+    String policy = "NETEC-" + k + "-" + m + "-1024k";
+    try (EcTestCluster c = new EcTestCluster(EcTestCluster.inecConf(scheme, 10_000, transport),
+        k + m + 1 + m + 1)) {
+      c.useNetecPolicy(policy, "/inec");
+      int size = 2 * k * (int) EcTestCluster.BLOCK_SIZE + k * EcTestCluster.CELL + 4097;
+      Map<String, byte[]> files = new LinkedHashMap<>();
+      Map<Long, byte[]> original = new HashMap<>();
+      for (int lost : new int[] {1, m}) {
+        String path = "/inec/lost-" + lost;
+        files.put(path, c.writeFile(path, size, lost));
+        original.putAll(c.snapshotInternalBlocks(path));
+        // Under a cell: one data unit; the other k-1 are empty and streamed as zeros.
+        String small = "/inec/small-" + lost;
+        files.put(small, c.writeFile(small, EcTestCluster.CELL / 3, lost + 100));
+        original.putAll(c.snapshotInternalBlocks(small));
+        long tasks = c.routerMetric("Tasks");
+        long served = c.routerMetric("inec.Served");
+        long rebuilt = c.routerMetric("inec.Bytes");
+        long ingress = InecRoute.bytesReceived();
+        long over = InecRoute.servedOver(InecEngine.Transport.valueOf(
+            transport.toUpperCase(java.util.Locale.ROOT)));
+        List<DataNode> victims = new ArrayList<>();
+        victims.add(c.holder(small, 0, 0));
+        for (int i = 1; victims.size() < lost; i++) {
+          DataNode v = c.holder(path, 0, k + i - 1);
+          if (!victims.contains(v)) {
+            victims.add(v);
+          }
+        }
+        for (DataNode v : victims) {
+          assertNotNull(v);
+          c.stop(v);
+        }
+        for (DataNode v : victims) {
+          c.markDead(v);
+        }
+        for (Map.Entry<String, byte[]> f : files.entrySet()) {
+          c.waitFullyStored(f.getKey(), 120_000);
+          c.forEachStoredInternalBlock(f.getKey(), (block, bytes) -> assertArrayEquals(
+              original.get(block.getBlockId()), bytes, "block file " + block));
+          assertArrayEquals(f.getValue(), c.readFully(f.getKey()));
+        }
+        long routed = c.routerMetric("Tasks") - tasks;
+        assertTrue(routed >= 1);
+        if (!engine) { // no libnetec.so: the route declines, Hadoop rebuilds
+          assertEquals(0, c.routerMetric("inec.Served") - served);
+          assertTrue(c.recentTasks().toString().contains("no INEC engine"),
+              c.recentTasks().toString());
+          continue;
+        }
+        assertEquals(routed, c.routerMetric("inec.Served") - served, "all served by INEC: "
+            + c.recentTasks());
+        assertEquals(routed, InecRoute.servedOver(InecEngine.Transport.valueOf(
+            transport.toUpperCase(java.util.Locale.ROOT))) - over, "streams over " + transport);
+        long bytes = c.routerMetric("inec.Bytes") - rebuilt;
+        double ratio = (double) (InecRoute.bytesReceived() - ingress) / bytes;
+        LOG.info("{} lost {}: {} tasks, {} bytes rebuilt, ingress ratio {}", scheme, lost,
+            routed, bytes, ratio);
+        if (scheme.equals("rs")) { // the star's rebuilding node takes in every survivor's unit
+          assertTrue(ratio > k - 1, "ingress per rebuilt byte: " + ratio);
+        } else { // the tree's and chain's root has one input: about one block per block
+          assertTrue(ratio >= 1.0 && ratio <= 1.05, "ingress per rebuilt byte: " + ratio);
+        }
+      }
+    }
+  }
+}
