@@ -84,6 +84,7 @@ struct op {
   inec_done_fn done;
   void *arg;
   int finished;
+  int draining; /* every chunk handed to a verbs conn: waiting for their send completions */
   struct op *next;
 };
 
@@ -136,7 +137,8 @@ static void conn_interest(inec_conn *c) {
   if (c->broken) return;
   if (c->transport == INEC_TRANSPORT_VERBS) {
     if ((c->reading && (c->hup || inec_verbs_readable(c->vc))) ||
-        (c->send_buf && inec_verbs_writable(c->vc)))
+        (c->send_buf && inec_verbs_writable(c->vc)) ||
+        (c->writer && c->writer->draining && inec_verbs_send_idle(c->vc)))
       conn_schedule(c);
     return;
   }
@@ -240,6 +242,13 @@ static void op_send_chunk(inec_engine *e, struct op *op) {
 static void op_sent(inec_engine *e, struct op *op) {
   op->have = 0;
   if (++op->c == op->nchunks) {
+    /* A queue pair drops the sends still queued when it is destroyed: over verbs the op is
+     * done when every send completed, so its poster may close the connection at once. */
+    if (op->dst->transport == INEC_TRANSPORT_VERBS && !inec_verbs_send_idle(op->dst->vc)) {
+      op->draining = 1;
+      conn_interest(op->dst);
+      return;
+    }
     op_finish(op, 0);
     return;
   }
@@ -481,6 +490,8 @@ static void *engine_main(void *arg) {
       c->in_ready = 0;
       if (!c->broken && c->reading) conn_read(e, c); /* data, or EOF: fails the op */
       if (!c->broken && c->send_buf) conn_write(e, c);
+      if (!c->broken && c->writer && c->writer->draining && inec_verbs_send_idle(c->vc))
+        op_finish(c->writer, inec_verbs_failed(c->vc));
     }
     /* free ops that finished */
     struct op **pp = &e->ops;

@@ -38,6 +38,8 @@ ssize_t inec_verbs_write(struct inec_verbs_conn *c, const void *buf, size_t n) {
 int inec_verbs_poll(struct inec_verbs_conn *c) { return (void)c, 0; }
 int inec_verbs_readable(const struct inec_verbs_conn *c) { return (void)c, 1; }
 int inec_verbs_writable(const struct inec_verbs_conn *c) { return (void)c, 1; }
+int inec_verbs_send_idle(const struct inec_verbs_conn *c) { return (void)c, 1; }
+int inec_verbs_failed(const struct inec_verbs_conn *c) { return (void)c, -ENOTSUP; }
 #else
 
 #include <dlfcn.h>
@@ -363,6 +365,12 @@ int inec_verbs_poll(struct inec_verbs_conn *c) {
 int inec_verbs_readable(const struct inec_verbs_conn *c) { return c->rx_count > 0 || c->failed; }
 
 int inec_verbs_writable(const struct inec_verbs_conn *c) { return c->tx_nfree > 0 || c->failed; }
+
+int inec_verbs_send_idle(const struct inec_verbs_conn *c) {
+  return c->tx_nfree == SLOTS || c->failed;
+}
+
+int inec_verbs_failed(const struct inec_verbs_conn *c) { return c->failed; }
 
 ssize_t inec_verbs_read(struct inec_verbs_conn *c, void *buf, size_t n) {
   if (c->rx_count == 0) return c->failed ? c->failed : -EAGAIN;

@@ -55,5 +55,7 @@ ssize_t inec_verbs_write(struct inec_verbs_conn *c, const void *buf, size_t n);
 int inec_verbs_poll(struct inec_verbs_conn *c);
 int inec_verbs_readable(const struct inec_verbs_conn *c); /* data buffered, or failed */
 int inec_verbs_writable(const struct inec_verbs_conn *c); /* a free send slot, or failed */
+int inec_verbs_send_idle(const struct inec_verbs_conn *c); /* every send completed, or failed */
+int inec_verbs_failed(const struct inec_verbs_conn *c);    /* 0, or the -errno it failed with */
 
 #endif
