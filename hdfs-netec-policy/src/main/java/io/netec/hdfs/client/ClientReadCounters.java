@@ -11,6 +11,8 @@ public final class ClientReadCounters {
   static final LongAdder SWITCH = new LongAdder();
   static final LongAdder NATIVE = new LongAdder();
   static final LongAdder SWITCH_BYTES_IN = new LongAdder();
+  static final LongAdder INEC = new LongAdder();
+  static final LongAdder INEC_BYTES_IN = new LongAdder();
 
   private ClientReadCounters() {
   }
@@ -25,7 +27,17 @@ public final class ClientReadCounters {
     return SWITCH.sum();
   }
 
-  /** Group ranges read through Hadoop's own stream after the switch declined or failed. */
+  /** Group ranges whose missing units were rebuilt through an INEC repair graph. */
+  public static long inecRanges() {
+    return INEC.sum();
+  }
+
+  /** Bytes received from INEC participants (the client's ingress for rebuilt units). */
+  public static long inecBytesIn() {
+    return INEC_BYTES_IN.sum();
+  }
+
+  /** Group ranges read through Hadoop's own stream after every route declined or failed. */
   public static long nativeRanges() {
     return NATIVE.sum();
   }

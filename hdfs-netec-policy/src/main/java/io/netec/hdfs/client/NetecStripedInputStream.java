@@ -2,6 +2,9 @@ package io.netec.hdfs.client;
 
 import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.route.ServiceDirectory;
+import io.netec.hdfs.inecroute.InecEngine;
+import io.netec.hdfs.inecroute.InecNode;
+import io.netec.hdfs.inecroute.InecRepair;
 import io.netec.hdfs.switchroute.SwitchClient;
 import io.netec.hdfs.switchroute.SwitchPlan;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
@@ -36,11 +39,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Reads a complete NETEC file. For each block group range it reads the data units' cells from
- * their DataNodes (checksums verified); when a unit cannot be read, the switch rebuilds that
- * unit's range from k survivors and the client takes in one stream per missing unit instead of
- * k. If the switch declines or fails, the range is read through Hadoop's own striped stream,
- * which decodes locally: the bytes returned are always the file's. Reads of one stream are
- * serialized (they share the fetched stripes); open one stream per reading thread.
+ * their DataNodes (checksums verified); when a unit cannot be read, the routes in order rebuild
+ * that unit's range from k survivors — the switch, or an INEC repair graph whose root is this
+ * client's engine — and the client takes in one stream per missing unit instead of k (with
+ * the chain or the tree). If every route declines or fails, the range is read through Hadoop's
+ * own striped stream, which decodes locally: the bytes returned are always the file's. Reads of
+ * one stream are serialized (they share the fetched stripes); open one stream per reading
+ * thread.
  */
 final class NetecStripedInputStream extends FSInputStream implements ByteBufferReadable {
   private static final Logger LOG = LoggerFactory.getLogger(NetecStripedInputStream.class);
@@ -50,7 +55,7 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
   private final LocatedBlocks blocks;
   private final ErasureCodingPolicy policy;
   private final FSDataInputStream hadoop;
-  private final InetSocketAddress control;
+  private final Routes routes;
   private final Configuration conf;
   private final int payload;
   private final int timeoutMs;
@@ -76,17 +81,53 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
     }
   }
 
+  /** The client's routes for rebuilding units, from netec.route.order. */
+  static final class Routes {
+    final List<String> order = new ArrayList<>();
+    final InetSocketAddress control; // the switch's, or null
+    final InecRepair.Settings inec;  // or null
+
+    private Routes(InetSocketAddress control, InecRepair.Settings inec) {
+      this.control = control;
+      this.inec = inec;
+    }
+
+    /** switch (when netec.switch.address is set) and inec, in netec.route.order's order. */
+    static Routes fromConf(Configuration conf) {
+      String addr = conf.getTrimmed(NetecConfigKeys.SWITCH_ADDRESS);
+      InetSocketAddress control = addr == null || addr.isEmpty() ? null
+          : NetUtils.createSocketAddr(addr, -1, NetecConfigKeys.SWITCH_ADDRESS);
+      List<String> names = new ArrayList<>();
+      for (String n : conf.getTrimmedStrings(NetecConfigKeys.ROUTE_ORDER,
+          NetecConfigKeys.ROUTE_ORDER_DEFAULT)) {
+        names.add(n.toLowerCase(java.util.Locale.ROOT));
+      }
+      Routes r = new Routes(control,
+          names.contains("inec") ? InecRepair.Settings.fromConf(conf) : null);
+      for (String n : names) {
+        if ((n.equals("switch") && control != null) || n.equals("inec")) {
+          r.order.add(n);
+        }
+      }
+      return r;
+    }
+
+    boolean isEmpty() {
+      return order.isEmpty();
+    }
+  }
+
   /** Bytes of stripes fetched at once, so small sequential reads share one fetch. */
   static final long READ_AHEAD_BYTES = 4L << 20;
 
   NetecStripedInputStream(DFSClient client, String src, LocatedBlocks blocks,
-      FSDataInputStream hadoop, InetSocketAddress control, Configuration conf) {
+      FSDataInputStream hadoop, Routes routes, Configuration conf) {
     this.client = client;
     this.src = src;
     this.blocks = blocks;
     this.policy = blocks.getErasureCodingPolicy();
     this.hadoop = hadoop;
-    this.control = control;
+    this.routes = routes;
     this.conf = conf;
     this.payload = conf.getInt(NetecConfigKeys.SWITCH_PAYLOAD,
         NetecConfigKeys.SWITCH_PAYLOAD_DEFAULT);
@@ -240,7 +281,7 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
     }
   }
 
-  /** Data units' cells of stripes s0..s1, rebuilt through the switch where needed; or null. */
+  /** Data units' cells of stripes s0..s1, rebuilt through a route where needed; or null. */
   private Fetched fetch(LocatedStripedBlock g, long s0, long s1) {
     int k = policy.getNumDataUnits();
     int cell = policy.getCellSize();
@@ -262,12 +303,95 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
     }
     if (failed.isEmpty()) {
       ClientReadCounters.HEALTHY.increment();
-    } else if (rebuildThroughSwitch(g, failed, good, unitStart, unit)) {
-      ClientReadCounters.SWITCH.increment();
-    } else {
+    } else if (!rebuild(g, failed, good, unitStart, unit)) {
       return null;
     }
     return new Fetched(g.getStartOffset(), s0, s1, unit);
+  }
+
+  /** The routes in order; true when one rebuilt the failed units into unit[]. */
+  private boolean rebuild(LocatedStripedBlock g, List<Integer> failed, List<Integer> good,
+      long unitStart, byte[][] unit) {
+    List<Integer> survivors = null;
+    for (String route : routes.order) {
+      if (survivors == null) {
+        survivors = survivors(g, failed, good);
+      }
+      if (route.equals("switch") && rebuildThroughSwitch(g, failed, survivors, unitStart, unit)) {
+        ClientReadCounters.SWITCH.increment();
+        return true;
+      }
+      if (route.equals("inec") && rebuildThroughInec(g, failed, survivors, unitStart, unit)) {
+        ClientReadCounters.INEC.increment();
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Survivors a route can count on: data units just read, then other units whose DataNode
+   * answers a one-byte probe (a dead one would fail the whole repair).
+   */
+  private List<Integer> survivors(LocatedStripedBlock g, List<Integer> failed,
+      List<Integer> good) {
+    int k = policy.getNumDataUnits();
+    int m = policy.getNumParityUnits();
+    int needed = k;
+    for (int i = 0; i < k + m; i++) {
+      needed -= unitLength(g, i) == 0 && !failed.contains(i) ? 1 : 0;
+    }
+    List<Integer> survivors = new ArrayList<>(good);
+    for (int i = k; i < k + m && survivors.size() < needed; i++) {
+      if (unitLength(g, i) > 0 && readUnit(g, i, 0, new byte[1])) {
+        survivors.add(i);
+      }
+    }
+    return survivors;
+  }
+
+  /**
+   * Rebuilds the failed units' bytes [unitStart, unitStart + their length) through an INEC
+   * repair graph rooted at this client into unit[]; false when it declines or fails (unit[]
+   * may then hold partial bytes of the failed units, which the next route overwrites).
+   */
+  private boolean rebuildThroughInec(LocatedStripedBlock g, List<Integer> failed,
+      List<Integer> survivors, long unitStart, byte[][] unit) {
+    int k = policy.getNumDataUnits();
+    int m = policy.getNumParityUnits();
+    long[] unitLength = new long[k + m];
+    for (int i = 0; i < k + m; i++) {
+      unitLength[i] = unitLength(g, i);
+    }
+    int[] erased = failed.stream().mapToInt(Integer::intValue).toArray();
+    long length = 0;
+    for (int e : erased) {
+      length = Math.max(length, unit[e].length);
+    }
+    try {
+      InecEngine engine = InecNode.client(conf);
+      List<InecRepair.Source> sources = new ArrayList<>();
+      for (int i : survivors) {
+        int j = slot(g, i);
+        DatanodeInfo dn = g.getLocations()[j];
+        sources.add(new InecRepair.Source(i,
+            ServiceDirectory.resolve(ServiceDirectory.Service.INEC_CONTROL, dn, conf),
+            ServiceDirectory.resolve(ServiceDirectory.Service.INEC_DATA, dn, conf),
+            StripedBlockUtil.constructInternalBlock(g.getBlock(), policy, i), token(g, j)));
+      }
+      InecRepair.Result res = InecRepair.run(engine, routes.inec, src + " " + g.getBlock(), k,
+          m, unitLength, erased, sources, unitStart, length, (row, data, off, n) -> {
+            byte[] target = unit[erased[row]];
+            int want = (int) Math.max(0, Math.min(n, target.length - off));
+            data.get(target, (int) off, want);
+          });
+      ClientReadCounters.INEC_BYTES_IN.add(res.bytesReceived);
+      return true;
+    } catch (IOException e) {
+      LOG.info("{}: INEC did not rebuild units {} of {} ({})", src, failed, g.getBlock(),
+          e.getMessage());
+      return false;
+    }
   }
 
   private long unitLength(LocatedStripedBlock g, int index) {
@@ -333,7 +457,7 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
    * into unit[]; false (nothing written to unit[]) when the switch declines or fails.
    */
   private boolean rebuildThroughSwitch(LocatedStripedBlock g, List<Integer> failed,
-      List<Integer> good, long unitStart, byte[][] unit) {
+      List<Integer> survivors, long unitStart, byte[][] unit) {
     int k = policy.getNumDataUnits();
     int m = policy.getNumParityUnits();
     long[] unitLength = new long[k + m];
@@ -347,25 +471,18 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
       rowLength[r] = unit[erased[r]].length;
       length = Math.max(length, rowLength[r]);
     }
-    // Survivors the switch can count on: data units just read, then other units whose
-    // DataNode answers a one-byte probe (a dead one would fail the whole switch task).
-    int needed = k;
-    for (int i = 0; i < k + m; i++) {
-      needed -= unitLength[i] == 0 && !failed.contains(i) ? 1 : 0;
-    }
     List<SwitchPlan.Available> available = new ArrayList<>();
-    for (int i : good) {
-      available.add(available(g, i));
-    }
-    for (int i = k; i < k + m && available.size() < needed; i++) {
-      if (unitLength[i] > 0 && readUnit(g, i, 0, new byte[1])) {
-        available.add(available(g, i));
-      }
+    for (int i : survivors) {
+      int j = slot(g, i);
+      available.add(new SwitchPlan.Available(i, ServiceDirectory.hostPort(
+          ServiceDirectory.Service.SWITCH_AGENT, g.getLocations()[j], conf),
+          StripedBlockUtil.constructInternalBlock(g.getBlock(), policy, i).toString(),
+          token(g, j)));
     }
     try {
       SetupRequest setup = SwitchPlan.plan(g.getBlock().toString(), k, m, unitLength, erased,
           available, unitStart, length, payload, timeoutMs);
-      SwitchClient.Result res = SwitchClient.rebuild(control, setup, rowLength, () -> {
+      SwitchClient.Result res = SwitchClient.rebuild(routes.control, setup, rowLength, () -> {
         SwitchClient.Sink[] sinks = new SwitchClient.Sink[erased.length];
         for (int r = 0; r < erased.length; r++) {
           byte[] target = unit[erased[r]];
@@ -380,23 +497,19 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
       ClientReadCounters.SWITCH_BYTES_IN.add(res.bytesReceived);
       return true;
     } catch (IOException e) {
-      LOG.info("{}: switch did not rebuild units {} of {} ({}); reading through Hadoop's stream",
-          src, failed, g.getBlock(), e.getMessage());
+      LOG.info("{}: switch did not rebuild units {} of {} ({})", src, failed, g.getBlock(),
+          e.getMessage());
       return false;
     }
   }
 
-  private SwitchPlan.Available available(LocatedStripedBlock g, int index) {
-    int j = slot(g, index);
-    ExtendedBlock b = StripedBlockUtil.constructInternalBlock(g.getBlock(), policy, index);
-    String token;
+  /** The READ token of the group's j-th location, as survivors check it ("" if none). */
+  private static String token(LocatedStripedBlock g, int j) {
     try {
-      token = g.getBlockTokens()[j].encodeToUrlString();
+      return g.getBlockTokens()[j].encodeToUrlString();
     } catch (IOException e) {
-      token = "";
+      return "";
     }
-    return new SwitchPlan.Available(index, ServiceDirectory.hostPort(ServiceDirectory.Service.SWITCH_AGENT, g.getLocations()[j], conf),
-        b.toString(), token);
   }
 
   @Override

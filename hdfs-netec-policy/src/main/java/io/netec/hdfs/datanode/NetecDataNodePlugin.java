@@ -135,7 +135,7 @@ public class NetecDataNodePlugin implements ServicePlugin {
       participant = new InecParticipant(inecEngine, new DataNodeBlockSource(dn), host, port,
           conf.getInt(NetecConfigKeys.AGENT_MAX_STREAMS,
               NetecConfigKeys.AGENT_MAX_STREAMS_DEFAULT));
-      InecNode.register(xferPort, inecEngine);
+      InecNode.register(xferPort, inecEngine, participant);
       ServiceDirectory.register(ServiceDirectory.Service.INEC_DATA, xferPort,
           inecEngine.dataAddress());
       ServiceDirectory.register(ServiceDirectory.Service.INEC_CONTROL, xferPort,
@@ -163,11 +163,6 @@ public class NetecDataNodePlugin implements ServicePlugin {
       inecEngine.close();
       inecEngine = null;
     }
-  }
-
-  /** This DataNode's INEC participant, or null. */
-  public InecParticipant inecParticipant() {
-    return participant;
   }
 
   /** The router, or null while the plugin is inactive. */

@@ -17,6 +17,7 @@ import org.slf4j.LoggerFactory;
 public final class InecNode {
   private static final Logger LOG = LoggerFactory.getLogger(InecNode.class);
   private static final Map<Integer, InecEngine> DATANODES = new ConcurrentHashMap<>();
+  private static final Map<Integer, InecParticipant> PARTICIPANTS = new ConcurrentHashMap<>();
   private static InecEngine client;
   private static String clientFailure;
 
@@ -33,12 +34,19 @@ public final class InecNode {
         t == InecEngine.Transport.TCP);
   }
 
-  public static void register(int xferPort, InecEngine engine) {
+  public static void register(int xferPort, InecEngine engine, InecParticipant participant) {
     DATANODES.put(xferPort, engine);
+    PARTICIPANTS.put(xferPort, participant);
   }
 
   public static void unregister(int xferPort) {
     DATANODES.remove(xferPort);
+    PARTICIPANTS.remove(xferPort);
+  }
+
+  /** The participant of the DataNode with this transfer port in this JVM, or null. */
+  public static InecParticipant participant(int xferPort) {
+    return PARTICIPANTS.get(xferPort);
   }
 
   /** The engine of the DataNode with this transfer port in this JVM, or null. */
