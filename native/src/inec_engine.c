@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -286,7 +287,7 @@ static ssize_t conn_recv(inec_conn *c, void *buf, size_t n) {
 
 static ssize_t conn_send(inec_conn *c, const void *buf, size_t n) {
   if (c->transport == INEC_TRANSPORT_VERBS) return inec_verbs_write(c->vc, buf, n);
-  ssize_t w = write(c->fd, buf, n);
+  ssize_t w = send(c->fd, buf, n, MSG_NOSIGNAL); /* a gone peer is -EPIPE, not SIGPIPE */
   return w < 0 ? -errno : w;
 }
 
@@ -357,7 +358,7 @@ static void conn_write(inec_engine *e, inec_conn *c) {
 static void op_start(inec_engine *e, struct op *op) {
   for (int i = 0; i < op->nsrc; i++) {
     if (op->src[i]->reader || op->src[i]->broken) {
-      op_finish(op, -EBUSY);
+      op_finish(op, op->src[i]->broken ? -EPIPE : -EBUSY);
       return;
     }
     op->src[i]->reader = op;
@@ -366,8 +367,8 @@ static void op_start(inec_engine *e, struct op *op) {
     conn_interest(op->src[i]);
   }
   if (op->dst) {
-    if (op->dst->writer || op->dst->broken) {
-      op_finish(op, -EBUSY);
+    if (op->dst->writer || op->dst->broken || op->dst->hup) {
+      op_finish(op, op->dst->writer ? -EBUSY : -EPIPE); /* a gone peer takes nothing more */
       return;
     }
     op->dst->writer = op;
@@ -385,12 +386,14 @@ static void op_free(struct op *op) {
 
 /* The peer of c closed (or broke) its socket. */
 static void conn_hup(inec_engine *e, inec_conn *c) {
-  if (c->send_buf || !c->reader) {
-    conn_fail(c, -EPIPE); /* nothing more can be sent, or nobody reads it */
+  if (c->send_buf) {
+    conn_fail(c, -EPIPE); /* nothing more can be sent */
     return;
   }
-  /* What the peer sent may still be buffered: stop polling the socket (HUP is
-   * level-triggered) and read from the ready list when the op wants the next chunk. */
+  /* What the peer sent may still be buffered, for this op or for one posted later (a sender
+   * closes once its last op is done, maybe before the receiver posted the matching one):
+   * stop polling the socket (HUP is level-triggered) and read from the ready list whenever
+   * an op wants data; the buffered bytes, then the end of the stream (-EPIPE). */
   c->hup = 1;
   epoll_ctl(e->epfd, EPOLL_CTL_DEL, c->fd, NULL);
   conn_interest(c);

@@ -176,6 +176,27 @@ static int handshake(void) {
         wr.status);
   CHECK(memcmp(out[0], unit, mib.len) == 0, "received bytes differ");
   CHECK(!early, "the send was done before its data was received");
+  /* The sender's op is done and its conn closed before the receiver posts: the receiver's
+   * engine has seen the peer leave while idle; the data it holds is still delivered. */
+  for (int tr = INEC_TRANSPORT_TCP; tr <= INEC_TRANSPORT_VERBS; tr++) {
+    CHECK(harness_tcp_pair(fds) == 0, "pair");
+    CHECK(harness_conn_pair(v1, fds[0], v2, fds[1], (inec_transport)tr, &a, &b) == 0, "conn");
+    inec_shape small = {200000, 65536}; /* within the receiver's slots / socket buffer */
+    harness_waiter_init(&ws, 1);
+    harness_waiter_init(&wr, 1);
+    CHECK(inec_ec_send(v1, &id, local, 1, &small, a, harness_done, &ws) == 0, "post send");
+    CHECK(harness_wait(&ws, 10) == 0 && ws.status == 0, "send: %d", ws.status);
+    inec_conn_close(v1, a);
+    usleep(300000); /* the receiver's engine notices the close */
+    CHECK(inec_recv_ec(v2, &x, &b, 1, out, &small, harness_done, &wr) == 0, "post recv");
+    CHECK(harness_wait(&wr, 10) == 0 && wr.status == 0, "%s: recv after the sender left: %d",
+          tr == INEC_TRANSPORT_TCP ? "tcp" : "verbs", wr.status);
+    CHECK(memcmp(out[0], unit, small.len) == 0, "received bytes differ");
+    /* and the stream is over: one more op gets the end of the stream */
+    harness_waiter_init(&wr, 1);
+    CHECK(inec_recv_ec(v2, &x, &b, 1, out, &small, harness_done, &wr) == 0, "post recv");
+    CHECK(harness_wait(&wr, 10) == 0 && wr.status == -EPIPE, "past the end: %d", wr.status);
+  }
   /* verbs demanded of a TCP-only peer */
   CHECK(harness_tcp_pair(fds) == 0, "pair");
   CHECK(harness_conn_pair(v1, fds[0], t, fds[1], INEC_TRANSPORT_VERBS, &a, &b) != 0,

@@ -1,0 +1,274 @@
+package io.netec.hdfs.inecroute;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netec.hdfs.codec.CoderBackend;
+import io.netec.hdfs.codec.IsalNative;
+import io.netec.hdfs.codec.NetecCoding;
+import io.netec.hdfs.route.RouteDeclinedException;
+import io.netec.hdfs.switchroute.SurvivorAgent;
+import java.io.ByteArrayInputStream;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * INEC repairs without HDFS: k+m participants, each on its own engine, serving units of real RS
+ * stripes from memory (token checked), and InecRepair rooted at a further engine. Every scheme,
+ * over TCP and over verbs (the test provider), whole units and ranges, a group with short and
+ * empty units: the rebuilt bytes are the erased units'. Refusals come back fast and named.
+ */
+class InecRepairTest {
+  private final List<InecEngine> engines = new ArrayList<>();
+  private final List<InecParticipant> participants = new ArrayList<>();
+
+  /** Units of one group in memory, as a DataNode's dataset would serve them. */
+  private static final class MemorySource implements SurvivorAgent.BlockSource {
+    final byte[][] units;
+
+    MemorySource(byte[][] units) {
+      this.units = units;
+    }
+
+    @Override
+    public void check(ExtendedBlock block, String token, long minLength) throws IOException {
+      if (!token.equals("token-" + block.getBlockId())) {
+        throw new IOException("block token rejected for " + block);
+      }
+      if (units[(int) block.getBlockId()].length < minLength) {
+        throw new IOException(block + " too short");
+      }
+    }
+
+    @Override
+    public InputStream open(ExtendedBlock block, long offset) {
+      byte[] u = units[(int) block.getBlockId()];
+      return new ByteArrayInputStream(u, (int) offset, u.length - (int) offset);
+    }
+  }
+
+  @BeforeEach
+  void needsTheEngine() {
+    Assumptions.assumeTrue(InecEngine.unavailableReason() == null, "needs libnetec.so");
+  }
+
+  @AfterEach
+  void stop() {
+    participants.forEach(InecParticipant::close);
+    engines.forEach(InecEngine::close);
+  }
+
+  private InecEngine engine(InecEngine.Transport t) throws IOException {
+    String lib = t == InecEngine.Transport.VERBS ? System.getProperty("netec.native.build",
+        "target/native-build") + "/libinec_mockverbs.so" : null;
+    InecEngine e = InecEngine.start("127.0.0.1", 0, lib, t == InecEngine.Transport.TCP);
+    engines.add(e);
+    return e;
+  }
+
+  /** One participant per unit; returns the sources a planner sees. */
+  private List<InecRepair.Source> participants(byte[][] units, InecEngine.Transport t)
+      throws IOException {
+    MemorySource mem = new MemorySource(units);
+    List<InecRepair.Source> sources = new ArrayList<>();
+    for (int i = 0; i < units.length; i++) {
+      InecEngine e = engine(t);
+      InecParticipant p = new InecParticipant(e, mem, "127.0.0.1", 0, 8);
+      participants.add(p);
+      sources.add(new InecRepair.Source(i, p.address(), e.dataAddress(),
+          new ExtendedBlock("pool", i, units[i].length, 1), "token-" + i));
+    }
+    return sources;
+  }
+
+  /** k data units of the given lengths (the rest of each cell zeros) and m parity units. */
+  private static byte[][] stripe(int k, int m, int[] dataLength, long seed) {
+    int len = Arrays.stream(dataLength).max().getAsInt();
+    Random rnd = new Random(seed);
+    byte[][] full = new byte[k][len];
+    for (int i = 0; i < k; i++) {
+      byte[] b = new byte[dataLength[i]];
+      rnd.nextBytes(b);
+      System.arraycopy(b, 0, full[i], 0, b.length);
+    }
+    byte[][] parity = new byte[m][len];
+    new NetecCoding.Encoder(k, m, CoderBackend.JAVA, "inec-test").encode(len, full, new int[k],
+        parity, new int[m]);
+    byte[][] units = new byte[k + m][];
+    for (int i = 0; i < k; i++) {
+      units[i] = Arrays.copyOf(full[i], dataLength[i]);
+    }
+    System.arraycopy(parity, 0, units, k, m);
+    return units;
+  }
+
+  static Stream<Arguments> cases() {
+    List<Arguments> a = new ArrayList<>();
+    for (String scheme : new String[] {"rs", "ppr", "ecpipe"}) {
+      for (InecEngine.Transport t : new InecEngine.Transport[] {InecEngine.Transport.TCP,
+          InecEngine.Transport.VERBS}) {
+        a.add(Arguments.of(scheme, t, 3, 2, new int[] {0}));
+        a.add(Arguments.of(scheme, t, 3, 2, new int[] {4, 1}));
+        a.add(Arguments.of(scheme, t, 6, 3, new int[] {2, 7, 5}));
+      }
+    }
+    return a.stream();
+  }
+
+  private static InecRepair.Settings settings(String scheme, InecEngine.Transport t) {
+    return new InecRepair.Settings(RepairGraph.Scheme.parse(scheme), t, 16 * 1024, 64 * 1024,
+        10_000);
+  }
+
+  @ParameterizedTest(name = "{0} over {1}: RS({2},{3}) erased {4}")
+  @MethodSource("cases")
+  void everySchemeRebuildsWholeUnitsAndRanges(String scheme, InecEngine.Transport t, int k,
+      int m, int[] erased) throws Exception {
+    int unit = 200_000 + 123;
+    int[] lengths = new int[k];
+    Arrays.fill(lengths, unit);
+    lengths[k - 1] = unit / 3; // a short last data unit: zeros past its end
+    byte[][] units = stripe(k, m, lengths, k * 31L + erased.length);
+    List<InecRepair.Source> sources = participants(units, t);
+    List<InecRepair.Source> live = new ArrayList<>();
+    for (InecRepair.Source s : sources) {
+      if (Arrays.stream(erased).noneMatch(e -> e == s.index)) {
+        live.add(s);
+      }
+    }
+    long[] unitLength = Arrays.stream(units).mapToLong(u -> u.length).toArray();
+    InecEngine root = engine(t);
+    for (long[] range : new long[][] {{0, unit}, {5000, 70_001}}) {
+      byte[][] got = rebuild(root, settings(scheme, t), k, m, unitLength, erased, live,
+          range[0], range[1]);
+      for (int r = 0; r < erased.length; r++) {
+        byte[] want = new byte[(int) range[1]];
+        byte[] u = units[erased[r]];
+        int have = (int) Math.max(0, Math.min(range[1], u.length - range[0]));
+        System.arraycopy(u, (int) range[0], want, 0, have);
+        assertArrayEquals(want, got[r], scheme + " unit " + erased[r] + " range "
+            + Arrays.toString(range));
+      }
+    }
+  }
+
+  private static byte[][] rebuild(InecEngine root, InecRepair.Settings s, int k, int m,
+      long[] unitLength, int[] erased, List<InecRepair.Source> live, long offset, long length)
+      throws IOException {
+    byte[][] out = new byte[erased.length][(int) length];
+    InecRepair.Result res = InecRepair.run(root, s, "test", k, m, unitLength, erased, live,
+        offset, length, (row, data, off, n) -> data.get(out[row], (int) off, n));
+    assertEquals(s.transport == InecEngine.Transport.AUTO ? res.transport : s.transport,
+        res.transport);
+    return out;
+  }
+
+  @Test
+  void aGroupWithEmptyUnitsStreamsThemAsZeros() throws Exception {
+    // 1 cell of data in a RS(6,3) group: units 1..5 are empty, parity equals unit 0's
+    byte[][] units = stripe(6, 3, new int[] {70_000, 0, 0, 0, 0, 0}, 5);
+    List<InecRepair.Source> sources = participants(units, InecEngine.Transport.TCP);
+    long[] unitLength = Arrays.stream(units).mapToLong(u -> u.length).toArray();
+    InecEngine root = engine(InecEngine.Transport.TCP);
+    byte[][] got = rebuild(root, settings("ecpipe", InecEngine.Transport.TCP), 6, 3,
+        unitLength, new int[] {0}, sources.subList(6, 9), 0, 70_000);
+    assertArrayEquals(units[0], got[0]);
+  }
+
+  @Test
+  void aRejectedTokenFailsTheRepairFastAndSaysWhy() throws Exception {
+    byte[][] units = stripe(3, 2, new int[] {50_000, 50_000, 50_000}, 9);
+    List<InecRepair.Source> sources = participants(units, InecEngine.Transport.TCP);
+    InecRepair.Source bad = sources.get(2);
+    List<InecRepair.Source> live = List.of(sources.get(1), new InecRepair.Source(2, bad.control,
+        bad.data, bad.block, "forged"), sources.get(3));
+    long[] unitLength = Arrays.stream(units).mapToLong(u -> u.length).toArray();
+    long t0 = System.nanoTime();
+    IOException e = assertThrows(IOException.class, () -> rebuild(engine(
+        InecEngine.Transport.TCP), settings("ecpipe", InecEngine.Transport.TCP), 3, 2,
+        unitLength, new int[] {0}, live, 0, 50_000));
+    assertTrue(e.getMessage().contains("block token rejected"), e.getMessage());
+    assertTrue(e.getMessage().contains(bad.control.toString()), e.getMessage());
+    assertTrue(System.nanoTime() - t0 < 5_000_000_000L, "refusal ended the repair at once");
+  }
+
+  @Test
+  void tooFewSurvivorsDeclinesAndAnUnreachableParticipantFails() throws Exception {
+    byte[][] units = stripe(3, 2, new int[] {10_000, 10_000, 10_000}, 3);
+    List<InecRepair.Source> sources = participants(units, InecEngine.Transport.TCP);
+    long[] unitLength = Arrays.stream(units).mapToLong(u -> u.length).toArray();
+    InecEngine root = engine(InecEngine.Transport.TCP);
+    InecRepair.Settings s = settings("ppr", InecEngine.Transport.TCP);
+    RouteDeclinedException d = assertThrows(RouteDeclinedException.class, () -> rebuild(root, s,
+        3, 2, unitLength, new int[] {0}, sources.subList(1, 3), 0, 10_000));
+    assertTrue(d.getMessage().contains("only 2 usable survivors"), d.getMessage());
+    participants.get(3).close();
+    IOException e = assertThrows(IOException.class, () -> rebuild(root, s, 3, 2, unitLength,
+        new int[] {0}, sources.subList(1, 4), 0, 10_000));
+    assertTrue(e.getMessage().contains("unreachable"), e.getMessage());
+  }
+
+  @Test
+  void aMalformedJoinRequestIsAnsweredWithAnError() throws Exception {
+    byte[][] units = stripe(3, 2, new int[] {1000, 1000, 1000}, 4);
+    List<InecRepair.Source> sources = participants(units, InecEngine.Transport.TCP);
+    InetSocketAddress control = sources.get(0).control;
+    for (byte[] junk : new byte[][] {"GET / HTTP/1.1\r\n\r\n".getBytes(
+        java.nio.charset.StandardCharsets.US_ASCII), badRows()}) {
+      try (Socket s = new Socket(control.getAddress(), control.getPort())) {
+        OutputStream out = s.getOutputStream();
+        out.write(junk);
+        out.flush();
+        DataInputStream in = new DataInputStream(s.getInputStream());
+        assertEquals(1, in.readUnsignedByte());
+        assertTrue(in.readUTF().contains("bad join request"));
+      }
+    }
+    assertEquals(2, participants.get(0).failed());
+  }
+
+  /** A well-formed start with 40 output rows (at most 16). */
+  private static byte[] badRows() throws IOException {
+    java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
+    java.io.DataOutputStream d = new java.io.DataOutputStream(b);
+    d.writeInt(JoinRequest.MAGIC);
+    d.writeUTF("task");
+    d.writeBoolean(false);
+    d.writeUTF("");
+    d.writeLong(0);
+    d.writeLong(0);
+    d.writeLong(100);
+    d.writeInt(4096);
+    d.writeInt(4096);
+    d.writeByte(40);
+    return b.toByteArray();
+  }
+
+  @Test
+  void enginesDescribeTheirTransports() throws Exception {
+    assertTrue(engine(InecEngine.Transport.TCP).describe().contains("verbs disabled"));
+    assertTrue(engine(InecEngine.Transport.VERBS).describe().contains("mockverbs0"));
+    assertTrue(IsalNative.libraryUnavailableReason() == null);
+    ByteBuffer.allocateDirect(1); // direct buffers are what primitives take
+  }
+}
