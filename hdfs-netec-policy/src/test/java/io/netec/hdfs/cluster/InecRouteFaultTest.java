@@ -85,24 +85,20 @@ class InecRouteFaultTest {
       byte[] data = c.writeFile("/f/a", SIZE, 2);
       Map<Long, byte[]> original = c.snapshotInternalBlocks("/f/a");
       DataNode victim = c.holder("/f/a", 0, 0);
-      List<Thread> killers = new ArrayList<>();
       List<DataNode> killed = new java.util.concurrent.CopyOnWriteArrayList<>();
       java.util.concurrent.atomic.AtomicBoolean once = new java.util.concurrent.atomic.AtomicBoolean();
       List<CuttingRelay> relays = relayEveryParticipant(c, false, dn -> () -> {
         if (dn == victim || !once.compareAndSet(false, true)) {
           return; // one participant dies, the first seen mid-stream
         }
-        // the participant behind this relay is mid-stream: its DataNode dies now
-        Thread t = new Thread(() -> {
-          try {
-            c.stop(dn);
-            killed.add(dn);
-          } catch (Exception e) {
-            throw new IllegalStateException(e);
-          }
-        }, "participant-killer");
-        killers.add(t);
-        t.start();
+        // The participant behind this relay is mid-stream: its DataNode dies now, while the
+        // relay holds the stream (this runs on the relay's thread).
+        try {
+          c.stop(dn);
+          killed.add(dn);
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
       });
       c.stop(victim);
       c.markDead(victim);
@@ -112,8 +108,8 @@ class InecRouteFaultTest {
         Thread.sleep(10);
       }
       assertTrue(relays.stream().anyMatch(CuttingRelay::fired), "a repair reached mid-stream");
-      for (Thread t : killers) {
-        t.join();
+      while (killed.isEmpty() && System.currentTimeMillis() < deadline) {
+        Thread.sleep(10);
       }
       for (DataNode dn : killed) {
         c.markDead(dn); // the NameNode rebuilds its blocks too

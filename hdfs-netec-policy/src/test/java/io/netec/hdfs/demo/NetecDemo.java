@@ -1,8 +1,12 @@
 package io.netec.hdfs.demo;
 
+import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.cluster.EcTestCluster;
 import io.netec.hdfs.codec.CoderCounters;
 import io.netec.hdfs.codec.IsalNative;
+import io.netec.hdfs.inecroute.InecNode;
+import io.netec.hdfs.inecroute.InecParticipant;
+import io.netec.hdfs.inecroute.InecRoute;
 import io.netec.hdfs.switchroute.SoftwareSwitch;
 import io.netec.hdfs.switchroute.SwitchRoute;
 import java.util.Arrays;
@@ -14,14 +18,18 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 
 /**
- * The README's demo: an embedded MiniDFSCluster with the NetEC plugin and an in-process
- * software switch. Phase 1 loses two DataNodes and rebuilds through the switch; phase 2 stops
- * the switch, loses two more and rebuilds natively. Each task prints the route that served it,
- * what the others said and whether every internal block file of its group equals the original;
- * a summary puts the measured bytes into rebuilding DataNodes per rebuilt byte side by side.
+ * The README's demo: an embedded MiniDFSCluster with the NetEC plugin (route order
+ * switch,inec,native) and an in-process software switch. Phase 1 loses two DataNodes and
+ * rebuilds through the switch; phase 2 stops the switch, loses two more and rebuilds through
+ * INEC (ECPipe chains over the DataNodes' participants); phase 3 stops the participants, loses
+ * two more and rebuilds natively. Each task prints the route that served it, what the others
+ * said and whether every internal block file of its group equals the original; a summary puts
+ * the measured bytes into rebuilding DataNodes per rebuilt byte side by side.
  */
 public final class NetecDemo {
   private static final String POLICY = "NETEC-6-3-1024k";
+  /** Three phases lose two DataNodes each; RS(6,3) groups still need 9 to be whole. */
+  private static final int DATANODES = 16;
   private static int failures;
   /** --summary-only (bin/netec-bench ingress): the same run, printing only the ingress table. */
   private static boolean quiet;
@@ -30,10 +38,14 @@ public final class NetecDemo {
     quiet = Arrays.asList(args).contains("--summary-only");
     SoftwareSwitch sw = new SoftwareSwitch(new SoftwareSwitch.Options());
     Configuration conf = EcTestCluster.switchConf(sw, 5_000);
-    try (EcTestCluster c = new EcTestCluster(conf, 13)) {
+    conf.set(NetecConfigKeys.ROUTE_ORDER, "switch,inec,native");
+    conf.set(NetecConfigKeys.INEC_SCHEME, "ecpipe");
+    conf.setInt(NetecConfigKeys.INEC_TIMEOUT_MS, 5_000);
+    try (EcTestCluster c = new EcTestCluster(conf, DATANODES)) {
       c.useNetecPolicy(POLICY, "/demo");
       String coder = EcTestCluster.activeNetecCoder();
-      say("NetEC demo: 13 DataNodes, policy %s, coder %s%s, software switch at %s", POLICY,
+      say("NetEC demo: %d DataNodes, policy %s, coder %s%s, software switch at %s", DATANODES,
+          POLICY,
           coder, IsalNative.isAvailable() ? " (ISA-L " + IsalNative.isalLibrary() + ")"
               : " (" + IsalNative.unavailableReason() + ")", sw.controlAddress());
 
@@ -44,10 +56,23 @@ public final class NetecDemo {
       switchBytes = c.routerMetric("switch.Bytes") - switchBytes;
 
       sw.close();
-      say("%nSoftware switch stopped: the switch route now declines and native rebuilds.");
+      say("%nSoftware switch stopped: the switch route now declines and INEC rebuilds.");
+      long inecIngress = InecRoute.bytesReceived();
+      long inecBytes = c.routerMetric("inec.Bytes");
+      phase(c, "inec", "/demo/b");
+      inecIngress = InecRoute.bytesReceived() - inecIngress;
+      inecBytes = c.routerMetric("inec.Bytes") - inecBytes;
+
+      for (DataNode dn : c.mini().getDataNodes()) {
+        InecParticipant p = InecNode.participant(dn.getXferPort());
+        if (p != null) {
+          p.close();
+        }
+      }
+      say("%nINEC participants stopped: the inec route now fails and native rebuilds.");
       long nativeBytes = c.routerMetric("native.Bytes");
       long nativeIngress = c.hadoopReconstructionBytesRead();
-      phase(c, "native", "/demo/b");
+      phase(c, "native", "/demo/c");
       nativeIngress = c.hadoopReconstructionBytesRead() - nativeIngress;
       nativeBytes = c.routerMetric("native.Bytes") - nativeBytes;
 
@@ -57,6 +82,8 @@ public final class NetecDemo {
       say("  %-7s %14s %18s %10s", "route", "bytes rebuilt", "bytes taken in", "ratio");
       say("  %-7s %,14d %,18d %9.3fx", "switch", switchBytes, switchIngress,
           (double) switchIngress / switchBytes);
+      say("  %-7s %,14d %,18d %9.3fx", "inec", inecBytes, inecIngress,
+          (double) inecIngress / inecBytes);
       say("  %-7s %,14d %,18d %9.3fx", "native", nativeBytes, nativeIngress,
           (double) nativeIngress / nativeBytes);
       say("%s", failures == 0 ? "all bytes match" : failures + " MISMATCHES");
