@@ -52,11 +52,11 @@ public final class NetecConfigKeys {
 
   /** Port of the INEC participant's control server on every DataNode (0: any, for tests). */
   public static final String INEC_PORT = "netec.inec.port";
-  public static final int INEC_PORT_DEFAULT = 50310;
+  public static final int INEC_PORT_DEFAULT = 50320;
 
   /** Port of the INEC engine's data listener on every DataNode (0: any, for tests). */
   public static final String INEC_DATA_PORT = "netec.inec.data.port";
-  public static final int INEC_DATA_PORT_DEFAULT = 50311;
+  public static final int INEC_DATA_PORT_DEFAULT = 50321;
 
   /** Repair scheme of the INEC route: ecpipe (chain), ppr (tree) or rs (star). */
   public static final String INEC_SCHEME = "netec.inec.scheme";
