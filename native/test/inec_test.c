@@ -197,6 +197,24 @@ static int handshake(void) {
     CHECK(inec_recv_ec(v2, &x, &b, 1, out, &small, harness_done, &wr) == 0, "post recv");
     CHECK(harness_wait(&wr, 10) == 0 && wr.status == -EPIPE, "past the end: %d", wr.status);
   }
+  /* A frame that is not what the receiver's op expects (2 rows where it waits for 1) ends
+   * the receiver's op with -EPROTO, over either transport. */
+  for (int tr = INEC_TRANSPORT_TCP; tr <= INEC_TRANSPORT_VERBS; tr++) {
+    CHECK(harness_tcp_pair(fds) == 0, "pair");
+    CHECK(harness_conn_pair(v1, fds[0], v2, fds[1], (inec_transport)tr, &a, &b) == 0, "conn");
+    unsigned char two[2] = {1, 1};
+    inec_calc rows2 = {INEC_CALC_EC, 2, 1, two};
+    inec_shape small = {100000, 65536};
+    harness_waiter_init(&ws, 1);
+    harness_waiter_init(&wr, 1);
+    CHECK(inec_ec_send(v1, &rows2, local, 1, &small, a, harness_done, &ws) == 0, "post send");
+    CHECK(inec_recv_ec(v2, &x, &b, 1, out, &small, harness_done, &wr) == 0, "post recv");
+    CHECK(harness_wait(&wr, 10) == 0 && wr.status == -EPROTO, "%s: mismatched frame: %d",
+          tr == INEC_TRANSPORT_TCP ? "tcp" : "verbs", wr.status);
+    inec_conn_close(v2, b);
+    CHECK(harness_wait(&ws, 10) == 0, "the sender's op ends too");
+    inec_conn_close(v1, a);
+  }
   /* verbs demanded of a TCP-only peer */
   CHECK(harness_tcp_pair(fds) == 0, "pair");
   CHECK(harness_conn_pair(v1, fds[0], t, fds[1], INEC_TRANSPORT_VERBS, &a, &b) != 0,
