@@ -359,10 +359,7 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
       List<Integer> survivors, long unitStart, byte[][] unit) {
     int k = policy.getNumDataUnits();
     int m = policy.getNumParityUnits();
-    long[] unitLength = new long[k + m];
-    for (int i = 0; i < k + m; i++) {
-      unitLength[i] = unitLength(g, i);
-    }
+    long[] unitLength = unitLengths(g);
     int[] erased = failed.stream().mapToInt(Integer::intValue).toArray();
     long length = 0;
     for (int e : erased) {
@@ -396,6 +393,14 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
 
   private long unitLength(LocatedStripedBlock g, int index) {
     return StripedBlockUtil.getInternalBlockLength(g.getBlockSize(), policy, index);
+  }
+
+  private long[] unitLengths(LocatedStripedBlock g) {
+    long[] a = new long[policy.getNumDataUnits() + policy.getNumParityUnits()];
+    for (int i = 0; i < a.length; i++) {
+      a[i] = unitLength(g, i);
+    }
+    return a;
   }
 
   /** Where internal block {@code index} of the group is listed, or -1. */
@@ -460,10 +465,7 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
       List<Integer> survivors, long unitStart, byte[][] unit) {
     int k = policy.getNumDataUnits();
     int m = policy.getNumParityUnits();
-    long[] unitLength = new long[k + m];
-    for (int i = 0; i < k + m; i++) {
-      unitLength[i] = unitLength(g, i);
-    }
+    long[] unitLength = unitLengths(g);
     int[] erased = failed.stream().mapToInt(Integer::intValue).toArray();
     long length = 0;
     long[] rowLength = new long[erased.length];

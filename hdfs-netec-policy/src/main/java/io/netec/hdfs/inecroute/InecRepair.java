@@ -1,6 +1,7 @@
 package io.netec.hdfs.inecroute;
 
 import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.route.DecodeSurvivors;
 import io.netec.hdfs.route.RouteDeclinedException;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -154,31 +155,17 @@ public final class InecRepair {
   public static Result run(InecEngine engine, Settings s, String label, int k, int m,
       long[] unitLength, int[] erased, List<Source> available, long offset, long length,
       Sink sink) throws IOException {
-    // Decode survivors: units that are all zeros in the range first (a short group's missing
-    // units cost no block read), then available ones.
-    List<Integer> chosen = new ArrayList<>();
-    List<Source> hosts = new ArrayList<>();
-    for (int i = 0; i < k + m && chosen.size() < k; i++) {
-      if (unitLength[i] <= offset && !contains(erased, i)) {
-        chosen.add(i);
-        hosts.add(null);
-      }
-    }
-    Source zeroHost = null;
+    List<Integer> indices = new ArrayList<>();
     for (Source a : available) {
-      if (chosen.size() < k && !chosen.contains(a.index) && !contains(erased, a.index)) {
-        chosen.add(a.index);
-        hosts.add(a);
-        zeroHost = zeroHost == null ? a : zeroHost;
-      }
+      indices.add(a.index);
     }
-    if (chosen.size() < k) {
-      throw new RouteDeclinedException("only " + chosen.size() + " usable survivors, need " + k);
+    DecodeSurvivors chosen = DecodeSurvivors.choose(k, m, unitLength, erased, indices, offset);
+    int[] survivors = chosen.units;
+    List<Source> hosts = new ArrayList<>(); // null: an all-zero unit
+    for (int i = 0; i < k; i++) {
+      hosts.add(i < chosen.zeros ? null : available.get(indices.indexOf(survivors[i])));
     }
-    if (zeroHost == null) {
-      throw new RouteDeclinedException("nothing to stream: every survivor is an empty unit");
-    }
-    int[] survivors = chosen.stream().mapToInt(Integer::intValue).toArray();
+    Source zeroHost = hosts.get(chosen.zeros); // streams the zero units' vertices
     RepairGraph g = RepairGraph.build(s.scheme, k, m, survivors, erased);
     int rows = erased.length;
     byte[][] tags = new byte[k + 1][16];
@@ -335,14 +322,5 @@ public final class InecRepair {
         }
       }
     }
-  }
-
-  private static boolean contains(int[] a, int v) {
-    for (int x : a) {
-      if (x == v) {
-        return true;
-      }
-    }
-    return false;
   }
 }

@@ -72,16 +72,9 @@ public final class InecRoute implements ReconstructionRoute {
     int k = task.dataUnits();
     int m = task.parityUnits();
     int[] erased = task.erasedIndices();
-    long[] rowLength = new long[erased.length];
-    long length = 0;
-    for (int r = 0; r < erased.length; r++) {
-      rowLength[r] = task.internalBlockLength(erased[r]);
-      length = Math.max(length, rowLength[r]);
-    }
-    long[] unitLength = new long[k + m];
-    for (int i = 0; i < k + m; i++) {
-      unitLength[i] = task.internalBlockLength(i);
-    }
+    long[] rowLength = task.erasedLengths();
+    long length = java.util.Arrays.stream(rowLength).max().getAsLong();
+    long[] unitLength = task.unitLengths();
     byte[] live = task.liveIndices();
     DatanodeInfo[] sources = task.sources();
     List<InecRepair.Source> available = new ArrayList<>();

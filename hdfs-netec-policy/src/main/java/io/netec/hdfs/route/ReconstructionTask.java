@@ -124,13 +124,27 @@ public final class ReconstructionTask {
     return StripedBlockUtil.getInternalBlockLength(blockGroup.getNumBytes(), policy, index);
   }
 
+  /** Lengths of every internal block of the group, by index (k+m entries). */
+  public long[] unitLengths() {
+    long[] a = new long[dataUnits() + parityUnits()];
+    for (int i = 0; i < a.length; i++) {
+      a[i] = internalBlockLength(i);
+    }
+    return a;
+  }
+
+  /** Lengths of the blocks to rebuild, in the order of erasedIndices(). */
+  public long[] erasedLengths() {
+    long[] a = new long[erasedIndices.length];
+    for (int r = 0; r < a.length; r++) {
+      a[r] = internalBlockLength(erasedIndices[r]);
+    }
+    return a;
+  }
+
   /** Bytes a complete reconstruction writes: the lengths of all rebuilt blocks. */
   public long bytesToRebuild() {
-    long sum = 0;
-    for (short e : erasedIndices) {
-      sum += internalBlockLength(e);
-    }
-    return sum;
+    return java.util.Arrays.stream(erasedLengths()).sum();
   }
 
   HadoopTask hadoopTask() {

@@ -1,6 +1,7 @@
 package io.netec.hdfs.switchroute;
 
 import io.netec.hdfs.codec.RsMatrix;
+import io.netec.hdfs.route.DecodeSurvivors;
 import io.netec.hdfs.route.RouteDeclinedException;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
@@ -9,9 +10,8 @@ import java.util.List;
 
 /**
  * Plans one switch task for a block group, for the DataNode route and the client alike: picks
- * k decode survivors — the group's empty units first (a short group's missing units are zeros,
- * as in Hadoop's reconstruction: they cost no stream), then available units — and turns the
- * RS decode rows into per-sender coefficients for the units actually streamed.
+ * k decode survivors ({@link DecodeSurvivors}: all-zero units cost no stream) and turns the RS
+ * decode rows into per-sender coefficients for the units actually streamed.
  */
 public final class SwitchPlan {
   /** A unit a survivor agent can stream. */
@@ -45,27 +45,17 @@ public final class SwitchPlan {
   public static SetupRequest plan(String group, int k, int m, long[] unitLength, int[] erased,
       List<Available> available, long offset, long length, int payload, int timeoutMs)
       throws RouteDeclinedException {
-    List<Integer> chosen = new ArrayList<>();
-    for (int i = 0; i < k + m && chosen.size() < k; i++) {
-      if (unitLength[i] == 0 && !contains(erased, i)) {
-        chosen.add(i);
-      }
-    }
-    int zeros = chosen.size();
-    List<Available> streamed = new ArrayList<>();
+    List<Integer> indices = new ArrayList<>();
     for (Available a : available) {
-      if (chosen.size() < k && !chosen.contains(a.index) && !contains(erased, a.index)) {
-        chosen.add(a.index);
-        streamed.add(a);
-      }
+      indices.add(a.index);
     }
-    if (chosen.size() < k) {
-      throw new RouteDeclinedException("only " + chosen.size() + " usable survivors, need " + k);
+    DecodeSurvivors chosen = DecodeSurvivors.choose(k, m, unitLength, erased, indices, offset);
+    int zeros = chosen.zeros;
+    List<Available> streamed = new ArrayList<>();
+    for (int i = zeros; i < k; i++) {
+      streamed.add(available.get(indices.indexOf(chosen.units[i])));
     }
-    if (streamed.isEmpty()) {
-      throw new RouteDeclinedException("nothing to stream: every survivor is an empty unit");
-    }
-    int[] survivors = chosen.stream().mapToInt(Integer::intValue).toArray();
+    int[] survivors = chosen.units;
     byte[] rows = RsMatrix.decodeRows(k, m, survivors, erased);
     byte[][] coefficients = new byte[erased.length][streamed.size()];
     List<SetupRequest.Survivor> senders = new ArrayList<>();
@@ -82,14 +72,5 @@ public final class SwitchPlan {
       throw new RouteDeclinedException("cannot describe the task to a switch: "
           + e.getMessage());
     }
-  }
-
-  private static boolean contains(int[] a, int v) {
-    for (int x : a) {
-      if (x == v) {
-        return true;
-      }
-    }
-    return false;
   }
 }

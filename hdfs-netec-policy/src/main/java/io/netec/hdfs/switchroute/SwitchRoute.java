@@ -72,17 +72,10 @@ public final class SwitchRoute implements ReconstructionRoute {
     }
     int k = task.dataUnits();
     int[] erased = task.erasedIndices();
-    long length = 0;
-    long[] rowLength = new long[erased.length];
-    for (int r = 0; r < erased.length; r++) {
-      rowLength[r] = task.internalBlockLength(erased[r]);
-      length = Math.max(length, rowLength[r]);
-    }
+    long[] rowLength = task.erasedLengths();
+    long length = java.util.Arrays.stream(rowLength).max().getAsLong();
+    long[] unitLength = task.unitLengths();
     int m = task.parityUnits();
-    long[] unitLength = new long[k + m];
-    for (int i = 0; i < k + m; i++) {
-      unitLength[i] = task.internalBlockLength(i);
-    }
     byte[] live = task.liveIndices();
     DatanodeInfo[] sources = task.sources();
     List<SwitchPlan.Available> available = new ArrayList<>();

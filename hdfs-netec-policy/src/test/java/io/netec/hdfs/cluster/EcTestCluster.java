@@ -409,6 +409,49 @@ public final class EcTestCluster implements AutoCloseable {
     return out;
   }
 
+  /**
+   * Stops the holder of {@code small}'s data unit 0, then holders of {@code path}'s first
+   * group's parity units from index k on, until {@code lost} DataNodes are down (a short
+   * file's rebuild needs the empty units); marks them dead so the NameNode rebuilds at once.
+   */
+  public List<DataNode> loseHolders(String small, String path, int k, int lost)
+      throws Exception {
+    List<DataNode> victims = new java.util.ArrayList<>();
+    victims.add(holder(small, 0, 0));
+    for (int i = 1; victims.size() < lost; i++) {
+      DataNode v = holder(path, 0, k + i - 1);
+      if (!victims.contains(v)) {
+        victims.add(v);
+      }
+    }
+    for (DataNode v : victims) {
+      if (v == null) {
+        throw new IllegalStateException("no holder to stop among " + victims);
+      }
+      stop(v);
+    }
+    for (DataNode v : victims) {
+      markDead(v);
+    }
+    return victims;
+  }
+
+  /**
+   * Waits until every file is fully stored again, then checks every stored internal block
+   * file against {@code original} (by block id) and every file's bytes.
+   */
+  public void verifyRebuilt(Map<String, byte[]> files, Map<Long, byte[]> original)
+      throws Exception {
+    for (Map.Entry<String, byte[]> f : files.entrySet()) {
+      waitFullyStored(f.getKey(), 120_000);
+      forEachStoredInternalBlock(f.getKey(), (block, bytes) ->
+          org.junit.jupiter.api.Assertions.assertArrayEquals(original.get(block.getBlockId()),
+              bytes, "block file " + block));
+      org.junit.jupiter.api.Assertions.assertArrayEquals(f.getValue(), readFully(f.getKey()),
+          "read " + f.getKey());
+    }
+  }
+
   @Override
   public void close() {
     cluster.shutdown();

@@ -1,6 +1,5 @@
 package io.netec.hdfs.cluster;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netec.hdfs.NetecConfigKeys;
@@ -49,14 +48,6 @@ class InecRouteFaultTest {
     return relays;
   }
 
-  private static void verify(EcTestCluster c, String path, byte[] data,
-      Map<Long, byte[]> original) throws Exception {
-    c.waitFullyStored(path, 120_000);
-    c.forEachStoredInternalBlock(path, (block, bytes) ->
-        assertArrayEquals(original.get(block.getBlockId()), bytes, "block file " + block));
-    assertArrayEquals(data, c.readFully(path));
-  }
-
   @Test
   void aDroppedStreamEndsWithCorrectBlocksThroughNative() throws Exception {
     try (EcTestCluster c = new EcTestCluster(conf(), 7)) {
@@ -67,7 +58,7 @@ class InecRouteFaultTest {
       DataNode victim = c.holder("/f/a", 0, 0);
       c.stop(victim);
       c.markDead(victim);
-      verify(c, "/f/a", data, original);
+      c.verifyRebuilt(Map.of("/f/a", data), original);
       long cuts = relays.stream().mapToLong(r -> r.cuts.get()).sum();
       assertTrue(cuts >= 1, "a stream was cut");
       assertTrue(c.routerMetric("inec.Failed") >= 1, "the cut failed the INEC route");
@@ -115,7 +106,7 @@ class InecRouteFaultTest {
         c.markDead(dn); // the NameNode rebuilds its blocks too
       }
       assertTrue(killed.size() == 1, "one participant killed: " + killed);
-      verify(c, "/f/a", data, original);
+      c.verifyRebuilt(Map.of("/f/a", data), original);
       assertTrue(c.routerMetric("inec.Failed") >= 1, "the dead participant failed a task");
       for (CuttingRelay r : relays) {
         r.close();

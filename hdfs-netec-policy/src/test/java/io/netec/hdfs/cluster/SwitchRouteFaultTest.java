@@ -1,6 +1,5 @@
 package io.netec.hdfs.cluster;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -53,14 +52,6 @@ class SwitchRouteFaultTest {
     return t;
   }
 
-  private static void verify(EcTestCluster c, String path, byte[] data,
-      Map<Long, byte[]> original) throws Exception {
-    c.waitFullyStored(path, 120_000);
-    c.forEachStoredInternalBlock(path, (block, bytes) ->
-        assertArrayEquals(original.get(block.getBlockId()), bytes, "block file " + block));
-    assertArrayEquals(data, c.readFully(path));
-  }
-
   @Test
   void switchDyingMidTaskEndsWithCorrectBlocksThroughNative() throws Exception {
     SoftwareSwitch sw = slowSwitch();
@@ -73,7 +64,7 @@ class SwitchRouteFaultTest {
       Thread fault = whenStreaming(sw, sw::close);
       c.markDead(victim);
       fault.join();
-      verify(c, "/f/a", data, original);
+      c.verifyRebuilt(Map.of("/f/a", data), original);
       assertTrue(sw.getTasksFailed() + c.routerMetric("switch.Failed") >= 1,
           "the switch died under a running task");
       assertTrue(c.routerMetric("native.Served") >= 1, "native finished the work");
@@ -102,7 +93,7 @@ class SwitchRouteFaultTest {
       c.markDead(victim);
       fault.join();
       c.markDead(survivor);
-      verify(c, "/f/b", data, original);
+      c.verifyRebuilt(Map.of("/f/b", data), original);
       assertTrue(sw.getTasksFailed() + c.routerMetric("switch.Failed") >= 1,
           "a survivor died under a running task");
     } finally {
@@ -137,7 +128,7 @@ class SwitchRouteFaultTest {
       DataNode victim = c.holder("/t/c", 0, 1);
       c.stop(victim);
       c.markDead(victim);
-      verify(c, "/t/c", data, original);
+      c.verifyRebuilt(Map.of("/t/c", data), original);
       assertTrue(c.routerMetric("switch.Served") > served, "real tokens pass the agents");
     } finally {
       sw.close();

@@ -2,13 +2,10 @@ package io.netec.hdfs.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netec.hdfs.switchroute.SoftwareSwitch;
 import io.netec.hdfs.switchroute.SwitchRoute;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
@@ -57,30 +54,9 @@ abstract class SwitchRouteSuite {
         long rebuilt = c.routerMetric("switch.Bytes");
         long ingress = SwitchRoute.bytesReceived();
         long completed = sw.getTasksCompleted();
-        List<DataNode> victims = new ArrayList<>();
-        // the small file's data unit first (its rebuild needs the empty units), then parity
-        victims.add(c.holder(small, 0, 0));
-        for (int i = 1; victims.size() < lost; i++) {
-          DataNode v = c.holder(path, 0, k + i - 1);
-          if (!victims.contains(v)) {
-            victims.add(v);
-          }
-        }
-        for (DataNode v : victims) {
-          assertNotNull(v);
-          c.stop(v);
-        }
-        for (DataNode v : victims) {
-          c.markDead(v);
-        }
+        c.loseHolders(small, path, k, lost);
         // this round's victims may also have held blocks of earlier rounds' files
-        for (Map.Entry<String, byte[]> f : files.entrySet()) {
-          c.waitFullyStored(f.getKey(), 120_000);
-          c.forEachStoredInternalBlock(f.getKey(), (block, bytes) -> assertArrayEquals(
-              original.get(block.getBlockId()), bytes, "block file " + block));
-          assertArrayEquals(f.getValue(), c.readFully(f.getKey()));
-        }
-
+        c.verifyRebuilt(files, original);
         long routed = c.routerMetric("Tasks") - tasks;
         assertTrue(routed >= 1);
         assertEquals(routed, c.routerMetric("switch.Served") - served, "all served by switch");
