@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -313,15 +314,16 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
   private boolean rebuild(LocatedStripedBlock g, List<Integer> failed, List<Integer> good,
       long unitStart, byte[][] unit) {
     List<Integer> survivors = null;
+    int[] erased = failed.stream().mapToInt(Integer::intValue).toArray();
     for (String route : routes.order) {
       if (survivors == null) {
         survivors = survivors(g, failed, good);
       }
-      if (route.equals("switch") && rebuildThroughSwitch(g, failed, survivors, unitStart, unit)) {
+      if (route.equals("switch") && rebuildThroughSwitch(g, erased, survivors, unitStart, unit)) {
         ClientReadCounters.SWITCH.increment();
         return true;
       }
-      if (route.equals("inec") && rebuildThroughInec(g, failed, survivors, unitStart, unit)) {
+      if (route.equals("inec") && rebuildThroughInec(g, erased, survivors, unitStart, unit)) {
         ClientReadCounters.INEC.increment();
         return true;
       }
@@ -355,12 +357,11 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
    * repair graph rooted at this client into unit[]; false when it declines or fails (unit[]
    * may then hold partial bytes of the failed units, which the next route overwrites).
    */
-  private boolean rebuildThroughInec(LocatedStripedBlock g, List<Integer> failed,
+  private boolean rebuildThroughInec(LocatedStripedBlock g, int[] erased,
       List<Integer> survivors, long unitStart, byte[][] unit) {
     int k = policy.getNumDataUnits();
     int m = policy.getNumParityUnits();
     long[] unitLength = unitLengths(g);
-    int[] erased = failed.stream().mapToInt(Integer::intValue).toArray();
     long length = 0;
     for (int e : erased) {
       length = Math.max(length, unit[e].length);
@@ -385,8 +386,8 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
       ClientReadCounters.INEC_BYTES_IN.add(res.bytesReceived);
       return true;
     } catch (IOException e) {
-      LOG.info("{}: INEC did not rebuild units {} of {} ({})", src, failed, g.getBlock(),
-          e.getMessage());
+      LOG.info("{}: INEC did not rebuild units {} of {} ({})", src, Arrays.toString(erased),
+          g.getBlock(), e.getMessage());
       return false;
     }
   }
@@ -461,12 +462,11 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
    * Rebuilds the failed units' bytes [unitStart, unitStart + their length) through the switch
    * into unit[]; false (nothing written to unit[]) when the switch declines or fails.
    */
-  private boolean rebuildThroughSwitch(LocatedStripedBlock g, List<Integer> failed,
+  private boolean rebuildThroughSwitch(LocatedStripedBlock g, int[] erased,
       List<Integer> survivors, long unitStart, byte[][] unit) {
     int k = policy.getNumDataUnits();
     int m = policy.getNumParityUnits();
     long[] unitLength = unitLengths(g);
-    int[] erased = failed.stream().mapToInt(Integer::intValue).toArray();
     long length = 0;
     long[] rowLength = new long[erased.length];
     for (int r = 0; r < erased.length; r++) {
@@ -499,8 +499,8 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
       ClientReadCounters.SWITCH_BYTES_IN.add(res.bytesReceived);
       return true;
     } catch (IOException e) {
-      LOG.info("{}: switch did not rebuild units {} of {} ({})", src, failed, g.getBlock(),
-          e.getMessage());
+      LOG.info("{}: switch did not rebuild units {} of {} ({})", src, Arrays.toString(erased),
+          g.getBlock(), e.getMessage());
       return false;
     }
   }
