@@ -58,6 +58,10 @@ public final class NetecConfigKeys {
   public static final String INEC_DATA_PORT = "netec.inec.data.port";
   public static final int INEC_DATA_PORT_DEFAULT = 50321;
 
+  /** Most repair-graph vertices one participant runs at once; more are refused. */
+  public static final String INEC_MAX_VERTICES = "netec.inec.max.vertices";
+  public static final int INEC_MAX_VERTICES_DEFAULT = 64;
+
   /** Repair scheme of the INEC route: ecpipe (chain), ppr (tree) or rs (star). */
   public static final String INEC_SCHEME = "netec.inec.scheme";
   public static final String INEC_SCHEME_DEFAULT = "ecpipe";

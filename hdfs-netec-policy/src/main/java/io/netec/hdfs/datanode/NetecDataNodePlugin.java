@@ -133,8 +133,8 @@ public class NetecDataNodePlugin implements ServicePlugin {
     try {
       inecEngine = InecNode.startEngine(conf, host, dataPort);
       participant = new InecParticipant(inecEngine, new DataNodeBlockSource(dn), host, port,
-          conf.getInt(NetecConfigKeys.AGENT_MAX_STREAMS,
-              NetecConfigKeys.AGENT_MAX_STREAMS_DEFAULT));
+          conf.getInt(NetecConfigKeys.INEC_MAX_VERTICES,
+              NetecConfigKeys.INEC_MAX_VERTICES_DEFAULT));
       InecNode.register(xferPort, inecEngine, participant);
       ServiceDirectory.register(ServiceDirectory.Service.INEC_DATA, xferPort,
           inecEngine.dataAddress());
