@@ -6,7 +6,7 @@ import io.netec.hdfs.inecroute.InecNode;
 import io.netec.hdfs.inecroute.InecParticipant;
 import io.netec.hdfs.route.ReconstructionRouter;
 import io.netec.hdfs.route.ServiceDirectory;
-import io.netec.hdfs.switchroute.DataNodeBlockSource;
+import io.netec.hdfs.datanode.DataNodeBlockSource;
 import io.netec.hdfs.switchroute.SurvivorAgent;
 import java.io.IOException;
 import java.net.InetSocketAddress;

@@ -1,5 +1,6 @@
 package io.netec.hdfs.inecroute;
 
+import io.netec.hdfs.route.BlockSource;
 import io.netec.hdfs.switchroute.SurvivorAgent;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -38,7 +39,7 @@ public final class InecParticipant implements Closeable {
   private static final byte[] ZEROS = new byte[64 * 1024];
 
   private final InecEngine engine;
-  private final SurvivorAgent.BlockSource source;
+  private final BlockSource source;
   private final ServerSocket server;
   private final ExecutorService joins;
   private final Thread acceptor;
@@ -47,7 +48,7 @@ public final class InecParticipant implements Closeable {
   private final LongAdder bytesRead = new LongAdder();
   private volatile boolean closed;
 
-  public InecParticipant(InecEngine engine, SurvivorAgent.BlockSource source, String bindHost,
+  public InecParticipant(InecEngine engine, BlockSource source, String bindHost,
       int port, int maxJoins) throws IOException {
     this.engine = engine;
     this.source = source;

@@ -1,5 +1,6 @@
 package io.netec.hdfs.switchroute;
 
+import io.netec.hdfs.route.BlockSource;
 import io.netec.hdfs.switchroute.wire.NetecPacket;
 import io.netec.hdfs.switchroute.wire.NetecPacketCodec;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
@@ -38,14 +39,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class SurvivorAgent implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(SurvivorAgent.class);
-
-  /** Where the agent reads blocks and how it checks tokens: the DataNode's dataset. */
-  public interface BlockSource {
-    /** Checks the token (when tokens are on) and that the block has at least minLength bytes. */
-    void check(ExtendedBlock block, String token, long minLength) throws IOException;
-
-    InputStream open(ExtendedBlock block, long offset) throws IOException;
-  }
 
   private final BlockSource source;
   private final int maxStreams;

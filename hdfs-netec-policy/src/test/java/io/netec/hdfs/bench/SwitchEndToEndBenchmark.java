@@ -1,5 +1,6 @@
 package io.netec.hdfs.bench;
 
+import io.netec.hdfs.route.BlockSource;
 import io.netec.hdfs.codec.CoderBackend;
 import io.netec.hdfs.codec.NetecCoding;
 import io.netec.hdfs.codec.RsMatrix;
@@ -70,7 +71,7 @@ public final class SwitchEndToEndBenchmark {
   /** {MB/s rebuilt, reader bytes in per rebuilt byte} through the software switch. */
   private static double[] viaSwitch(byte[][] units) throws Exception {
     int k = units.length;
-    SurvivorAgent.BlockSource memory = new SurvivorAgent.BlockSource() {
+    BlockSource memory = new BlockSource() {
       @Override
       public void check(ExtendedBlock block, String token, long minLength) {
       }

@@ -1,16 +1,24 @@
 package io.netec.hdfs.cluster;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.codec.IsalNative;
 import io.netec.hdfs.route.ServiceDirectory;
 import io.netec.hdfs.route.ServiceDirectory.Service;
+import java.io.File;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
+import org.apache.hadoop.hdfs.protocol.LocatedStripedBlock;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
+import org.apache.hadoop.hdfs.util.StripedBlockUtil;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -111,6 +119,63 @@ class InecRouteFaultTest {
       for (CuttingRelay r : relays) {
         r.close();
       }
+    }
+  }
+
+  @Test
+  void aCorruptSurvivorReplicaFailsTheRouteNeverTheBlock() throws Exception {
+    try (EcTestCluster c = new EcTestCluster(conf(), 7)) {
+      c.useNetecPolicy("NETEC-3-2-1024k", "/f");
+      byte[] data = c.writeFile("/f/a", SIZE, 3);
+      Map<Long, byte[]> original = c.snapshotInternalBlocks("/f/a");
+      // Flip one byte in the middle of unit 1 of the first group, on its DataNode's disk: the
+      // chain reads unit 1 (the first live units are chosen), and must not stream it.
+      LocatedStripedBlock g = c.groups("/f/a").get(0);
+      ExtendedBlock unit1 =
+          StripedBlockUtil.constructInternalBlock(g.getBlock(),
+              c.policyOf("/f/a"), 1);
+      DataNode holder1 = c.holder("/f/a", 0, 1);
+      File f = new File(holder1.getFSDataset().getBlockLocalPathInfo(unit1)
+          .getBlockPath());
+      try (RandomAccessFile raf = new RandomAccessFile(f, "rw")) {
+        raf.seek(1_000_000);
+        int b = raf.read();
+        raf.seek(1_000_000);
+        raf.write(b ^ 0x5a);
+      }
+      DataNode victim = c.holder("/f/a", 0, 0);
+      long failed = c.routerMetric("inec.Failed");
+      c.stop(victim);
+      c.markDead(victim);
+      // Unit 0 comes back equal to the original, whoever rebuilds it.
+      long deadline = System.currentTimeMillis() + 120_000;
+      byte[] rebuilt = null;
+      while (rebuilt == null && System.currentTimeMillis() < deadline) {
+        for (LocatedStripedBlock now : c.groups("/f/a")) {
+          byte[] idx = now.getBlockIndices();
+          for (int j = 0; j < idx.length; j++) {
+            DataNode dn = c.dataNode(now.getLocations()[j]);
+            if (idx[j] == 0 && now.getBlock().getBlockId() == g.getBlock().getBlockId()
+                && dn != null && dn != victim) {
+              ExtendedBlock b0 =
+                  StripedBlockUtil.constructInternalBlock(
+                      now.getBlock(), c.policyOf("/f/a"), 0);
+              try {
+                rebuilt = Files.readAllBytes(new File(
+                    dn.getFSDataset().getBlockLocalPathInfo(b0).getBlockPath()).toPath());
+              } catch (IOException e) {
+                rebuilt = null; // not finalized yet
+              }
+            }
+          }
+        }
+        Thread.sleep(100);
+      }
+      assertArrayEquals(
+          original.get(g.getBlock().getBlockId()), rebuilt, "rebuilt unit 0");
+      assertTrue(c.routerMetric("inec.Failed") > failed, "the corrupt chunk failed INEC");
+      assertTrue(c.recentTasks().toString().contains("Checksum"), c.recentTasks().toString());
+      assertArrayEquals(data, c.readFully("/f/a"));
     }
   }
 }

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netec.hdfs.NetecConfigKeys;
-import io.netec.hdfs.switchroute.DataNodeBlockSource;
+import io.netec.hdfs.datanode.DataNodeBlockSource;
 import io.netec.hdfs.switchroute.SoftwareSwitch;
 import java.io.IOException;
 import java.util.Map;

@@ -1,5 +1,6 @@
 package io.netec.hdfs.inecroute;
 
+import io.netec.hdfs.route.BlockSource;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -43,7 +44,7 @@ class InecRepairTest {
   private final List<InecParticipant> participants = new ArrayList<>();
 
   /** Units of one group in memory, as a DataNode's dataset would serve them. */
-  private static final class MemorySource implements SurvivorAgent.BlockSource {
+  private static final class MemorySource implements BlockSource {
     final byte[][] units;
 
     MemorySource(byte[][] units) {

@@ -1,5 +1,6 @@
 package io.netec.hdfs.switchroute;
 
+import io.netec.hdfs.route.BlockSource;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -38,7 +39,7 @@ class SoftwareSwitchTest {
   private volatile boolean stall;
 
   /** Blocks from memory; tokens checked when {@link #requiredToken} is set. */
-  private final SurvivorAgent.BlockSource memory = new SurvivorAgent.BlockSource() {
+  private final BlockSource memory = new BlockSource() {
     @Override
     public void check(ExtendedBlock block, String token, long minLength) throws IOException {
       if (requiredToken != null && !requiredToken.equals(token)) {

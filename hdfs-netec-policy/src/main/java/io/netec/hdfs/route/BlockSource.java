@@ -1,0 +1,21 @@
+package io.netec.hdfs.route;
+
+import java.io.IOException;
+import java.io.InputStream;
+import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
+
+/**
+ * Where a survivor (a switch route's agent, an INEC participant) reads its local internal
+ * blocks and how it checks the reader's right to them: on a DataNode, its dataset and its
+ * block-token secret manager.
+ */
+public interface BlockSource {
+  /** Checks the token (when tokens are on) and that the block has at least minLength bytes. */
+  void check(ExtendedBlock block, String token, long minLength) throws IOException;
+
+  /**
+   * The block's bytes from {@code offset}; a read of bytes that fail their checksum throws
+   * (a survivor must never stream a corrupt replica).
+   */
+  InputStream open(ExtendedBlock block, long offset) throws IOException;
+}
