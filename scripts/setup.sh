@@ -3,6 +3,8 @@
 # Idempotent: installs only what is missing. JDK 17 and Maven are expected on the PATH.
 set -euo pipefail
 
+sudo=""
+[ "$(id -u)" = 0 ] || sudo="sudo"
 need=()
 # ISA-L: libnetec.so dlopen's libisal.so.2 (the native coder and the benchmarks use it).
 { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q 'libisal\.so\.2 ' || need+=(libisal2)
@@ -20,14 +22,21 @@ fi
 
 if ((${#need[@]})); then
   echo "setup: installing ${need[*]}"
-  sudo=""
-  [ "$(id -u)" = 0 ] || sudo="sudo"
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
+# scapy: the switch-p4 tests build and parse the packets the P4 pipeline model sees.
+if ! python3 -c 'import scapy' 2>/dev/null && ! python3 -m pip install -q scapy 2>/dev/null; then
+  echo "setup: installing python3-scapy"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends python3-scapy >/dev/null
+fi
+
 python3 -c 'import pytest' 2>/dev/null || { echo "setup: pytest not importable by python3" >&2; exit 1; }
+python3 -c 'import scapy' 2>/dev/null || { echo "setup: scapy not importable by python3" >&2; exit 1; }
 
 for tool in java mvn; do
   command -v "$tool" >/dev/null || { echo "setup: $tool not found (need JDK 17 and Maven)" >&2; exit 1; }

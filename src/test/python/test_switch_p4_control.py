@@ -1,0 +1,261 @@
+"""The switch-p4 control plane serving docs/protocol.md's control endpoint over TCP, writing
+its table entries into the pipeline model; and the model's one-to-many TCP proxy (scapy):
+handshake, SEQ/ACK translation, aggregation of real RS stripes into RESULT segments, EBSN."""
+
+import json
+import os
+import socket
+import struct
+import sys
+import threading
+
+import pytest
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "switch-p4", "model"))
+sys.path.insert(0, os.path.join(ROOT, "switch-p4", "control"))
+
+import gf256  # noqa: E402
+import netec_control as nc  # noqa: E402
+import netec_model as nm  # noqa: E402
+import pipeline as pl  # noqa: E402
+
+scapy_inet = pytest.importorskip("scapy.layers.inet")
+IP, TCP = scapy_inet.IP, scapy_inet.TCP
+
+AGENTS = ["10.0.1.1", "10.0.1.2", "10.0.1.3", "10.0.1.4", "10.0.1.5", "10.0.1.6"]
+READER = ("10.0.0.9", 5555)
+
+
+def setup_request(k=3, m=2, erased=(1,), length=200, payload=64, coeff=None):
+    survivors_idx = [i for i in range(k + m) if i not in erased][:k]
+    rows = coeff or gf256.decode_rows(k, m, survivors_idx, list(erased))
+    return {"op": "setup", "version": 1, "group": "g", "k": k, "rows": len(rows),
+            "payload": payload, "length": length, "timeoutMs": 5000,
+            "survivors": [{"sender": s, "agent": "%s:50300" % AGENTS[s], "block": "b%d" % s,
+                           "unitLength": length, "token": ""} for s in range(k)],
+            "coefficients": rows}, survivors_idx
+
+
+class Endpoint:
+    """The control plane on a real socket, as a reader meets it."""
+
+    def __init__(self, limits=None):
+        self.pipe = pl.ProxyPipeline()
+        self.cp = nc.ControlPlane(nc.ModelBackend(self.pipe), limits or nc.Limits(),
+                                  "10.0.0.100")
+        self.srv = self.cp.serve("127.0.0.1", 0)
+        threading.Thread(target=self.cp.accept_loop, args=(self.srv,), daemon=True).start()
+        self.sock = socket.create_connection(self.srv.getsockname())
+
+    def ask(self, obj):
+        body = json.dumps(obj).encode() if not isinstance(obj, bytes) else obj
+        self.sock.sendall(struct.pack("!I", len(body)) + body)
+        n = struct.unpack("!I", self._read(4))[0]
+        return json.loads(self._read(n))
+
+    def _read(self, n):
+        buf = b""
+        while len(buf) < n:
+            chunk = self.sock.recv(n - len(buf))
+            assert chunk, "control plane closed the connection"
+            buf += chunk
+        return buf
+
+    def close(self):
+        self.sock.close()
+        self.srv.close()
+
+
+@pytest.fixture
+def ep():
+    e = Endpoint()
+    yield e
+    e.close()
+
+
+def test_setup_answers_and_installs_entries(ep):
+    req, _ = setup_request()
+    a = ep.ask(req)
+    assert a["ok"] and a["slots"] == pl.SLOTS and a["vip"] == "10.0.0.100:%d" % (40000 + a["task"])
+    cfg = ep.pipe.lookup("task_cfg", (a["task"], a["slotArray"]))
+    assert cfg[1]["k_mask"] == 0b111 and cfg[1]["stripes"] == 4 and cfg[1]["last_len"] == 8
+    assert len(ep.pipe.mcast[a["task"] + 1]) == 3
+    for s in range(3):
+        c = ep.pipe.lookup("sender_coeff", (a["task"], s))[1]
+        want = req["coefficients"][0][s]
+        assert c["log_a"] == (gf256.LOG[want] if want else 511) and c["bit_s"] == 1 << s
+    assert ep.ask({"op": "teardown", "task": a["task"]}) == {"ok": True}
+    assert ep.pipe.lookup("task_cfg", (a["task"], a["slotArray"])) is None
+    assert ep.pipe.mcast[a["task"] + 1] == []
+    assert ep.ask({"op": "teardown", "task": a["task"]}) == {
+        "ok": False, "reason": "no task %d" % a["task"]}
+
+
+@pytest.mark.parametrize("change,reason", [
+    ({"payload": 128}, "payload size 128 not supported (this switch: 64)"),
+    ({"payload": 100}, "payload: must be a multiple of 64"),
+    ({"version": 2}, "version: 2 not supported (this switch: 1)"),
+    ({"k": 0}, "k: must be an integer in 1..16"),
+    ({"timeoutMs": 5}, "timeoutMs: must be an integer in 100..600000"),
+    ({"coefficients": [[1, 2]]}, "coefficients: must be rows x k integers 0..255"),
+    ({"survivors": []}, "survivors: must list exactly k=3 entries"),
+])
+def test_bad_setups_are_refused_naming_the_field(ep, change, reason):
+    req, _ = setup_request()
+    req.update(change)
+    assert ep.ask(req) == {"ok": False, "reason": reason}
+
+
+def test_two_rows_and_unknown_ops_and_junk_are_refused(ep):
+    req, _ = setup_request(erased=(1, 4))
+    assert ep.ask(req) == {"ok": False, "reason": "rows 2 not supported (this switch: 1)"}
+    assert ep.ask({"op": "dance"})["reason"] == "op: unknown operation 'dance'"
+    assert ep.ask(b"{not json")["reason"] == "request: not a JSON object"
+    assert ep.ask({"op": "setup", "version": 1})["ok"] is False  # connection still serves
+
+
+def test_slot_arrays_run_out_and_are_reused_clean():
+    e = Endpoint(nc.Limits(tasks=2))
+    try:
+        req, _ = setup_request()
+        a1, a2 = e.ask(req), e.ask(req)
+        assert a1["ok"] and a2["ok"] and a1["task"] != a2["task"]
+        assert e.ask(req) == {"ok": False, "reason": "no free slot array"}
+        e.pipe.ack_seq.cells[a1["task"]] = 3  # state of a finished task ...
+        e.pipe.slot_bits.cells[a1["slotArray"] * pl.SLOTS + 5] = 0b101
+        assert e.ask({"op": "teardown", "task": a1["task"]})["ok"]
+        a3 = e.ask(req)
+        assert a3["ok"] and a3["task"] == a1["task"]  # ... is gone when the id is reused
+        assert e.pipe.ack_seq.cells[a3["task"]] == 0
+        assert e.pipe.slot_bits.cells[a3["slotArray"] * pl.SLOTS + 5] == 0
+    finally:
+        e.close()
+
+
+def test_idle_and_finished_tasks_expire():
+    e = Endpoint()
+    try:
+        req, _ = setup_request()
+        req["timeoutMs"] = 100
+        a = e.ask(req)
+        e.cp.expire(now=1e12)  # no progress for ages
+        assert a["task"] not in e.cp.tasks
+        b = e.ask(setup_request()[0])
+        e.pipe.ack_seq.cells[b["task"]] = 4  # the reader has every stripe
+        e.cp.expire()
+        assert b["task"] not in e.cp.tasks
+    finally:
+        e.close()
+
+
+# ---- the TCP proxy -------------------------------------------------------------------------
+
+def tcp_ok(p):
+    fresh = p.copy()
+    del fresh[TCP].chksum
+    del fresh[IP].chksum
+    return IP(bytes(fresh))[TCP].chksum == p[TCP].chksum
+
+
+def stripe_units(k, m, length, seed):
+    import random
+    rnd = random.Random(seed)
+    data = [bytes(rnd.randrange(256) for _ in range(length)) for _ in range(k)]
+    enc = gf256.encode_matrix(k, m)
+    units = list(data)
+    for r in range(k, k + m):
+        row = bytearray(length)
+        for j in range(k):
+            c = enc[r][j]
+            for x in range(length):
+                row[x] ^= gf256.mul(c, data[j][x])
+        units.append(bytes(row))
+    return units
+
+
+def test_handshake_translation_aggregation_and_ebsn(ep):
+    k, m, length, P = 3, 2, 200, 64
+    req, surv = setup_request(k, m, (1,), length, P)
+    a = ep.ask(req)
+    task = a["task"]
+    vip_host, vip_port = a["vip"].split(":")
+    vip_port = int(vip_port)
+    vip_isn = nc.ControlPlane.vip_isn(task)
+    pipe = ep.pipe
+
+    # SYN from the reader: one copy per survivor, from the VIP, the reader's ISN kept
+    syn = IP(src=READER[0], dst=vip_host) / TCP(sport=READER[1], dport=vip_port, flags="S",
+                                                seq=1000)
+    out = pipe.process(syn)
+    assert sorted((p[IP].dst, p[TCP].dport) for p in out) == [(h, 50300) for h in AGENTS[:3]]
+    assert all(p[IP].src == vip_host and p[TCP].sport == vip_port and p[TCP].seq == 1000
+               and tcp_ok(p) for p in out)
+
+    # SYN-ACKs with unrelated ISNs (one wraps): only the last reaches the reader, as the VIP's
+    isns = [7000, 9000000, 0xFFFFFF00]
+    for s, isn in enumerate(isns):
+        sa = IP(src=AGENTS[s], dst=vip_host) / TCP(sport=50300, dport=vip_port, flags="SA",
+                                                   seq=isn, ack=1001)
+        got = pipe.process(sa)
+        if s < k - 1:
+            assert got == []
+        else:
+            (p,) = got
+            assert (p[IP].src, p[TCP].sport, p[IP].dst, p[TCP].dport) == (
+                vip_host, vip_port, READER[0], READER[1])
+            assert p[TCP].seq == vip_isn and p[TCP].ack == 1001 and tcp_ok(p)
+
+    # the reader's ACK + HELLO: each survivor gets its own ACK number and sender number
+    hello = nm.Packet(nm.HELLO, task, a["slotArray"], nm.READER, 0, 0, 0, 0,
+                      json.dumps({"role": "reader"}).encode()).encode()
+    seg = IP(src=READER[0], dst=vip_host) / TCP(sport=READER[1], dport=vip_port, flags="PA",
+                                                seq=1001, ack=vip_isn + 1) / hello
+    out = pipe.process(seg)
+    assert len(out) == k
+    for p in out:
+        s = AGENTS.index(p[IP].dst)
+        assert p[TCP].ack == (isns[s] + 1) & 0xFFFFFFFF and p[TCP].seq == 1001 and tcp_ok(p)
+        h = nm.Packet.decode(bytes(p[TCP].payload))
+        assert h.type == nm.HELLO and h.sender == s
+
+    # DATA from every survivor, in their own sequence spaces: one RESULT per stripe, in the
+    # VIP's space, carrying the erased unit
+    units = stripe_units(k, m, length, 5)
+    stripes = (length + P - 1) // P
+    results = {}
+    for q in range(stripes):
+        for s in range(k):
+            body = units[surv[s]][q * P:(q + 1) * P]
+            d = nm.Packet(nm.DATA, task, a["slotArray"], s, 0, q % pl.SLOTS, q, 0, body).encode()
+            p = IP(src=AGENTS[s], dst=vip_host) / TCP(
+                sport=50300, dport=vip_port, flags="PA",
+                seq=(isns[s] + 1 + q * (nm.HEADER + P)) & 0xFFFFFFFF, ack=1001 + len(hello)) / d
+            for o in pipe.process(p):
+                assert o[IP].dst == READER[0] and tcp_ok(o)
+                assert o[TCP].seq == vip_isn + 1 + q * (nm.HEADER + P)
+                r = nm.Packet.decode(bytes(o[TCP].payload))
+                assert r.type == nm.RESULT and r.seq == q
+                results[q] = r.payload
+    assert b"".join(results[q] for q in range(stripes)) == units[1]
+    assert pipe.counters["completed"] == stripes
+
+    # EBSN: the reader's ACK reaches every survivor with its window lowered to what is left
+    ack = nm.Packet(nm.ACK, task, a["slotArray"], nm.READER, 0, 0, 2, 1000).encode()
+    seg = IP(src=READER[0], dst=vip_host) / TCP(sport=READER[1], dport=vip_port, flags="PA",
+                                                seq=1001 + len(hello), ack=vip_isn + 1) / ack
+    out = pipe.process(seg)
+    windows = {nm.Packet.decode(bytes(p[TCP].payload)).window for p in out}
+    assert windows == {pl.SLOTS // 2 - (stripes - 2)}  # span = maxStarted + 1 - ackSeq
+    assert pipe.ack_seq.cells[task] == 2
+
+    # a corrupted DATA segment is dropped, never aggregated
+    d = bytearray(nm.Packet(nm.DATA, task, a["slotArray"], 0, 0, 3, 3, 0, bytes(8)).encode())
+    p = IP(src=AGENTS[0], dst=vip_host) / TCP(sport=50300, dport=vip_port, flags="PA",
+                                              seq=1, ack=1) / bytes(d)
+    p = IP(bytes(p))
+    raw = bytearray(bytes(p))
+    raw[-1] ^= 0x40
+    before = pipe.counters["dropped_malformed"]
+    assert pipe.process(IP(bytes(raw))) == []
+    assert pipe.counters["dropped_malformed"] == before + 1

@@ -1,0 +1,371 @@
+"""The NetEC switch's control plane: serves the control endpoint of docs/protocol.md.
+
+A reader connects, sends length-prefixed JSON frames (setup, teardown) and gets one answer per
+frame, in order: exactly what the Java software switch answers. A setup is checked field by
+field as the protocol's table says, then against what the compiled data plane can do (its
+payload size, one row, k <= senders), given a task id and a slot array from free lists — or
+refused with a reason — and turned into table entries (`task_entries`) that a `Backend` writes:
+the P4Runtime backend (BMv2, v1model), the bfrt_python backend (Tofino, TNA) or the
+pipeline model (tests). Tasks are removed on teardown, on the reader's FIN (seen as progress
+reaching the end) and when their progress register stops moving for their timeout.
+
+Run on the switch's CPU: `python3 netec_control.py --backend bfrt|p4runtime --vip IP ...`.
+"""
+
+import argparse
+import json
+import socket
+import struct
+import sys
+import threading
+import time
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "model"))
+import gf256  # noqa: E402
+
+VERSION = 1
+MAX_FRAME = 65536
+
+
+class Refused(Exception):
+    """A setup the switch will not run; the message is the answer's reason."""
+
+
+class Limits:
+    """What the compiled data plane supports (p4src/include/config.p4)."""
+
+    def __init__(self, tasks=32, slots=64, senders=16, payload=64, rows=1):
+        self.tasks, self.slots, self.senders = tasks, slots, senders
+        self.payload, self.rows = payload, rows
+
+
+def _int(req, name, lo, hi, default=None):
+    v = req.get(name, default)
+    if v is None:
+        raise Refused("%s: missing" % name)
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise Refused("%s: must be an integer in %d..%d" % (name, lo, hi))
+    return v
+
+
+def _host_port(text, name):
+    try:
+        host, port = text.rsplit(":", 1)
+        socket.inet_aton(host)
+        port = int(port)
+        if not 0 < port < 65536:
+            raise ValueError
+        return host, port
+    except (ValueError, OSError, AttributeError):
+        raise Refused("%s: must be IPv4:port, got %r" % (name, text))
+
+
+def parse_setup(req):
+    """Checks every field as docs/protocol.md's setup table says; returns a normalized dict."""
+    if req.get("version") != VERSION:
+        raise Refused("version: %r not supported (this switch: %d)" % (req.get("version"),
+                                                                         VERSION))
+    group = req.get("group")
+    if not isinstance(group, str) or len(group) > 256:
+        raise Refused("group: must be a string of at most 256 chars")
+    k = _int(req, "k", 1, 16)
+    rows = _int(req, "rows", 1, 4)
+    payload = _int(req, "payload", 64, 65536)
+    if payload % 64:
+        raise Refused("payload: must be a multiple of 64")
+    offset = _int(req, "offset", 0, 1 << 40, 0)
+    length = _int(req, "length", 1, 1 << 40)
+    timeout = _int(req, "timeoutMs", 100, 600000)
+    survivors = req.get("survivors")
+    if not isinstance(survivors, list) or len(survivors) != k:
+        raise Refused("survivors: must list exactly k=%d entries" % k)
+    seen = set()
+    out = []
+    for s in survivors:
+        if not isinstance(s, dict):
+            raise Refused("survivors: entries must be objects")
+        sender = _int(s, "sender", 0, k - 1)
+        if sender in seen:
+            raise Refused("survivors: sender %d twice" % sender)
+        seen.add(sender)
+        host, port = _host_port(s.get("agent"), "survivors[%d].agent" % sender)
+        _int(s, "unitLength", 0, 1 << 40)
+        if not isinstance(s.get("block"), str) or not isinstance(s.get("token", ""), str):
+            raise Refused("survivors[%d]: block and token must be strings" % sender)
+        out.append({"sender": sender, "host": host, "port": port, "block": s["block"],
+                    "unitLength": s["unitLength"], "token": s.get("token", "")})
+    coeff = req.get("coefficients")
+    if (not isinstance(coeff, list) or len(coeff) != rows
+            or any(not isinstance(r, list) or len(r) != k for r in coeff)
+            or any(isinstance(c, bool) or not isinstance(c, int) or not 0 <= c <= 255
+                   for r in coeff for c in r)):
+        raise Refused("coefficients: must be rows x k integers 0..255")
+    return {"group": group, "k": k, "rows": rows, "payload": payload, "offset": offset,
+            "length": length, "timeoutMs": timeout, "survivors": sorted(out,
+                                                                         key=lambda s: s["sender"]),
+            "coefficients": coeff}
+
+
+class Entry:
+    """One table entry, backend-neutral: key and params by the P4 program's names."""
+
+    __slots__ = ("table", "key", "action", "params")
+
+    def __init__(self, table, key, action, params):
+        self.table, self.key, self.action, self.params = table, key, action, params
+
+    def __repr__(self):
+        return "Entry(%s %s -> %s %s)" % (self.table, self.key, self.action, self.params)
+
+
+def pack_bitmatrix(rows):
+    """M(a) as the 64-bit action parameter: row j in bits 8j+7..8j (lanes.p4)."""
+    v = 0
+    for j, row in enumerate(rows):
+        v |= row << (8 * j)
+    return v
+
+
+def ip_int(host):
+    return struct.unpack("!I", socket.inet_aton(host))[0]
+
+
+def task_entries(task, array, setup, limits, vip, vip_isn=0, macs=None):
+    """The table entries of one task (p4src/*/netec.p4), and its multicast group's members.
+
+    vip: (host, port) of the task; vip_isn: the VIP side's initial sequence number;
+    macs: agent host -> MAC (the replica's destination MAC), default 0.
+    """
+    p = setup["payload"]
+    stripes = (setup["length"] + p - 1) // p
+    vip_host, vip_port = vip
+    k = setup["k"]
+    entries = [
+        Entry("task_cfg", {"meta.task": task, "meta.slot_array": array}, "set_task",
+              {"k_mask": (1 << k) - 1, "k_minus1": k - 1, "slot_mask": limits.slots - 1,
+               "stripes": stripes, "last_len": setup["length"] - (stripes - 1) * p,
+               "exposed": limits.slots // 2}),
+        Entry("vip_in", {"hdr.ipv4.dst_addr": ip_int(vip_host), "hdr.tcp.dst_port": vip_port},
+              "from_reader", {"task": task, "slot_array": array, "vip_isn": vip_isn}),
+    ]
+    members = []
+    for s in setup["survivors"]:
+        sender = s["sender"]
+        a = setup["coefficients"][0][sender]
+        entries.append(Entry("sender_coeff", {"meta.task": task, "meta.sender": sender},
+                             "set_coeff",
+                             {"log_a": gf256.LOG[a] if a else 511,
+                              "bm": pack_bitmatrix(gf256.bitmatrix(a)), "bit_s": 1 << sender}))
+        entries.append(Entry("survivor_in",
+                             {"hdr.ipv4.src_addr": ip_int(s["host"]), "hdr.tcp.src_port": s["port"],
+                              "hdr.ipv4.dst_addr": ip_int(vip_host), "hdr.tcp.dst_port": vip_port},
+                             "from_survivor",
+                             {"task": task, "slot_array": array, "sender": sender,
+                              "vip_isn": vip_isn}))
+        rid = task * limits.senders + sender + 1
+        entries.append(Entry("replica", {"rid": rid}, "to_survivor",
+                             {"agent_addr": ip_int(s["host"]), "agent_port": s["port"],
+                              "agent_mac": (macs or {}).get(s["host"], 0), "sender": sender,
+                              "vip_addr": ip_int(vip_host), "vip_port": vip_port}))
+        members.append((s["host"], rid))
+    return entries, ("mcast", task + 1, members)
+
+
+class Backend:
+    """Where entries go. add_task installs the entries and clears the task's registers."""
+
+    def add_task(self, task, array, entries):
+        raise NotImplementedError
+
+    def remove_task(self, task, array, entries):
+        raise NotImplementedError
+
+    def progress(self, task):
+        """The task's ack_seq register (the reader's first missing stripe)."""
+        raise NotImplementedError
+
+
+class ModelBackend(Backend):
+    """Writes into the pipeline model (switch-p4/model/pipeline.py), as a switch's would."""
+
+    def __init__(self, pipeline):
+        self.p = pipeline
+
+    def add_task(self, task, array, entries):
+        self.p.register_reset(task, array)
+        entries, group = entries
+        for e in entries:
+            self.p.table_add(e.table, tuple(e.key.values()), e.action, e.params)
+        self.p.mcast_set(group[1], [rid for _host, rid in group[2]])
+
+    def remove_task(self, task, array, entries):
+        entries, group = entries
+        for e in entries:
+            self.p.table_delete(e.table, tuple(e.key.values()))
+        self.p.mcast_set(group[1], [])
+
+    def progress(self, task):
+        return self.p.register_read("ack_seq", task)
+
+
+class ControlPlane:
+    """Allocates tasks and slot arrays, answers requests, expires idle tasks."""
+
+    def __init__(self, backend, limits, vip_host, vip_port_base=40000, macs=None):
+        self.backend, self.limits = backend, limits
+        self.macs = macs or {}
+        self.vip_host, self.vip_port_base = vip_host, vip_port_base
+        self.lock = threading.Lock()
+        self.free_tasks = list(range(limits.tasks))
+        self.tasks = {}  # task -> dict(array, entries, timeout, last progress, when)
+
+    def handle(self, req):
+        """One request object -> one answer object."""
+        if not isinstance(req, dict):
+            return {"ok": False, "reason": "request: must be a JSON object"}
+        op = req.get("op")
+        try:
+            if op == "setup":
+                return self.setup(parse_setup(req))
+            if op == "teardown":
+                task = req.get("task")
+                with self.lock:
+                    if task not in self.tasks:
+                        return {"ok": False, "reason": "no task %s" % task}
+                self.release(task)
+                return {"ok": True}
+            return {"ok": False, "reason": "op: unknown operation %r" % op}
+        except Refused as e:
+            return {"ok": False, "reason": str(e)}
+
+    def setup(self, s):
+        lim = self.limits
+        if s["payload"] != lim.payload:
+            raise Refused("payload size %d not supported (this switch: %d)"
+                          % (s["payload"], lim.payload))
+        if s["rows"] > lim.rows:
+            raise Refused("rows %d not supported (this switch: %d)" % (s["rows"], lim.rows))
+        if s["k"] > lim.senders:
+            raise Refused("k %d not supported (this switch: %d)" % (s["k"], lim.senders))
+        with self.lock:
+            if not self.free_tasks:
+                raise Refused("no free slot array")
+            task = self.free_tasks.pop(0)
+        array = task  # one slot array per task id on this data plane
+        vip = (self.vip_host, self.vip_port_base + task)
+        entries = task_entries(task, array, s, lim, vip, self.vip_isn(task), self.macs)
+        self.backend.add_task(task, array, entries)
+        with self.lock:
+            self.tasks[task] = {"array": array, "entries": entries, "timeout": s["timeoutMs"],
+                                "progress": 0, "since": time.monotonic(),
+                                "stripes": entries[0][0].params["stripes"]}
+        return {"ok": True, "task": task, "slotArray": array, "slots": lim.slots,
+                "vip": "%s:%d" % vip}
+
+    @staticmethod
+    def vip_isn(task):
+        """The VIP side's initial sequence number of a task (any value works; a fresh one per
+        setup would also do: the data plane only subtracts it)."""
+        return (0x4E45 << 16 | task << 8) & 0xFFFFFFFF
+
+    def release(self, task):
+        with self.lock:
+            t = self.tasks.pop(task, None)
+            if t is None:
+                return
+            self.free_tasks.append(task)
+        self.backend.remove_task(task, t["array"], t["entries"])
+
+    def expire(self, now=None):
+        """Releases tasks that finished (progress at the end) or made none for their timeout."""
+        now = time.monotonic() if now is None else now
+        for task in list(self.tasks):
+            t = self.tasks.get(task)
+            if t is None:
+                continue
+            p = self.backend.progress(task)
+            if p != t["progress"]:
+                t["progress"], t["since"] = p, now
+            if p >= t["stripes"] or now - t["since"] > t["timeout"] / 1000.0:
+                self.release(task)
+
+    # ---- the endpoint ---------------------------------------------------------------------
+
+    def serve(self, host, port):
+        srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        srv.bind((host, port))
+        srv.listen(64)
+        threading.Thread(target=self._expiry_loop, daemon=True).start()
+        return srv
+
+    def accept_loop(self, srv):
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._connection, args=(conn,), daemon=True).start()
+
+    def _expiry_loop(self):
+        while True:
+            time.sleep(0.2)
+            self.expire()
+
+    def _connection(self, conn):
+        with conn:
+            while True:
+                head = _read(conn, 4)
+                if head is None:
+                    return
+                n = struct.unpack("!I", head)[0]
+                if not 1 <= n <= MAX_FRAME:
+                    return  # a frame we cannot delimit: close, as the Java switch does
+                body = _read(conn, n)
+                if body is None:
+                    return
+                try:
+                    req = json.loads(body.decode("utf-8"))
+                except (UnicodeDecodeError, ValueError):
+                    answer = {"ok": False, "reason": "request: not a JSON object"}
+                else:
+                    answer = self.handle(req)
+                out = json.dumps(answer).encode("utf-8")
+                conn.sendall(struct.pack("!I", len(out)) + out)
+
+
+def _read(conn, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = conn.recv(n - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    return buf
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description="NetEC switch control plane")
+    ap.add_argument("--backend", choices=["p4runtime", "bfrt"], required=True)
+    ap.add_argument("--bind", default="0.0.0.0")
+    ap.add_argument("--port", type=int, default=50310)
+    ap.add_argument("--vip", required=True, help="the switch's VIP address")
+    ap.add_argument("--grpc", default="127.0.0.1:9559", help="P4Runtime server (p4runtime)")
+    ap.add_argument("--p4info", help="p4info.txt of the v1model build (p4runtime)")
+    ap.add_argument("--config", help="BMv2 JSON of the v1model build (p4runtime)")
+    a = ap.parse_args(argv)
+    import backends
+    if a.backend == "p4runtime":
+        backend = backends.P4RuntimeBackend(a.grpc, a.p4info, a.config)
+    else:
+        backend = backends.BfrtBackend()
+    cp = ControlPlane(backend, Limits(), a.vip)
+    srv = cp.serve(a.bind, a.port)
+    print("NetEC control plane on %s:%d, VIP %s" % (a.bind, srv.getsockname()[1], a.vip))
+    cp.accept_loop(srv)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

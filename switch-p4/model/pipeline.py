@@ -1,0 +1,375 @@
+"""A packet-by-packet model of the NetEC P4 pipeline (switch-p4/p4src), shaped like it.
+
+The same tables (match-action, filled through the control plane's `Backend` interface), the
+same registers (one cell read-modify-written once per pass, as a Tofino stateful ALU does),
+the same actions and the same order as the P4 controls; the GF tables are read from the
+generated gf_tables.p4 itself. Where netec_model.py states the protocol's rules, this module
+states how the data plane computes them, and both must give the same bytes (the shared
+vectors; test_pipeline_model.py).
+
+Controls, in pipeline order (each a method below, named as in the P4 source):
+  Classify      vip_in / survivor_in tables: which task, which sender, which direction
+  Proxy         the one-to-many TCP proxy: SYN fan-out, SYN-ACK gather, SEQ/ACK translation
+  Admit         NetEC header checks; ack_seq and window rules (stale, too far)
+  Track         the progress tracker of the slot (seq, sender bits): new stripe, duplicate,
+                complete
+  Multiply      coefficient x payload byte: lanes 0..TABLE_LANES-1 by log/exp tables, the
+                others by the bitmatrix method, per pass; a second pass (recirculation)
+                does bytes PASS_BYTES..2*PASS_BYTES-1
+  Aggregate     XOR into the slot's sum registers (32-bit words); read-and-clear on complete
+  Ebsn          ACK from the reader: ack_seq = max, window = min(window, I - span), multicast
+"""
+
+import os
+import re
+import struct
+
+import gf256
+import netec_model as nm
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GF_TABLES = os.path.join(HERE, "..", "p4src", "generated", "gf_tables.p4")
+
+# Compile-time constants: p4src/include/config.p4 holds the same values (test checks).
+TASKS = 32
+SLOTS = 64
+SENDERS = 16
+PAYLOAD = 64
+PASS_BYTES = 32
+TABLE_LANES = 24
+BITMATRIX_LANES = PASS_BYTES - TABLE_LANES
+ROWS = 1
+GF_LOG_ZERO = 511
+INVALID_SEQ = 0xFFFFFFFF  # slot_seq of a slot whose stripe completed: the next packet resets
+
+
+def _load_gf_tables(path=GF_TABLES):
+    """The const entries of GfLog and GfExp, parsed from the generated P4 file."""
+    with open(path) as f:
+        text = f.read()
+    log_part = text[text.index("control GfLog"):text.index("control GfExp")]
+    exp_part = text[text.index("control GfExp"):]
+    entry = re.compile(r"^\s+(\d+) : set\((\d+)\);$", re.M)
+    log = {int(k): int(v) for k, v in entry.findall(log_part)}
+    exp = {int(k): int(v) for k, v in entry.findall(exp_part)}
+    return log, exp
+
+
+LOG_TABLE, EXP_TABLE = _load_gf_tables()
+
+
+def gf_log(x):
+    return LOG_TABLE.get(x, GF_LOG_ZERO)  # default action: zero()
+
+
+def gf_exp(s):
+    return EXP_TABLE.get(s, 0)  # default action: zero()
+
+
+def bitmatrix_mul(rows, x):
+    """The data-plane side: AND, then XOR-fold by 4, 2, 1 (constant shifts), per output bit."""
+    y = 0
+    for j, row in enumerate(rows):
+        r = x & row
+        r ^= r >> 4
+        r ^= r >> 2
+        r ^= r >> 1
+        y |= (r & 1) << j
+    return y
+
+
+class Register:
+    """A register array: each packet may run one action on one cell per pass."""
+
+    def __init__(self, size, init=0):
+        self.cells = [init] * size
+
+    def execute(self, index, action):
+        old = self.cells[index]
+        new, out = action(old)
+        self.cells[index] = new
+        return out
+
+
+class Pipeline:
+    """Tables, registers and the NetEC controls of one switch pipe."""
+
+    def __init__(self):
+        # match-action tables: key tuple -> (action name, params dict)
+        self.tables = {"vip_in": {}, "survivor_in": {}, "sender_coeff": {}, "task_cfg": {},
+                       "replica": {}}
+        self.mcast = {}  # multicast group -> replication ids
+        # registers
+        self.ack_seq = Register(TASKS)
+        self.max_started = Register(TASKS)  # highest stripe begun + 1 (0: none)
+        self.slot_seq = Register(TASKS * SLOTS, INVALID_SEQ)
+        self.slot_bits = Register(TASKS * SLOTS)
+        self.slot_count = Register(TASKS * SLOTS)
+        self.sums = [Register(TASKS * SLOTS) for _ in range(PAYLOAD // 4)]  # 32-bit words
+        self.reader_addr = Register(TASKS, None)
+        self.synack_bits = Register(TASKS)
+        self.isn_delta = Register(TASKS * SENDERS)
+        self.counters = {"dropped_malformed": 0, "dropped_stale": 0, "dropped_too_far": 0,
+                         "dropped_duplicate": 0, "dropped_foreign": 0, "aggregated": 0,
+                         "completed": 0, "recirculated": 0}
+
+    # ---- table writes (the control plane's Backend interface lands here) ------------------
+
+    def table_add(self, table, key, action, params):
+        self.tables[table][tuple(key)] = (action, dict(params))
+
+    def table_delete(self, table, key):
+        self.tables[table].pop(tuple(key), None)
+
+    def mcast_set(self, group, rids):
+        self.mcast[group] = list(rids)
+
+    def register_reset(self, task, array):
+        """What the control plane clears when a task id and its slot array are reused."""
+        self.ack_seq.cells[task] = 0
+        self.max_started.cells[task] = 0
+        self.reader_addr.cells[task] = None
+        self.synack_bits.cells[task] = 0
+        for s in range(SENDERS):
+            self.isn_delta.cells[task * SENDERS + s] = 0
+        for i in range(SLOTS):
+            self.slot_seq.cells[array * SLOTS + i] = INVALID_SEQ
+            self.slot_bits.cells[array * SLOTS + i] = 0
+            self.slot_count.cells[array * SLOTS + i] = 0
+            for w in self.sums:
+                w.cells[array * SLOTS + i] = 0
+
+    def register_read(self, name, index):
+        return getattr(self, name).cells[index]
+
+    def lookup(self, table, key):
+        return self.tables[table].get(tuple(key))
+
+    # ---- NetEC packets (the part of the pipeline the shared vectors drive) ----------------
+
+    def netec(self, wire, from_reader):
+        """One NetEC packet through Admit..Ebsn. Returns (verdict, [packets out])."""
+        try:
+            p = nm.Packet.decode(wire)
+        except nm.Malformed:
+            self.counters["dropped_malformed"] += 1
+            return "MALFORMED", []
+        cfg = self.lookup("task_cfg", (p.task, p.array))
+        if cfg is None:
+            self.counters["dropped_foreign"] += 1
+            return "MISMATCH", []
+        if from_reader:
+            return self._ebsn(p, cfg)
+        return self._data(p, cfg)
+
+    def _data(self, p, cfg):
+        _, c = cfg
+        q = p.seq
+        stripes = c["stripes"]
+        length = (c["last_len"] if q == stripes - 1 else PAYLOAD) if q < stripes else -1
+        coeff = self.lookup("sender_coeff", (p.task, p.sender))
+        # Admit: header fields the tables and the stripe arithmetic can check
+        if (p.type != nm.DATA or coeff is None or q >= stripes
+                or p.slot != q & c["slot_mask"] or len(p.payload) != length):
+            self.counters["dropped_foreign"] += 1
+            return "MISMATCH", []
+        ack = self.ack_seq.cells[p.task]  # read once: the Admit stage's register action
+        if q < ack:
+            self.counters["dropped_stale"] += 1
+            return "STALE", []
+        if q > ack + c["slot_mask"]:
+            self.counters["dropped_too_far"] += 1
+            return "TOO_FAR", []
+        # Track, three registers of the slot, one action each: slot_seq (a slot holding another
+        # stripe within the window holds a stale one: take it over), slot_bits (returns the
+        # senders counted before; the duplicate check), slot_count (counts to k, then 0: the
+        # completion; a stateful ALU compares, it cannot test bits against a mask).
+        idx = p.array * SLOTS + p.slot
+        bit = 1 << p.sender
+        k = c["k_minus1"] + 1
+        reset = self.slot_seq.execute(idx, lambda held: (q, held != q))
+        old = self.slot_bits.execute(
+            idx, lambda bits: (bit, 0) if reset else (bits | bit, bits))
+        if old & bit:
+            self.counters["dropped_duplicate"] += 1
+            return "DUPLICATE", []
+        fresh = reset or old == 0
+        if fresh:
+            self.max_started.execute(p.task, lambda m: (max(m, q + 1), None))
+
+        def count(n):
+            n = 0 if reset else n
+            return (0, True) if n == k - 1 else (n + 1, False)
+
+        complete = self.slot_count.execute(idx, count)
+        verdict = "COMPLETED" if complete else "AGGREGATED"
+        # Multiply, two passes of PASS_BYTES lanes (the packet recirculates once)
+        _, co = coeff
+        lanes = list(p.payload) + [0] * (PAYLOAD - len(p.payload))
+        product = [0] * PAYLOAD
+        for ps in range(2):
+            if ps == 1:
+                self.counters["recirculated"] += 1
+            for lane in range(PASS_BYTES):
+                x = lanes[ps * PASS_BYTES + lane]
+                if lane < TABLE_LANES:
+                    y = gf_exp(gf_log(x) + co["log_a"])
+                else:
+                    y = bitmatrix_mul([co["bm"] >> (8 * j) & 0xFF for j in range(8)], x)
+                product[ps * PASS_BYTES + lane] = y
+            # Aggregate: XOR into this pass's words; the last packet reads and clears them.
+            # A slot taken afresh over a stale stripe's sums (reset) overwrites them.
+            for w in range(ps * PASS_BYTES // 4, (ps + 1) * PASS_BYTES // 4):
+                word = struct.unpack("!I", bytes(product[4 * w:4 * w + 4]))[0]
+
+                def agg(old, word=word):
+                    base = 0 if reset else old
+                    if verdict == "COMPLETED":
+                        return 0, base ^ word
+                    return base ^ word, None
+
+                out = self.sums[w].execute(idx, agg)
+                if verdict == "COMPLETED":
+                    product[4 * w:4 * w + 4] = list(struct.pack("!I", out))
+        if verdict == "COMPLETED":  # second pass: the stripe's slot is free again
+            self.slot_seq.execute(idx, lambda held: (INVALID_SEQ, None))
+        if verdict == "AGGREGATED":
+            self.counters["aggregated"] += 1
+            return "AGGREGATED", []
+        # The last DATA packet of the stripe becomes its RESULT (type, sender = row 0).
+        self.counters["completed"] += 1
+        result = nm.Packet(nm.RESULT, p.task, p.array, 0, 0, p.slot, q, 0,
+                           bytes(product[:len(p.payload)]))
+        return "COMPLETED", [result]
+
+    def _ebsn(self, p, cfg):
+        _, c = cfg
+        if p.type != nm.ACK or p.sender != nm.READER or p.seq > c["stripes"]:
+            self.counters["dropped_foreign"] += 1
+            return "MISMATCH", []
+        ack = self.ack_seq.execute(p.task, lambda a: (max(a, p.seq), max(a, p.seq)))
+        started_plus1 = self.max_started.cells[p.task]
+        span = max(0, started_plus1 - ack)
+        exposed = c["exposed"]
+        remaining = exposed - span if span < exposed else 0
+        out = nm.Packet(nm.ACK, p.task, p.array, p.sender, p.flags, p.slot, p.seq,
+                        min(p.window, remaining), p.payload)
+        return "ACK", [out]
+
+
+# ---- the one-to-many TCP proxy (Classify, Proxy and egress's Translate) -------------------------
+
+def _ip(text):
+    return struct.unpack("!I", bytes(int(x) for x in text.split(".")))[0]
+
+
+def _dotted(v):
+    return ".".join(str(b) for b in struct.pack("!I", v))
+
+
+def _tcp_checksum_ok(pkt):
+    from scapy.layers.inet import TCP
+    got = pkt[TCP].chksum
+    fresh = pkt.copy()
+    del fresh[TCP].chksum
+    return fresh.__class__(bytes(fresh))[TCP].chksum == got
+
+
+class ProxyPipeline(Pipeline):
+    """The whole data plane on IPv4/TCP packets (scapy): what the P4 program does with a frame,
+    addresses and ports included (Ethernet and egress ports are the l3_forward table's and the
+    multicast group's, not modelled). process() returns the packets that leave the switch."""
+
+    def __init__(self):
+        super().__init__()
+        self.reader_addr = Register(TASKS)
+        self.reader_port = Register(TASKS)
+
+    def process(self, pkt):
+        from scapy.layers.inet import IP, TCP
+        pkt = IP(bytes(pkt))  # as it arrives: built, checksums as sent
+        if TCP not in pkt:
+            return [pkt]
+        ip, tcp = pkt[IP], pkt[TCP]
+        key4 = (_ip(ip.src), tcp.sport, _ip(ip.dst), tcp.dport)
+        hit = self.lookup("survivor_in", key4)
+        role = "survivor" if hit else None
+        if not hit:
+            hit = self.lookup("vip_in", key4[2:])
+            role = "reader" if hit else None
+        if not hit:
+            return [pkt]  # not NetEC: l3_forward
+        prm = hit[1]
+        task, array = prm["task"], prm["slot_array"]
+        cfg = self.lookup("task_cfg", (task, array))
+        if cfg is None:
+            return [pkt]
+        payload = bytes(tcp.payload)
+        netec = len(payload) >= nm.HEADER
+        if netec and not _tcp_checksum_ok(pkt):
+            self.counters["dropped_malformed"] += 1
+            return []
+        vip = (ip.dst, tcp.dport)
+        if role == "survivor":
+            sender = prm["sender"]
+            idx = task * SENDERS + sender
+            if netec and payload[1] == nm.DATA:
+                verdict, out = self.netec(payload, False)
+                if verdict != "COMPLETED":
+                    return []
+                return [self._to_reader(pkt, task, idx, vip, out[0].encode())]
+            if tcp.flags & 0x02:  # SYN-ACK: learn the ISN, forward the last one
+                delta = (tcp.seq - prm["vip_isn"]) & 0xFFFFFFFF
+                self.isn_delta.cells[idx] = delta
+                coeff = self.lookup("sender_coeff", (task, sender))
+                bits = self.synack_bits.execute(
+                    task, lambda b: (b | coeff[1]["bit_s"], b | coeff[1]["bit_s"]))
+                if bits != cfg[1]["k_mask"]:
+                    return []
+                return [self._to_reader(pkt, task, idx, vip, payload)]
+            if sender == 0 or netec:  # sender 0 speaks for all; agents' errors pass
+                return [self._to_reader(pkt, task, idx, vip, payload)]
+            return []
+        # the reader
+        if tcp.flags & 0x02:
+            self.reader_addr.cells[task] = _ip(ip.src)
+            self.reader_port.cells[task] = tcp.sport
+            self.synack_bits.cells[task] = 0
+        if netec and payload[1] == nm.ACK:
+            verdict, out = self.netec(payload, True)
+            if verdict != "ACK":
+                return []
+            payload = out[0].encode()
+        copies = []
+        for rid in self.mcast.get(task + 1, []):
+            rep = self.lookup("replica", (rid,))
+            if rep is None:
+                continue
+            r = rep[1]
+            delta = self.isn_delta.cells[task * SENDERS + r["sender"]]
+            body = payload
+            if netec and payload[1] == nm.HELLO:
+                h = nm.Packet.decode(payload)
+                h.sender = r["sender"]
+                body = h.encode()
+            copies.append(self._build(pkt, _dotted(r["vip_addr"]), r["vip_port"],
+                                      _dotted(r["agent_addr"]), r["agent_port"], tcp.seq,
+                                      (tcp.ack + delta) & 0xFFFFFFFF if tcp.flags & 0x10
+                                      else tcp.ack, body))
+        return copies
+
+    def _to_reader(self, pkt, task, idx, vip, body):
+        from scapy.layers.inet import TCP
+        delta = self.isn_delta.cells[idx]
+        return self._build(pkt, vip[0], vip[1], _dotted(self.reader_addr.cells[task]),
+                           self.reader_port.cells[task],
+                           (pkt[TCP].seq - delta) & 0xFFFFFFFF, pkt[TCP].ack, body)
+
+    @staticmethod
+    def _build(pkt, src, sport, dst, dport, seq, ack, body):
+        from scapy.layers.inet import IP, TCP
+        t = pkt[TCP]
+        out = (IP(src=src, dst=dst, id=pkt[IP].id, ttl=pkt[IP].ttl)
+               / TCP(sport=sport, dport=dport, seq=seq, ack=ack, flags=t.flags,
+                     window=t.window, options=t.options) / body)
+        return IP(bytes(out))  # on the wire: checksums filled in, as the deparser does

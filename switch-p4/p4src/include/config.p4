@@ -1,0 +1,32 @@
+// Compile-time constants of the NetEC data plane: the one place they are set. The resource
+// analysis in switch-p4/README.md is worked out for these values; the control plane
+// (control/netec_control.py Limits) and the pipeline model (model/pipeline.py) use the same
+// numbers (src/test/python/test_pipeline_model.py checks).
+#ifndef NETEC_CONFIG_P4
+#define NETEC_CONFIG_P4
+
+// Concurrent tasks; task id i uses slot array i, VIP port NETEC_VIP_PORT_BASE + i.
+#define NETEC_TASKS 32
+// Packet-stripes per slot array (S); a power of two: slot = seq & (S - 1).
+#define NETEC_SLOTS 64
+// Survivors per task (k) at most: tracker bits per slot.
+#define NETEC_SENDERS 16
+// Payload bytes per NetEC packet (P): the only size this switch accepts at setup.
+#define NETEC_PAYLOAD 64
+// Bytes multiplied per pipeline pass; the packet recirculates once for the other half.
+#define NETEC_PASS_BYTES 32
+// Of each pass's bytes, this many by log/exp table lookup, the rest by the bitmatrix method.
+#define NETEC_TABLE_LANES 24
+// Rebuilt streams per task (rows): the last DATA packet of a stripe becomes its one RESULT.
+#define NETEC_ROWS 1
+
+// log2 of the two above (slot-array cell = array << SLOTS_LOG2 | slot, sender cell likewise).
+#define NETEC_SLOTS_LOG2 6
+#define NETEC_SENDERS_LOG2 4
+
+// Derived sizes.
+#define NETEC_SLOT_CELLS 2048 // NETEC_TASKS * NETEC_SLOTS
+#define NETEC_SENDER_CELLS 512 // NETEC_TASKS * NETEC_SENDERS
+#define NETEC_WORDS_PER_PASS 8 // NETEC_PASS_BYTES / 4: 32-bit sum registers per pass
+
+#endif

@@ -1,0 +1,99 @@
+// Headers and metadata shared by the TNA program and its v1model twin.
+#ifndef NETEC_HEADERS_P4
+#define NETEC_HEADERS_P4
+
+#include "config.p4"
+
+const bit<16> ETHERTYPE_IPV4 = 0x0800;
+const bit<8> IP_PROTO_TCP = 6;
+
+// TCP flags
+const bit<8> TCP_FIN = 0x01;
+const bit<8> TCP_SYN = 0x02;
+const bit<8> TCP_RST = 0x04;
+const bit<8> TCP_ACK = 0x10;
+
+// NetEC (docs/protocol.md, version 1)
+const bit<8> NETEC_VERSION = 1;
+const bit<8> NETEC_DATA = 1;
+const bit<8> NETEC_RESULT = 2;
+const bit<8> NETEC_ACK = 3;
+const bit<8> NETEC_HELLO = 4;
+const bit<8> NETEC_READER = 0xFF;
+const bit<16> NETEC_HEADER_BYTES = 20;
+
+header ethernet_h {
+    bit<48> dst_addr;
+    bit<48> src_addr;
+    bit<16> ether_type;
+}
+
+header ipv4_h {
+    bit<4>  version;
+    bit<4>  ihl;
+    bit<8>  diffserv;
+    bit<16> total_len;
+    bit<16> identification;
+    bit<3>  flags;
+    bit<13> frag_offset;
+    bit<8>  ttl;
+    bit<8>  protocol;
+    bit<16> hdr_checksum;
+    bit<32> src_addr;
+    bit<32> dst_addr;
+}
+
+header tcp_h {
+    bit<16> src_port;
+    bit<16> dst_port;
+    bit<32> seq_no;
+    bit<32> ack_no;
+    bit<4>  data_offset;
+    bit<4>  res;
+    bit<8>  flags;
+    bit<16> window;
+    bit<16> checksum;
+    bit<16> urgent_ptr;
+}
+
+// The one TCP option layout the data plane parses through: 12 bytes (NOP, NOP, timestamps),
+// what Linux sends on an established connection with timestamps on (data offset 8).
+header tcp_ts_h {
+    bit<96> opts;
+}
+
+header netec_h {
+    bit<8>  version;
+    bit<8>  type;
+    bit<8>  task;
+    bit<8>  slot_array;
+    bit<8>  sender;
+    bit<8>  flags;
+    bit<16> slot;
+    bit<32> seq;
+    bit<16> window;
+    bit<16> payload_len;
+    bit<16> checksum;
+    bit<16> reserved;
+}
+
+// One payload byte; a packet's payload is a stack of NETEC_PAYLOAD of them, valid up to its
+// payload length (the last stripe of a stream may be short).
+header lane_h {
+    bit<8> b;
+}
+
+// Carried by a DATA packet into its second pass (recirculation): what the first pass decided.
+header netec_pass_h {
+    bit<8>  verdict;   // PASS_AGGREGATE, PASS_COMPLETE
+    bit<8>  reset;     // 1: the slot was taken over from a stale stripe: overwrite its sums
+    bit<8>  task;
+    bit<8>  sender;
+    bit<16> cell;      // slot-array cell: slot_array * NETEC_SLOTS + slot
+    bit<16> pad;
+}
+
+const bit<8> PASS_AGGREGATE = 1;
+const bit<8> PASS_COMPLETE = 2;
+
+#endif

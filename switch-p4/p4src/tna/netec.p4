@@ -1,0 +1,783 @@
+// NetEC data plane for Tofino (TNA). The v1model twin (../v1model/netec.p4) has the same
+// tables, registers and decisions; switch-p4/README.md describes the pipeline and works out
+// its resources; model/pipeline.py is its executable model.
+//
+// Build: bf-p4c --target tofino --arch tna -D__TARGET_TOFINO__=1 -I ../include netec.p4
+//        (p4c's Tofino backend; not available where this was written: never compiled here)
+//
+// Per pass: Classify (survivor_in / vip_in / task_cfg / sender_coeff), Admit (ack_seq),
+// Track (slot_seq, slot_bits, slot_count), Multiply (24 log/exp lanes + 8 bitmatrix lanes),
+// Aggregate (8 of the 16 sum registers), then recirculate for the other half, or EBSN for a
+// reader's ACK. Every register has one RegisterAction executed per pass.
+
+#include <core.p4>
+#include <tna.p4>
+
+#include "../include/headers.p4"
+#include "../include/netec_logic.p4"
+#include "../generated/lanes.p4"
+
+const bit<16> ETHERTYPE_NETEC_PASS = 0x88B5;
+// Recirculation port of pipe 0 on Tofino 1 (68); the control plane configures it in loopback.
+const PortId_t RECIRC_PORT = 68;
+
+const bit<8> ROLE_NONE = 0;
+const bit<8> ROLE_READER = 1;
+const bit<8> ROLE_SURVIVOR = 2;
+
+// What ingress tells egress.
+header bridge_h {
+    bit<8>  task;
+    bit<8>  sender;
+    bit<8>  to_reader;
+    bit<8>  synack;       // a survivor's SYN-ACK: egress records its ISN
+    bit<8>  synack_last;  // ... and forwards only the last of the task's
+    bit<8>  netec;        // a NetEC header follows the TCP header (egress parses it)
+    bit<32> vip_isn;
+}
+
+struct headers_t {
+    bridge_h bridge;
+    ethernet_h ethernet;
+    netec_pass_h pass;
+    ipv4_h ipv4;
+    tcp_h tcp;
+    tcp_ts_h tcp_ts;
+    netec_h netec;
+    lane_h[NETEC_PAYLOAD] lanes;
+}
+
+struct ig_meta_t {
+    bit<16> tcp_residual;   // TCP checksum minus the fields ingress may rewrite
+    bit<8>  lanes_ok;       // the payload was taken into lanes
+    bit<8>  role;
+    bit<8>  task;
+    bit<8>  slot_array;
+    bit<8>  sender;
+    bit<32> vip_addr;
+    bit<16> vip_port;
+    bit<32> vip_isn;
+    task_cfg_t cfg;
+    bit<10> log_coeff;
+    bit<64> bitmatrix;
+    bit<16> sender_bit;
+    bit<32> cell;
+    bit<32> ack;
+    bit<8>  verdict;
+    bit<8>  reset;
+    bit<16> bits_before;
+    bit<8>  complete;
+    bit<32> seq_plus1;
+    bit<8>  netec_dirty;
+    bit<8>  tcp_dirty;
+    bit<32> w0; bit<32> w1; bit<32> w2; bit<32> w3;
+    bit<32> w4; bit<32> w5; bit<32> w6; bit<32> w7;
+}
+
+struct eg_meta_t {
+    bit<16> tcp_residual;
+    bit<8>  tcp_dirty;
+    bit<8>  sender;
+    bit<8>  task;
+    bit<8>  from_sender;
+    bit<8>  to_reader;
+    bit<8>  synack;
+    bit<8>  synack_last;
+    bit<32> vip_isn;
+}
+
+// =============================================================================================
+// Ingress
+// =============================================================================================
+
+parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
+                         out ingress_intrinsic_metadata_t ig_intr_md) {
+    Checksum() tcp_csum;
+    ParserCounter() lanes_left;
+
+    state start {
+        pkt.extract(ig_intr_md);
+        pkt.advance(PORT_METADATA_SIZE);
+        meta.lanes_ok = 0;
+        meta.tcp_residual = 0;
+        transition parse_ethernet;
+    }
+    state parse_ethernet {
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_NETEC_PASS: parse_pass;
+            ETHERTYPE_IPV4: parse_ipv4;
+            default: accept;
+        }
+    }
+    state parse_pass {
+        pkt.extract(hdr.pass);
+        transition parse_ipv4;
+    }
+    state parse_ipv4 {
+        pkt.extract(hdr.ipv4);
+        transition select(hdr.ipv4.ihl, hdr.ipv4.protocol) {
+            (5, IP_PROTO_TCP): parse_tcp;
+            default: accept;
+        }
+    }
+    state parse_tcp {
+        pkt.extract(hdr.tcp);
+        // The fields ingress may rewrite leave the sum here and are added back in the
+        // deparser. A NetEC packet with a valid NetEC checksum sums to ones'-complement zero,
+        // so rewriting one valid NetEC packet into another never changes the TCP checksum:
+        // a corrupt segment stays corrupt and the reader's TCP drops it.
+        tcp_csum.subtract({hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.tcp.src_port,
+                           hdr.tcp.dst_port, hdr.tcp.seq_no, hdr.tcp.ack_no,
+                           hdr.tcp.checksum});
+        tcp_csum.subtract_all_and_deposit(meta.tcp_residual);
+        // the parser cannot subtract: room for a NetEC header is read off the IP length
+        // (20 IP + 20 TCP [+ 12 options] + 20 NetEC)
+        transition select(hdr.tcp.data_offset, hdr.ipv4.total_len) {
+            (5, 60 .. 0xFFFF): parse_netec;
+            (8, 72 .. 0xFFFF): parse_tcp_ts_netec;
+            (8, _): parse_tcp_ts;
+            default: accept;
+        }
+    }
+    state parse_tcp_ts {
+        pkt.extract(hdr.tcp_ts);
+        transition accept;
+    }
+    state parse_tcp_ts_netec {
+        pkt.extract(hdr.tcp_ts);
+        transition parse_netec;
+    }
+    state parse_netec {
+        pkt.extract(hdr.netec);
+        transition select(hdr.netec.payload_len) {
+            0: accept;
+            1 .. NETEC_PAYLOAD: start_lanes;
+            default: accept;  // a HELLO's JSON: left as payload
+        }
+    }
+    state start_lanes {
+        meta.lanes_ok = 1;
+        lanes_left.set(hdr.netec.payload_len, NETEC_PAYLOAD, 0, 6, 0);
+        transition parse_lane;
+    }
+    state parse_lane {
+        pkt.extract(hdr.lanes.next);
+        lanes_left.decrement(1);
+        transition select(lanes_left.is_zero()) {
+            true: accept;
+            false: parse_lane;
+        }
+    }
+}
+
+control Ingress(inout headers_t hdr, inout ig_meta_t meta,
+                in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+
+    // ---- registers and their one action per pass -------------------------------------------
+    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) ack_seq;
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ack_seq) ack_read = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ack_seq) ack_raise = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            if (hdr.netec.seq > v) { v = hdr.netec.seq; }
+            rv = v;
+        }
+    };
+
+    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) max_started_plus1;
+    RegisterAction<bit<32>, bit<32>, bit<32>>(max_started_plus1) started_read = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(max_started_plus1) started_raise = {
+        void apply(inout bit<32> v) {
+            if (meta.seq_plus1 > v) { v = meta.seq_plus1; }
+        }
+    };
+
+    Register<bit<32>, bit<32>>(NETEC_SLOT_CELLS, 0xFFFFFFFF) slot_seq;
+    RegisterAction<bit<32>, bit<32>, bit<8>>(slot_seq) seq_check = {
+        void apply(inout bit<32> v, out bit<8> rv) {
+            if (v != hdr.netec.seq) { rv = 1; } else { rv = 0; }
+            v = hdr.netec.seq;
+        }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<8>>(slot_seq) seq_release = {
+        void apply(inout bit<32> v) { v = 0xFFFFFFFF; }
+    };
+
+    Register<bit<16>, bit<32>>(NETEC_SLOT_CELLS, 0) slot_bits;
+    RegisterAction<bit<16>, bit<32>, bit<16>>(slot_bits) bits_add = {
+        void apply(inout bit<16> v, out bit<16> rv) { rv = v; v = v | meta.sender_bit; }
+    };
+    RegisterAction<bit<16>, bit<32>, bit<16>>(slot_bits) bits_restart = {
+        void apply(inout bit<16> v, out bit<16> rv) { rv = 0; v = meta.sender_bit; }
+    };
+
+    Register<bit<8>, bit<32>>(NETEC_SLOT_CELLS, 0) slot_count;
+    RegisterAction<bit<8>, bit<32>, bit<8>>(slot_count) count_add = {
+        void apply(inout bit<8> v, out bit<8> rv) {
+            if (v == meta.cfg.k_minus1) { v = 0; rv = 1; } else { v = v + 1; rv = 0; }
+        }
+    };
+    RegisterAction<bit<8>, bit<32>, bit<8>>(slot_count) count_restart = {
+        void apply(inout bit<8> v, out bit<8> rv) {
+            if (meta.cfg.k_minus1 == 0) { v = 0; rv = 1; } else { v = 1; rv = 0; }
+        }
+    };
+
+    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) reader_addr;
+    RegisterAction<bit<32>, bit<32>, bit<32>>(reader_addr) reader_addr_learn = {
+        void apply(inout bit<32> v) { v = hdr.ipv4.src_addr; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(reader_addr) reader_addr_read = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    };
+    Register<bit<16>, bit<32>>(NETEC_TASKS, 0) reader_port;
+    RegisterAction<bit<16>, bit<32>, bit<16>>(reader_port) reader_port_learn = {
+        void apply(inout bit<16> v) { v = hdr.tcp.src_port; }
+    };
+    RegisterAction<bit<16>, bit<32>, bit<16>>(reader_port) reader_port_read = {
+        void apply(inout bit<16> v, out bit<16> rv) { rv = v; }
+    };
+    Register<bit<16>, bit<32>>(NETEC_TASKS, 0) synack_bits;
+    RegisterAction<bit<16>, bit<32>, bit<16>>(synack_bits) synack_clear = {
+        void apply(inout bit<16> v) { v = 0; }
+    };
+    RegisterAction<bit<16>, bit<32>, bit<16>>(synack_bits) synack_add = {
+        void apply(inout bit<16> v, out bit<16> rv) { v = v | meta.sender_bit; rv = v; }
+    };
+
+// One sum register and its four actions: overwrite (slot taken over) or accumulate; on
+// completion also hand the sum to the packet and clear the cell. SUM_APPLY picks one in the
+// control flow (a Tofino action cannot branch).
+#define SUM_REGISTER(N, W)                                                                   \
+    Register<bit<32>, bit<32>>(NETEC_SLOT_CELLS, 0) sum##N;                                  \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(sum##N) sum##N##_acc = {                       \
+        void apply(inout bit<32> v) { v = v ^ W; }                                           \
+    };                                                                                       \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(sum##N) sum##N##_set = {                       \
+        void apply(inout bit<32> v) { v = W; }                                               \
+    };                                                                                       \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(sum##N) sum##N##_acc_take = {                  \
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v ^ W; v = 0; }                   \
+    };                                                                                       \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(sum##N) sum##N##_set_take = {                  \
+        void apply(inout bit<32> v, out bit<32> rv) { rv = W; v = 0; }                       \
+    };
+#define SUM_APPLY(N, W)                                                                      \
+    if (meta.complete == 1) {                                                                \
+        if (meta.reset == 1) { W = sum##N##_set_take.execute(meta.cell); }                   \
+        else { W = sum##N##_acc_take.execute(meta.cell); }                                   \
+    } else {                                                                                 \
+        if (meta.reset == 1) { sum##N##_set.execute(meta.cell); }                            \
+        else { sum##N##_acc.execute(meta.cell); }                                            \
+    }
+    SUM_REGISTER(0, meta.w0)  SUM_REGISTER(1, meta.w1)  SUM_REGISTER(2, meta.w2)
+    SUM_REGISTER(3, meta.w3)  SUM_REGISTER(4, meta.w4)  SUM_REGISTER(5, meta.w5)
+    SUM_REGISTER(6, meta.w6)  SUM_REGISTER(7, meta.w7)  SUM_REGISTER(8, meta.w0)
+    SUM_REGISTER(9, meta.w1)  SUM_REGISTER(10, meta.w2) SUM_REGISTER(11, meta.w3)
+    SUM_REGISTER(12, meta.w4) SUM_REGISTER(13, meta.w5) SUM_REGISTER(14, meta.w6)
+    SUM_REGISTER(15, meta.w7)
+
+    Counter<bit<32>, bit<8>>(8, CounterType_t.PACKETS) drops;
+
+    // ---- tables ------------------------------------------------------------------------------
+    action from_survivor(bit<8> task, bit<8> slot_array, bit<8> sender, bit<32> vip_isn) {
+        meta.role = ROLE_SURVIVOR;
+        meta.task = task;
+        meta.slot_array = slot_array;
+        meta.sender = sender;
+        meta.vip_addr = hdr.ipv4.dst_addr;
+        meta.vip_port = hdr.tcp.dst_port;
+        meta.vip_isn = vip_isn;
+    }
+    table survivor_in {
+        key = {
+            hdr.ipv4.src_addr : exact; hdr.tcp.src_port : exact;
+            hdr.ipv4.dst_addr : exact; hdr.tcp.dst_port : exact;
+        }
+        actions = { from_survivor; NoAction; }
+        const default_action = NoAction();
+        size = NETEC_SENDER_CELLS;
+    }
+
+    action from_reader(bit<8> task, bit<8> slot_array, bit<32> vip_isn) {
+        meta.role = ROLE_READER;
+        meta.task = task;
+        meta.slot_array = slot_array;
+        meta.vip_addr = hdr.ipv4.dst_addr;
+        meta.vip_port = hdr.tcp.dst_port;
+        meta.vip_isn = vip_isn;
+    }
+    table vip_in {
+        key = { hdr.ipv4.dst_addr : exact; hdr.tcp.dst_port : exact; }
+        actions = { from_reader; NoAction; }
+        const default_action = NoAction();
+        size = NETEC_TASKS;
+    }
+
+    action set_task(bit<16> k_mask, bit<8> k_minus1, bit<16> slot_mask, bit<32> stripes,
+                    bit<16> last_len, bit<16> exposed) {
+        meta.cfg.k_mask = k_mask;
+        meta.cfg.k_minus1 = k_minus1;
+        meta.cfg.slot_mask = slot_mask;
+        meta.cfg.stripes = stripes;
+        meta.cfg.last_len = last_len;
+        meta.cfg.exposed = exposed;
+    }
+    action no_task() {
+        meta.role = ROLE_NONE;
+    }
+    table task_cfg {
+        key = { meta.task : exact; meta.slot_array : exact; }
+        actions = { set_task; no_task; }
+        const default_action = no_task();
+        size = NETEC_TASKS;
+    }
+
+    action set_coeff(bit<10> log_a, bit<64> bm, bit<16> bit_s) {
+        meta.log_coeff = log_a;
+        meta.bitmatrix = bm;
+        meta.sender_bit = bit_s;
+    }
+    action no_coeff() {
+        meta.sender_bit = 0;
+    }
+    table sender_coeff {
+        key = { meta.task : exact; meta.sender : exact; }
+        actions = { set_coeff; no_coeff; }
+        const default_action = no_coeff();
+        size = NETEC_SENDER_CELLS;
+    }
+
+    action route(PortId_t port, bit<48> dmac) {
+        ig_tm_md.ucast_egress_port = port;
+        hdr.ethernet.dst_addr = dmac;
+    }
+    action unroutable() {
+        ig_dprsr_md.drop_ctl = 1;
+    }
+    table l3_forward {
+        key = { hdr.ipv4.dst_addr : lpm; }
+        actions = { route; unroutable; }
+        const default_action = unroutable();
+        size = 1024;
+    }
+
+    AdmitData() admit;
+    EbsnWindow() ebsn;
+    MultiplyPass() multiply;
+
+    action drop_counted(bit<8> why) {
+        drops.count(why);
+        ig_dprsr_md.drop_ctl = 1;
+    }
+
+    apply {
+        meta.role = ROLE_NONE;
+        meta.netec_dirty = 0;
+        meta.tcp_dirty = 0;
+        meta.complete = 0;
+        meta.reset = 0;
+        hdr.bridge.setValid();
+        hdr.bridge.to_reader = 0;
+        hdr.bridge.synack = 0;
+        hdr.bridge.synack_last = 0;
+        hdr.bridge.netec = hdr.netec.isValid() ? 8w1 : 8w0;
+        if (!hdr.ipv4.isValid()) {
+            ig_dprsr_md.drop_ctl = 1;
+            exit;
+        }
+        if (hdr.tcp.isValid()) {
+            if (!survivor_in.apply().hit) {
+                vip_in.apply();
+            }
+            if (meta.role != ROLE_NONE) {
+                task_cfg.apply();
+            }
+            if (meta.role == ROLE_SURVIVOR) {
+                sender_coeff.apply();
+            }
+        }
+        hdr.bridge.task = meta.task;
+        hdr.bridge.sender = meta.sender;
+        hdr.bridge.vip_isn = meta.vip_isn;
+
+        if (meta.role == ROLE_SURVIVOR && hdr.pass.isValid()) {
+            // ---- second pass: multiply and add the second half ------------------------------
+            meta.cell = (bit<32>)hdr.pass.cell;
+            meta.reset = hdr.pass.reset;
+            meta.complete = hdr.pass.verdict == PASS_COMPLETE ? 8w1 : 8w0;
+            multiply.apply(hdr.lanes[32].b, hdr.lanes[33].b, hdr.lanes[34].b, hdr.lanes[35].b,
+                           hdr.lanes[36].b, hdr.lanes[37].b, hdr.lanes[38].b, hdr.lanes[39].b,
+                           hdr.lanes[40].b, hdr.lanes[41].b, hdr.lanes[42].b, hdr.lanes[43].b,
+                           hdr.lanes[44].b, hdr.lanes[45].b, hdr.lanes[46].b, hdr.lanes[47].b,
+                           hdr.lanes[48].b, hdr.lanes[49].b, hdr.lanes[50].b, hdr.lanes[51].b,
+                           hdr.lanes[52].b, hdr.lanes[53].b, hdr.lanes[54].b, hdr.lanes[55].b,
+                           hdr.lanes[56].b, hdr.lanes[57].b, hdr.lanes[58].b, hdr.lanes[59].b,
+                           hdr.lanes[60].b, hdr.lanes[61].b, hdr.lanes[62].b, hdr.lanes[63].b,
+                           meta.log_coeff, meta.bitmatrix, meta.w0, meta.w1, meta.w2, meta.w3,
+                           meta.w4, meta.w5, meta.w6, meta.w7);
+            SUM_APPLY(8, meta.w0)  SUM_APPLY(9, meta.w1)  SUM_APPLY(10, meta.w2)
+            SUM_APPLY(11, meta.w3) SUM_APPLY(12, meta.w4) SUM_APPLY(13, meta.w5)
+            SUM_APPLY(14, meta.w6) SUM_APPLY(15, meta.w7)
+            if (meta.complete == 0) {
+                ig_dprsr_md.drop_ctl = 1;  // counted; its stripe is not complete yet
+                exit;
+            }
+            seq_release.execute(meta.cell);  // the slot's next packet starts afresh
+            hdr.lanes[32].b = meta.w0[31:24]; hdr.lanes[33].b = meta.w0[23:16];
+            hdr.lanes[34].b = meta.w0[15:8];  hdr.lanes[35].b = meta.w0[7:0];
+            hdr.lanes[36].b = meta.w1[31:24]; hdr.lanes[37].b = meta.w1[23:16];
+            hdr.lanes[38].b = meta.w1[15:8];  hdr.lanes[39].b = meta.w1[7:0];
+            hdr.lanes[40].b = meta.w2[31:24]; hdr.lanes[41].b = meta.w2[23:16];
+            hdr.lanes[42].b = meta.w2[15:8];  hdr.lanes[43].b = meta.w2[7:0];
+            hdr.lanes[44].b = meta.w3[31:24]; hdr.lanes[45].b = meta.w3[23:16];
+            hdr.lanes[46].b = meta.w3[15:8];  hdr.lanes[47].b = meta.w3[7:0];
+            hdr.lanes[48].b = meta.w4[31:24]; hdr.lanes[49].b = meta.w4[23:16];
+            hdr.lanes[50].b = meta.w4[15:8];  hdr.lanes[51].b = meta.w4[7:0];
+            hdr.lanes[52].b = meta.w5[31:24]; hdr.lanes[53].b = meta.w5[23:16];
+            hdr.lanes[54].b = meta.w5[15:8];  hdr.lanes[55].b = meta.w5[7:0];
+            hdr.lanes[56].b = meta.w6[31:24]; hdr.lanes[57].b = meta.w6[23:16];
+            hdr.lanes[58].b = meta.w6[15:8];  hdr.lanes[59].b = meta.w6[7:0];
+            hdr.lanes[60].b = meta.w7[31:24]; hdr.lanes[61].b = meta.w7[23:16];
+            hdr.lanes[62].b = meta.w7[15:8];  hdr.lanes[63].b = meta.w7[7:0];
+            hdr.pass.setInvalid();
+            hdr.ethernet.ether_type = ETHERTYPE_IPV4;
+            hdr.netec.type = NETEC_RESULT;
+            hdr.netec.sender = 0;
+            meta.netec_dirty = 1;
+            hdr.bridge.to_reader = 1;
+        } else if (meta.role == ROLE_SURVIVOR && hdr.netec.isValid()
+                   && hdr.netec.type == NETEC_DATA) {
+            // ---- first pass: admit, track, multiply and add the first half ------------------
+            meta.ack = ack_read.execute((bit<32>)meta.task);
+            admit.apply(hdr.netec, meta.lanes_ok, meta.cfg, meta.ack, meta.verdict);
+            if (meta.sender_bit == 0 || hdr.netec.version != NETEC_VERSION
+                    || hdr.netec.reserved != 0 || hdr.netec.flags != 0
+                    || hdr.netec.slot_array != meta.slot_array) {
+                meta.verdict = V_MISMATCH;
+            }
+            if (meta.verdict != 0) {
+                drop_counted(meta.verdict);
+                exit;
+            }
+            meta.cell = ((bit<32>)meta.slot_array << NETEC_SLOTS_LOG2) + (bit<32>)hdr.netec.slot;
+            meta.reset = seq_check.execute(meta.cell);
+            if (meta.reset == 1) {
+                meta.bits_before = bits_restart.execute(meta.cell);
+            } else {
+                meta.bits_before = bits_add.execute(meta.cell);
+            }
+            if ((meta.bits_before & meta.sender_bit) != 0) {
+                drop_counted(V_DUPLICATE);
+                exit;
+            }
+            if (meta.reset == 1) {
+                meta.complete = count_restart.execute(meta.cell);
+            } else {
+                meta.complete = count_add.execute(meta.cell);
+            }
+            if (meta.reset == 1 || meta.bits_before == 0) {
+                meta.seq_plus1 = hdr.netec.seq + 1;
+                started_raise.execute((bit<32>)meta.task);
+            }
+            multiply.apply(hdr.lanes[0].b, hdr.lanes[1].b, hdr.lanes[2].b, hdr.lanes[3].b,
+                           hdr.lanes[4].b, hdr.lanes[5].b, hdr.lanes[6].b, hdr.lanes[7].b,
+                           hdr.lanes[8].b, hdr.lanes[9].b, hdr.lanes[10].b, hdr.lanes[11].b,
+                           hdr.lanes[12].b, hdr.lanes[13].b, hdr.lanes[14].b, hdr.lanes[15].b,
+                           hdr.lanes[16].b, hdr.lanes[17].b, hdr.lanes[18].b, hdr.lanes[19].b,
+                           hdr.lanes[20].b, hdr.lanes[21].b, hdr.lanes[22].b, hdr.lanes[23].b,
+                           hdr.lanes[24].b, hdr.lanes[25].b, hdr.lanes[26].b, hdr.lanes[27].b,
+                           hdr.lanes[28].b, hdr.lanes[29].b, hdr.lanes[30].b, hdr.lanes[31].b,
+                           meta.log_coeff, meta.bitmatrix, meta.w0, meta.w1, meta.w2, meta.w3,
+                           meta.w4, meta.w5, meta.w6, meta.w7);
+            SUM_APPLY(0, meta.w0) SUM_APPLY(1, meta.w1) SUM_APPLY(2, meta.w2)
+            SUM_APPLY(3, meta.w3) SUM_APPLY(4, meta.w4) SUM_APPLY(5, meta.w5)
+            SUM_APPLY(6, meta.w6) SUM_APPLY(7, meta.w7)
+            if (meta.complete == 1) {
+                hdr.lanes[0].b = meta.w0[31:24];  hdr.lanes[1].b = meta.w0[23:16];
+                hdr.lanes[2].b = meta.w0[15:8];   hdr.lanes[3].b = meta.w0[7:0];
+                hdr.lanes[4].b = meta.w1[31:24];  hdr.lanes[5].b = meta.w1[23:16];
+                hdr.lanes[6].b = meta.w1[15:8];   hdr.lanes[7].b = meta.w1[7:0];
+                hdr.lanes[8].b = meta.w2[31:24];  hdr.lanes[9].b = meta.w2[23:16];
+                hdr.lanes[10].b = meta.w2[15:8];  hdr.lanes[11].b = meta.w2[7:0];
+                hdr.lanes[12].b = meta.w3[31:24]; hdr.lanes[13].b = meta.w3[23:16];
+                hdr.lanes[14].b = meta.w3[15:8];  hdr.lanes[15].b = meta.w3[7:0];
+                hdr.lanes[16].b = meta.w4[31:24]; hdr.lanes[17].b = meta.w4[23:16];
+                hdr.lanes[18].b = meta.w4[15:8];  hdr.lanes[19].b = meta.w4[7:0];
+                hdr.lanes[20].b = meta.w5[31:24]; hdr.lanes[21].b = meta.w5[23:16];
+                hdr.lanes[22].b = meta.w5[15:8];  hdr.lanes[23].b = meta.w5[7:0];
+                hdr.lanes[24].b = meta.w6[31:24]; hdr.lanes[25].b = meta.w6[23:16];
+                hdr.lanes[26].b = meta.w6[15:8];  hdr.lanes[27].b = meta.w6[7:0];
+                hdr.lanes[28].b = meta.w7[31:24]; hdr.lanes[29].b = meta.w7[23:16];
+                hdr.lanes[30].b = meta.w7[15:8];  hdr.lanes[31].b = meta.w7[7:0];
+                meta.netec_dirty = 1;  // a valid NetEC packet again when it comes back
+            }
+            hdr.pass.setValid();
+            hdr.pass.verdict = meta.complete == 1 ? PASS_COMPLETE : PASS_AGGREGATE;
+            hdr.pass.reset = meta.reset;
+            hdr.pass.task = meta.task;
+            hdr.pass.sender = meta.sender;
+            hdr.pass.cell = (bit<16>)meta.cell;
+            hdr.pass.pad = 0;
+            hdr.ethernet.ether_type = ETHERTYPE_NETEC_PASS;
+            hdr.bridge.setInvalid();  // the recirculated packet is parsed by ingress again
+            ig_tm_md.ucast_egress_port = RECIRC_PORT;
+            ig_tm_md.bypass_egress = 1;
+            exit;
+        } else if (meta.role == ROLE_SURVIVOR) {
+            // ---- a survivor's TCP control segments ----------------------------------------
+            if ((hdr.tcp.flags & TCP_SYN) != 0) {
+                bit<16> answered = synack_add.execute((bit<32>)meta.task);
+                hdr.bridge.synack = 1;
+                hdr.bridge.synack_last = answered == meta.cfg.k_mask ? 8w1 : 8w0;
+                hdr.bridge.to_reader = 1;
+            } else if (meta.sender == 0 || hdr.netec.isValid()) {
+                hdr.bridge.to_reader = 1;
+            } else {
+                ig_dprsr_md.drop_ctl = 1;
+                exit;
+            }
+        } else if (meta.role == ROLE_READER) {
+            // ---- the reader's segments: to every survivor ---------------------------------
+            if ((hdr.tcp.flags & TCP_SYN) != 0) {
+                reader_addr_learn.execute((bit<32>)meta.task);
+                reader_port_learn.execute((bit<32>)meta.task);
+                synack_clear.execute((bit<32>)meta.task);
+            }
+            if (hdr.netec.isValid() && hdr.netec.type == NETEC_ACK) {
+                if (hdr.netec.seq > meta.cfg.stripes || hdr.netec.sender != NETEC_READER) {
+                    drop_counted(V_MISMATCH);
+                    exit;
+                }
+                meta.ack = ack_raise.execute((bit<32>)meta.task);
+                bit<32> started = started_read.execute((bit<32>)meta.task);
+                ebsn.apply(meta.ack, started, meta.cfg.exposed, hdr.netec.window);
+                meta.netec_dirty = 1;
+            }
+            ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
+            exit;
+        }
+
+        if (hdr.bridge.to_reader == 1) {
+            hdr.ipv4.src_addr = meta.vip_addr;
+            hdr.tcp.src_port = meta.vip_port;
+            hdr.ipv4.dst_addr = reader_addr_read.execute((bit<32>)meta.task);
+            hdr.tcp.dst_port = reader_port_read.execute((bit<32>)meta.task);
+            meta.tcp_dirty = 1;
+        }
+        l3_forward.apply();
+    }
+}
+
+control IngressDeparserImpl(packet_out pkt, inout headers_t hdr, in ig_meta_t meta,
+                            in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    Checksum() ipv4_csum;
+    Checksum() tcp_csum;
+    Checksum() netec_csum;
+    apply {
+        hdr.ipv4.hdr_checksum = ipv4_csum.update({
+            hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.diffserv, hdr.ipv4.total_len,
+            hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl,
+            hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr});
+        if (meta.tcp_dirty == 1) {
+            hdr.tcp.checksum = tcp_csum.update({
+                hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.tcp.src_port, hdr.tcp.dst_port,
+                hdr.tcp.seq_no, hdr.tcp.ack_no, meta.tcp_residual});
+        }
+        if (meta.netec_dirty == 1) {
+            // protocol: a computed 0 is sent as 0xFFFF (zeros_as_ones)
+            hdr.netec.checksum = netec_csum.update({
+                hdr.netec.version, hdr.netec.type, hdr.netec.task, hdr.netec.slot_array,
+                hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
+                hdr.netec.window, hdr.netec.payload_len, hdr.netec.reserved,
+                hdr.lanes[0].b, hdr.lanes[1].b, hdr.lanes[2].b, hdr.lanes[3].b,
+                hdr.lanes[4].b, hdr.lanes[5].b, hdr.lanes[6].b, hdr.lanes[7].b,
+                hdr.lanes[8].b, hdr.lanes[9].b, hdr.lanes[10].b, hdr.lanes[11].b,
+                hdr.lanes[12].b, hdr.lanes[13].b, hdr.lanes[14].b, hdr.lanes[15].b,
+                hdr.lanes[16].b, hdr.lanes[17].b, hdr.lanes[18].b, hdr.lanes[19].b,
+                hdr.lanes[20].b, hdr.lanes[21].b, hdr.lanes[22].b, hdr.lanes[23].b,
+                hdr.lanes[24].b, hdr.lanes[25].b, hdr.lanes[26].b, hdr.lanes[27].b,
+                hdr.lanes[28].b, hdr.lanes[29].b, hdr.lanes[30].b, hdr.lanes[31].b,
+                hdr.lanes[32].b, hdr.lanes[33].b, hdr.lanes[34].b, hdr.lanes[35].b,
+                hdr.lanes[36].b, hdr.lanes[37].b, hdr.lanes[38].b, hdr.lanes[39].b,
+                hdr.lanes[40].b, hdr.lanes[41].b, hdr.lanes[42].b, hdr.lanes[43].b,
+                hdr.lanes[44].b, hdr.lanes[45].b, hdr.lanes[46].b, hdr.lanes[47].b,
+                hdr.lanes[48].b, hdr.lanes[49].b, hdr.lanes[50].b, hdr.lanes[51].b,
+                hdr.lanes[52].b, hdr.lanes[53].b, hdr.lanes[54].b, hdr.lanes[55].b,
+                hdr.lanes[56].b, hdr.lanes[57].b, hdr.lanes[58].b, hdr.lanes[59].b,
+                hdr.lanes[60].b, hdr.lanes[61].b, hdr.lanes[62].b, hdr.lanes[63].b}, true);
+        }
+        pkt.emit(hdr.bridge);
+        pkt.emit(hdr.ethernet);
+        pkt.emit(hdr.pass);
+        pkt.emit(hdr.ipv4);
+        pkt.emit(hdr.tcp);
+        pkt.emit(hdr.tcp_ts);
+        pkt.emit(hdr.netec);
+        pkt.emit(hdr.lanes);
+    }
+}
+
+// =============================================================================================
+// Egress: per-replica addresses, SEQ/ACK translation, the HELLO's sender
+// =============================================================================================
+
+parser EgressParserImpl(packet_in pkt, out headers_t hdr, out eg_meta_t meta,
+                        out egress_intrinsic_metadata_t eg_intr_md) {
+    Checksum() tcp_csum;
+    state start {
+        pkt.extract(eg_intr_md);
+        pkt.extract(hdr.bridge);
+        meta.tcp_residual = 0;
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_IPV4: parse_ipv4;
+            default: accept;
+        }
+    }
+    state parse_ipv4 {
+        pkt.extract(hdr.ipv4);
+        transition select(hdr.ipv4.ihl, hdr.ipv4.protocol) {
+            (5, IP_PROTO_TCP): parse_tcp;
+            default: accept;
+        }
+    }
+    state parse_tcp {
+        pkt.extract(hdr.tcp);
+        tcp_csum.subtract({hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.tcp.src_port,
+                           hdr.tcp.dst_port, hdr.tcp.seq_no, hdr.tcp.ack_no,
+                           hdr.tcp.checksum});
+        tcp_csum.subtract_all_and_deposit(meta.tcp_residual);
+        transition select(hdr.tcp.data_offset) {
+            5: parse_netec;
+            8: parse_tcp_ts;
+            default: accept;
+        }
+    }
+    state parse_tcp_ts {
+        pkt.extract(hdr.tcp_ts);
+        transition parse_netec;
+    }
+    state parse_netec {
+        // the fixed NetEC header only (egress rewrites no payload byte), where ingress saw one
+        transition select(hdr.bridge.netec) {
+            1: extract_netec;
+            default: accept;
+        }
+    }
+    state extract_netec {
+        pkt.extract(hdr.netec);
+        transition accept;
+    }
+}
+
+control Egress(inout headers_t hdr, inout eg_meta_t meta,
+               in egress_intrinsic_metadata_t eg_intr_md,
+               in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
+               inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
+               inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
+    // survivor s of task t: its ISN minus the VIP's
+    Register<bit<32>, bit<32>>(NETEC_SENDER_CELLS, 0) isn_delta;
+    RegisterAction<bit<32>, bit<32>, bit<32>>(isn_delta) delta_learn = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            v = hdr.tcp.seq_no - meta.vip_isn;
+            rv = v;
+        }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(isn_delta) delta_read = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    };
+    CsumReplace16() fix_netec_csum;
+
+    action to_survivor(bit<32> agent_addr, bit<16> agent_port, bit<48> agent_mac,
+                       bit<8> sender, bit<32> vip_addr, bit<16> vip_port) {
+        hdr.ipv4.src_addr = vip_addr;
+        hdr.tcp.src_port = vip_port;
+        hdr.ipv4.dst_addr = agent_addr;
+        hdr.tcp.dst_port = agent_port;
+        hdr.ethernet.dst_addr = agent_mac;
+        meta.sender = sender;
+    }
+    table replica {
+        key = { eg_intr_md.egress_rid : exact; }  // task * NETEC_SENDERS + sender + 1
+        actions = { to_survivor; NoAction; }
+        const default_action = NoAction();
+        size = NETEC_SENDER_CELLS;
+    }
+
+    apply {
+        meta.tcp_dirty = 0;
+        meta.task = hdr.bridge.task;
+        meta.from_sender = hdr.bridge.sender;
+        meta.to_reader = hdr.bridge.to_reader;
+        meta.synack = hdr.bridge.synack;
+        meta.synack_last = hdr.bridge.synack_last;
+        meta.vip_isn = hdr.bridge.vip_isn;
+        hdr.bridge.setInvalid();  // never on the wire
+        if (!hdr.tcp.isValid()) {
+            exit;
+        }
+        if (eg_intr_md.egress_rid != 0 && replica.apply().hit) {
+            bit<32> idx = ((bit<32>)meta.task << NETEC_SENDERS_LOG2) + (bit<32>)meta.sender;
+            bit<32> delta = delta_read.execute(idx);
+            if ((hdr.tcp.flags & TCP_ACK) != 0) {
+                hdr.tcp.ack_no = hdr.tcp.ack_no + delta;
+            }
+            if (hdr.netec.isValid() && hdr.netec.type == NETEC_HELLO) {
+                bit<16> old_word = hdr.netec.sender ++ hdr.netec.flags;
+                hdr.netec.sender = meta.sender;
+                fix_netec_csum.apply(hdr.netec.checksum, old_word,
+                                     hdr.netec.sender ++ hdr.netec.flags);
+            }
+            meta.tcp_dirty = 1;
+        } else if (meta.to_reader == 1) {
+            bit<32> idx = ((bit<32>)meta.task << NETEC_SENDERS_LOG2) + (bit<32>)meta.from_sender;
+            bit<32> delta;
+            if (meta.synack == 1) {
+                delta = delta_learn.execute(idx);
+                if (meta.synack_last == 0) {
+                    eg_dprsr_md.drop_ctl = 1;
+                    exit;
+                }
+            } else {
+                delta = delta_read.execute(idx);
+            }
+            hdr.tcp.seq_no = hdr.tcp.seq_no - delta;
+            meta.tcp_dirty = 1;
+        }
+    }
+}
+
+control EgressDeparserImpl(packet_out pkt, inout headers_t hdr, in eg_meta_t meta,
+                           in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
+    Checksum() ipv4_csum;
+    Checksum() tcp_csum;
+    apply {
+        hdr.ipv4.hdr_checksum = ipv4_csum.update({
+            hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.diffserv, hdr.ipv4.total_len,
+            hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl,
+            hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr});
+        if (meta.tcp_dirty == 1) {
+            hdr.tcp.checksum = tcp_csum.update({
+                hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.tcp.src_port, hdr.tcp.dst_port,
+                hdr.tcp.seq_no, hdr.tcp.ack_no, meta.tcp_residual});
+        }
+        pkt.emit(hdr.ethernet);
+        pkt.emit(hdr.ipv4);
+        pkt.emit(hdr.tcp);
+        pkt.emit(hdr.tcp_ts);
+        pkt.emit(hdr.netec);
+    }
+}
+
+Pipeline(IngressParserImpl(), Ingress(), IngressDeparserImpl(),
+         EgressParserImpl(), Egress(), EgressDeparserImpl()) pipe;
+
+Switch(pipe) main;

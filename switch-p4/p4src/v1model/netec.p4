@@ -1,0 +1,677 @@
+// NetEC data plane, v1model twin of p4src/tna/netec.p4 (BMv2 simple_switch).
+//
+// It is structured like the TNA program on purpose: every register is accessed once per pass
+// (read-modify-write in one place, as a Tofino stateful ALU would), every table applies once
+// per pass, and a DATA packet recirculates once to multiply the second half of its payload.
+// docs/protocol.md (version 1) is what it implements; switch-p4/README.md describes the
+// pipeline and its resources; model/pipeline.py is its executable model.
+//
+// Build: p4c-bm2-ss --arch v1model -I ../include -o netec.json --p4runtime-files netec.p4info.txt netec.p4
+//        p4test --arch v1model netec.p4
+
+#include <core.p4>
+#include <v1model.p4>
+
+#include "../include/headers.p4"
+#include "../include/netec_logic.p4"
+#include "../generated/lanes.p4"
+
+// The first pass puts this ethertype in front of the pass header, the second removes it.
+const bit<16> ETHERTYPE_NETEC_PASS = 0x88B5;
+const bit<32> PKT_INSTANCE_TYPE_RECIRC = 4;
+
+struct headers_t {
+    ethernet_h ethernet;
+    netec_pass_h pass;
+    ipv4_h ipv4;
+    tcp_h tcp;
+    tcp_ts_h tcp_ts;
+    netec_h netec;
+    lane_h[NETEC_PAYLOAD] lanes;
+}
+
+struct metadata_t {
+    bit<16> tcp_len;       // TCP header + payload (the pseudo-header's length)
+    bit<16> tcp_payload;   // TCP payload bytes
+    bit<16> lanes_left;    // parser: lanes still to extract
+    bit<8>  lanes_ok;      // the payload was taken into lanes
+    bit<8>  role;          // ROLE_*
+    bit<8>  task;
+    bit<8>  slot_array;
+    bit<8>  sender;
+    bit<32> vip_addr;
+    bit<16> vip_port;
+    bit<32> vip_isn;
+    bit<8>  to_reader;     // egress: the packet goes to the task's reader
+    bit<8>  synack;        // egress: a survivor's SYN-ACK (record its ISN)
+    bit<8>  synack_last;   // egress: ... and the last of the task's: forward it
+    bit<8>  recirculate;   // egress: send back for the second pass
+    bit<8>  netec_dirty;   // deparse: recompute the NetEC checksum over header and lanes
+    bit<8>  tcp_dirty;     // deparse: recompute the TCP checksum
+    task_cfg_t cfg;
+}
+
+const bit<8> ROLE_NONE = 0;
+const bit<8> ROLE_READER = 1;    // reader -> VIP
+const bit<8> ROLE_SURVIVOR = 2;  // survivor agent -> VIP
+
+parser NetecParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
+                   inout standard_metadata_t std) {
+    state start {
+        meta.lanes_ok = 0;
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_NETEC_PASS: parse_pass;
+            ETHERTYPE_IPV4: parse_ipv4;
+            default: accept;
+        }
+    }
+    state parse_pass {
+        pkt.extract(hdr.pass);
+        transition parse_ipv4;
+    }
+    state parse_ipv4 {
+        pkt.extract(hdr.ipv4);
+        transition select(hdr.ipv4.ihl, hdr.ipv4.protocol) {
+            (5, IP_PROTO_TCP): parse_tcp;
+            default: accept;
+        }
+    }
+    state parse_tcp {
+        pkt.extract(hdr.tcp);
+        meta.tcp_len = hdr.ipv4.total_len - 20;
+        meta.tcp_payload = meta.tcp_len - ((bit<16>)hdr.tcp.data_offset << 2);
+        transition select(hdr.tcp.data_offset) {
+            5: parse_payload;
+            8: parse_tcp_ts;
+            default: accept;  // other options: forwarded, never read as NetEC
+        }
+    }
+    state parse_tcp_ts {
+        pkt.extract(hdr.tcp_ts);
+        transition parse_payload;
+    }
+    state parse_payload {
+        transition select(meta.tcp_payload) {
+            0 .. 19: accept;
+            default: parse_netec;
+        }
+    }
+    state parse_netec {
+        pkt.extract(hdr.netec);
+        meta.lanes_left = hdr.netec.payload_len;
+        transition select(hdr.netec.payload_len) {
+            0: accept;
+            1 .. NETEC_PAYLOAD: start_lanes;
+            default: accept;  // a HELLO's JSON: left as payload
+        }
+    }
+    state start_lanes {
+        meta.lanes_ok = 1;
+        transition parse_lane;
+    }
+    state parse_lane {
+        pkt.extract(hdr.lanes.next);
+        meta.lanes_left = meta.lanes_left - 1;
+        transition select(meta.lanes_left) {
+            0: accept;
+            default: parse_lane;
+        }
+    }
+}
+
+// A NetEC segment whose TCP checksum fails is dropped in ingress (standard_metadata's
+// checksum_error): its payload must not enter a sum, and the ComputeChecksum control below
+// recomputes checksums from scratch, which would otherwise hide the corruption.
+control NetecVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
+    apply {
+        verify_checksum_with_payload(hdr.netec.isValid(),
+            { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, 8w0, hdr.ipv4.protocol, meta.tcp_len,
+              hdr.tcp.src_port, hdr.tcp.dst_port, hdr.tcp.seq_no, hdr.tcp.ack_no,
+              hdr.tcp.data_offset, hdr.tcp.res, hdr.tcp.flags, hdr.tcp.window,
+              hdr.tcp.urgent_ptr, hdr.tcp_ts.opts,
+              hdr.netec.version, hdr.netec.type, hdr.netec.task, hdr.netec.slot_array,
+              hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
+              hdr.netec.window, hdr.netec.payload_len, hdr.netec.checksum,
+              hdr.netec.reserved,
+              hdr.lanes[0].b, hdr.lanes[1].b, hdr.lanes[2].b, hdr.lanes[3].b,
+              hdr.lanes[4].b, hdr.lanes[5].b, hdr.lanes[6].b, hdr.lanes[7].b,
+              hdr.lanes[8].b, hdr.lanes[9].b, hdr.lanes[10].b, hdr.lanes[11].b,
+              hdr.lanes[12].b, hdr.lanes[13].b, hdr.lanes[14].b, hdr.lanes[15].b,
+              hdr.lanes[16].b, hdr.lanes[17].b, hdr.lanes[18].b, hdr.lanes[19].b,
+              hdr.lanes[20].b, hdr.lanes[21].b, hdr.lanes[22].b, hdr.lanes[23].b,
+              hdr.lanes[24].b, hdr.lanes[25].b, hdr.lanes[26].b, hdr.lanes[27].b,
+              hdr.lanes[28].b, hdr.lanes[29].b, hdr.lanes[30].b, hdr.lanes[31].b,
+              hdr.lanes[32].b, hdr.lanes[33].b, hdr.lanes[34].b, hdr.lanes[35].b,
+              hdr.lanes[36].b, hdr.lanes[37].b, hdr.lanes[38].b, hdr.lanes[39].b,
+              hdr.lanes[40].b, hdr.lanes[41].b, hdr.lanes[42].b, hdr.lanes[43].b,
+              hdr.lanes[44].b, hdr.lanes[45].b, hdr.lanes[46].b, hdr.lanes[47].b,
+              hdr.lanes[48].b, hdr.lanes[49].b, hdr.lanes[50].b, hdr.lanes[51].b,
+              hdr.lanes[52].b, hdr.lanes[53].b, hdr.lanes[54].b, hdr.lanes[55].b,
+              hdr.lanes[56].b, hdr.lanes[57].b, hdr.lanes[58].b, hdr.lanes[59].b,
+              hdr.lanes[60].b, hdr.lanes[61].b, hdr.lanes[62].b, hdr.lanes[63].b },
+            hdr.tcp.checksum, HashAlgorithm.csum16);
+    }
+}
+
+control NetecIngress(inout headers_t hdr, inout metadata_t meta,
+                     inout standard_metadata_t std) {
+    // ---- state ---------------------------------------------------------------------------
+    register<bit<32>>(NETEC_TASKS) ack_seq;             // reader's first missing stripe
+    register<bit<32>>(NETEC_TASKS) max_started_plus1;   // highest stripe begun, + 1
+    register<bit<32>>(NETEC_SLOT_CELLS) slot_seq;       // stripe a slot holds
+    register<bit<16>>(NETEC_SLOT_CELLS) slot_bits;      // progress tracker: senders counted
+    register<bit<8>>(NETEC_SLOT_CELLS) slot_count;      // ... and how many (0 after the k-th)
+    register<bit<32>>(NETEC_SLOT_CELLS) sum0;           // partial sums, 32-bit words:
+    register<bit<32>>(NETEC_SLOT_CELLS) sum1;           // words 0..7 in the first pass,
+    register<bit<32>>(NETEC_SLOT_CELLS) sum2;           // 8..15 in the second
+    register<bit<32>>(NETEC_SLOT_CELLS) sum3;
+    register<bit<32>>(NETEC_SLOT_CELLS) sum4;
+    register<bit<32>>(NETEC_SLOT_CELLS) sum5;
+    register<bit<32>>(NETEC_SLOT_CELLS) sum6;
+    register<bit<32>>(NETEC_SLOT_CELLS) sum7;
+    register<bit<32>>(NETEC_SLOT_CELLS) sum8;
+    register<bit<32>>(NETEC_SLOT_CELLS) sum9;
+    register<bit<32>>(NETEC_SLOT_CELLS) sum10;
+    register<bit<32>>(NETEC_SLOT_CELLS) sum11;
+    register<bit<32>>(NETEC_SLOT_CELLS) sum12;
+    register<bit<32>>(NETEC_SLOT_CELLS) sum13;
+    register<bit<32>>(NETEC_SLOT_CELLS) sum14;
+    register<bit<32>>(NETEC_SLOT_CELLS) sum15;
+    register<bit<32>>(NETEC_TASKS) reader_addr;         // learned from the reader's SYN
+    register<bit<16>>(NETEC_TASKS) reader_port;
+    register<bit<16>>(NETEC_TASKS) synack_bits;         // survivors that answered the SYN
+    counter(8, CounterType.packets) drops;              // by verdict
+
+    // ---- tables --------------------------------------------------------------------------
+    action from_reader(bit<8> task, bit<8> slot_array, bit<32> vip_isn) {
+        meta.role = ROLE_READER;
+        meta.task = task;
+        meta.slot_array = slot_array;
+        meta.vip_addr = hdr.ipv4.dst_addr;
+        meta.vip_port = hdr.tcp.dst_port;
+        meta.vip_isn = vip_isn;
+    }
+    table vip_in {
+        key = { hdr.ipv4.dst_addr : exact; hdr.tcp.dst_port : exact; }
+        actions = { from_reader; NoAction; }
+        const default_action = NoAction();
+        size = NETEC_TASKS;
+    }
+
+    action from_survivor(bit<8> task, bit<8> slot_array, bit<8> sender, bit<32> vip_isn) {
+        meta.role = ROLE_SURVIVOR;
+        meta.task = task;
+        meta.slot_array = slot_array;
+        meta.sender = sender;
+        meta.vip_addr = hdr.ipv4.dst_addr;
+        meta.vip_port = hdr.tcp.dst_port;
+        meta.vip_isn = vip_isn;
+    }
+    table survivor_in {
+        key = {
+            hdr.ipv4.src_addr : exact; hdr.tcp.src_port : exact;
+            hdr.ipv4.dst_addr : exact; hdr.tcp.dst_port : exact;
+        }
+        actions = { from_survivor; NoAction; }
+        const default_action = NoAction();
+        size = NETEC_SENDER_CELLS;
+    }
+
+    action set_task(bit<16> k_mask, bit<8> k_minus1, bit<16> slot_mask, bit<32> stripes,
+                    bit<16> last_len, bit<16> exposed) {
+        meta.cfg.k_mask = k_mask;
+        meta.cfg.k_minus1 = k_minus1;
+        meta.cfg.slot_mask = slot_mask;
+        meta.cfg.stripes = stripes;
+        meta.cfg.last_len = last_len;
+        meta.cfg.exposed = exposed;
+    }
+    action no_task() {
+        meta.role = ROLE_NONE;  // a VIP or survivor entry without its task: not NetEC
+    }
+    table task_cfg {
+        key = { meta.task : exact; meta.slot_array : exact; }
+        actions = { set_task; no_task; }
+        const default_action = no_task();
+        size = NETEC_TASKS;
+    }
+
+    bit<10> log_coeff;
+    bit<64> bitmatrix;
+    bit<16> sender_bit;
+    action set_coeff(bit<10> log_a, bit<64> bm, bit<16> bit_s) {
+        log_coeff = log_a;
+        bitmatrix = bm;
+        sender_bit = bit_s;  // 1 << sender: a table gives the one-hot bit (no variable shifts)
+    }
+    action no_coeff() {
+        sender_bit = 0;
+    }
+    table sender_coeff {
+        key = { meta.task : exact; meta.sender : exact; }
+        actions = { set_coeff; no_coeff; }
+        const default_action = no_coeff();
+        size = NETEC_SENDER_CELLS;
+    }
+
+    action route(bit<9> port, bit<48> dmac) {
+        std.egress_spec = port;
+        hdr.ethernet.dst_addr = dmac;
+    }
+    action unroutable() {
+        mark_to_drop(std);
+    }
+    table l3_forward {
+        key = { hdr.ipv4.dst_addr : lpm; }
+        actions = { route; unroutable; }
+        const default_action = unroutable();
+        size = 1024;
+    }
+
+    AdmitData() admit;
+    EbsnWindow() ebsn;
+    MultiplyPass() multiply;
+
+    // ---- the DATA path ---------------------------------------------------------------------
+    // First pass: admit, track, multiply and add the first half; recirculate unless dropped.
+    // Second pass: multiply and add the second half; the completing packet becomes RESULT.
+    apply {
+        meta.to_reader = 0;
+        meta.synack = 0;
+        meta.synack_last = 0;
+        meta.recirculate = 0;
+        meta.netec_dirty = 0;
+        meta.tcp_dirty = 0;
+        if (!hdr.ipv4.isValid() || std.checksum_error == 1) {
+            mark_to_drop(std);  // not IPv4, or a NetEC segment that failed its TCP checksum
+            return;
+        }
+        if (hdr.tcp.isValid()) {
+            // the survivors' segments are addressed to the VIP too: the 4-tuple decides first
+            if (!survivor_in.apply().hit) {
+                vip_in.apply();
+            }
+            if (meta.role != ROLE_NONE) {
+                task_cfg.apply();
+            }
+        }
+        bit<32> cell = (bit<32>)meta.slot_array << NETEC_SLOTS_LOG2;
+
+        if (meta.role == ROLE_SURVIVOR && hdr.pass.isValid()) {
+            // ---- second pass of a DATA packet -----------------------------------------------
+            sender_coeff.apply();
+            cell = (bit<32>)hdr.pass.cell;
+            bit<32> w0; bit<32> w1; bit<32> w2; bit<32> w3;
+            bit<32> w4; bit<32> w5; bit<32> w6; bit<32> w7;
+            multiply.apply(hdr.lanes[32].b, hdr.lanes[33].b, hdr.lanes[34].b, hdr.lanes[35].b,
+                           hdr.lanes[36].b, hdr.lanes[37].b, hdr.lanes[38].b, hdr.lanes[39].b,
+                           hdr.lanes[40].b, hdr.lanes[41].b, hdr.lanes[42].b, hdr.lanes[43].b,
+                           hdr.lanes[44].b, hdr.lanes[45].b, hdr.lanes[46].b, hdr.lanes[47].b,
+                           hdr.lanes[48].b, hdr.lanes[49].b, hdr.lanes[50].b, hdr.lanes[51].b,
+                           hdr.lanes[52].b, hdr.lanes[53].b, hdr.lanes[54].b, hdr.lanes[55].b,
+                           hdr.lanes[56].b, hdr.lanes[57].b, hdr.lanes[58].b, hdr.lanes[59].b,
+                           hdr.lanes[60].b, hdr.lanes[61].b, hdr.lanes[62].b, hdr.lanes[63].b,
+                           log_coeff, bitmatrix, w0, w1, w2, w3, w4, w5, w6, w7);
+            // one read-modify-write per register: overwrite (slot taken over), accumulate,
+            // and on completion hand the sum to the packet and clear the cell
+            bit<32> s;
+            sum8.read(s, cell);  s = (hdr.pass.reset == 1 ? 0 : s) ^ w0;
+            sum8.write(cell, hdr.pass.verdict == PASS_COMPLETE ? 0 : s);  w0 = s;
+            sum9.read(s, cell);  s = (hdr.pass.reset == 1 ? 0 : s) ^ w1;
+            sum9.write(cell, hdr.pass.verdict == PASS_COMPLETE ? 0 : s);  w1 = s;
+            sum10.read(s, cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ w2;
+            sum10.write(cell, hdr.pass.verdict == PASS_COMPLETE ? 0 : s); w2 = s;
+            sum11.read(s, cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ w3;
+            sum11.write(cell, hdr.pass.verdict == PASS_COMPLETE ? 0 : s); w3 = s;
+            sum12.read(s, cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ w4;
+            sum12.write(cell, hdr.pass.verdict == PASS_COMPLETE ? 0 : s); w4 = s;
+            sum13.read(s, cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ w5;
+            sum13.write(cell, hdr.pass.verdict == PASS_COMPLETE ? 0 : s); w5 = s;
+            sum14.read(s, cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ w6;
+            sum14.write(cell, hdr.pass.verdict == PASS_COMPLETE ? 0 : s); w6 = s;
+            sum15.read(s, cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ w7;
+            sum15.write(cell, hdr.pass.verdict == PASS_COMPLETE ? 0 : s); w7 = s;
+            if (hdr.pass.verdict != PASS_COMPLETE) {
+                mark_to_drop(std);  // counted; its stripe is not complete yet
+                return;
+            }
+            // the stripe's slot is free again: the next packet for it starts afresh (a
+            // retransmission after a lost RESULT is aggregated again from scratch)
+            slot_seq.write(cell, 0xFFFFFFFF);
+            // The last packet of the stripe becomes the RESULT: the first half of the sums
+            // rode in the lanes since the first pass, the second half is written now.
+            hdr.lanes[32].b = w0[31:24]; hdr.lanes[33].b = w0[23:16];
+            hdr.lanes[34].b = w0[15:8];  hdr.lanes[35].b = w0[7:0];
+            hdr.lanes[36].b = w1[31:24]; hdr.lanes[37].b = w1[23:16];
+            hdr.lanes[38].b = w1[15:8];  hdr.lanes[39].b = w1[7:0];
+            hdr.lanes[40].b = w2[31:24]; hdr.lanes[41].b = w2[23:16];
+            hdr.lanes[42].b = w2[15:8];  hdr.lanes[43].b = w2[7:0];
+            hdr.lanes[44].b = w3[31:24]; hdr.lanes[45].b = w3[23:16];
+            hdr.lanes[46].b = w3[15:8];  hdr.lanes[47].b = w3[7:0];
+            hdr.lanes[48].b = w4[31:24]; hdr.lanes[49].b = w4[23:16];
+            hdr.lanes[50].b = w4[15:8];  hdr.lanes[51].b = w4[7:0];
+            hdr.lanes[52].b = w5[31:24]; hdr.lanes[53].b = w5[23:16];
+            hdr.lanes[54].b = w5[15:8];  hdr.lanes[55].b = w5[7:0];
+            hdr.lanes[56].b = w6[31:24]; hdr.lanes[57].b = w6[23:16];
+            hdr.lanes[58].b = w6[15:8];  hdr.lanes[59].b = w6[7:0];
+            hdr.lanes[60].b = w7[31:24]; hdr.lanes[61].b = w7[23:16];
+            hdr.lanes[62].b = w7[15:8];  hdr.lanes[63].b = w7[7:0];
+            hdr.pass.setInvalid();
+            hdr.ethernet.ether_type = ETHERTYPE_IPV4;
+            hdr.netec.type = NETEC_RESULT;
+            hdr.netec.sender = 0;  // row 0: this data plane rebuilds one row
+            meta.netec_dirty = 1;
+            meta.to_reader = 1;
+        } else if (meta.role == ROLE_SURVIVOR && hdr.netec.isValid()
+                   && hdr.netec.type == NETEC_DATA) {
+            // ---- first pass of a DATA packet ------------------------------------------------
+            sender_coeff.apply();
+            bit<32> ack;
+            ack_seq.read(ack, (bit<32>)meta.task);
+            bit<8> verdict;
+            admit.apply(hdr.netec, meta.lanes_ok, meta.cfg, ack, verdict);
+            if (sender_bit == 0 || hdr.netec.version != NETEC_VERSION
+                    || hdr.netec.reserved != 0 || hdr.netec.flags != 0
+                    || hdr.netec.slot_array != meta.slot_array) {
+                verdict = V_MISMATCH;
+            }
+            if (verdict != 0) {
+                drops.count((bit<32>)verdict);
+                mark_to_drop(std);
+                return;
+            }
+            cell = cell + (bit<32>)hdr.netec.slot;
+            // Track: slot_seq, slot_bits and slot_count, one read-modify-write each (a Tofino
+            // stateful ALU compares a cell with a value; it cannot test bits against a mask,
+            // so the k-th sender is found by counting, the duplicate by the bits returned).
+            // Within the window a slot that holds another stripe holds a stale one (a later
+            // stripe with the same slot would be too far): take it over.
+            bit<32> held;
+            slot_seq.read(held, cell);
+            bit<8> reset = held != hdr.netec.seq ? 8w1 : 8w0;
+            slot_seq.write(cell, hdr.netec.seq);
+            bit<16> bits;
+            slot_bits.read(bits, cell);
+            if (reset == 1) {
+                bits = 0;
+            }
+            slot_bits.write(cell, bits | sender_bit);
+            if ((bits & sender_bit) != 0) {
+                drops.count((bit<32>)V_DUPLICATE);
+                mark_to_drop(std);
+                return;
+            }
+            bool fresh = bits == 0;
+            bit<8> n;
+            slot_count.read(n, cell);
+            if (reset == 1) {
+                n = 0;
+            }
+            bool complete = n == meta.cfg.k_minus1;
+            slot_count.write(cell, complete ? 8w0 : n + 1);
+            if (fresh) {
+                bit<32> m;
+                max_started_plus1.read(m, (bit<32>)meta.task);
+                if (hdr.netec.seq + 1 > m) {
+                    m = hdr.netec.seq + 1;
+                }
+                max_started_plus1.write((bit<32>)meta.task, m);
+            }
+            bit<32> w0; bit<32> w1; bit<32> w2; bit<32> w3;
+            bit<32> w4; bit<32> w5; bit<32> w6; bit<32> w7;
+            multiply.apply(hdr.lanes[0].b, hdr.lanes[1].b, hdr.lanes[2].b, hdr.lanes[3].b,
+                           hdr.lanes[4].b, hdr.lanes[5].b, hdr.lanes[6].b, hdr.lanes[7].b,
+                           hdr.lanes[8].b, hdr.lanes[9].b, hdr.lanes[10].b, hdr.lanes[11].b,
+                           hdr.lanes[12].b, hdr.lanes[13].b, hdr.lanes[14].b, hdr.lanes[15].b,
+                           hdr.lanes[16].b, hdr.lanes[17].b, hdr.lanes[18].b, hdr.lanes[19].b,
+                           hdr.lanes[20].b, hdr.lanes[21].b, hdr.lanes[22].b, hdr.lanes[23].b,
+                           hdr.lanes[24].b, hdr.lanes[25].b, hdr.lanes[26].b, hdr.lanes[27].b,
+                           hdr.lanes[28].b, hdr.lanes[29].b, hdr.lanes[30].b, hdr.lanes[31].b,
+                           log_coeff, bitmatrix, w0, w1, w2, w3, w4, w5, w6, w7);
+            bit<32> s;
+            sum0.read(s, cell); s = (reset == 1 ? 0 : s) ^ w0;
+            sum0.write(cell, complete ? 0 : s); w0 = s;
+            sum1.read(s, cell); s = (reset == 1 ? 0 : s) ^ w1;
+            sum1.write(cell, complete ? 0 : s); w1 = s;
+            sum2.read(s, cell); s = (reset == 1 ? 0 : s) ^ w2;
+            sum2.write(cell, complete ? 0 : s); w2 = s;
+            sum3.read(s, cell); s = (reset == 1 ? 0 : s) ^ w3;
+            sum3.write(cell, complete ? 0 : s); w3 = s;
+            sum4.read(s, cell); s = (reset == 1 ? 0 : s) ^ w4;
+            sum4.write(cell, complete ? 0 : s); w4 = s;
+            sum5.read(s, cell); s = (reset == 1 ? 0 : s) ^ w5;
+            sum5.write(cell, complete ? 0 : s); w5 = s;
+            sum6.read(s, cell); s = (reset == 1 ? 0 : s) ^ w6;
+            sum6.write(cell, complete ? 0 : s); w6 = s;
+            sum7.read(s, cell); s = (reset == 1 ? 0 : s) ^ w7;
+            sum7.write(cell, complete ? 0 : s); w7 = s;
+            if (complete) {  // the packet carries the first half of the stripe's sums
+                meta.tcp_dirty = 1;  // still a valid segment when it comes back for pass two
+                hdr.lanes[0].b = w0[31:24];  hdr.lanes[1].b = w0[23:16];
+                hdr.lanes[2].b = w0[15:8];   hdr.lanes[3].b = w0[7:0];
+                hdr.lanes[4].b = w1[31:24];  hdr.lanes[5].b = w1[23:16];
+                hdr.lanes[6].b = w1[15:8];   hdr.lanes[7].b = w1[7:0];
+                hdr.lanes[8].b = w2[31:24];  hdr.lanes[9].b = w2[23:16];
+                hdr.lanes[10].b = w2[15:8];  hdr.lanes[11].b = w2[7:0];
+                hdr.lanes[12].b = w3[31:24]; hdr.lanes[13].b = w3[23:16];
+                hdr.lanes[14].b = w3[15:8];  hdr.lanes[15].b = w3[7:0];
+                hdr.lanes[16].b = w4[31:24]; hdr.lanes[17].b = w4[23:16];
+                hdr.lanes[18].b = w4[15:8];  hdr.lanes[19].b = w4[7:0];
+                hdr.lanes[20].b = w5[31:24]; hdr.lanes[21].b = w5[23:16];
+                hdr.lanes[22].b = w5[15:8];  hdr.lanes[23].b = w5[7:0];
+                hdr.lanes[24].b = w6[31:24]; hdr.lanes[25].b = w6[23:16];
+                hdr.lanes[26].b = w6[15:8];  hdr.lanes[27].b = w6[7:0];
+                hdr.lanes[28].b = w7[31:24]; hdr.lanes[29].b = w7[23:16];
+                hdr.lanes[30].b = w7[15:8];  hdr.lanes[31].b = w7[7:0];
+            }
+            hdr.pass.setValid();
+            hdr.pass.verdict = complete ? PASS_COMPLETE : PASS_AGGREGATE;
+            hdr.pass.reset = reset;
+            hdr.pass.task = meta.task;
+            hdr.pass.sender = meta.sender;
+            hdr.pass.cell = (bit<16>)cell;
+            hdr.pass.pad = 0;
+            hdr.ethernet.ether_type = ETHERTYPE_NETEC_PASS;
+            meta.recirculate = 1;
+            std.egress_spec = std.ingress_port;  // any port: egress recirculates it
+            return;
+        } else if (meta.role == ROLE_SURVIVOR) {
+            // ---- a survivor's TCP control segments ----------------------------------------
+            if ((hdr.tcp.flags & TCP_SYN) != 0) {
+                bit<16> answered;
+                synack_bits.read(answered, (bit<32>)meta.task);
+                sender_coeff.apply();
+                answered = answered | sender_bit;
+                synack_bits.write((bit<32>)meta.task, answered);
+                meta.synack = 1;  // egress records its ISN, then drops all but the last
+                meta.synack_last = answered == meta.cfg.k_mask ? 8w1 : 8w0;
+                meta.to_reader = 1;
+            } else if (meta.sender == 0 || hdr.netec.isValid()) {
+                meta.to_reader = 1;  // sender 0 speaks for all (ACKs, FIN); errors pass
+            } else {
+                mark_to_drop(std);
+                return;
+            }
+        } else if (meta.role == ROLE_READER) {
+            // ---- the reader's segments: to every survivor ---------------------------------
+            if ((hdr.tcp.flags & TCP_SYN) != 0) {
+                reader_addr.write((bit<32>)meta.task, hdr.ipv4.src_addr);
+                reader_port.write((bit<32>)meta.task, hdr.tcp.src_port);
+                synack_bits.write((bit<32>)meta.task, 0);
+            }
+            if (hdr.netec.isValid() && hdr.netec.type == NETEC_ACK) {
+                // EBSN: ackSeq = max(ackSeq, seq); window = min(window, I - span)
+                if (hdr.netec.seq > meta.cfg.stripes || hdr.netec.sender != NETEC_READER) {
+                    drops.count((bit<32>)V_MISMATCH);
+                    mark_to_drop(std);
+                    return;
+                }
+                bit<32> ack;
+                ack_seq.read(ack, (bit<32>)meta.task);
+                if (hdr.netec.seq > ack) {
+                    ack = hdr.netec.seq;
+                }
+                ack_seq.write((bit<32>)meta.task, ack);
+                bit<32> m;
+                max_started_plus1.read(m, (bit<32>)meta.task);
+                ebsn.apply(ack, m, meta.cfg.exposed, hdr.netec.window);
+                meta.netec_dirty = 1;
+            }
+            std.mcast_grp = (bit<16>)meta.task + 1;  // replicas: one per survivor
+            meta.tcp_dirty = 1;
+            return;
+        }
+
+        if (meta.to_reader == 1) {
+            // to the reader, from the VIP; egress translates the sequence number
+            bit<32> raddr;
+            bit<16> rport;
+            reader_addr.read(raddr, (bit<32>)meta.task);
+            reader_port.read(rport, (bit<32>)meta.task);
+            hdr.ipv4.src_addr = meta.vip_addr;
+            hdr.tcp.src_port = meta.vip_port;
+            hdr.ipv4.dst_addr = raddr;
+            hdr.tcp.dst_port = rport;
+            meta.tcp_dirty = 1;
+        }
+        l3_forward.apply();
+    }
+}
+
+control NetecEgress(inout headers_t hdr, inout metadata_t meta,
+                    inout standard_metadata_t std) {
+    // survivor s of task t: its ISN minus the VIP's (what SEQ/ACK translation adds/subtracts)
+    register<bit<32>>(NETEC_SENDER_CELLS) isn_delta;
+    CsumReplace16() fix_netec_csum;
+
+    action to_survivor(bit<32> agent_addr, bit<16> agent_port, bit<48> agent_mac,
+                       bit<8> sender, bit<32> vip_addr, bit<16> vip_port) {
+        hdr.ipv4.src_addr = vip_addr;
+        hdr.tcp.src_port = vip_port;
+        hdr.ipv4.dst_addr = agent_addr;
+        hdr.tcp.dst_port = agent_port;
+        hdr.ethernet.dst_addr = agent_mac;
+        meta.sender = sender;
+    }
+    table replica {
+        key = { std.egress_rid : exact; }  // rid = task * NETEC_SENDERS + sender + 1
+        actions = { to_survivor; NoAction; }
+        const default_action = NoAction();
+        size = NETEC_SENDER_CELLS;
+    }
+
+    apply {
+        if (meta.recirculate == 1) {
+            recirculate_preserving_field_list(0);
+            return;
+        }
+        bit<32> idx = ((bit<32>)meta.task << NETEC_SENDERS_LOG2) + (bit<32>)meta.sender;
+        if (std.egress_rid != 0 && replica.apply().hit) {
+            // reader -> survivor s: its ACK numbers count in s's sequence space
+            idx = ((bit<32>)meta.task << NETEC_SENDERS_LOG2) + (bit<32>)meta.sender;
+            bit<32> delta;
+            isn_delta.read(delta, idx);
+            if ((hdr.tcp.flags & TCP_ACK) != 0) {
+                hdr.tcp.ack_no = hdr.tcp.ack_no + delta;
+            }
+            if (hdr.netec.isValid() && hdr.netec.type == NETEC_HELLO) {
+                // each survivor reads its own stream request out of the reader's HELLO
+                bit<16> old_word = hdr.netec.sender ++ hdr.netec.flags;
+                hdr.netec.sender = meta.sender;
+                fix_netec_csum.apply(hdr.netec.checksum, old_word,
+                                     hdr.netec.sender ++ hdr.netec.flags);
+            }
+            meta.tcp_dirty = 1;
+        } else if (meta.to_reader == 1) {
+            bit<32> delta;
+            if (meta.synack == 1) {
+                delta = hdr.tcp.seq_no - meta.vip_isn;
+                isn_delta.write(idx, delta);
+                if (meta.synack_last == 0) {
+                    mark_to_drop(std);  // the reader gets one SYN-ACK: the last one
+                    return;
+                }
+            } else {
+                isn_delta.read(delta, idx);
+            }
+            hdr.tcp.seq_no = hdr.tcp.seq_no - delta;  // survivor s's space -> the VIP's
+        }
+    }
+}
+
+control NetecComputeChecksum(inout headers_t hdr, inout metadata_t meta) {
+    apply {
+        update_checksum(hdr.ipv4.isValid(),
+            { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.diffserv, hdr.ipv4.total_len,
+              hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl,
+              hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr },
+            hdr.ipv4.hdr_checksum, HashAlgorithm.csum16);
+        // NetEC checksum over the header (checksum field as 0) and the payload lanes;
+        // lanes past the payload are invalid and trail, adding nothing.
+        update_checksum(hdr.netec.isValid() && meta.netec_dirty == 1,
+            { hdr.netec.version, hdr.netec.type, hdr.netec.task, hdr.netec.slot_array,
+              hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
+              hdr.netec.window, hdr.netec.payload_len, 16w0, hdr.netec.reserved,
+              hdr.lanes[0].b, hdr.lanes[1].b, hdr.lanes[2].b, hdr.lanes[3].b,
+              hdr.lanes[4].b, hdr.lanes[5].b, hdr.lanes[6].b, hdr.lanes[7].b,
+              hdr.lanes[8].b, hdr.lanes[9].b, hdr.lanes[10].b, hdr.lanes[11].b,
+              hdr.lanes[12].b, hdr.lanes[13].b, hdr.lanes[14].b, hdr.lanes[15].b,
+              hdr.lanes[16].b, hdr.lanes[17].b, hdr.lanes[18].b, hdr.lanes[19].b,
+              hdr.lanes[20].b, hdr.lanes[21].b, hdr.lanes[22].b, hdr.lanes[23].b,
+              hdr.lanes[24].b, hdr.lanes[25].b, hdr.lanes[26].b, hdr.lanes[27].b,
+              hdr.lanes[28].b, hdr.lanes[29].b, hdr.lanes[30].b, hdr.lanes[31].b,
+              hdr.lanes[32].b, hdr.lanes[33].b, hdr.lanes[34].b, hdr.lanes[35].b,
+              hdr.lanes[36].b, hdr.lanes[37].b, hdr.lanes[38].b, hdr.lanes[39].b,
+              hdr.lanes[40].b, hdr.lanes[41].b, hdr.lanes[42].b, hdr.lanes[43].b,
+              hdr.lanes[44].b, hdr.lanes[45].b, hdr.lanes[46].b, hdr.lanes[47].b,
+              hdr.lanes[48].b, hdr.lanes[49].b, hdr.lanes[50].b, hdr.lanes[51].b,
+              hdr.lanes[52].b, hdr.lanes[53].b, hdr.lanes[54].b, hdr.lanes[55].b,
+              hdr.lanes[56].b, hdr.lanes[57].b, hdr.lanes[58].b, hdr.lanes[59].b,
+              hdr.lanes[60].b, hdr.lanes[61].b, hdr.lanes[62].b, hdr.lanes[63].b },
+            hdr.netec.checksum, HashAlgorithm.csum16);
+        // TCP: pseudo-header, header, options, NetEC header and lanes, then the unparsed
+        // payload (a HELLO's JSON)
+        update_checksum_with_payload(hdr.tcp.isValid() && meta.tcp_dirty == 1,
+            { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, 8w0, hdr.ipv4.protocol, meta.tcp_len,
+              hdr.tcp.src_port, hdr.tcp.dst_port, hdr.tcp.seq_no, hdr.tcp.ack_no,
+              hdr.tcp.data_offset, hdr.tcp.res, hdr.tcp.flags, hdr.tcp.window,
+              hdr.tcp.urgent_ptr, hdr.tcp_ts.opts,
+              hdr.netec.version, hdr.netec.type, hdr.netec.task, hdr.netec.slot_array,
+              hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
+              hdr.netec.window, hdr.netec.payload_len, hdr.netec.checksum,
+              hdr.netec.reserved,
+              hdr.lanes[0].b, hdr.lanes[1].b, hdr.lanes[2].b, hdr.lanes[3].b,
+              hdr.lanes[4].b, hdr.lanes[5].b, hdr.lanes[6].b, hdr.lanes[7].b,
+              hdr.lanes[8].b, hdr.lanes[9].b, hdr.lanes[10].b, hdr.lanes[11].b,
+              hdr.lanes[12].b, hdr.lanes[13].b, hdr.lanes[14].b, hdr.lanes[15].b,
+              hdr.lanes[16].b, hdr.lanes[17].b, hdr.lanes[18].b, hdr.lanes[19].b,
+              hdr.lanes[20].b, hdr.lanes[21].b, hdr.lanes[22].b, hdr.lanes[23].b,
+              hdr.lanes[24].b, hdr.lanes[25].b, hdr.lanes[26].b, hdr.lanes[27].b,
+              hdr.lanes[28].b, hdr.lanes[29].b, hdr.lanes[30].b, hdr.lanes[31].b,
+              hdr.lanes[32].b, hdr.lanes[33].b, hdr.lanes[34].b, hdr.lanes[35].b,
+              hdr.lanes[36].b, hdr.lanes[37].b, hdr.lanes[38].b, hdr.lanes[39].b,
+              hdr.lanes[40].b, hdr.lanes[41].b, hdr.lanes[42].b, hdr.lanes[43].b,
+              hdr.lanes[44].b, hdr.lanes[45].b, hdr.lanes[46].b, hdr.lanes[47].b,
+              hdr.lanes[48].b, hdr.lanes[49].b, hdr.lanes[50].b, hdr.lanes[51].b,
+              hdr.lanes[52].b, hdr.lanes[53].b, hdr.lanes[54].b, hdr.lanes[55].b,
+              hdr.lanes[56].b, hdr.lanes[57].b, hdr.lanes[58].b, hdr.lanes[59].b,
+              hdr.lanes[60].b, hdr.lanes[61].b, hdr.lanes[62].b, hdr.lanes[63].b },
+            hdr.tcp.checksum, HashAlgorithm.csum16);
+    }
+}
+
+control NetecDeparser(packet_out pkt, in headers_t hdr) {
+    apply {
+        pkt.emit(hdr.ethernet);
+        pkt.emit(hdr.pass);
+        pkt.emit(hdr.ipv4);
+        pkt.emit(hdr.tcp);
+        pkt.emit(hdr.tcp_ts);
+        pkt.emit(hdr.netec);
+        pkt.emit(hdr.lanes);
+    }
+}
+
+V1Switch(NetecParser(), NetecVerifyChecksum(), NetecIngress(), NetecEgress(),
+         NetecComputeChecksum(), NetecDeparser()) main;
