@@ -339,10 +339,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     }
 
     StreamRequest streamRequest(int sender) throws ProtocolException {
-      SetupRequest.Survivor sv = task.setup().survivors().get(sender);
-      return new StreamRequest(StreamRequest.parseBlock(sv.block()), sv.unitLength(),
-          task.setup().offset(), task.setup().length(), task.setup().payload(), sv.token(),
-          task.slots() / 2, task.slots());
+      return StreamRequest.forSender(task.setup(), task.slots(), sender);
     }
 
     void setSurvivorReads(boolean on) {

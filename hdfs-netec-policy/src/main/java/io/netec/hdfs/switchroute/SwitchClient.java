@@ -6,6 +6,7 @@ import io.netec.hdfs.switchroute.wire.NetecPacket;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
 import io.netec.hdfs.switchroute.wire.SetupAnswer;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
+import io.netec.hdfs.switchroute.wire.StreamRequest;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
@@ -17,7 +18,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
@@ -74,8 +74,8 @@ public final class SwitchClient {
       ch.socket().setTcpNoDelay(true);
       ch.configureBlocking(false);
       ch.register(selector, SelectionKey.OP_READ);
-      send(ch, new NetecPacket(NetecPacket.HELLO, answer.task(), answer.slotArray(),
-          NetecPacket.READER, 0, 0, 0, 0, "{\"role\":\"reader\"}".getBytes(StandardCharsets.UTF_8)));
+      send(ch, StreamRequest.readerHello(setup, answer.task(), answer.slotArray(),
+          answer.slots()));
       new Receiver(setup, answer, rowLength, sinks, result).run(ch, selector);
     }
     return result;

@@ -90,6 +90,40 @@ public final class StreamRequest {
     }
   }
 
+  /** Survivor {@code sender}'s stream of a task: the one place a setup becomes a request. */
+  public static StreamRequest forSender(SetupRequest setup, int slots, int sender)
+      throws ProtocolException {
+    SetupRequest.Survivor sv = setup.survivors().get(sender);
+    return new StreamRequest(parseBlock(sv.block()), sv.unitLength(), setup.offset(),
+        setup.length(), setup.payload(), sv.token(), slots / 2, slots);
+  }
+
+  /**
+   * The reader's HELLO on the VIP. It carries every survivor's stream request, so that a P4
+   * switch, which multicasts it to the survivors and sets each copy's sender number, needs
+   * no JSON of its own (docs/protocol.md, HELLO); the software switch reads only the role.
+   */
+  public static NetecPacket readerHello(SetupRequest setup, int task, int slotArray, int slots) {
+    ObjectNode o = SetupRequest.JSON.createObjectNode();
+    o.put("role", "reader").put("length", setup.length()).put("payload", setup.payload())
+        .put("window", slots / 2).put("slots", slots).put("offset", setup.offset());
+    com.fasterxml.jackson.databind.node.ArrayNode streams = o.putArray("streams");
+    for (SetupRequest.Survivor sv : setup.survivors()) {
+      streams.addObject().put("block", sv.block()).put("unitLength", sv.unitLength())
+          .put("token", sv.token());
+    }
+    try {
+      byte[] b = SetupRequest.JSON.writeValueAsBytes(o);
+      if (b.length > 4096) { // the survivors' part is what a P4 switch would need: drop it
+        b = "{\"role\":\"reader\"}".getBytes(StandardCharsets.UTF_8);
+      }
+      return new NetecPacket(NetecPacket.HELLO, task, slotArray, NetecPacket.READER, 0, 0, 0, 0,
+          b);
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   public NetecPacket toHello(int task, int slotArray, int sender) {
     ObjectNode o = SetupRequest.JSON.createObjectNode();
     o.put("role", "switch").put("block", block.toString()).put("unitLength", unitLength)
@@ -113,17 +147,25 @@ public final class StreamRequest {
     } catch (IOException e) {
       throw new ProtocolException("HELLO is not JSON: " + e.getMessage());
     }
-    if (o == null || !"switch".equals(o.path("role").asText())) {
-      throw new ProtocolException("role: expected \"switch\"");
+    JsonNode mine = o;
+    if (o != null && "reader".equals(o.path("role").asText())) {
+      // through a P4 switch: the reader's HELLO, this copy's sender number picks the stream
+      JsonNode streams = o.path("streams");
+      if (!streams.isArray() || hello.sender() >= streams.size()) {
+        throw new ProtocolException("streams: no entry for sender " + hello.sender());
+      }
+      mine = streams.get(hello.sender());
+    } else if (o == null || !"switch".equals(o.path("role").asText())) {
+      throw new ProtocolException("role: expected \"switch\" or \"reader\"");
     }
-    ExtendedBlock block = parseBlock(o.path("block").asText(null));
-    long unitLength = o.path("unitLength").asLong(-1);
+    ExtendedBlock block = parseBlock(mine.path("block").asText(null));
+    long unitLength = mine.path("unitLength").asLong(-1);
     long length = o.path("length").asLong(-1);
     int payload = o.path("payload").asInt(-1);
     int window = o.path("window").asInt(-1);
     int slots = o.path("slots").asInt(-1);
     long offset = o.path("offset").asLong(0);
-    String token = o.path("token").asText(null);
+    String token = mine.path("token").asText(null);
     if (length < 1 || offset < 0 || unitLength < 0 || payload < 64
         || payload > 65536 || payload % 64 != 0 || window < 0 || window > 0xffff
         || slots < 2 || slots > 0xffff || token == null) {

@@ -142,4 +142,31 @@ class WireFormatTest {
     assertTrue(e.getMessage().startsWith(field) || e.getMessage().contains(field),
         e.getMessage());
   }
+
+  @Test
+  void theReadersHelloCarriesEverySurvivorsStreamForAP4Switch() throws Exception {
+    SetupRequest setup = setup();
+    NetecPacket hello = StreamRequest.readerHello(setup, 7, 2, 64);
+    assertEquals(NetecPacket.READER, hello.sender());
+    for (int sender = 0; sender < 2; sender++) {
+      // what a P4 switch multicasts: the same HELLO, this copy's sender number set
+      NetecPacket copy = new NetecPacket(NetecPacket.HELLO, 7, 2, sender, 0, 0, 0, 0,
+          hello.payload());
+      StreamRequest got = StreamRequest.fromHello(copy);
+      StreamRequest want = StreamRequest.forSender(setup, 64, sender);
+      assertEquals(want.block(), got.block());
+      assertEquals(want.unitLength(), got.unitLength());
+      assertEquals(want.token(), got.token());
+      assertEquals(want.offset(), got.offset());
+      assertEquals(want.length(), got.length());
+      assertEquals(want.payload(), got.payload());
+      assertEquals(32, got.window());
+      assertEquals(64, got.slots());
+    }
+    NetecPacket beyond = new NetecPacket(NetecPacket.HELLO, 7, 2, 5, 0, 0, 0, 0,
+        hello.payload());
+    ProtocolException e = assertThrows(ProtocolException.class,
+        () -> StreamRequest.fromHello(beyond));
+    assertTrue(e.getMessage().contains("no entry for sender 5"), e.getMessage());
+  }
 }
