@@ -165,7 +165,7 @@ def task_entries(task, array, setup, limits, vip, vip_isn=0, macs=None):
                              {"task": task, "slot_array": array, "sender": sender,
                               "vip_isn": vip_isn}))
         rid = task * limits.senders + sender + 1
-        entries.append(Entry("replica", {"rid": rid}, "to_survivor",
+        entries.append(Entry("replica", {"egress_rid": rid}, "to_survivor",
                              {"agent_addr": ip_int(s["host"]), "agent_port": s["port"],
                               "agent_mac": (macs or {}).get(s["host"], 0), "sender": sender,
                               "vip_addr": ip_int(vip_host), "vip_port": vip_port}))
@@ -355,13 +355,21 @@ def main(argv):
     ap.add_argument("--grpc", default="127.0.0.1:9559", help="P4Runtime server (p4runtime)")
     ap.add_argument("--p4info", help="p4info.txt of the v1model build (p4runtime)")
     ap.add_argument("--config", help="BMv2 JSON of the v1model build (p4runtime)")
+    ap.add_argument("--hosts", default="",
+                    help="survivor hosts: IP=port/MAC,... (their switch port and MAC)")
     a = ap.parse_args(argv)
+    ports, macs = {}, {}
+    for item in filter(None, a.hosts.split(",")):
+        ip, rest = item.split("=")
+        port, mac = rest.split("/")
+        ports[ip] = int(port)
+        macs[ip] = int(mac.replace(":", ""), 16)
     import backends
     if a.backend == "p4runtime":
-        backend = backends.P4RuntimeBackend(a.grpc, a.p4info, a.config)
+        backend = backends.P4RuntimeBackend(a.grpc, a.p4info, a.config, ports)
     else:
-        backend = backends.BfrtBackend()
-    cp = ControlPlane(backend, Limits(), a.vip)
+        backend = backends.BfrtBackend(ports=ports)
+    cp = ControlPlane(backend, Limits(), a.vip, macs=macs)
     srv = cp.serve(a.bind, a.port)
     print("NetEC control plane on %s:%d, VIP %s" % (a.bind, srv.getsockname()[1], a.vip))
     cp.accept_loop(srv)

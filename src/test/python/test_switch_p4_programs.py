@@ -1,0 +1,147 @@
+"""The P4 sources against the control plane and each other. No P4 compiler is available here,
+so these checks are what can be held without one: every table entry the control plane writes
+names a table, key fields, an action and parameters that both programs declare, with values
+that fit the declared widths; the registers the backends clear exist; the programs' includes
+resolve, their brackets balance, and the generated files are the generators' output."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+P4 = os.path.join(ROOT, "switch-p4", "p4src")
+sys.path.insert(0, os.path.join(ROOT, "switch-p4", "model"))
+sys.path.insert(0, os.path.join(ROOT, "switch-p4", "control"))
+
+import backends  # noqa: E402
+import netec_control as nc  # noqa: E402
+import pipeline as pl  # noqa: E402
+
+PROGRAMS = {"v1model": os.path.join(P4, "v1model", "netec.p4"),
+            "tna": os.path.join(P4, "tna", "netec.p4")}
+WIDTH = {"PortId_t": 9}
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def declarations(text):
+    """Tables (key fields by short name) and actions (param name -> bit width)."""
+    tables = {}
+    for m in re.finditer(r"\btable (\w+) \{(.*?)\n    \}", text, re.S):
+        key = re.search(r"key = \{(.*?)\}", m.group(2), re.S)
+        fields = re.findall(r"([\w.]+) : (?:exact|lpm|ternary)", key.group(1)) if key else []
+        tables[m.group(1)] = [f.split(".")[-1] for f in fields]
+    actions = {}
+    for m in re.finditer(r"\baction (\w+)\(([^)]*)\)", text):
+        params = {}
+        for p in filter(None, (x.strip() for x in m.group(2).split(","))):
+            typ, name = p.rsplit(" ", 1)
+            w = re.match(r"bit<(\d+)>", typ)
+            params[name] = int(w.group(1)) if w else WIDTH[typ]
+        actions[m.group(1)] = params
+    return tables, actions
+
+
+def sample_entries():
+    req = {"version": 1, "group": "g", "k": 6, "rows": 1, "payload": 64, "length": 1000,
+           "timeoutMs": 1000, "coefficients": [[0, 1, 2, 3, 200, 255]],
+           "survivors": [{"sender": s, "agent": "10.0.1.%d:50300" % (s + 1), "block": "b",
+                          "unitLength": 1000, "token": ""} for s in range(6)]}
+    return nc.task_entries(31, 31, nc.parse_setup(req), nc.Limits(), ("10.0.0.100", 40031),
+                           0xFFFFFFFF, {"10.0.1.1": 0xFFFFFFFFFFFF})
+
+
+@pytest.mark.parametrize("arch", sorted(PROGRAMS))
+def test_every_entry_fits_the_program(arch):
+    tables, actions = declarations(read(PROGRAMS[arch]))
+    entries, group = sample_entries()
+    seen = set()
+    for e in entries:
+        assert e.table in tables, "%s has no table %s" % (arch, e.table)
+        assert [k.split(".")[-1] for k in e.key] == tables[e.table], e
+        assert e.action in actions, "%s has no action %s" % (arch, e.action)
+        params = actions[e.action]
+        assert set(e.params) == set(params), (e, params)
+        for name, value in e.params.items():
+            assert 0 <= value < 1 << params[name], (e.action, name, value)
+        seen.add(e.table)
+    assert seen == {"task_cfg", "vip_in", "sender_coeff", "survivor_in", "replica"}
+    assert group[1] == 32 and len(group[2]) == 6
+
+
+@pytest.mark.parametrize("arch", sorted(PROGRAMS))
+def test_registers_the_backends_clear_exist(arch):
+    text = read(PROGRAMS[arch])
+    declared = set(re.findall(r"register<bit<\d+>>\([^)]*\)\s+(\w+);", text))
+    declared |= set(re.findall(r"Register<bit<\d+>, bit<\d+>>\([^)]*\) (\w+);", text))
+    declared |= {"sum%d" % i for i in range(16)} if "SUM_REGISTER(15" in text else set()
+    for name in backends.TASK_REGISTERS + backends.SLOT_REGISTERS + ["isn_delta"]:
+        assert name in declared, "%s: no register %s" % (arch, name)
+
+
+def test_backend_constants_are_config_p4s():
+    assert backends.SLOTS == pl.SLOTS and backends.SENDERS == pl.SENDERS
+
+
+@pytest.mark.parametrize("path", sorted(
+    [os.path.join(d, f) for d, _, fs in os.walk(P4) for f in fs if f.endswith(".p4")]))
+def test_sources_are_well_formed(path):
+    text = read(path)
+    code = re.sub(r"//.*", "", re.sub(r"/\*.*?\*/", "", text, flags=re.S))
+    for a, b in ["()", "{}", "[]"]:
+        assert code.count(a) == code.count(b), "%s: unbalanced %s%s" % (path, a, b)
+    for inc in re.findall(r'#include "([^"]+)"', text):
+        assert os.path.exists(os.path.join(os.path.dirname(path), inc)), inc
+
+
+def test_generated_p4_is_what_the_generators_write():
+    for gen in ["gen_gf_tables.py", "gen_lanes.py"]:
+        path = os.path.join(P4, "generated", gen)
+        assert subprocess.run([sys.executable, path, "--check"]).returncode == 0, gen
+
+
+class Recorder:
+    """bfrt_python's object tree, recording calls: what BfrtBackend asks of a Tofino."""
+
+    def __init__(self, log, path=""):
+        self._log, self._path = log, path
+
+    def __getattr__(self, name):
+        return Recorder(self._log, self._path + "." + name if self._path else name)
+
+    def __call__(self, **kw):
+        self._log.append((self._path, kw))
+
+
+def test_bfrt_backend_speaks_the_tna_programs_names():
+    log = []
+    b = backends.BfrtBackend(bfrt=Recorder(log), ports={"10.0.1.%d" % (s + 1): 8 + s
+                                                        for s in range(6)})
+    entries = sample_entries()
+    b.add_task(31, 31, entries)
+    tables, actions = declarations(read(PROGRAMS["tna"]))
+    adds = [(p, kw) for p, kw in log if ".add_with_" in p]
+    assert len(adds) == len(entries[0])
+    for path, kw in adds:
+        control, table, call = path.split(".")[-3:]
+        action = call[len("add_with_"):]
+        assert control == ("Egress" if table == "replica" else "Ingress")
+        assert set(kw) == set(tables[table]) | set(actions[action]), (path, kw)
+    regs = [p for p, kw in log if p.endswith(".mod")]
+    assert "netec.pipe.Ingress.slot_seq.mod" in regs and "netec.pipe.Egress.isn_delta.mod" in regs
+    assert ("pre.mgid.add", ) == tuple(p for p, _ in log if p == "pre.mgid.add")
+    assert sum(1 for p, _ in log if p == "pre.node.add") == 6
+
+
+def test_p4runtime_values_are_canonical():
+    assert backends.canonical(0, 9) == b"\0"
+    assert backends.canonical(0x1FF, 9) == b"\x01\xff"
+    assert backends.canonical(0x00AB, 16) == b"\xab"
+    with pytest.raises(ValueError):
+        backends.canonical(512, 9)

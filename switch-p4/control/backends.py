@@ -1,0 +1,209 @@
+"""Switch backends of the control plane: where netec_control's entries land on real hardware.
+
+Both take the same `Entry` objects (table, key and action parameters by the P4 program's
+names) that the model backend writes into the pipeline model, plus the task's multicast group
+and the registers to clear when a task id is reused.
+
+- `P4RuntimeBackend`: BMv2 (simple_switch_grpc) running p4src/v1model/netec.p4, over
+  P4Runtime (the `p4runtime` and `grpcio` packages; p4info and BMv2 JSON from p4c-bm2-ss).
+- `BfrtBackend`: a Tofino running p4src/tna/netec.p4, from inside bfshell's bfrt_python (the
+  `bfrt` object the shell provides).
+
+Neither could run where this was written (no switch, no BMv2, no SDE): the tests check their
+translation against the P4 sources (test_switch_p4_programs.py), not a device.
+"""
+
+from netec_control import Backend
+
+# Tables of the egress control; every other table is in ingress.
+EGRESS_TABLES = {"replica"}
+
+# Registers cleared when a task id / slot array is reused: per task, per slot-array cell (both
+# in ingress), per task and sender (egress).
+TASK_REGISTERS = ["ack_seq", "max_started_plus1", "reader_addr", "reader_port", "synack_bits"]
+SLOT_REGISTERS = ["slot_seq", "slot_bits", "slot_count"] + ["sum%d" % i for i in range(16)]
+SLOTS = 64
+SENDERS = 16
+INVALID_SEQ = 0xFFFFFFFF
+
+
+def canonical(value, bitwidth):
+    """P4Runtime's canonical bytes of an unsigned value: big-endian, no leading zero bytes."""
+    if value < 0 or value >> bitwidth:
+        raise ValueError("%d does not fit in %d bits" % (value, bitwidth))
+    raw = value.to_bytes((bitwidth + 7) // 8, "big")
+    return raw.lstrip(b"\0") or b"\0"
+
+
+def short_name(field):
+    """bfrt_python names a key field by its last component (hdr.ipv4.dst_addr -> dst_addr)."""
+    return field.split(".")[-1]
+
+
+class P4RuntimeBackend(Backend):
+    """Programs BMv2 over P4Runtime and writes the entries of each task."""
+
+    def __init__(self, address, p4info_path, bmv2_json_path, ports, device_id=0,
+                 election_id=1):
+        import grpc
+        from google.protobuf import text_format
+        from p4.config.v1 import p4info_pb2
+        from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+        self.pb = p4runtime_pb2
+        self.ports = ports  # agent host -> egress port (multicast replicas)
+        self.device_id = device_id
+        self.election = p4runtime_pb2.Uint128(high=0, low=election_id)
+        self.info = p4info_pb2.P4Info()
+        with open(p4info_path) as f:
+            text_format.Merge(f.read(), self.info)
+        self.channel = grpc.insecure_channel(address)
+        self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
+        self._stream = self.stub.StreamChannel(iter([p4runtime_pb2.StreamMessageRequest(
+            arbitration=p4runtime_pb2.MasterArbitrationUpdate(
+                device_id=device_id, election_id=self.election))]))
+        next(self._stream)  # the arbitration answer: we are primary
+        with open(bmv2_json_path, "rb") as f:
+            config = p4runtime_pb2.ForwardingPipelineConfig(p4info=self.info,
+                                                            p4_device_config=f.read())
+        self.stub.SetForwardingPipelineConfig(p4runtime_pb2.SetForwardingPipelineConfigRequest(
+            device_id=device_id, election_id=self.election, config=config,
+            action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT))
+
+    def _find(self, kind, name):
+        for obj in getattr(self.info, kind):
+            if obj.preamble.name == name or obj.preamble.name.endswith("." + name):
+                return obj
+        raise KeyError("%s %s not in the p4info" % (kind, name))
+
+    def _control(self, table):
+        return ("NetecEgress." if table in EGRESS_TABLES else "NetecIngress.") + table
+
+    def table_entry(self, e):
+        t = self._find("tables", self._control(e.table))
+        a = self._find("actions", self._control(e.action))
+        entry = self.pb.TableEntry(table_id=t.preamble.id)
+        keys = list(e.key.values())
+        for mf, value in zip(t.match_fields, keys):
+            m = entry.match.add(field_id=mf.id)
+            m.exact.value = canonical(value, mf.bitwidth)
+        entry.action.action.action_id = a.preamble.id
+        for p in a.params:
+            entry.action.action.params.add(param_id=p.id,
+                                           value=canonical(e.params[p.name], p.bitwidth))
+        return entry
+
+    def _write(self, updates):
+        req = self.pb.WriteRequest(device_id=self.device_id, election_id=self.election)
+        req.updates.extend(updates)
+        self.stub.Write(req)
+
+    def _register_updates(self, task, array):
+        ups = []
+        for name in TASK_REGISTERS:
+            ups.append(self._register(name, task, 0))
+        for name in SLOT_REGISTERS:
+            init = INVALID_SEQ if name == "slot_seq" else 0
+            for i in range(SLOTS):
+                ups.append(self._register(name, array * SLOTS + i, init))
+        for s in range(SENDERS):
+            ups.append(self._register("isn_delta", task * SENDERS + s, 0, egress=True))
+        return ups
+
+    def _register(self, name, index, value, egress=False):
+        r = self._find("registers", ("NetecEgress." if egress else "NetecIngress.") + name)
+        bits = r.type_spec.bitstring.bit.bitwidth
+        entry = self.pb.Entity(register_entry=self.pb.RegisterEntry(
+            register_id=r.preamble.id, index=self.pb.Index(index=index),
+            data=self.pb.P4Data(bitstring=canonical(value, bits))))
+        return self.pb.Update(type=self.pb.Update.MODIFY, entity=entry)
+
+    def _group(self, group, delete=False):
+        _, gid, members = group
+        g = self.pb.MulticastGroupEntry(multicast_group_id=gid)
+        for host, rid in members:
+            g.replicas.add(egress_port=self.ports[host], instance=rid)
+        ent = self.pb.Entity(packet_replication_engine_entry=self.pb.PacketReplicationEngineEntry(
+            multicast_group_entry=g))
+        return self.pb.Update(type=self.pb.Update.DELETE if delete else self.pb.Update.INSERT,
+                              entity=ent)
+
+    def add_task(self, task, array, entries):
+        entries, group = entries
+        self._write(self._register_updates(task, array))
+        self._write([self.pb.Update(type=self.pb.Update.INSERT,
+                                    entity=self.pb.Entity(table_entry=self.table_entry(e)))
+                     for e in entries] + [self._group(group)])
+
+    def remove_task(self, task, array, entries):
+        entries, group = entries
+        self._write([self.pb.Update(type=self.pb.Update.DELETE,
+                                    entity=self.pb.Entity(table_entry=self.table_entry(e)))
+                     for e in entries] + [self._group(group, delete=True)])
+
+    def progress(self, task):
+        r = self._find("registers", "NetecIngress.ack_seq")
+        req = self.pb.ReadRequest(device_id=self.device_id)
+        req.entities.add(register_entry=self.pb.RegisterEntry(
+            register_id=r.preamble.id, index=self.pb.Index(index=task)))
+        for resp in self.stub.Read(req):
+            for ent in resp.entities:
+                return int.from_bytes(ent.register_entry.data.bitstring, "big")
+        return 0
+
+
+class BfrtBackend(Backend):
+    """Writes the entries through bfrt_python (run the control plane inside bfshell)."""
+
+    def __init__(self, bfrt=None, program="netec", ports=None):
+        if bfrt is None:
+            import builtins
+            bfrt = getattr(builtins, "bfrt", None)
+            if bfrt is None:
+                raise RuntimeError("no bfrt object: run the control plane inside bfshell "
+                                   "(bfrt_python), or pass it")
+        self.bfrt = bfrt
+        self.pipe = getattr(bfrt, program).pipe
+        self.ports = ports or {}  # agent host -> device port (multicast replicas)
+
+    def _table(self, name):
+        control = self.pipe.Egress if name in EGRESS_TABLES else self.pipe.Ingress
+        return getattr(control, name)
+
+    def add_task(self, task, array, entries):
+        entries, group = entries
+        for name in TASK_REGISTERS:
+            getattr(self.pipe.Ingress, name).mod(REGISTER_INDEX=task, f1=0)
+        for name in SLOT_REGISTERS:
+            reg = getattr(self.pipe.Ingress, name)
+            for i in range(SLOTS):
+                reg.mod(REGISTER_INDEX=array * SLOTS + i,
+                        f1=INVALID_SEQ if name == "slot_seq" else 0)
+        for s in range(SENDERS):
+            self.pipe.Egress.isn_delta.mod(REGISTER_INDEX=task * SENDERS + s, f1=0)
+        for e in entries:
+            kw = {short_name(f): v for f, v in e.key.items()}
+            kw.update(e.params)
+            getattr(self._table(e.table), "add_with_" + e.action)(**kw)
+        _, gid, members = group
+        for host, rid in members:
+            self.bfrt.pre.node.add(MULTICAST_NODE_ID=rid, MULTICAST_RID=rid,
+                                   MULTICAST_LAG_ID=[], DEV_PORT=[self.ports[host]])
+        self.bfrt.pre.mgid.add(MGID=gid, MULTICAST_NODE_ID=[rid for _, rid in members],
+                               MULTICAST_NODE_L1_XID_VALID=[False] * len(members),
+                               MULTICAST_NODE_L1_XID=[0] * len(members))
+
+    def remove_task(self, task, array, entries):
+        entries, group = entries
+        for e in entries:
+            self._table(e.table).delete(**{short_name(f): v for f, v in e.key.items()})
+        _, gid, members = group
+        self.bfrt.pre.mgid.delete(MGID=gid)
+        for _, rid in members:
+            self.bfrt.pre.node.delete(MULTICAST_NODE_ID=rid)
+
+    def progress(self, task):
+        ent = self.pipe.Ingress.ack_seq.get(REGISTER_INDEX=task, from_hw=True,
+                                            print_ents=False)
+        values = ent.data[b"Ingress.ack_seq.f1"]  # one per pipe: the max is the truth
+        return max(values) if isinstance(values, list) else values
+
