@@ -108,10 +108,13 @@ def in_order():
     s.write()
 
 
-def faults():
-    s = Scenario("rs63-faults", "RS(6,3), units 0 and 7 erased: duplicates, reordering, a lost "
-                 "packet recovered by RETX and go-back-N, stale and too-far packets, EBSN "
-                 "windows", 6, 3, [0, 7], 19 * P + 5, 2)
+def faults(name="rs63-faults", erased=(0, 7), seed=2):
+    """Duplicates, reordering, a loss recovered by RETX, stale and too-far packets, EBSN."""
+    which = ("units " + " and ".join(map(str, erased))) if len(erased) > 1 else \
+        "unit %d" % erased[0]
+    s = Scenario(name, "RS(6,3), %s erased: duplicates, reordering, a lost packet recovered "
+                 "by RETX and go-back-N, stale and too-far packets, EBSN windows" % which,
+                 6, 3, list(erased), 19 * P + 5, seed)
     s.stripe(0)
     s.survivor(s.data(3, 1))
     s.survivor(s.data(3, 1), "DUPLICATE")
@@ -195,6 +198,8 @@ def main(out=HERE):
     OUT = out
     in_order()
     faults()
+    # the same faults with one row: what the P4 data plane (one row) can replay too
+    faults("rs63-one-row-faults", (3,), 6)
     three_rows()
     malformed()
     slot_reuse()
