@@ -456,6 +456,17 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         } else if (meta.role == ROLE_SURVIVOR && hdr.netec.isValid()
                    && hdr.netec.type == NETEC_DATA) {
             // ---- first pass: admit, track, multiply and add the first half ------------------
+            // Multiply depends on nothing Admit and Track decide: it can run beside them.
+            multiply.apply(hdr.lanes[0].b, hdr.lanes[1].b, hdr.lanes[2].b, hdr.lanes[3].b,
+                           hdr.lanes[4].b, hdr.lanes[5].b, hdr.lanes[6].b, hdr.lanes[7].b,
+                           hdr.lanes[8].b, hdr.lanes[9].b, hdr.lanes[10].b, hdr.lanes[11].b,
+                           hdr.lanes[12].b, hdr.lanes[13].b, hdr.lanes[14].b, hdr.lanes[15].b,
+                           hdr.lanes[16].b, hdr.lanes[17].b, hdr.lanes[18].b, hdr.lanes[19].b,
+                           hdr.lanes[20].b, hdr.lanes[21].b, hdr.lanes[22].b, hdr.lanes[23].b,
+                           hdr.lanes[24].b, hdr.lanes[25].b, hdr.lanes[26].b, hdr.lanes[27].b,
+                           hdr.lanes[28].b, hdr.lanes[29].b, hdr.lanes[30].b, hdr.lanes[31].b,
+                           meta.log_coeff, meta.bitmatrix, meta.w0, meta.w1, meta.w2, meta.w3,
+                           meta.w4, meta.w5, meta.w6, meta.w7);
             meta.ack = ack_read.execute((bit<32>)meta.task);
             admit.apply(hdr.netec, meta.lanes_ok, meta.cfg, meta.ack, meta.verdict);
             if (meta.sender_bit == 0 || hdr.netec.version != NETEC_VERSION
@@ -487,16 +498,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 meta.seq_plus1 = hdr.netec.seq + 1;
                 started_raise.execute((bit<32>)meta.task);
             }
-            multiply.apply(hdr.lanes[0].b, hdr.lanes[1].b, hdr.lanes[2].b, hdr.lanes[3].b,
-                           hdr.lanes[4].b, hdr.lanes[5].b, hdr.lanes[6].b, hdr.lanes[7].b,
-                           hdr.lanes[8].b, hdr.lanes[9].b, hdr.lanes[10].b, hdr.lanes[11].b,
-                           hdr.lanes[12].b, hdr.lanes[13].b, hdr.lanes[14].b, hdr.lanes[15].b,
-                           hdr.lanes[16].b, hdr.lanes[17].b, hdr.lanes[18].b, hdr.lanes[19].b,
-                           hdr.lanes[20].b, hdr.lanes[21].b, hdr.lanes[22].b, hdr.lanes[23].b,
-                           hdr.lanes[24].b, hdr.lanes[25].b, hdr.lanes[26].b, hdr.lanes[27].b,
-                           hdr.lanes[28].b, hdr.lanes[29].b, hdr.lanes[30].b, hdr.lanes[31].b,
-                           meta.log_coeff, meta.bitmatrix, meta.w0, meta.w1, meta.w2, meta.w3,
-                           meta.w4, meta.w5, meta.w6, meta.w7);
             SUM_APPLY(0, meta.w0) SUM_APPLY(1, meta.w1) SUM_APPLY(2, meta.w2)
             SUM_APPLY(3, meta.w3) SUM_APPLY(4, meta.w4) SUM_APPLY(5, meta.w5)
             SUM_APPLY(6, meta.w6) SUM_APPLY(7, meta.w7)

@@ -367,6 +367,18 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
                    && hdr.netec.type == NETEC_DATA) {
             // ---- first pass of a DATA packet ------------------------------------------------
             sender_coeff.apply();
+            // Multiply depends on nothing Admit and Track decide: it can run beside them.
+            bit<32> w0; bit<32> w1; bit<32> w2; bit<32> w3;
+            bit<32> w4; bit<32> w5; bit<32> w6; bit<32> w7;
+            multiply.apply(hdr.lanes[0].b, hdr.lanes[1].b, hdr.lanes[2].b, hdr.lanes[3].b,
+                           hdr.lanes[4].b, hdr.lanes[5].b, hdr.lanes[6].b, hdr.lanes[7].b,
+                           hdr.lanes[8].b, hdr.lanes[9].b, hdr.lanes[10].b, hdr.lanes[11].b,
+                           hdr.lanes[12].b, hdr.lanes[13].b, hdr.lanes[14].b, hdr.lanes[15].b,
+                           hdr.lanes[16].b, hdr.lanes[17].b, hdr.lanes[18].b, hdr.lanes[19].b,
+                           hdr.lanes[20].b, hdr.lanes[21].b, hdr.lanes[22].b, hdr.lanes[23].b,
+                           hdr.lanes[24].b, hdr.lanes[25].b, hdr.lanes[26].b, hdr.lanes[27].b,
+                           hdr.lanes[28].b, hdr.lanes[29].b, hdr.lanes[30].b, hdr.lanes[31].b,
+                           log_coeff, bitmatrix, w0, w1, w2, w3, w4, w5, w6, w7);
             bit<32> ack;
             ack_seq.read(ack, (bit<32>)meta.task);
             bit<8> verdict;
@@ -418,17 +430,6 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
                 }
                 max_started_plus1.write((bit<32>)meta.task, m);
             }
-            bit<32> w0; bit<32> w1; bit<32> w2; bit<32> w3;
-            bit<32> w4; bit<32> w5; bit<32> w6; bit<32> w7;
-            multiply.apply(hdr.lanes[0].b, hdr.lanes[1].b, hdr.lanes[2].b, hdr.lanes[3].b,
-                           hdr.lanes[4].b, hdr.lanes[5].b, hdr.lanes[6].b, hdr.lanes[7].b,
-                           hdr.lanes[8].b, hdr.lanes[9].b, hdr.lanes[10].b, hdr.lanes[11].b,
-                           hdr.lanes[12].b, hdr.lanes[13].b, hdr.lanes[14].b, hdr.lanes[15].b,
-                           hdr.lanes[16].b, hdr.lanes[17].b, hdr.lanes[18].b, hdr.lanes[19].b,
-                           hdr.lanes[20].b, hdr.lanes[21].b, hdr.lanes[22].b, hdr.lanes[23].b,
-                           hdr.lanes[24].b, hdr.lanes[25].b, hdr.lanes[26].b, hdr.lanes[27].b,
-                           hdr.lanes[28].b, hdr.lanes[29].b, hdr.lanes[30].b, hdr.lanes[31].b,
-                           log_coeff, bitmatrix, w0, w1, w2, w3, w4, w5, w6, w7);
             bit<32> s;
             sum0.read(s, cell); s = (reset == 1 ? 0 : s) ^ w0;
             sum0.write(cell, complete ? 0 : s); w0 = s;
