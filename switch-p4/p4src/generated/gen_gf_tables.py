@@ -21,6 +21,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "model"))
 import gf256  # noqa: E402
+from generated_file import write_or_check  # noqa: E402
 
 LOG_ZERO = 511
 OUT = os.path.join(HERE, "gf_tables.p4")
@@ -76,16 +77,7 @@ def render() -> str:
 
 
 def main(argv):
-    text = render()
-    if "--check" in argv:
-        with open(OUT) as f:
-            if f.read() != text:
-                print("gf_tables.p4 differs from what gen_gf_tables.py writes", file=sys.stderr)
-                return 1
-        return 0
-    with open(OUT, "w") as f:
-        f.write(text)
-    return 0
+    return write_or_check(OUT, render(), argv)
 
 
 if __name__ == "__main__":
