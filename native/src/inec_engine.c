@@ -99,6 +99,7 @@ struct inec_engine {
   inec_conn *ready;   /* connections that can move now without an epoll event (engine thread) */
   int stop;
   int closing;        /* some conn waits to be closed (guarded by lock) */
+  inec_conn *dead;    /* closed this round; freed at its end (epoll may still name them) */
   const struct netec_isal_api *isal;
   struct inec_verbs *verbs; /* NULL: TCP only */
   char verbs_why[256];      /* why not, when verbs is NULL */
@@ -433,9 +434,18 @@ static void close_marked(inec_engine *e) {
     c->broken = 1;
     if (c->reader) op_finish(c->reader, -ECANCELED);
     if (c->writer) op_finish(c->writer, -ECANCELED);
-    conn_free(c);
+    c->next = e->dead; /* this round's epoll events may still point at it */
+    e->dead = c;
   }
   pthread_mutex_unlock(&e->lock);
+}
+
+static void free_dead(inec_engine *e) {
+  while (e->dead) {
+    inec_conn *c = e->dead;
+    e->dead = c->next;
+    conn_free(c);
+  }
 }
 
 /* Takes every verbs completion; connections that can now move go on the ready list. */
@@ -496,6 +506,7 @@ static void *engine_main(void *arg) {
       if (!c->broken && c->writer && c->writer->draining && inec_verbs_send_idle(c->vc))
         op_finish(c->writer, inec_verbs_failed(c->vc));
     }
+    free_dead(e);
     /* free ops that finished */
     struct op **pp = &e->ops;
     while (*pp) {
@@ -575,6 +586,7 @@ void inec_engine_destroy(inec_engine *e) {
     conn_free(c);
     c = next;
   }
+  free_dead(e);
   close(e->epfd);
   close(e->wakefd);
   inec_verbs_close(e->verbs);
