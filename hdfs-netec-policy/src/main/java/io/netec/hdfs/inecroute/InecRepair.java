@@ -14,6 +14,7 @@ import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -175,6 +176,7 @@ public final class InecRepair {
     List<Socket> controls = new ArrayList<>();
     List<InecEngine.Conn> inputs = new ArrayList<>();
     AtomicReference<IOException> failure = new AtomicReference<>();
+    List<IOException> reports = Collections.synchronizedList(new ArrayList<>());
     List<Future<?>> watchers = new ArrayList<>();
     InecEngine.Op op = null;
     try {
@@ -219,7 +221,7 @@ public final class InecRepair {
         dos.flush();
         String who = host.control + (zeros ? " (zeros of unit " : " (unit ")
             + survivors[v - 1] + ")";
-        watchers.add(WATCHERS.submit(() -> watch(c, who, failure, inputs)));
+        watchers.add(WATCHERS.submit(() -> watch(c, who, failure, reports, inputs)));
       }
       RepairGraph.Vertex root = g.rebuilder();
       InecEngine.Conn[] in = new InecEngine.Conn[root.inputs().size()];
@@ -281,6 +283,8 @@ public final class InecRepair {
         received += c.bytesIn();
       }
       return new Result(received, in[0].transport(), hosts.size());
+    } catch (IOException e) {
+      throw rootCause(e, reports, watchers);
     } finally {
       synchronized (inputs) {
         failure.compareAndSet(null, new IOException("repair over")); // stops the watchers' work
@@ -298,9 +302,48 @@ public final class InecRepair {
     }
   }
 
+  /**
+   * The failure to report for a broken repair. When one participant fails, its streams close
+   * and its neighbours fail too ("closed by the peer"): wait briefly for every report and name
+   * the first that is not such a consequence (a checksum error, a refused token), else the
+   * first report, else what the rebuilding node itself saw.
+   */
+  private static IOException rootCause(IOException seen, List<IOException> reports,
+      List<Future<?>> watchers) {
+    long deadline = System.nanoTime() + 2_000_000_000L;
+    while (true) {
+      synchronized (reports) {
+        for (IOException r : reports) {
+          if (!isConsequence(r.getMessage())) {
+            return r;
+          }
+        }
+      }
+      boolean allIn = watchers.stream().allMatch(Future::isDone);
+      if (allIn || System.nanoTime() > deadline) {
+        break;
+      }
+      try {
+        Thread.sleep(10);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
+    synchronized (reports) {
+      return reports.isEmpty() ? seen : reports.get(0);
+    }
+  }
+
+  private static boolean isConsequence(String m) {
+    return m == null || m.contains("(EPIPE)") || m.contains("(ECANCELED)")
+        || m.contains("(ECONNRESET)") || m.contains("closed without a report")
+        || m.contains("cancelled while waiting") || m.contains("no sender connected");
+  }
+
   /** Reads one participant's report; a failure closes our inputs, ending the repair now. */
   private static void watch(Socket c, String who, AtomicReference<IOException> failure,
-      List<InecEngine.Conn> inputs) {
+      List<IOException> reports, List<InecEngine.Conn> inputs) {
     IOException bad;
     try {
       DataInputStream in = new DataInputStream(new BufferedInputStream(c.getInputStream()));
@@ -315,6 +358,7 @@ public final class InecRepair {
     } catch (IOException e) {
       bad = new IOException("INEC participant " + who + ": " + e);
     }
+    reports.add(bad);
     synchronized (inputs) {
       if (failure.compareAndSet(null, bad)) {
         for (InecEngine.Conn conn : inputs) {

@@ -46,6 +46,8 @@ class InecRepairTest {
   /** Units of one group in memory, as a DataNode's dataset would serve them. */
   private static final class MemorySource implements BlockSource {
     final byte[][] units;
+    /** A unit whose reads fail 100,000 bytes in (as a corrupt chunk would), or -1. */
+    int failing = -1;
 
     MemorySource(byte[][] units) {
       this.units = units;
@@ -64,6 +66,29 @@ class InecRepairTest {
     @Override
     public InputStream open(ExtendedBlock block, long offset) {
       byte[] u = units[(int) block.getBlockId()];
+      if (block.getBlockId() == failing) {
+        return new ByteArrayInputStream(u, (int) offset, u.length - (int) offset) {
+          @Override
+          public synchronized int read(byte[] b, int off, int len) {
+            if (pos >= 100_000) {
+              throw new java.io.UncheckedIOException(new IOException(
+                  "checksum error in " + block + " at " + pos));
+            }
+            return super.read(b, off, Math.min(len, 100_000 - pos));
+          }
+
+          @Override
+          public void close() {
+            // the participant closes its streams first, then this: its report comes last,
+            // after its neighbours' "closed by the peer"
+            try {
+              Thread.sleep(300);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        };
+      }
       return new ByteArrayInputStream(u, (int) offset, u.length - (int) offset);
     }
   }
@@ -90,7 +115,12 @@ class InecRepairTest {
   /** One participant per unit; returns the sources a planner sees. */
   private List<InecRepair.Source> participants(byte[][] units, InecEngine.Transport t)
       throws IOException {
-    MemorySource mem = new MemorySource(units);
+    return participants(new MemorySource(units), t);
+  }
+
+  private List<InecRepair.Source> participants(MemorySource mem, InecEngine.Transport t)
+      throws IOException {
+    byte[][] units = mem.units;
     List<InecRepair.Source> sources = new ArrayList<>();
     for (int i = 0; i < units.length; i++) {
       InecEngine e = engine(t);
@@ -271,5 +301,19 @@ class InecRepairTest {
     assertTrue(engine(InecEngine.Transport.VERBS).describe().contains("mockverbs0"));
     assertTrue(IsalNative.libraryUnavailableReason() == null);
     ByteBuffer.allocateDirect(1); // direct buffers are what primitives take
+  }
+
+  @Test
+  void aFailingLeafIsNamedNotTheNeighboursItBrokeDownstream() throws Exception {
+    byte[][] units = stripe(3, 2, new int[] {400_000, 400_000, 400_000}, 8);
+    MemorySource mem = new MemorySource(units);
+    mem.failing = 1; // the chain 1 -> 2 -> 3 -> root: unit 1 is the leaf
+    List<InecRepair.Source> sources = participants(mem, InecEngine.Transport.TCP);
+    long[] unitLength = Arrays.stream(units).mapToLong(u -> u.length).toArray();
+    IOException e = assertThrows(IOException.class, () -> rebuild(engine(
+        InecEngine.Transport.TCP), settings("ecpipe", InecEngine.Transport.TCP), 3, 2,
+        unitLength, new int[] {0}, sources.subList(1, 4), 0, 400_000));
+    assertTrue(e.getMessage().contains("checksum error in"), e.getMessage());
+    assertTrue(e.getMessage().contains("(unit 1)"), e.getMessage());
   }
 }
