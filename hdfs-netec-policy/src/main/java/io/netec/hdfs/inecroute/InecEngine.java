@@ -29,6 +29,16 @@ public final class InecEngine implements Closeable {
     }
   }
 
+  /**
+   * A stream of the graph broke or never came: at a vertex, the sign that another vertex
+   * failed (its streams close), not a failure of its own.
+   */
+  public static final class StreamLost extends IOException {
+    StreamLost(String message) {
+      super(message);
+    }
+  }
+
   private final long engine;
   private final long listener;
   private final InetSocketAddress address;
@@ -89,14 +99,14 @@ public final class InecEngine implements Closeable {
     while (!cancelled.getAsBoolean()) {
       long left = (deadline - System.nanoTime()) / 1_000_000L;
       if (left <= 0) {
-        throw new IOException("no sender connected within " + timeoutMs + " ms");
+        throw new StreamLost("no sender connected within " + timeoutMs + " ms");
       }
       long c = InecNative.take(engine, listener, tag, t.ordinal(), (int) Math.min(left, 100));
       if (c != 0) {
         return new Conn(c);
       }
     }
-    throw new IOException("cancelled while waiting for a sender");
+    throw new StreamLost("cancelled while waiting for a sender");
   }
 
   /** A connection to the receiver listening at {@code to}, for the stream {@code tag}. */
@@ -209,6 +219,9 @@ public final class InecEngine implements Closeable {
         return false;
       }
       ended = true;
+      if (status == -32 || status == -125 || status == -104) { // EPIPE, ECANCELED, ECONNRESET
+        throw new StreamLost("INEC primitive failed: " + errno(-status));
+      }
       if (status != 0) {
         throw new IOException("INEC primitive failed: " + errno(-status));
       }

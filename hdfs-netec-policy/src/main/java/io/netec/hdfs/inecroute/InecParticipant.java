@@ -127,7 +127,8 @@ public final class InecParticipant implements Closeable {
     } catch (IOException | RuntimeException e) {
       failed.increment();
       LOG.warn("INEC vertex of task {} failed: {}", task, e.toString());
-      reply(s, 1, String.valueOf(e.getMessage()));
+      // 2: one of its streams was lost (another vertex failed); 1: it failed itself
+      reply(s, e instanceof InecEngine.StreamLost ? 2 : 1, String.valueOf(e.getMessage()));
     } finally {
       IOUtils.closeSocket(s);
     }

@@ -180,8 +180,12 @@ public final class InecRepair {
     List<Future<?>> watchers = new ArrayList<>();
     InecEngine.Op op = null;
     try {
+      Source[] at = new Source[k + 1]; // the participant running vertex v
+      for (int v = 1; v <= k; v++) {
+        at[v] = hosts.get(v - 1) == null ? zeroHost : hosts.get(v - 1);
+      }
       for (int v = 1; v <= k; v++) { // vertex v holds survivors[v - 1]
-        Source host = hosts.get(v - 1) == null ? zeroHost : hosts.get(v - 1);
+        Source host = at[v];
         Socket c = new Socket();
         controls.add(c);
         try {
@@ -207,9 +211,7 @@ public final class InecRepair {
         if (vx.output() == 0) { // to us, at the address this participant reaches us on
           out = new InetSocketAddress(c.getLocalAddress(), engine.dataAddress().getPort());
         } else {
-          Source parent = hosts.get(vx.output() - 1) == null ? zeroHost
-              : hosts.get(vx.output() - 1);
-          out = parent.data;
+          out = at[vx.output()].data;
         }
         boolean zeros = hosts.get(v - 1) == null;
         JoinRequest req = new JoinRequest(label, zeros ? null : host.block,
@@ -314,7 +316,7 @@ public final class InecRepair {
     while (true) {
       synchronized (reports) {
         for (IOException r : reports) {
-          if (!isConsequence(r.getMessage())) {
+          if (!(r instanceof InecEngine.StreamLost)) {
             return r;
           }
         }
@@ -335,12 +337,6 @@ public final class InecRepair {
     }
   }
 
-  private static boolean isConsequence(String m) {
-    return m == null || m.contains("(EPIPE)") || m.contains("(ECANCELED)")
-        || m.contains("(ECONNRESET)") || m.contains("closed without a report")
-        || m.contains("cancelled while waiting") || m.contains("no sender connected");
-  }
-
   /** Reads one participant's report; a failure closes our inputs, ending the repair now. */
   private static void watch(Socket c, String who, AtomicReference<IOException> failure,
       List<IOException> reports, List<InecEngine.Conn> inputs) {
@@ -352,9 +348,10 @@ public final class InecRepair {
       if (status == 0) {
         return;
       }
-      bad = new IOException("INEC participant " + who + " failed: " + message);
+      String text = "INEC participant " + who + " failed: " + message;
+      bad = status == 2 ? new InecEngine.StreamLost(text) : new IOException(text);
     } catch (EOFException e) {
-      bad = new IOException("INEC participant " + who + " closed without a report");
+      bad = new InecEngine.StreamLost("INEC participant " + who + " closed without a report");
     } catch (IOException e) {
       bad = new IOException("INEC participant " + who + ": " + e);
     }

@@ -12,7 +12,8 @@ import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
  * {@code unitLength}; no block at all when unitLength is 0), multiplied by one coefficient per
  * output row (or raw, for a star), XORed with the inputs' partial results, to the output.
  * Wire form: the fields in order with DataOutput; the participant answers one byte (0 served,
- * 1 failed) and a UTF message when its part ended.
+ * 1 failed, 2 failed because one of its streams was lost: another vertex's failure) and a UTF
+ * message when its part ended.
  */
 public final class JoinRequest {
   static final int MAGIC = 0x494e4a31; // "INJ1"
