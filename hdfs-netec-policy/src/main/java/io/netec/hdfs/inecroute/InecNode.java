@@ -28,8 +28,7 @@ public final class InecNode {
   public static InecEngine startEngine(Configuration conf, String bindHost, int port)
       throws IOException {
     String lib = conf.getTrimmed(NetecConfigKeys.INEC_VERBS_LIBRARY, "");
-    InecEngine.Transport t = InecEngine.Transport.parse(conf.getTrimmed(
-        NetecConfigKeys.INEC_TRANSPORT, NetecConfigKeys.INEC_TRANSPORT_DEFAULT));
+    InecEngine.Transport t = InecRepair.Settings.fromConf(conf).transport;
     return InecEngine.start(bindHost, port, lib.isEmpty() ? null : lib,
         t == InecEngine.Transport.TCP);
   }
