@@ -22,6 +22,7 @@ Controls, in pipeline order (each a method below, named as in the P4 source):
 
 import os
 import re
+import socket
 import struct
 
 import gf256
@@ -106,7 +107,8 @@ class Pipeline:
         self.slot_bits = Register(TASKS * SLOTS)
         self.slot_count = Register(TASKS * SLOTS)
         self.sums = [Register(TASKS * SLOTS) for _ in range(PAYLOAD // 4)]  # 32-bit words
-        self.reader_addr = Register(TASKS, None)
+        self.reader_addr = Register(TASKS)  # learned from the reader's SYN
+        self.reader_port = Register(TASKS)
         self.synack_bits = Register(TASKS)
         self.isn_delta = Register(TASKS * SENDERS)
         self.counters = {"dropped_malformed": 0, "dropped_stale": 0, "dropped_too_far": 0,
@@ -128,7 +130,8 @@ class Pipeline:
         """What the control plane clears when a task id and its slot array are reused."""
         self.ack_seq.cells[task] = 0
         self.max_started.cells[task] = 0
-        self.reader_addr.cells[task] = None
+        self.reader_addr.cells[task] = 0
+        self.reader_port.cells[task] = 0
         self.synack_bits.cells[task] = 0
         for s in range(SENDERS):
             self.isn_delta.cells[task * SENDERS + s] = 0
@@ -260,11 +263,11 @@ class Pipeline:
 # ---- the one-to-many TCP proxy (Classify, Proxy and egress's Translate) -------------------------
 
 def _ip(text):
-    return struct.unpack("!I", bytes(int(x) for x in text.split(".")))[0]
+    return struct.unpack("!I", socket.inet_aton(text))[0]
 
 
 def _dotted(v):
-    return ".".join(str(b) for b in struct.pack("!I", v))
+    return socket.inet_ntoa(struct.pack("!I", v))
 
 
 def _tcp_checksum_ok(pkt):
@@ -279,11 +282,6 @@ class ProxyPipeline(Pipeline):
     """The whole data plane on IPv4/TCP packets (scapy): what the P4 program does with a frame,
     addresses and ports included (Ethernet and egress ports are the l3_forward table's and the
     multicast group's, not modelled). process() returns the packets that leave the switch."""
-
-    def __init__(self):
-        super().__init__()
-        self.reader_addr = Register(TASKS)
-        self.reader_port = Register(TASKS)
 
     def process(self, pkt):
         from scapy.layers.inet import IP, TCP

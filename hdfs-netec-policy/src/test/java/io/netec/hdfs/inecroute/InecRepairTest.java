@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netec.hdfs.cluster.EcTestCluster;
 import io.netec.hdfs.codec.CoderBackend;
 import io.netec.hdfs.codec.IsalNative;
 import io.netec.hdfs.codec.NetecCoding;
@@ -105,8 +106,7 @@ class InecRepairTest {
   }
 
   private InecEngine engine(InecEngine.Transport t) throws IOException {
-    String lib = t == InecEngine.Transport.VERBS ? System.getProperty("netec.native.build",
-        "target/native-build") + "/libinec_mockverbs.so" : null;
+    String lib = t == InecEngine.Transport.VERBS ? EcTestCluster.mockVerbsLibrary() : null;
     InecEngine e = InecEngine.start("127.0.0.1", 0, lib, t == InecEngine.Transport.TCP);
     engines.add(e);
     return e;
