@@ -9,6 +9,8 @@ need=()
 # ISA-L: libnetec.so dlopen's libisal.so.2 (the native coder and the benchmarks use it).
 { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q 'libisal\.so\.2 ' || need+=(libisal2)
 command -v cmake >/dev/null || need+=(cmake)
+# The testbed (bin/netec-testbed, its tests and benchmark): ip and tc.
+{ command -v ip && command -v tc; } >/dev/null 2>&1 || need+=(iproute2)
 # rdma-core headers: the INEC engine's verbs transport (libibverbs itself is dlopen'ed at run time).
 [ -f /usr/include/infiniband/verbs.h ] || need+=(libibverbs-dev)
 command -v cc >/dev/null || need+=(gcc)

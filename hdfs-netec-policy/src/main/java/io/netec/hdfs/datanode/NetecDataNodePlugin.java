@@ -17,6 +17,7 @@ import javax.management.ObjectName;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.hdfs.server.datanode.erasurecode.ErasureCodingWorker;
+import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
 import org.apache.hadoop.metrics2.util.MBeans;
 import org.apache.hadoop.util.ServicePlugin;
 import org.apache.hadoop.util.VersionInfo;
@@ -27,7 +28,9 @@ import org.slf4j.LoggerFactory;
  * DataNode plugin ({@code dfs.datanode.plugins}): routes every EC reconstruction task of a
  * NETEC policy through the {@link ReconstructionRouter}. It never stops a DataNode: a bad
  * configuration or an unexpected Hadoop version logs one clear line and leaves EC to Hadoop.
- * Metrics: JMX {@code Hadoop:service=DataNode,name=NetecRouter-<xfer port>}.
+ * Metrics: the live JMX bean {@code Hadoop:service=DataNode,name=NetecRouter-<xfer port>}, and
+ * the same counters as the metrics2 source {@code NetecRouterMetrics-<xfer port>} (record
+ * NetecRouter), which Hadoop publishes on {@code /jmx}, {@code /prom} and to metrics2 sinks.
  */
 public class NetecDataNodePlugin implements ServicePlugin {
   private static final Logger LOG = LoggerFactory.getLogger(NetecDataNodePlugin.class);
@@ -39,6 +42,7 @@ public class NetecDataNodePlugin implements ServicePlugin {
 
   private final InternalsBinder binder;
   private ObjectName mbean;
+  private String metricsSource;
   private ReconstructionRouter router;
   private SurvivorAgent agent;
   private InecEngine inecEngine;
@@ -88,8 +92,21 @@ public class NetecDataNodePlugin implements ServicePlugin {
     startAgent(dn);
     startInec(dn);
     mbean = MBeans.register("DataNode", "NetecRouter-" + dn.getXferPort(), r.metrics());
+    registerMetricsSource(r);
     LOG.info("NetEC plugin active on DataNode {}: routes {}, metrics {}", dn.getDisplayName(),
         r.routeNames(), mbean);
+  }
+
+  /** Publishes the router's counters through the DataNode's metrics2 system (/prom, sinks). */
+  private void registerMetricsSource(ReconstructionRouter r) {
+    String name = "NetecRouterMetrics-" + xferPort;
+    try {
+      DefaultMetricsSystem.instance().register(name, "NetEC reconstruction router", r.metrics());
+      metricsSource = name;
+    } catch (RuntimeException e) {
+      LOG.warn("NetEC router counters not published through metrics2 ({}): {}", name,
+          e.toString());
+    }
   }
 
   /** Starts the survivor agent; a failure costs this DataNode its part in switch tasks only. */
@@ -181,6 +198,10 @@ public class NetecDataNodePlugin implements ServicePlugin {
     if (mbean != null) {
       MBeans.unregister(mbean);
       mbean = null;
+    }
+    if (metricsSource != null) {
+      DefaultMetricsSystem.instance().unregisterSource(metricsSource);
+      metricsSource = null;
     }
   }
 

@@ -122,6 +122,7 @@ public final class ReconstructionRouter {
   }
 
   private String route(ReconstructionTask task) {
+    long taskStart = System.currentTimeMillis();
     StringBuilder skipped = new StringBuilder();
     for (ReconstructionRoute route : routes) {
       boolean last = route == routes.get(routes.size() - 1);
@@ -132,7 +133,7 @@ public final class ReconstructionRouter {
           long bytes = route.reconstruct(task);
           long ms = (System.nanoTime() - start) / 1_000_000;
           metrics.served(route.name(), bytes, ms);
-          metrics.outcome(task, route.name(), bytes, ms, others(skipped));
+          metrics.outcome(task, route.name(), bytes, ms, taskStart, others(skipped));
           if (!last && task.hadoopTask() != null) {
             task.hadoopTask().releaseServedElsewhere(bytes);
           }
@@ -153,7 +154,7 @@ public final class ReconstructionRouter {
         }
       }
     }
-    metrics.outcome(task, null, 0, 0, others(skipped));
+    metrics.outcome(task, null, 0, 0, taskStart, others(skipped));
     LOG.error("Task {} was not rebuilt by any route{}", task, skipped);
     return null;
   }

@@ -14,15 +14,27 @@ import javax.management.AttributeNotFoundException;
 import javax.management.DynamicMBean;
 import javax.management.MBeanAttributeInfo;
 import javax.management.MBeanInfo;
+import org.apache.hadoop.metrics2.MetricsCollector;
+import org.apache.hadoop.metrics2.MetricsRecordBuilder;
+import org.apache.hadoop.metrics2.MetricsSource;
+import org.apache.hadoop.metrics2.lib.Interns;
 
 /**
- * Counters of the router, exposed over JMX as a DynamicMBean because routes are named by
- * configuration. Attributes: Tasks, PassedThrough, InFlight (a gauge), per route NAME: NAME.Served, NAME.Declined,
- * NAME.Failed, NAME.Bytes, NAME.Millis; and RecentTasks, the last {@value #RECENT} outcomes as
- * tab-separated lines: block group, erased indices, route (or "none"), bytes, ms, what the
- * routes before it said.
+ * Counters of the router, in two views of the same numbers:
+ * <ul>
+ * <li>a live JMX DynamicMBean (routes are named by configuration). Attributes: Tasks,
+ * PassedThrough, InFlight (a gauge), per route NAME: NAME.Served, NAME.Declined, NAME.Failed,
+ * NAME.Bytes, NAME.Millis; and RecentTasks, the last {@value #RECENT} outcomes as tab-separated
+ * lines: block group, erased indices, route (or "none"), bytes, ms, start of the task (epoch
+ * ms), what the routes before it said;</li>
+ * <li>a Hadoop metrics2 source (record {@value #RECORD}): the counters go wherever the daemon's
+ * metrics go, e.g. the {@code /prom} page ({@code netec_router_switch_served}) and metrics2
+ * sinks, refreshed at the metrics system's period.</li>
+ * </ul>
  */
-public final class RouteMetrics implements DynamicMBean {
+public final class RouteMetrics implements DynamicMBean, MetricsSource {
+  /** The metrics2 record name. */
+  public static final String RECORD = "NetecRouter";
   static final String[] PER_ROUTE = {"Served", "Declined", "Failed", "Bytes", "Millis"};
   static final int RECENT = 100;
 
@@ -62,10 +74,11 @@ public final class RouteMetrics implements DynamicMBean {
     add(route, "Millis", millis);
   }
 
-  void outcome(ReconstructionTask task, String route, long bytes, long millis, String others) {
+  void outcome(ReconstructionTask task, String route, long bytes, long millis,
+      long startEpochMillis, String others) {
     recent.addLast(task.blockGroup().getLocalBlock() + "\t"
         + Arrays.toString(task.erasedIndices()) + "\t" + (route == null ? "none" : route) + "\t"
-        + bytes + "\t" + millis + "\t" + others);
+        + bytes + "\t" + millis + "\t" + startEpochMillis + "\t" + others);
     while (recent.size() > RECENT) {
       recent.pollFirst();
     }
@@ -160,7 +173,7 @@ public final class RouteMetrics implements DynamicMBean {
     attrs.add(new MBeanAttributeInfo("InFlight", "long", "tasks being worked on now (a gauge)",
         true, false, false));
     attrs.add(new MBeanAttributeInfo("RecentTasks", String[].class.getName(),
-        "last task outcomes: group, erased, route, bytes, ms, others", true, false, false));
+        "last task outcomes: group, erased, route, bytes, ms, start (epoch ms), others", true, false, false));
     for (String r : routes) {
       for (String w : PER_ROUTE) {
         attrs.add(longAttr(r + "." + w, w + " of route " + r));
@@ -168,6 +181,22 @@ public final class RouteMetrics implements DynamicMBean {
     }
     return new MBeanInfo(getClass().getName(), "NetEC reconstruction router",
         attrs.toArray(new MBeanAttributeInfo[0]), null, null, null);
+  }
+
+  /** metrics2: every counter of the JMX view, per-route ones named e.g. SwitchServed. */
+  @Override
+  public void getMetrics(MetricsCollector collector, boolean all) {
+    MetricsRecordBuilder rb = collector.addRecord(RECORD).setContext("dfs")
+        .addCounter(Interns.info("Tasks", "NETEC reconstruction tasks received"), tasks())
+        .addCounter(Interns.info("PassedThrough", "tasks of other policies left to Hadoop"),
+            passedThroughCount())
+        .addGauge(Interns.info("InFlight", "tasks being worked on now"), inFlight());
+    for (String r : routes) {
+      String prefix = Character.toUpperCase(r.charAt(0)) + r.substring(1);
+      for (String w : PER_ROUTE) {
+        rb.addCounter(Interns.info(prefix + w, w + " of route " + r), get(r, w));
+      }
+    }
   }
 
   private static MBeanAttributeInfo longAttr(String name, String desc) {

@@ -64,6 +64,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     public long memoryBudgetBytes = 512L << 20;
     public int maxPayload = 65536;
     public int ioThreads = 2;
+    /** Port of the HTTP metrics page ({@code /prom}, {@code /jmx}); -1: no page. */
+    public int metricsPort = -1;
   }
 
   private final Options opts;
@@ -74,6 +76,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   private final boolean[] arrayUsed;
   private long memoryUsed;
   private final ObjectName mbean;
+  private final SwitchMetricsPage metricsPage;
 
   private final LongAdder accepted = new LongAdder();
   private final LongAdder refused = new LongAdder();
@@ -112,6 +115,14 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       throw new IOException("software switch cannot listen on " + opts.bindHost, e);
     }
     mbean = registerMBean();
+    try {
+      metricsPage = opts.metricsPort < 0 ? null : new SwitchMetricsPage(this,
+          String.valueOf(mbean), opts.bindHost, opts.metricsPort);
+    } catch (IOException e) {
+      close();
+      throw new IOException("software switch cannot serve its metrics page on " + opts.bindHost
+          + ":" + opts.metricsPort, e);
+    }
     LOG.info("NetEC software switch: control {}, data {}, {} slot arrays x {} slots, {} MiB,"
         + " metrics {}", controlAddress(), dataAddress(), arrayUsed.length, opts.slotsPerArray,
         opts.memoryBudgetBytes >> 20, mbean);
@@ -131,6 +142,11 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
 
   public InetSocketAddress controlAddress() {
     return (InetSocketAddress) control.localAddress();
+  }
+
+  /** The HTTP metrics page's address, or null when it is off. */
+  public InetSocketAddress metricsAddress() {
+    return metricsPage == null ? null : metricsPage.address();
   }
 
   public InetSocketAddress dataAddress() {
@@ -198,6 +214,9 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
 
   @Override
   public void close() {
+    if (metricsPage != null) {
+      metricsPage.close();
+    }
     if (mbean != null && ManagementFactory.getPlatformMBeanServer().isRegistered(mbean)) {
       try {
         ManagementFactory.getPlatformMBeanServer().unregisterMBean(mbean);

@@ -4,12 +4,13 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * Runs the software switch as its own process (bin/netec-switch). Prints one line with its
- * control and data addresses, then serves until terminated.
+ * control and data addresses (and the metrics page's, with --metrics-port), then serves until
+ * terminated.
  */
 public final class SoftwareSwitchMain {
   private static final String USAGE = "usage: netec-switch [--bind HOST] [--advertise HOST]"
       + " [--control-port N] [--data-port N] [--slot-arrays N] [--slots N] [--memory-mb N]"
-      + " [--io-threads N]";
+      + " [--io-threads N] [--metrics-port N]";
 
   private SoftwareSwitchMain() {
   }
@@ -31,7 +32,8 @@ public final class SoftwareSwitchMain {
       stopped.countDown();
     }));
     System.out.println("netec-switch control " + sw.controlAddress().getPort() + " data "
-        + sw.dataAddress().getPort() + " on " + o.bindHost);
+        + sw.dataAddress().getPort() + " on " + o.bindHost + (sw.metricsAddress() == null ? ""
+            : " metrics http://" + o.bindHost + ":" + sw.metricsAddress().getPort() + "/prom"));
     System.out.flush();
     stopped.await();
   }
@@ -68,6 +70,9 @@ public final class SoftwareSwitchMain {
           break;
         case "--io-threads":
           o.ioThreads = number(flag, v, 1, 256);
+          break;
+        case "--metrics-port":
+          o.metricsPort = number(flag, v, 0, 65535);
           break;
         default:
           throw new IllegalArgumentException("unknown option " + flag);

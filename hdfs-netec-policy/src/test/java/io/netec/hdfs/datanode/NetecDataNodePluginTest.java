@@ -33,6 +33,9 @@ class NetecDataNodePluginTest {
       ThreadPoolExecutor hadoopPool = internals.pool(dn.getErasureCodingWorker());
       ObjectName bean = new ObjectName("Hadoop:service=DataNode,name=NetecRouter-"
           + dn.getXferPort());
+      // The metrics2 view of the same counters (what /prom and metrics sinks publish).
+      ObjectName metrics2 = new ObjectName("Hadoop:service=DataNode,name=NetecRouterMetrics-"
+          + dn.getXferPort());
 
       // Another Hadoop version: a private field is gone.
       NetecDataNodePlugin mismatched = new NetecDataNodePlugin(() -> {
@@ -60,8 +63,13 @@ class NetecDataNodePluginTest {
       assertEquals(hadoopPool.getMaximumPoolSize(), routing.getMaximumPoolSize());
       assertTrue(hadoopPool.isShutdown());
       assertTrue(ManagementFactory.getPlatformMBeanServer().isRegistered(bean));
+      assertEquals(0L, ManagementFactory.getPlatformMBeanServer().getAttribute(metrics2,
+          "NativeServed"));
+      assertEquals(0L, ManagementFactory.getPlatformMBeanServer().getAttribute(metrics2,
+          "Tasks"));
       plugin.stop();
       assertFalse(ManagementFactory.getPlatformMBeanServer().isRegistered(bean));
+      assertFalse(ManagementFactory.getPlatformMBeanServer().isRegistered(metrics2));
     }
   }
 }

@@ -143,7 +143,7 @@ public final class NetecDemo {
       }
       boolean ok = m[0] == m[1] && t[2].equals(label);
       failures += ok ? 0 : 1;
-      say(fmt, t[0], t[1], t[2], t[3], t[4], (ok ? "yes " : "NO ") + m[0] + "/" + m[1], t[5]);
+      say(fmt, t[0], t[1], t[2], t[3], t[4], (ok ? "yes " : "NO ") + m[0] + "/" + m[1], t[6]);
     }
     for (String f : files) {
       check(Arrays.equals(data.get(f), c.readFully(f)), "  read of " + f + " after rebuild");

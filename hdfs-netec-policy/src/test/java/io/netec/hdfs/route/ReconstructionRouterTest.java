@@ -171,6 +171,7 @@ class ReconstructionRouterTest {
   @Test
   void metricsReadableAsJmxAttributes() throws Exception {
     RouteMetrics metrics = new RouteMetrics();
+    long before = System.currentTimeMillis() - 1;
     new ReconstructionRouter(List.of(route("a", "ok"), new NativeRoute()), 0, metrics)
         .reconstruct(task());
     assertEquals(1L, metrics.getAttribute("Tasks"));
@@ -178,9 +179,33 @@ class ReconstructionRouterTest {
     assertEquals(1L, metrics.getAttribute("a.Served"));
     String[] recent = (String[]) metrics.getAttribute("RecentTasks");
     assertEquals(1, recent.length);
-    assertEquals("blk_-1024_1001\t[4]\ta\t1048576", recent[0].substring(0,
-        recent[0].lastIndexOf('\t', recent[0].lastIndexOf('\t') - 1)));
+    String[] fields = recent[0].split("\t", -1);
+    assertEquals(List.of("blk_-1024_1001", "[4]", "a", "1048576"),
+        List.of(fields).subList(0, 4));
+    long start = Long.parseLong(fields[5]);
+    assertTrue(start > before && start <= System.currentTimeMillis(), "task start " + start);
     assertTrue(java.util.Arrays.stream(metrics.getMBeanInfo().getAttributes())
         .anyMatch(a -> a.getName().equals("native.Failed")));
+  }
+
+  @Test
+  void metricsPublishedThroughMetrics2() {
+    RouteMetrics metrics = new RouteMetrics();
+    new ReconstructionRouter(List.of(route("a", "fail"), route("b", "ok"), new NativeRoute()), 1,
+        metrics).reconstruct(task());
+    org.apache.hadoop.metrics2.impl.MetricsCollectorImpl collector =
+        new org.apache.hadoop.metrics2.impl.MetricsCollectorImpl();
+    metrics.getMetrics(collector, true);
+    java.util.Map<String, Number> values = new java.util.HashMap<>();
+    collector.getRecords().forEach(rec -> {
+      assertEquals(RouteMetrics.RECORD, rec.name());
+      rec.metrics().forEach(m -> values.put(m.name(), m.value()));
+    });
+    assertEquals(1L, values.get("Tasks"));
+    assertEquals(0L, values.get("InFlight"));
+    assertEquals(2L, values.get("AFailed"), "tried once, retried once");
+    assertEquals(1L, values.get("BServed"));
+    assertEquals(1048576L, values.get("BBytes"));
+    assertEquals(0L, values.get("NativeServed"));
   }
 }

@@ -24,7 +24,7 @@ class SoftwareSwitchMainTest {
     Process p = new ProcessBuilder(
         System.getProperty("java.home") + File.separator + "bin" + File.separator + "java",
         "-cp", System.getProperty("java.class.path"), SoftwareSwitchMain.class.getName(),
-        "--control-port", "0", "--data-port", "0", "--slot-arrays", "4")
+        "--control-port", "0", "--data-port", "0", "--slot-arrays", "4", "--metrics-port", "0")
         .redirectErrorStream(true).start();
     try {
       BufferedReader out = new BufferedReader(
@@ -46,6 +46,14 @@ class SoftwareSwitchMainTest {
         assertTrue(SetupAnswer.fromJson(ControlFrames.read(i)).reason().contains("JSON"));
       }
       assertTrue(p.isAlive(), "malformed requests must not stop the switch");
+      // The metrics page counts what happened: the malformed requests were refusals.
+      java.net.URL prom = new java.net.URL(line.substring(line.indexOf("metrics ") + 8));
+      String page = new String(prom.openStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue(page.contains("\nnetec_switch_tasks_refused 2\n"), page);
+      assertTrue(page.contains("\nnetec_switch_tasks_accepted 0\n"), page);
+      String jmx = new String(new java.net.URL(prom.toString().replace("/prom", "/jmx"))
+          .openStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue(jmx.contains("\"TasksRefused\":2"), jmx);
     } finally {
       p.destroy();
       assertTrue(p.waitFor(10, TimeUnit.SECONDS));

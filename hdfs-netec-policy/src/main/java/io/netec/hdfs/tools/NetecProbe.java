@@ -1,0 +1,249 @@
+package io.netec.hdfs.tools;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Random;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hdfs.DistributedFileSystem;
+import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
+import org.apache.hadoop.hdfs.protocol.ErasureCodingPolicy;
+import org.apache.hadoop.hdfs.protocol.LocatedBlock;
+import org.apache.hadoop.hdfs.protocol.LocatedStripedBlock;
+import org.apache.hadoop.util.GenericOptionsParser;
+
+/**
+ * A client-side probe for trying NETEC files on a cluster (the testbed drives it): writes files
+ * of reproducible content, verifies them, says where every internal block lives, and times
+ * reads of one unit's cells. Content is a function of (seed, position), so a verification needs
+ * no copy of the file. Every command prints one JSON line on stdout; it exits 1 when bytes
+ * differ, 2 on bad usage.
+ *
+ * <pre>
+ *   [-D key=value ...]                   Hadoop's generic options, then one of:
+ *   write PATH SIZE SEED                 a file of SIZE bytes (policy: the directory's)
+ *   verify PATH SIZE SEED                read it all back and compare
+ *   locate PATH                          block groups / blocks and where each unit lives
+ *   read-unit PATH SIZE SEED GROUP INDEX read every cell of data unit INDEX of group GROUP
+ *                                        (pread per cell, compared), timed
+ *   read-range PATH SIZE SEED OFFSET LEN pread of [OFFSET, OFFSET+LEN), compared, timed
+ * </pre>
+ * The file system is the configured one: with {@code fs.hdfs.impl} set to
+ * NetecDistributedFileSystem, reads of missing units go through the NetEC routes.
+ */
+public final class NetecProbe {
+  private static final int CHUNK = 64 * 1024;
+
+  private NetecProbe() {
+  }
+
+  public static void main(String[] argv) throws Exception {
+    Configuration conf = new Configuration();
+    // Hadoop's generic options first: -D key=value overrides the configuration (e.g. the
+    // client's netec.route.order for one read).
+    String[] args = new GenericOptionsParser(conf, argv).getRemainingArgs();
+    if (args.length < 2) {
+      usage("a command and a path");
+    }
+    Path path = new Path(args[1]);
+    try (FileSystem fs = FileSystem.newInstance(path.toUri(), conf)) {
+      String out;
+      switch (args[0]) {
+        case "write":
+          need(args, 4);
+          out = write(fs, path, number(args[2]), number(args[3]));
+          break;
+        case "verify":
+          need(args, 4);
+          out = verify(fs, path, number(args[2]), number(args[3]));
+          break;
+        case "locate":
+          need(args, 2);
+          out = locate((DistributedFileSystem) fs, path);
+          break;
+        case "read-unit":
+          need(args, 6);
+          out = readUnit(fs, path, number(args[2]), number(args[3]), (int) number(args[4]),
+              (int) number(args[5]));
+          break;
+        case "read-range":
+          need(args, 6);
+          out = readRange(fs, path, number(args[2]), number(args[3]), number(args[4]),
+              (int) number(args[5]));
+          break;
+        default:
+          usage("unknown command " + args[0]);
+          return;
+      }
+      System.out.println(out);
+      System.exit(out.contains("\"ok\":false") ? 1 : 0);
+    }
+  }
+
+  /** Bytes [offset, offset+len) of the content of seed {@code seed}. */
+  public static byte[] content(long seed, long offset, int len) {
+    byte[] out = new byte[len];
+    byte[] chunk = new byte[CHUNK];
+    long c = offset / CHUNK;
+    int done = 0;
+    while (done < len) {
+      new Random(seed * 0x9E3779B97F4A7C15L + c).nextBytes(chunk);
+      int from = (int) ((offset + done) - c * CHUNK);
+      int n = Math.min(CHUNK - from, len - done);
+      System.arraycopy(chunk, from, out, done, n);
+      done += n;
+      c++;
+    }
+    return out;
+  }
+
+  private static String write(FileSystem fs, Path path, long size, long seed) throws IOException {
+    long start = System.nanoTime();
+    try (OutputStream o = fs.create(path, false)) {
+      for (long off = 0; off < size; off += 1 << 20) {
+        o.write(content(seed, off, (int) Math.min(1 << 20, size - off)));
+      }
+    }
+    return String.format(Locale.ROOT, "{\"path\":\"%s\",\"bytes\":%d,\"ms\":%.1f}", path, size,
+        ms(start));
+  }
+
+  private static String verify(FileSystem fs, Path path, long size, long seed)
+      throws IOException {
+    long start = System.nanoTime();
+    long length = fs.getFileStatus(path).getLen();
+    long firstBad = length == size ? -1 : Math.min(length, size);
+    byte[] buf = new byte[1 << 20];
+    try (FSDataInputStream in = fs.open(path)) {
+      for (long off = 0; off < size && firstBad < 0; off += buf.length) {
+        int n = (int) Math.min(buf.length, size - off);
+        in.readFully(buf, 0, n);
+        firstBad = mismatch(buf, content(seed, off, n), n, off);
+      }
+    }
+    return String.format(Locale.ROOT,
+        "{\"path\":\"%s\",\"ok\":%b,\"bytes\":%d,\"first_bad\":%d,\"ms\":%.1f}", path,
+        firstBad < 0, size, firstBad, ms(start));
+  }
+
+  private static String readUnit(FileSystem fs, Path path, long size, long seed, int group,
+      int index) throws IOException {
+    ErasureCodingPolicy p = ((DistributedFileSystem) fs).getErasureCodingPolicy(path);
+    if (p == null || index >= p.getNumDataUnits()) {
+      usage(path + " has no data unit " + index + " (policy " + p + ")");
+    }
+    long cell = p.getCellSize();
+    long stripe = cell * p.getNumDataUnits();
+    List<LocatedBlock> blocks = ((DistributedFileSystem) fs).getClient()
+        .getLocatedBlocks(path.toUri().getPath(), 0, size).getLocatedBlocks();
+    if (group >= blocks.size()) {
+      usage(path + " has " + blocks.size() + " block groups, not " + (group + 1));
+    }
+    LocatedBlock g = blocks.get(group);
+    long groupEnd = g.getStartOffset() + g.getBlockSize();
+    long start = System.nanoTime();
+    long bytes = 0;
+    long firstBad = -1;
+    try (FSDataInputStream in = fs.open(path)) {
+      for (long s = g.getStartOffset(); s < groupEnd && firstBad < 0; s += stripe) {
+        long off = s + index * cell;
+        int n = (int) Math.max(0, Math.min(cell, groupEnd - off));
+        if (n == 0) {
+          break;
+        }
+        byte[] b = new byte[n];
+        in.readFully(off, b);
+        bytes += n;
+        firstBad = mismatch(b, content(seed, off, n), n, off);
+      }
+    }
+    return String.format(Locale.ROOT,
+        "{\"path\":\"%s\",\"group\":%d,\"index\":%d,\"ok\":%b,\"bytes\":%d,\"ms\":%.1f}", path,
+        group, index, firstBad < 0, bytes, ms(start));
+  }
+
+  private static String readRange(FileSystem fs, Path path, long size, long seed, long offset,
+      int len) throws IOException {
+    if (offset < 0 || len < 0 || offset + len > size) {
+      usage("range " + offset + "+" + len + " outside a file of " + size + " bytes");
+    }
+    long start = System.nanoTime();
+    byte[] b = new byte[len];
+    try (FSDataInputStream in = fs.open(path)) {
+      in.readFully(offset, b);
+    }
+    double ms = ms(start);
+    long firstBad = mismatch(b, content(seed, offset, len), len, offset);
+    return String.format(Locale.ROOT,
+        "{\"path\":\"%s\",\"offset\":%d,\"ok\":%b,\"bytes\":%d,\"ms\":%.1f}", path, offset,
+        firstBad < 0, len, ms);
+  }
+
+  private static String locate(DistributedFileSystem fs, Path path) throws IOException {
+    ErasureCodingPolicy p = fs.getErasureCodingPolicy(path);
+    StringBuilder sb = new StringBuilder(String.format(Locale.ROOT,
+        "{\"path\":\"%s\",\"policy\":%s,\"groups\":[", path,
+        p == null ? "null" : "\"" + p.getName() + "\""));
+    List<String> groups = new ArrayList<>();
+    for (LocatedBlock lb : fs.getClient().getLocatedBlocks(path.toUri().getPath(), 0,
+        Long.MAX_VALUE).getLocatedBlocks()) {
+      List<String> units = new ArrayList<>();
+      DatanodeInfo[] dns = lb.getLocations();
+      for (int i = 0; i < dns.length; i++) {
+        int index = lb instanceof LocatedStripedBlock
+            ? ((LocatedStripedBlock) lb).getBlockIndices()[i] : 0;
+        units.add(String.format(Locale.ROOT, "{\"index\":%d,\"block\":%d,\"dn\":\"%s\"}", index,
+            lb.getBlock().getBlockId() + (lb instanceof LocatedStripedBlock ? index : 0),
+            dns[i].getXferAddr()));
+      }
+      groups.add(String.format(Locale.ROOT,
+          "{\"block\":%d,\"genstamp\":%d,\"bytes\":%d,\"offset\":%d,\"units\":[%s]}",
+          lb.getBlock().getBlockId(), lb.getBlock().getGenerationStamp(),
+          lb.getBlock().getNumBytes(), lb.getStartOffset(), String.join(",", units)));
+    }
+    return sb.append(String.join(",", groups)).append("]}").toString();
+  }
+
+  private static long mismatch(byte[] got, byte[] want, int n, long base) {
+    for (int i = 0; i < n; i++) {
+      if (got[i] != want[i]) {
+        return base + i;
+      }
+    }
+    return -1;
+  }
+
+  private static double ms(long startNanos) {
+    return (System.nanoTime() - startNanos) / 1e6;
+  }
+
+  private static long number(String s) {
+    try {
+      return Long.parseLong(s);
+    } catch (NumberFormatException e) {
+      usage("not a number: " + s);
+      return 0;
+    }
+  }
+
+  private static void need(String[] args, int n) {
+    if (args.length != n) {
+      usage(args[0] + " takes " + (n - 1) + " arguments, got " + (args.length - 1));
+    }
+  }
+
+  private static void usage(String why) {
+    PrintStream err = new PrintStream(System.err, true, StandardCharsets.UTF_8);
+    err.println("netec-probe: " + why);
+    err.println("usage: write|verify PATH SIZE SEED; locate PATH; read-unit PATH SIZE SEED GROUP"
+        + " INDEX; read-range PATH SIZE SEED OFFSET LEN");
+    System.exit(2);
+  }
+}

@@ -1,0 +1,328 @@
+"""bin/netec-bench testbed: every route's speed on the testbed, in one run, side by side.
+
+For each code (RS(3,2), RS(6,3)) and route (native, switch, inec chain, inec tree, and 3-way
+replication as the anchor) the DataNodes are restarted with that route order; for each link
+rate, files are written over unshaped links, every host link is then shaped to the rate, the
+DataNode holding the most internal blocks is killed with kill -9, and the run measures:
+  - rate: bytes rebuilt per second from the first task's start to the last task's end (the
+    routers' own outcome records, read from every DataNode's /jmx; for replication, the
+    DataNodes' transfer log lines), and the mean rate of one task (one rebuilding node);
+  - ingress: bytes the rebuilding DataNodes received per rebuilt byte (interface counters of
+    their links, read on the bridge), and CPU seconds per rebuilt GiB of every process
+    (/proc/PID/stat), by role;
+  - every rebuilt block compared byte for byte with the dead DataNode's copy.
+Then degraded-read latency (one whole internal block, its holder dead, through each client
+route, against a healthy block and a replicated block; with and without a reconstruction
+running) and concurrent losses (1..3 DataNodes at once through the switch).
+Writes docs/testbed-benchmark.md (tables, command line, machine) and PNG plots beside it.
+"""
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+from . import scenario
+from .cluster import Config, Testbed
+from .hadoop import REPO
+from .net import TestbedError, rate_bits
+
+ROUTES = {  # name -> (DataNode route order, INEC scheme, replicated?)
+    "native": ("native", "ecpipe", False),
+    "switch": ("switch,native", "ecpipe", False),
+    "inec-chain": ("inec,native", "ecpipe", False),
+    "inec-tree": ("inec,native", "ppr", False),
+    "replication": ("native", "ecpipe", True),
+}
+CODES = {"rs32": ("NETEC-3-2-1024k", 3), "rs63": ("NETEC-6-3-1024k", 6),
+         "rs104": ("NETEC-10-4-1024k", 10)}
+
+
+def say(msg):
+    print("[%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
+
+
+def run_one(tb, code, route, link, groups, seed):
+    policy, k = CODES[code]
+    order, scheme, replicated = ROUTES[route]
+    tb.shape(None)
+    size = groups * k * tb.cfg.block_size
+    files = scenario.Files(tb, "/bench/%s-%s-%s" % (code, route, link), None if replicated
+                           else policy, 1, size, seed=seed).write()
+    tb.shape(link)
+    o = scenario.lose_and_rebuild(tb, files, replicated=replicated)
+    files.remove()
+    tb.shape(None)
+    return o
+
+
+def summarize(o, link):
+    roles = {"targets": sum(o.cpu.get(h, 0) for h in o.targets),
+             "survivors": sum(v for h, v in o.cpu.items() if h.startswith("dn")
+                              and h not in o.targets),
+             "switch": o.cpu.get("sw", 0), "namenode": o.cpu.get("nn", 0)}
+    gib = o.bytes / 2**30 if o.bytes else float("nan")
+    tasks = [t for t in o.tasks if t.get("ms")]
+    per_task = (sum(t["bytes"] / (t["ms"] / 1000.0) for t in tasks) / len(tasks)) if tasks else 0
+    return {
+        "victims": o.victims, "blocks": len(o.lost_blocks), "tasks": len(o.tasks),
+        "served_by": o.served_by, "bytes": o.bytes, "window_s": round(o.window_s, 3),
+        "rate_MBps": round(o.rate / 1e6, 2),
+        "link_fraction": round(o.rate * 8 / rate_bits(link), 3),
+        "task_rate_MBps": round(per_task / 1e6, 2),
+        "task_link_fraction": round(per_task * 8 / rate_bits(link), 3),
+        "ingress_per_byte": round(o.target_ingress_per_byte, 3),
+        "cpu_s_per_gib": {r: round(v / gib, 2) for r, v in roles.items()},
+        "equal": o.all_equal, "wall_s": round(o.wall_s, 1)}
+
+
+def degraded_reads(tb, code, groups, link, seed):
+    """Times reading one whole internal block through each client route, holder dead."""
+    policy, k = CODES[code]
+    tb.shape(None)
+    size = groups * k * tb.cfg.block_size
+    files = scenario.Files(tb, "/bench/reads-%s" % code, policy, 1, size, seed=seed).write()
+    repl = scenario.Files(tb, "/bench/reads-replicated", None, 1, 4 * tb.cfg.block_size,
+                          seed=seed + 1).write()
+    units = files.locate()
+    victim = scenario.choose_victims(units, 1)[0]
+    path = files.paths[0]
+    lost = [u for u in units if u[4] == victim and u[2] < k]
+    healthy = [u for u in units if u[4] != victim and u[2] < k]
+    if not lost:
+        raise TestbedError("the victim holds no data unit of " + path)
+    group = [g["offset"] for g in tb.probe("locate", path)["groups"]].index(lost[0][1])
+    hgroup = [g["offset"] for g in tb.probe("locate", path)["groups"]].index(healthy[0][1])
+    tb.shape(link)
+
+    def read(index, grp, order):
+        r = tb.probe("read-unit", path, str(size), str(files.seed_of(path)), str(grp),
+                     str(index), conf=[("netec.route.order", order)])
+        if not r["ok"]:
+            raise TestbedError("degraded read of %s returned wrong bytes" % path)
+        return r["ms"]
+
+    out = {"healthy_ms": read(healthy[0][2], hgroup, "native")}
+    r = tb.probe("read-range", repl.paths[0], str(repl.size), str(repl.seed_of(repl.paths[0])),
+                 "0", str(tb.cfg.block_size))
+    out["replicated_ms"] = r["ms"]
+    results = {}
+
+    def during(t, o):
+        for route in ("switch", "inec", "native"):
+            results[route] = read(lost[0][2], group, route)
+
+    def mid(t, o):
+        for route in ("switch", "inec", "native"):
+            results[route + "+recon"] = read(lost[0][2], group, route)
+            results[route + "+recon_inflight_after"] = t.in_flight()
+
+    scenario.lose_and_rebuild(tb, files, victims=[victim], during=during, mid_task=mid)
+    out.update(results)
+    files.remove()
+    repl.remove()
+    tb.shape(None)
+    tb.revive(victim)
+    return out
+
+
+def concurrent(tb, code, groups, link, seed, max_lost):
+    policy, k = CODES[code]
+    out = {}
+    for n in range(1, max_lost + 1):
+        tb.shape(None)
+        files = scenario.Files(tb, "/bench/concurrent-%d" % n, policy, 1,
+                               groups * k * tb.cfg.block_size, seed=seed + n).write()
+        tb.shape(link)
+        o = scenario.lose_and_rebuild(tb, files, count=n)
+        out[n] = summarize(o, link)
+        files.remove()
+        for v in o.victims:
+            tb.revive(v)
+        say("  %d lost at once: %s" % (n, scenario.describe(o)))
+    tb.shape(None)
+    return out
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="netec-bench testbed", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--codes", default="rs32,rs63")
+    p.add_argument("--routes", default="native,switch,inec-chain,inec-tree,replication")
+    p.add_argument("--links", default="100mbit,400mbit,1gbit")
+    p.add_argument("--datanodes", type=int, default=12)
+    p.add_argument("--block-mb", type=int, default=4)
+    p.add_argument("--groups", type=int, default=12, help="block groups written per run")
+    p.add_argument("--reads-link", default="1gbit")
+    p.add_argument("--concurrent", type=int, default=3, help="most DataNodes lost at once")
+    p.add_argument("--out", default=os.path.join(REPO, "docs", "testbed-benchmark.md"))
+    a = p.parse_args(argv)
+    cmdline = "bin/netec-bench testbed " + " ".join(argv if argv is not None else sys.argv[1:])
+    codes, routes, links = a.codes.split(","), a.routes.split(","), a.links.split(",")
+    for c in codes:
+        if c not in CODES:
+            p.error("--codes: %s is not one of %s" % (c, ",".join(CODES)))
+    for r in routes:
+        if r not in ROUTES:
+            p.error("--routes: %s is not one of %s" % (r, ",".join(ROUTES)))
+    tb = Testbed(Config(prefix="ntb", datanodes=a.datanodes, block_size=a.block_mb << 20))
+    results = {"rebuild": [], "reads": {}, "concurrent": {}}
+    started = time.time()
+    try:
+        tb.up(progress=say)
+        seed = 100
+        for code in codes:
+            for route in routes:
+                order, scheme, _ = ROUTES[route]
+                say("%s, route %s: DataNodes restarted with netec.route.order=%s, "
+                    "netec.inec.scheme=%s" % (code, route, order, scheme))
+                tb.restart_datanodes(route_order=order, inec_scheme=scheme, revive=True)
+                for link in links:
+                    seed += 1
+                    o = run_one(tb, code, route, link, a.groups, seed)
+                    s = summarize(o, link)
+                    s.update(code=code, route=route, link=link)
+                    results["rebuild"].append(s)
+                    say("  %s: %s" % (link, scenario.describe(o)))
+                    for v in o.victims:
+                        tb.revive(v)
+        if a.reads_link:
+            code = "rs63" if "rs63" in codes else codes[0]
+            say("degraded reads (%s, %s links)" % (code, a.reads_link))
+            tb.restart_datanodes(route_order="switch,inec,native", revive=True)
+            results["reads"] = degraded_reads(tb, code, 4, a.reads_link, seed + 50)
+            results["reads"].update(code=code, link=a.reads_link)
+            say("  %s" % results["reads"])
+        if a.concurrent:
+            code = "rs63" if "rs63" in codes else codes[0]
+            say("concurrent losses through the switch (%s, %s links)" % (code, links[-1]))
+            tb.restart_datanodes(route_order="switch,native", revive=True)
+            results["concurrent"] = concurrent(tb, code, a.groups, links[-1], seed + 80,
+                                               a.concurrent)
+    finally:
+        tb.down()
+    results["command"] = cmdline
+    results["seconds"] = round(time.time() - started)
+    write_report(results, a.out)
+    say("wrote %s (and its PNG plots and JSON) in %d s" % (a.out, results["seconds"]))
+    bad = [r for r in results["rebuild"] if not r["equal"]]
+    return 1 if bad else 0
+
+
+def machine():
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    java = subprocess.run(["java", "-version"], stderr=subprocess.PIPE, text=True).stderr \
+        .splitlines()[0]
+    return "%d cores (%s), %.0f GiB, Linux %s, %s" % (os.cpu_count(), cpu, mem,
+                                                     platform.release(), java)
+
+
+def write_report(res, out):
+    base = os.path.splitext(out)[0]
+    with open(base + ".json", "w") as f:
+        json.dump(res, f, indent=1)
+    plots = plot(res, base)
+    L = ["# Testbed benchmark", "",
+         "Printed by `%s` in one run (%d s) on %s. Hadoop 3.4.3 daemons in network namespaces "
+         "(bin/netec-testbed); every host link shaped both ways with tc tbf, the software "
+         "switch's host unshaped (it stands for a switching ASIC). Figures are this run's; "
+         "ratios compare routes measured in the same run." % (res["command"], res["seconds"],
+                                                              machine()), "",
+         "## Reconstruction", "",
+         "rate: rebuilt bytes / (last task end - first task start); task rate: mean of one "
+         "task's bytes / its time (what one rebuilding node achieves); link: fraction of the "
+         "link rate; ingress: bytes received by the rebuilding DataNodes' links per rebuilt "
+         "byte; CPU: seconds per rebuilt GiB (targets = rebuilding DataNodes, survivors = the "
+         "other live DataNodes).", "",
+         "| code | route | link | tasks | served by | MiB | rate MB/s | rate/link | task MB/s "
+         "| task/link | ingress/B | CPU s/GiB targets | survivors | switch | equal |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in res["rebuild"]:
+        c = r["cpu_s_per_gib"]
+        L.append("| %s | %s | %s | %d | %s | %.0f | %.1f | %.2f | %.1f | %.2f | %.2f | %.1f "
+                 "| %.1f | %.1f | %s |" % (
+                     r["code"], r["route"], r["link"], r["tasks"],
+                     ", ".join("%s %d" % kv for kv in sorted(r["served_by"].items())),
+                     r["bytes"] / 2**20, r["rate_MBps"], r["link_fraction"],
+                     r["task_rate_MBps"], r["task_link_fraction"], r["ingress_per_byte"],
+                     c["targets"], c["survivors"], c["switch"], "yes" if r["equal"] else "NO"))
+    L += ["", "Ratios against native in the same run (rate, and one task's rate):", "",
+          "| code | link | route | rate / native | task rate / native |", "|---|---|---|---|---|"]
+    for r in res["rebuild"]:
+        nat = [n for n in res["rebuild"] if n["route"] == "native" and n["code"] == r["code"]
+               and n["link"] == r["link"]]
+        if nat and r["route"] != "native" and nat[0]["rate_MBps"] and nat[0]["task_rate_MBps"]:
+            L.append("| %s | %s | %s | %.2fx | %.2fx |" % (
+                r["code"], r["link"], r["route"], r["rate_MBps"] / nat[0]["rate_MBps"],
+                r["task_rate_MBps"] / nat[0]["task_rate_MBps"]))
+    if res["reads"]:
+        rd = res["reads"]
+        L += ["", "## Degraded reads", "",
+              "One whole internal block (%s, %s links) read by a client; ms." % (
+                  rd["code"], rd["link"]), "",
+              "| read | ms |", "|---|---|",
+              "| healthy block (holder alive) | %.0f |" % rd["healthy_ms"],
+              "| replicated file, one block | %.0f |" % rd["replicated_ms"]]
+        for route in ("switch", "inec", "native"):
+            if route in rd:
+                L.append("| holder dead, through %s | %.0f |" % (route, rd[route]))
+            if route + "+recon" in rd:
+                L.append("| holder dead, through %s, reconstruction running | %.0f |" % (
+                    route, rd[route + "+recon"]))
+    if res["concurrent"]:
+        L += ["", "## Concurrent losses (switch route)", "",
+              "| DataNodes lost at once | tasks | MiB | rate MB/s | task MB/s | equal |",
+              "|---|---|---|---|---|---|"]
+        for n, r in sorted(res["concurrent"].items(), key=lambda kv: int(kv[0])):
+            L.append("| %s | %d | %.0f | %.1f | %.1f | %s |" % (
+                n, r["tasks"], r["bytes"] / 2**20, r["rate_MBps"], r["task_rate_MBps"],
+                "yes" if r["equal"] else "NO"))
+    L += [""] + ["![%s](%s)" % (os.path.basename(p), os.path.basename(p)) for p in plots]
+    with open(out, "w") as f:
+        f.write("\n".join(L) + "\n")
+
+
+def plot(res, base):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        say("matplotlib missing: no plots (pip install matplotlib)")
+        return []
+    made = []
+    for metric, label, suffix in (("rate_MBps", "rebuilt MB/s (all tasks)", "rate"),
+                                  ("task_rate_MBps", "MB/s of one task", "task-rate")):
+        codes = sorted({r["code"] for r in res["rebuild"]})
+        fig, axes = plt.subplots(1, len(codes), figsize=(5.5 * len(codes), 4), squeeze=False)
+        for ax, code in zip(axes[0], codes):
+            rows = [r for r in res["rebuild"] if r["code"] == code]
+            links = list(dict.fromkeys(r["link"] for r in rows))
+            for route in dict.fromkeys(r["route"] for r in rows):
+                ys = [next((r[metric] for r in rows if r["route"] == route and r["link"] == l),
+                           0) for l in links]
+                ax.plot(links, ys, marker="o", label=route)
+            ax.plot(links, [rate_bits(l) / 8e6 for l in links], "k--", label="link rate")
+            ax.set_title(code)
+            ax.set_xlabel("link")
+            ax.set_ylabel(label)
+            ax.legend(fontsize=8)
+        fig.tight_layout()
+        path = "%s-%s.png" % (base, suffix)
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        made.append(path)
+    return made
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,464 @@
+"""A NetEC-HDFS cluster of real processes: one NameNode, N DataNodes, the software switch and
+a client host, each in its own network namespace, each daemon its own JVM and conf dir."""
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import time
+import urllib.request
+
+from . import hadoop, net
+from .net import TestbedError
+
+POLICIES = ("NETEC-3-2-1024k", "NETEC-6-3-1024k", "NETEC-10-4-1024k")
+
+
+class Config:
+    """What `up` builds. Every field has a command-line flag of the same name (bin/netec-testbed)."""
+
+    def __init__(self, **kw):
+        self.prefix = "ntb"
+        self.datanodes = 12
+        self.link = None            # e.g. "1gbit"; None: unshaped
+        self.delay_us = 0
+        self.loss = 0.0
+        self.shape_switch = False   # the switch host stands for an ASIC: unshaped by default
+        self.hadoop = "3.4.3"
+        self.block_size = 8 << 20   # bytes of one internal block (dfs.blocksize)
+        self.route_order = "switch,inec,native"
+        self.inec_scheme = "ecpipe"
+        self.route_timeout_ms = 30000
+        self.run_dir = None
+        self.hdfs = {}              # extra hdfs-site keys for every host
+        for k, v in kw.items():
+            if not hasattr(self, k):
+                raise TypeError("unknown testbed setting " + k)
+            setattr(self, k, v)
+        if self.run_dir is None:
+            self.run_dir = os.path.join(os.environ.get("TMPDIR", "/tmp"),
+                                        "netec-testbed-" + self.prefix)
+        if self.datanodes < 3 or self.datanodes > 200:
+            raise TestbedError("--datanodes %d: expected 3..200" % self.datanodes)
+
+
+def _ip(host):
+    fixed = {"nn": 2, "sw": 3, "cl": 4}
+    return "%s.%d" % (net.SUBNET, fixed[host] if host in fixed else 10 + int(host[2:]))
+
+
+class Testbed:
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, config):
+        self.cfg = config
+        self.fabric = net.Fabric(config.prefix)
+        self.run_dir = config.run_dir
+        self.state_file = os.path.join(self.run_dir, "state.json")
+        self.classpath = None
+        self.procs = {}     # host -> {"pid":, "log":, "cmd":}
+        self.dead = set()   # DataNodes killed (their data dirs stay for comparison)
+
+    # ---- hosts -------------------------------------------------------------------------
+
+    @property
+    def datanodes(self):
+        return ["dn%02d" % i for i in range(1, self.cfg.datanodes + 1)]
+
+    def hosts(self):
+        return ["nn", "sw", "cl"] + self.datanodes
+
+    @staticmethod
+    def ip(host):
+        return _ip(host)
+
+    def host_of(self, address):
+        """'198.18.100.11:9866' -> 'dn01'."""
+        ip = address.split(":")[0]
+        for h in self.hosts():
+            if _ip(h) == ip:
+                return h
+        raise TestbedError("no testbed host has address " + address)
+
+    def data_dir(self, host):
+        return os.path.join(self.run_dir, host, "data")
+
+    def log(self, host):
+        return os.path.join(self.run_dir, "logs", host + ".log")
+
+    # ---- up / down -------------------------------------------------------------------------
+
+    def leftovers(self):
+        """What a previous testbed of this prefix left: namespaces, the management port,
+        processes of its state file, its run dir."""
+        found = ["namespace " + n for n in net.namespaces(self.cfg.prefix)]
+        found += ["interface %s with %s" % (i, net.MGMT_IP) for i in net.holders_of(net.MGMT_IP)]
+        if os.path.exists(self.state_file):
+            found.append("run dir " + self.run_dir)
+        return found
+
+    def up(self, progress=print):
+        net.require_root()
+        left = self.leftovers()
+        if left:
+            raise TestbedError("a testbed is already here (%s): run `bin/netec-testbed down%s` "
+                               "first" % (", ".join(left), "" if self.cfg.prefix == "ntb"
+                                          else " --prefix " + self.cfg.prefix))
+        try:
+            self._up(progress)
+        except BaseException:
+            progress("testbed: start failed, removing what was made")
+            self.down(keep_run_dir=True)
+            raise
+
+    def _up(self, progress):
+        os.makedirs(os.path.join(self.run_dir, "logs"), exist_ok=True)
+        self._save()
+        progress("testbed: building the plugin and Hadoop %s's classpath" % self.cfg.hadoop)
+        self.classpath = hadoop.build(self.cfg.hadoop, os.path.join(self.run_dir, "logs",
+                                                                     "build.log"))
+        progress("testbed: %d hosts in namespaces %s-*, bridge in %s, subnet %s.0/24"
+                 % (len(self.hosts()), self.cfg.prefix, self.fabric.tor, net.SUBNET))
+        self.fabric.create_tor()
+        for h in self.hosts():
+            self.fabric.add_host(h, _ip(h))
+        self.shape(self.cfg.link)
+        self._save()
+        for h in self.hosts():
+            self.write_conf(h)
+        progress("testbed: NameNode on %s" % _ip("nn"))
+        self._java("nn", hadoop.NAMENODE, ["-format", "-nonInteractive", "-force"], wait=True)
+        self.start("nn")
+        self.start("sw")
+        for dn in self.datanodes:
+            self.start(dn)
+        progress("testbed: waiting for %d DataNodes to register" % len(self.datanodes))
+        self.wait_live(len(self.datanodes))
+        self.wait_out_of_safemode()
+        self.ec_admin("-addPolicies", "-policyFile", os.path.join(hadoop.REPO, "conf",
+                                                                  "netec-policies.xml"))
+        for p in POLICIES:
+            self.ec_admin("-enablePolicy", "-policy", p)
+        progress("testbed: up; NETEC policies added and enabled")
+
+    def down(self, keep_run_dir=False):
+        pids = [p["pid"] for p in self.procs.values()]
+        state = self._load_state()
+        if state:
+            pids += [p["pid"] for p in state.get("procs", {}).values()]
+        net.destroy(self.cfg.prefix, pids)
+        self.procs = {}
+        if not keep_run_dir and os.path.isdir(self.run_dir):
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+
+    def shape(self, rate):
+        """(Re)shapes every host's link; the switch's only with shape_switch."""
+        for h in self.hosts():
+            if h == "sw" and not self.cfg.shape_switch:
+                self.fabric.shape(h, None)
+            else:
+                self.fabric.shape(h, rate, self.cfg.delay_us, self.cfg.loss)
+        self.cfg.link = rate
+        self._save()
+
+    # ---- configuration and processes -------------------------------------------------------
+
+    def write_conf(self, host, route_order=None, inec_scheme=None):
+        d = os.path.join(self.run_dir, host)
+        core = {
+            "fs.defaultFS": "hdfs://%s:%d" % (_ip("nn"), hadoop.NN_RPC_PORT),
+            "hadoop.tmp.dir": os.path.join(d, "tmp"),
+            "hadoop.prometheus.endpoint.enabled": "true",
+        }
+        hdfs = {
+            "dfs.namenode.name.dir": os.path.join(d, "name"),
+            "dfs.datanode.data.dir": os.path.join(d, "data"),
+            "dfs.blocksize": str(self.cfg.block_size),
+            "dfs.namenode.fs-limits.min-block-size": "0",
+            "dfs.permissions.enabled": "false",
+            "dfs.namenode.datanode.registration.ip-hostname-check": "false",
+            "dfs.namenode.safemode.extension": "0",
+            # A killed DataNode is declared dead after 2 x recheck + 10 x heartbeat = 14 s,
+            # and reconstruction is scheduled every second, several tasks per DataNode, so
+            # that rates measure the network and the routes, not the NameNode's pacing.
+            "dfs.heartbeat.interval": "1",
+            "dfs.namenode.heartbeat.recheck-interval": "2000",
+            "dfs.namenode.redundancy.interval.seconds": "1",
+            "dfs.namenode.replication.max-streams": "8",
+            "dfs.namenode.replication.max-streams-hard-limit": "16",
+            "dfs.namenode.redundancy.work.multiplier.per.iteration": "8",
+            "dfs.namenode.reconstruction.pending.timeout-sec": "30",
+            "dfs.client.socket-timeout": "20000",
+            "netec.route.order": route_order or self.cfg.route_order,
+            "netec.inec.scheme": inec_scheme or self.cfg.inec_scheme,
+            "netec.switch.address": "%s:%d" % (_ip("sw"), hadoop.SWITCH_CONTROL_PORT),
+            "netec.switch.timeout.ms": str(self.cfg.route_timeout_ms),
+            "netec.inec.timeout.ms": str(self.cfg.route_timeout_ms),
+        }
+        hdfs.update(self.cfg.hdfs)
+        if host == "cl":
+            core["fs.hdfs.impl"] = "io.netec.hdfs.client.NetecDistributedFileSystem"
+        hadoop.write_conf(os.path.join(d, "conf"), core, hdfs)
+
+    def _java(self, host, main, args=(), wait=False, heap="512m"):
+        d = os.path.join(self.run_dir, host)
+        os.makedirs(os.path.join(d, "tmp"), exist_ok=True)
+        cmd = ["ip", "netns", "exec", self.fabric.ns(host)] + hadoop.java_command(
+            os.path.join(d, "conf"), self.classpath, main, args, heap=heap,
+            tmp=os.path.join(d, "tmp"))
+        if wait:
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               timeout=600)
+            with open(self.log(host), "a") as f:
+                f.write(p.stderr)
+            if p.returncode != 0:
+                # The first exception line says why; the stack trace stays in the log.
+                why = [l for l in p.stderr.splitlines() if "Exception" in l or "Error" in l
+                       or l.startswith(main.rsplit(".", 1)[1].lower())]
+                raise TestbedError("%s on %s failed (exit %d): %s (log %s)" % (
+                    main.rsplit(".", 1)[1], host, p.returncode,
+                    (why[0] if why else p.stderr.strip()[-500:]).strip(), self.log(host)))
+            return p.stdout
+        out = open(self.log(host), "a")
+        # A session of its own: the daemon outlives `up` and a Ctrl-C of the shell.
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def start(self, host):
+        if host == "nn":
+            p = self._java("nn", hadoop.NAMENODE)
+        elif host == "sw":
+            p = self._java("sw", hadoop.SWITCH, [
+                "--bind", _ip("sw"), "--control-port", str(hadoop.SWITCH_CONTROL_PORT),
+                "--data-port", str(hadoop.SWITCH_DATA_PORT),
+                "--metrics-port", str(hadoop.SWITCH_METRICS_PORT), "--io-threads", "2",
+                "--memory-mb", "1024"])
+        else:
+            p = self._java(host, hadoop.DATANODE)
+            self.dead.discard(host)
+        self.procs[host] = {"pid": p.pid, "log": self.log(host)}
+        self._save()
+        return p.pid
+
+    def pid(self, host):
+        return self.procs[host]["pid"]
+
+    def alive(self, host):
+        return host in self.procs and net._alive(self.procs[host]["pid"])
+
+    def kill(self, host, sig=9):
+        """kill -SIG of HOST's daemon; a killed DataNode's data dir is kept."""
+        os.kill(self.pid(host), sig)
+        deadline = time.time() + 20
+        while net._alive(self.pid(host)) and time.time() < deadline:
+            time.sleep(0.05)
+        if host.startswith("dn"):
+            self.dead.add(host)
+
+    def stop(self, host):
+        net.kill_pids([self.pid(host)])
+
+    def restart_datanodes(self, route_order=None, inec_scheme=None, revive=False):
+        """Restarts every DataNode with a new route order / INEC scheme. With REVIVE, dead
+        DataNodes come back as new, empty ones (their old data dir is moved aside)."""
+        for dn in self.datanodes:
+            if dn in self.dead and not revive:
+                continue
+            if self.alive(dn):
+                self.stop(dn)
+            if dn in self.dead:
+                old = self.data_dir(dn)
+                if os.path.isdir(old):
+                    shutil.rmtree(old)
+            self.write_conf(dn, route_order, inec_scheme)
+        self.write_conf("cl", route_order, inec_scheme)
+        for dn in self.datanodes:
+            if revive or dn not in self.dead:
+                self.start(dn)
+        self.wait_live(len([d for d in self.datanodes if d not in self.dead]))
+        self.wait_plugins()
+
+    def revive(self, dn):
+        """A killed DataNode back as a new, empty one (its old data dir removed)."""
+        if self.alive(dn):
+            return
+        shutil.rmtree(self.data_dir(dn), ignore_errors=True)
+        self.start(dn)
+        self.wait_live(len([d for d in self.datanodes if d not in self.dead]))
+
+    def _save(self):
+        os.makedirs(self.run_dir, exist_ok=True)
+        state = {"config": vars(self.cfg), "procs": self.procs, "dead": sorted(self.dead),
+                 "classpath": self.classpath}
+        tmp = self.state_file + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(state, f, indent=1)
+        os.replace(tmp, self.state_file)
+
+    def _load_state(self):
+        try:
+            with open(self.state_file) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
+    @classmethod
+    def attach(cls, prefix="ntb", run_dir=None):
+        """The testbed an earlier `up` left running (for status, down and the CLI's tools)."""
+        tb = cls(Config(prefix=prefix, run_dir=run_dir))
+        state = tb._load_state()
+        if state and "config" in state:
+            tb.cfg = Config(**state["config"])
+            tb.procs = state["procs"]
+            tb.dead = set(state["dead"])
+            tb.classpath = state["classpath"]
+        return tb, state is not None
+
+    def status(self):
+        lines = ["run dir %s (prefix %s, Hadoop %s, %d DataNodes)" % (
+            self.run_dir, self.cfg.prefix, self.cfg.hadoop, self.cfg.datanodes),
+            "links: %s both ways on every host%s" % (
+                self.cfg.link or "unshaped",
+                "" if self.cfg.shape_switch else "; the switch host stands for the switching "
+                "ASIC and is unshaped"),
+            "NameNode web UI http://%s:%d (from this host, via %s %s)" % (
+                _ip("nn"), hadoop.NN_HTTP_PORT, self.fabric.mgmt, net.MGMT_IP)]
+        for h in self.hosts():
+            if h == "cl":
+                lines.append("%-5s %-15s client host (no daemon)" % (h, _ip(h)))
+                continue
+            p = self.procs.get(h)
+            state = "not started" if not p else (
+                "running pid %d" % p["pid"] if net._alive(p["pid"]) else "DEAD (pid %d)" % p["pid"])
+            lines.append("%-5s %-15s %-22s log %s" % (h, _ip(h), state, self.log(h)))
+        return "\n".join(lines)
+
+    # ---- the client host -------------------------------------------------------------------
+
+    def client(self, main, *args, check=True):
+        try:
+            return self._java("cl", main, args, wait=True, heap="1g")
+        except TestbedError:
+            if check:
+                raise
+            return None
+
+    def probe(self, *args, conf=()):
+        """NetecProbe on the client host; returns its JSON answer."""
+        extra = []
+        for k, v in conf:
+            extra += ["-D", "%s=%s" % (k, v)]
+        return json.loads(self.client(hadoop.PROBE, *(extra + list(args))))
+
+    def ec_admin(self, *args):
+        return self.client(hadoop.ECADMIN, *args)
+
+    def fs(self, *args):
+        return self.client(hadoop.FSSHELL, *args)
+
+    def make_dir(self, path, policy=None):
+        self.fs("-mkdir", "-p", path)
+        if policy:
+            self.ec_admin("-setPolicy", "-path", path, "-policy", policy)
+
+    # ---- metrics over HTTP (through the management port) -----------------------------------
+
+    def jmx(self, host, query):
+        port = {"nn": hadoop.NN_HTTP_PORT, "sw": hadoop.SWITCH_METRICS_PORT}.get(
+            host, hadoop.DN_HTTP_PORT)
+        url = "http://%s:%d/jmx?qry=%s" % (_ip(host), port, query)
+        with urllib.request.urlopen(url, timeout=10) as r:
+            beans = json.load(r).get("beans", [])
+        return beans[0] if beans else {}
+
+    def prom(self, host):
+        port = {"nn": hadoop.NN_HTTP_PORT, "sw": hadoop.SWITCH_METRICS_PORT}.get(
+            host, hadoop.DN_HTTP_PORT)
+        with urllib.request.urlopen("http://%s:%d/prom" % (_ip(host), port), timeout=10) as r:
+            return r.read().decode()
+
+    def namesystem(self):
+        return self.jmx("nn", "Hadoop:service=NameNode,name=FSNamesystem")
+
+    def router(self, dn):
+        return self.jmx(dn, "Hadoop:service=DataNode,name=NetecRouter-%d" % hadoop.DN_XFER_PORT)
+
+    def live_datanodes(self):
+        return [d for d in self.datanodes if d not in self.dead and self.alive(d)]
+
+    def in_flight(self):
+        """Reconstruction tasks the live DataNodes' routers are working on now."""
+        total = 0
+        for dn in self.live_datanodes():
+            try:
+                total += self.router(dn).get("InFlight", 0)
+            except OSError:
+                pass
+        return total
+
+    # ---- waiting ---------------------------------------------------------------------------
+
+    def wait(self, what, test, timeout):
+        deadline = time.time() + timeout
+        last = None
+        while time.time() < deadline:
+            try:
+                if test():
+                    return
+            except (OSError, ValueError, KeyError) as e:
+                last = e
+            time.sleep(0.25)
+        raise TestbedError("timed out after %d s waiting for %s%s" % (
+            timeout, what, " (last error: %s)" % last if last else ""))
+
+    def wait_live(self, n, timeout=180):
+        self.wait("%d live DataNodes at the NameNode" % n,
+                  lambda: self.namesystem().get("NumLiveDataNodes") == n, timeout)
+
+    def wait_out_of_safemode(self, timeout=120):
+        self.wait("the NameNode to leave safe mode", lambda: self.jmx(
+            "nn", "Hadoop:service=NameNode,name=NameNodeInfo").get("Safemode") == "", timeout)
+
+    def wait_plugins(self, timeout=120):
+        def ready():
+            return all(self.router(dn).get("Tasks") is not None for dn in self.live_datanodes())
+        self.wait("the NetEC plugin on every DataNode", ready, timeout)
+
+    def wait_dead(self, hosts, timeout=120):
+        want = len(self.dead)
+        self.wait("the NameNode to declare %s dead" % ", ".join(hosts),
+                  lambda: self.namesystem().get("NumDeadDataNodes", 0) >= want, timeout)
+
+    # ---- blocks on disk --------------------------------------------------------------------
+
+    def replicas(self, host, state="finalized"):
+        """{block id: path} of HOST's block files in STATE (finalized or rbw)."""
+        out = {}
+        pattern = os.path.join(self.data_dir(host), "current", "BP-*", "current", state, "**",
+                               "blk_*")
+        for p in glob.glob(pattern, recursive=True):
+            name = os.path.basename(p)
+            if not name.endswith(".meta"):
+                out[int(name[4:])] = p
+        return out
+
+    def cpu_seconds(self):
+        """{host: user+system CPU seconds} of every running daemon, from /proc."""
+        tick = os.sysconf("SC_CLK_TCK")
+        out = {}
+        for h, p in self.procs.items():
+            try:
+                with open("/proc/%d/stat" % p["pid"]) as f:
+                    fields = f.read().split(") ", 1)[1].split()
+                out[h] = (int(fields[11]) + int(fields[12])) / tick
+            except (OSError, IndexError):
+                pass
+        return out
+
+    def log_tail(self, host, lines=40):
+        try:
+            with open(self.log(host)) as f:
+                return "".join(f.readlines()[-lines:])
+        except OSError:
+            return ""

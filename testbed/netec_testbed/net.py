@@ -1,0 +1,215 @@
+"""Hosts as network namespaces behind one top-of-rack bridge, with tc-shaped links.
+
+Layout (prefix "ntb", subnet 198.18.100.0/24 from the benchmarking range 198.18.0.0/15):
+
+    ntb-tor    a namespace holding the bridge br0 (a bridge in a namespace of its own is not
+               touched by the root namespace's iptables, which Docker sets to drop forwarding)
+    ntb-HOST   one namespace per host, its eth0 a veth whose peer ntbv-HOST is a bridge port
+    PREFIXmgmt the root namespace's own port on the bridge (198.18.100.1), unshaped: the
+               testbed polls the daemons' HTTP metrics through it and carries no data on it
+
+A host's link is shaped in both directions by a token bucket (tc tbf) on the egress of each
+end of its veth pair: eth0 (what the host sends) and ntbv-HOST (what it receives).
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+
+SUBNET = "198.18.100"
+MGMT_IP = SUBNET + ".1"
+
+
+class TestbedError(RuntimeError):
+    """A testbed step that cannot go on; the message says what and how to fix it."""
+    __test__ = False  # not a pytest test class
+
+
+def holders_of(ip):
+    """Root-namespace interfaces holding address IP (one testbed's management port at most:
+    the subnet is the same for every prefix, so only one testbed runs at a time)."""
+    out = json.loads(run("ip", "-j", "addr", "show") or "[]")
+    return [i["ifname"] for i in out
+            if any(a.get("local") == ip for a in i.get("addr_info", []))]
+
+
+def run(*cmd, check=True, capture=True, timeout=60):
+    """Runs a command; on failure raises TestbedError with the command and its stderr."""
+    p = subprocess.run(cmd, stdout=subprocess.PIPE if capture else None,
+                       stderr=subprocess.PIPE, text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise TestbedError("%s failed (exit %d): %s" % (" ".join(cmd), p.returncode,
+                                                        (p.stderr or "").strip()))
+    return p.stdout if capture else ""
+
+
+def require_root():
+    if os.geteuid() != 0:
+        raise TestbedError("the testbed needs root (network namespaces, veth, tc): run it as "
+                           "root or with sudo")
+    for tool in ("ip", "tc"):
+        if subprocess.run(["sh", "-c", "command -v " + tool], stdout=subprocess.DEVNULL)\
+                .returncode != 0:
+            raise TestbedError("'%s' not found: install iproute2 (scripts/setup.sh does)" % tool)
+
+
+def namespaces(prefix):
+    """The namespaces whose names start with PREFIX- (leftovers of a testbed, or ours)."""
+    out = run("ip", "netns", "list")
+    names = [line.split()[0] for line in out.splitlines() if line.strip()]
+    return sorted(n for n in names if n.startswith(prefix + "-"))
+
+
+def pids_in(ns):
+    out = run("ip", "netns", "pids", ns, check=False)
+    return [int(p) for p in out.split() if p.isdigit()]
+
+
+def kill_pids(pids, grace=10.0):
+    """SIGTERM, then SIGKILL after GRACE seconds, to exactly these PIDs."""
+    alive = [p for p in pids if _alive(p)]
+    for p in alive:
+        _signal(p, signal.SIGTERM)
+    deadline = time.time() + grace
+    while alive and time.time() < deadline:
+        time.sleep(0.1)
+        alive = [p for p in alive if _alive(p)]
+    for p in alive:
+        _signal(p, signal.SIGKILL)
+    deadline = time.time() + 5
+    while alive and time.time() < deadline:
+        time.sleep(0.05)
+        alive = [p for p in alive if _alive(p)]
+
+
+def _signal(pid, sig):
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split(") ", 1)[1][0] != "Z"
+    except (FileNotFoundError, IndexError, ProcessLookupError):
+        return False
+
+
+def rate_bits(rate):
+    """'1gbit' / '400mbit' / '100mbit' / '5000kbit' -> bits per second."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmg]?)(bit|bps)", rate.strip().lower())
+    if not m:
+        raise TestbedError("link rate '%s': expected e.g. 100mbit, 400mbit, 1gbit" % rate)
+    n = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
+    return int(n * (8 if m.group(3) == "bps" else 1))
+
+
+class Fabric:
+    """The namespaces, veths and shaping of one testbed."""
+
+    def __init__(self, prefix):
+        self.prefix = prefix
+        self.tor = prefix + "-tor"
+        self.mgmt = prefix + "mgmt"
+
+    def ns(self, host):
+        return "%s-%s" % (self.prefix, host)
+
+    def port(self, host):
+        """The bridge-side end of HOST's veth (at most 15 characters)."""
+        name = "%sv-%s" % (self.prefix, host)
+        if len(name) > 15:
+            raise TestbedError("interface name %s is too long: use a shorter --prefix" % name)
+        return name
+
+    def create_tor(self):
+        run("ip", "netns", "add", self.tor)
+        run("ip", "-n", self.tor, "link", "set", "lo", "up")
+        run("ip", "-n", self.tor, "link", "add", "br0", "type", "bridge")
+        run("ip", "-n", self.tor, "link", "set", "br0", "up")
+        # The root namespace's management port: the testbed reads metrics through it.
+        run("ip", "link", "add", self.mgmt, "type", "veth", "peer", "name", self.port("mgmt"),
+            "netns", self.tor)
+        run("ip", "-n", self.tor, "link", "set", self.port("mgmt"), "master", "br0", "up")
+        run("ip", "addr", "add", MGMT_IP + "/24", "dev", self.mgmt)
+        run("ip", "link", "set", self.mgmt, "up")
+
+    def add_host(self, host, ip):
+        ns = self.ns(host)
+        run("ip", "netns", "add", ns)
+        run("ip", "-n", ns, "link", "set", "lo", "up")
+        run("ip", "link", "add", self.port(host), "netns", self.tor, "type", "veth", "peer",
+            "name", "eth0", "netns", ns)
+        run("ip", "-n", self.tor, "link", "set", self.port(host), "master", "br0", "up")
+        run("ip", "-n", ns, "addr", "add", ip + "/24", "dev", "eth0")
+        run("ip", "-n", ns, "link", "set", "eth0", "up")
+
+    def shape(self, host, rate=None, delay_us=0, loss_pct=0.0):
+        """Shapes HOST's link both ways (rate None: unshaped); delay/loss need netem."""
+        for ns, dev in ((self.ns(host), "eth0"), (self.tor, self.port(host))):
+            run("ip", "netns", "exec", ns, "tc", "qdisc", "del", "dev", dev, "root",
+                check=False)
+            if rate is None and not delay_us and not loss_pct:
+                continue
+            parent = ["root"]
+            if delay_us or loss_pct:
+                netem = ["netem"]
+                if delay_us:
+                    netem += ["delay", "%dus" % delay_us]
+                if loss_pct:
+                    netem += ["loss", "%g%%" % loss_pct]
+                p = subprocess.run(["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev,
+                                    "root", "handle", "1:"] + netem, stderr=subprocess.PIPE,
+                                   text=True)
+                if p.returncode != 0:
+                    raise TestbedError(
+                        "--delay/--loss need tc's netem qdisc, which this kernel does not "
+                        "offer (tc: %s); run without them" % p.stderr.strip())
+                parent = ["parent", "1:1"]
+            if rate is not None:
+                bits = rate_bits(rate)
+                # A bucket of 4 ms of traffic (at least 64 KiB, the largest GSO packet), and a
+                # queue of 20 ms: close to a switch port's buffering at these rates.
+                burst = max(64 * 1024, bits // 8 // 250)
+                run("ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, *parent,
+                    "tbf", "rate", str(bits), "burst", str(burst), "latency", "20ms")
+
+    def set_link(self, host, up):
+        run("ip", "-n", self.tor, "link", "set", self.port(host), "up" if up else "down")
+
+    def counters(self):
+        """{host: (rx_bytes, tx_bytes)} as seen by the host, from the bridge-side ports."""
+        out = json.loads(run("ip", "-n", self.tor, "-s", "-j", "link", "show"))
+        pre = self.prefix + "v-"
+        result = {}
+        for link in out:
+            name = link.get("ifname", "")
+            if name.startswith(pre):
+                s = link["stats64"]
+                # What the bridge port transmits, the host receives, and vice versa.
+                result[name[len(pre):]] = (s["tx"]["bytes"], s["rx"]["bytes"])
+        return result
+
+    def qdiscs(self, host):
+        return run("ip", "netns", "exec", self.ns(host), "tc", "qdisc", "show", "dev", "eth0")
+
+
+def destroy(prefix, extra_pids=()):
+    """Ends every process in PREFIX's namespaces (and EXTRA_PIDS), removes the namespaces and
+    the management port. Safe to call on a half-built or already removed testbed."""
+    spaces = namespaces(prefix)
+    pids = set(extra_pids)
+    for ns in spaces:
+        pids.update(pids_in(ns))
+    kill_pids(sorted(pids))
+    for ns in spaces:
+        run("ip", "netns", "del", ns, check=False)
+    mgmt = prefix + "mgmt"
+    if subprocess.run(["ip", "link", "show", mgmt], stdout=subprocess.DEVNULL,
+                      stderr=subprocess.DEVNULL).returncode == 0:
+        run("ip", "link", "del", mgmt, check=False)
