@@ -45,13 +45,13 @@ def say(msg):
     print("[%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
 
 
-def run_one(tb, code, route, link, groups, seed):
+def run_one(tb, code, route, link, groups, seed, block_size):
     policy, k = CODES[code]
     order, scheme, replicated = ROUTES[route]
     tb.shape(None)
-    size = groups * k * tb.cfg.block_size
+    size = groups * k * block_size
     files = scenario.Files(tb, "/bench/%s-%s-%s" % (code, route, link), None if replicated
-                           else policy, 1, size, seed=seed).write()
+                           else policy, 1, size, seed=seed, block_size=block_size).write()
     tb.shape(link)
     o = scenario.lose_and_rebuild(tb, files, replicated=replicated)
     files.remove()
@@ -59,7 +59,9 @@ def run_one(tb, code, route, link, groups, seed):
     return o
 
 
-def summarize(o, link):
+def summarize(o, link, tb):
+    shaped = [h for h in tb.hosts() if h != "sw" or tb.cfg.shape_switch]
+    host, direction, util = o.busiest_link(rate_bits(link) / 8, shaped)
     roles = {"targets": sum(o.cpu.get(h, 0) for h in o.targets),
              "survivors": sum(v for h, v in o.cpu.items() if h.startswith("dn")
                               and h not in o.targets),
@@ -76,56 +78,70 @@ def summarize(o, link):
         "task_link_fraction": round(per_task * 8 / rate_bits(link), 3),
         "ingress_per_byte": round(o.target_ingress_per_byte, 3),
         "cpu_s_per_gib": {r: round(v / gib, 2) for r, v in roles.items()},
+        "busiest": "%s %s %.2f" % (host, direction, util),
+        "survivor_egress_per_byte": round(sum(
+            n for h, n in o.egress.items() if h.startswith("dn") and h not in o.targets)
+            / o.bytes, 3) if o.bytes else 0,
         "equal": o.all_equal, "wall_s": round(o.wall_s, 1)}
 
 
 def degraded_reads(tb, code, groups, link, seed):
-    """Times reading one whole internal block through each client route, holder dead."""
+    """Times reading one whole internal block (all cells of a data unit) on the client host.
+    For each client route, a file is written, its busiest DataNode killed, and a client
+    started at the kill reads the lost unit again and again until it is rebuilt: reads before
+    the NameNode schedules reconstruction are the plain degraded reads, reads overlapping the
+    reconstruction window are the incast case (NetEC Fig. 6). Healthy and replicated reads of
+    the same size are the baselines. Medians in ms."""
     policy, k = CODES[code]
-    tb.shape(None)
     size = groups * k * tb.cfg.block_size
-    files = scenario.Files(tb, "/bench/reads-%s" % code, policy, 1, size, seed=seed).write()
-    repl = scenario.Files(tb, "/bench/reads-replicated", None, 1, 4 * tb.cfg.block_size,
-                          seed=seed + 1).write()
-    units = files.locate()
-    victim = scenario.choose_victims(units, 1)[0]
-    path = files.paths[0]
-    lost = [u for u in units if u[4] == victim and u[2] < k]
-    healthy = [u for u in units if u[4] != victim and u[2] < k]
-    if not lost:
-        raise TestbedError("the victim holds no data unit of " + path)
-    group = [g["offset"] for g in tb.probe("locate", path)["groups"]].index(lost[0][1])
-    hgroup = [g["offset"] for g in tb.probe("locate", path)["groups"]].index(healthy[0][1])
-    tb.shape(link)
-
-    def read(index, grp, order):
-        r = tb.probe("read-unit", path, str(size), str(files.seed_of(path)), str(grp),
-                     str(index), conf=[("netec.route.order", order)])
-        if not r["ok"]:
-            raise TestbedError("degraded read of %s returned wrong bytes" % path)
-        return r["ms"]
-
-    out = {"healthy_ms": read(healthy[0][2], hgroup, "native")}
-    r = tb.probe("read-range", repl.paths[0], str(repl.size), str(repl.seed_of(repl.paths[0])),
-                 "0", str(tb.cfg.block_size))
-    out["replicated_ms"] = r["ms"]
-    results = {}
-
-    def during(t, o):
-        for route in ("switch", "inec", "native"):
-            results[route] = read(lost[0][2], group, route)
-
-    def mid(t, o):
-        for route in ("switch", "inec", "native"):
-            results[route + "+recon"] = read(lost[0][2], group, route)
-            results[route + "+recon_inflight_after"] = t.in_flight()
-
-    scenario.lose_and_rebuild(tb, files, victims=[victim], during=during, mid_task=mid)
-    out.update(results)
-    files.remove()
-    repl.remove()
+    unit = str(tb.cfg.block_size)
     tb.shape(None)
-    tb.revive(victim)
+    repl = scenario.Files(tb, "/bench/reads-replicated", None, 1, 4 * tb.cfg.block_size,
+                          seed=seed).write()
+    tb.shape(link)
+    r = tb.probe("read-range", repl.paths[0], str(repl.size), str(repl.seed_of(repl.paths[0])),
+                 "0", unit, "6", "100")
+    out = {"replicated_ms": r["ms"]}
+    repl.remove()
+    for n, route in enumerate(("switch", "inec", "native")):
+        tb.shape(None)
+        files = scenario.Files(tb, "/bench/reads-" + route, policy, 1, size,
+                               seed=seed + 1 + n).write()
+        tb.shape(link)
+        path = files.paths[0]
+        groups_at = [g["offset"] for g in tb.probe("locate", path)["groups"]]
+        units = files.locate()
+        victim = scenario.choose_victims([u for u in units if u[2] < k], 1)[0]
+        lost = next(u for u in units if u[4] == victim and u[2] < k)
+        healthy = next(u for u in units if u[4] != victim and u[2] < k)
+        args = [path, str(size), str(files.seed_of(path))]
+        if "healthy_ms" not in out:
+            out["healthy_ms"] = tb.probe("read-unit", *args, str(groups_at.index(healthy[1])),
+                                         str(healthy[2]), "6", "100")["ms"]
+        reader = []
+
+        def start_reader(t, o):
+            # About 30-50 s of reads, 300 ms apart: past the 14 s the NameNode takes to
+            # declare the DataNode dead and through the reconstruction that follows.
+            reader.append(t.probe_async("read-unit", *args, str(groups_at.index(lost[1])),
+                                        str(lost[2]), "80", "300",
+                                        conf=[("netec.route.order", route)]))
+
+        o = scenario.lose_and_rebuild(tb, files, victims=[victim], during=start_reader)
+        answer = json.loads(reader[0].communicate(timeout=600)[0])
+        if not answer["ok"]:
+            raise TestbedError("a degraded read through %s returned wrong bytes" % route)
+        served = [t for t in o.tasks if t["route"] != "none"]
+        first = min(t["start"] for t in served)
+        last = max(t["start"] + t["ms"] for t in served)
+        before = sorted(ms for t0, ms in answer["reads"][1:] if t0 + ms < first)
+        during = sorted(ms for t0, ms in answer["reads"] if t0 < last and t0 + ms > first)
+        out[route] = before[len(before) // 2] if before else None
+        out[route + "+recon"] = during[len(during) // 2] if during else None
+        out[route + "+recon_reads"] = len(during)
+        files.remove()
+        tb.shape(None)
+        tb.revive(victim)
     return out
 
 
@@ -138,7 +154,7 @@ def concurrent(tb, code, groups, link, seed, max_lost):
                                groups * k * tb.cfg.block_size, seed=seed + n).write()
         tb.shape(link)
         o = scenario.lose_and_rebuild(tb, files, count=n)
-        out[n] = summarize(o, link)
+        out[n] = summarize(o, link, tb)
         files.remove()
         for v in o.victims:
             tb.revive(v)
@@ -156,6 +172,10 @@ def main(argv=None):
     p.add_argument("--datanodes", type=int, default=12)
     p.add_argument("--block-mb", type=int, default=4)
     p.add_argument("--groups", type=int, default=12, help="block groups written per run")
+    p.add_argument("--single", type=int, default=0, metavar="MB",
+                   help="one task per run instead: one block group of MB-MiB internal blocks, "
+                        "so that one rebuilding node's link is what is measured (the paper's "
+                        "single-block rate); skips degraded reads and concurrent losses")
     p.add_argument("--reads-link", default="1gbit")
     p.add_argument("--concurrent", type=int, default=3, help="most DataNodes lost at once")
     p.add_argument("--out", default=os.path.join(REPO, "docs", "testbed-benchmark.md"))
@@ -182,21 +202,22 @@ def main(argv=None):
                 tb.restart_datanodes(route_order=order, inec_scheme=scheme, revive=True)
                 for link in links:
                     seed += 1
-                    o = run_one(tb, code, route, link, a.groups, seed)
-                    s = summarize(o, link)
+                    o = run_one(tb, code, route, link, 1 if a.single else a.groups, seed,
+                                (a.single << 20) if a.single else tb.cfg.block_size)
+                    s = summarize(o, link, tb)
                     s.update(code=code, route=route, link=link)
                     results["rebuild"].append(s)
                     say("  %s: %s" % (link, scenario.describe(o)))
                     for v in o.victims:
                         tb.revive(v)
-        if a.reads_link:
+        if a.reads_link and not a.single:
             code = "rs63" if "rs63" in codes else codes[0]
             say("degraded reads (%s, %s links)" % (code, a.reads_link))
             tb.restart_datanodes(route_order="switch,inec,native", revive=True)
-            results["reads"] = degraded_reads(tb, code, 4, a.reads_link, seed + 50)
+            results["reads"] = degraded_reads(tb, code, a.groups, a.reads_link, seed + 50)
             results["reads"].update(code=code, link=a.reads_link)
             say("  %s" % results["reads"])
-        if a.concurrent:
+        if a.concurrent and not a.single:
             code = "rs63" if "rs63" in codes else codes[0]
             say("concurrent losses through the switch (%s, %s links)" % (code, links[-1]))
             tb.restart_datanodes(route_order="switch,native", revive=True)
@@ -227,6 +248,7 @@ def machine():
 
 
 def write_report(res, out):
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     base = os.path.splitext(out)[0]
     with open(base + ".json", "w") as f:
         json.dump(res, f, indent=1)
@@ -243,17 +265,22 @@ def write_report(res, out):
          "link rate; ingress: bytes received by the rebuilding DataNodes' links per rebuilt "
          "byte; CPU: seconds per rebuilt GiB (targets = rebuilding DataNodes, survivors = the "
          "other live DataNodes).", "",
+         "busiest link: the shaped host link that carried the most during the window, and its "
+         "utilization (1.00 = full): where a run was network-bound. Survivors' egress: bytes "
+         "sent by the live DataNodes that did not rebuild, per rebuilt byte.", "",
          "| code | route | link | tasks | served by | MiB | rate MB/s | rate/link | task MB/s "
-         "| task/link | ingress/B | CPU s/GiB targets | survivors | switch | equal |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+         "| task/link | ingress/B | survivors' egress/B | busiest link | CPU s/GiB targets "
+         "| survivors | switch | equal |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in res["rebuild"]:
         c = r["cpu_s_per_gib"]
-        L.append("| %s | %s | %s | %d | %s | %.0f | %.1f | %.2f | %.1f | %.2f | %.2f | %.1f "
-                 "| %.1f | %.1f | %s |" % (
+        L.append("| %s | %s | %s | %d | %s | %.0f | %.1f | %.2f | %.1f | %.2f | %.2f | %s | %s "
+                 "| %.1f | %.1f | %.1f | %s |" % (
                      r["code"], r["route"], r["link"], r["tasks"],
                      ", ".join("%s %d" % kv for kv in sorted(r["served_by"].items())),
                      r["bytes"] / 2**20, r["rate_MBps"], r["link_fraction"],
                      r["task_rate_MBps"], r["task_link_fraction"], r["ingress_per_byte"],
+                     r.get("survivor_egress_per_byte", "-"), r.get("busiest", "-"),
                      c["targets"], c["survivors"], c["switch"], "yes" if r["equal"] else "NO"))
     L += ["", "Ratios against native in the same run (rate, and one task's rate):", "",
           "| code | link | route | rate / native | task rate / native |", "|---|---|---|---|---|"]
@@ -272,12 +299,15 @@ def write_report(res, out):
               "| read | ms |", "|---|---|",
               "| healthy block (holder alive) | %.0f |" % rd["healthy_ms"],
               "| replicated file, one block | %.0f |" % rd["replicated_ms"]]
+        names = {"switch": "the switch", "inec": "INEC (chain rooted at the client)",
+                 "native": "Hadoop's stream (k cells read, decoded on the client)"}
         for route in ("switch", "inec", "native"):
-            if route in rd:
-                L.append("| holder dead, through %s | %.0f |" % (route, rd[route]))
-            if route + "+recon" in rd:
-                L.append("| holder dead, through %s, reconstruction running | %.0f |" % (
-                    route, rd[route + "+recon"]))
+            if rd.get(route) is not None:
+                L.append("| holder dead, through %s | %.0f |" % (names[route], rd[route]))
+            if rd.get(route + "+recon") is not None:
+                L.append("| holder dead, through %s, while reconstruction runs (%d reads) | "
+                         "%.0f |" % (names[route], rd[route + "+recon_reads"],
+                                     rd[route + "+recon"]))
     if res["concurrent"]:
         L += ["", "## Concurrent losses (switch route)", "",
               "| DataNodes lost at once | tasks | MiB | rate MB/s | task MB/s | equal |",

@@ -351,6 +351,18 @@ class Testbed:
             extra += ["-D", "%s=%s" % (k, v)]
         return json.loads(self.client(hadoop.PROBE, *(extra + list(args))))
 
+    def probe_async(self, *args, conf=()):
+        """NetecProbe started on the client host; .communicate() gives its JSON line."""
+        extra = []
+        for k, v in conf:
+            extra += ["-D", "%s=%s" % (k, v)]
+        d = os.path.join(self.run_dir, "cl")
+        cmd = ["ip", "netns", "exec", self.fabric.ns("cl")] + hadoop.java_command(
+            os.path.join(d, "conf"), self.classpath, hadoop.PROBE, extra + list(args),
+            heap="1g", tmp=os.path.join(d, "tmp"))
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=open(self.log("cl"), "a"),
+                                text=True)
+
     def ec_admin(self, *args):
         return self.client(hadoop.ECADMIN, *args)
 
@@ -425,8 +437,8 @@ class Testbed:
             return all(self.router(dn).get("Tasks") is not None for dn in self.live_datanodes())
         self.wait("the NetEC plugin on every DataNode", ready, timeout)
 
-    def wait_dead(self, hosts, timeout=120):
-        want = len(self.dead)
+    def wait_dead(self, hosts, want, timeout=120):
+        """Until the NameNode counts WANT dead DataNodes (HOSTS among them)."""
         self.wait("the NameNode to declare %s dead" % ", ".join(hosts),
                   lambda: self.namesystem().get("NumDeadDataNodes", 0) >= want, timeout)
 

@@ -13,8 +13,10 @@ from .net import TestbedError
 class Files:
     """Files written with reproducible content (NetecProbe: content = f(seed, position))."""
 
-    def __init__(self, tb, directory, policy, count, size, seed=1):
+    def __init__(self, tb, directory, policy, count, size, seed=1, block_size=None):
         self.tb = tb
+        # The client decides a file's (internal) block size: dfs.blocksize at write time.
+        self.conf = [("dfs.blocksize", str(block_size))] if block_size else []
         self.dir = directory
         self.policy = policy
         self.paths = ["%s/f%02d" % (directory, i) for i in range(count)]
@@ -27,7 +29,7 @@ class Files:
     def write(self):
         self.tb.make_dir(self.dir, self.policy)
         for p in self.paths:
-            self.tb.probe("write", p, str(self.size), str(self.seed_of(p)))
+            self.tb.probe("write", p, str(self.size), str(self.seed_of(p)), conf=self.conf)
         return self
 
     def locate(self):
@@ -63,6 +65,7 @@ class Outcome:
         self.window_s = 0.0         # first task start .. last task end
         self.wall_s = 0.0           # kill .. every lost block stored again
         self.ingress = {}           # host -> bytes received during the run
+        self.egress = {}            # host -> bytes sent during the run
         self.cpu = {}               # host -> CPU seconds during the run
         self.targets = set()        # hosts that received rebuilt blocks
 
@@ -82,6 +85,20 @@ class Outcome:
     def rate(self):
         """Rebuilt bytes per second over the reconstruction window."""
         return self.bytes / self.window_s if self.window_s > 0 else 0.0
+
+    def busiest_link(self, link_bytes_per_s, shaped_hosts):
+        """(host, direction, utilization) of the shaped link that carried the most over the
+        reconstruction window: where the run was network-bound, if anywhere."""
+        best = ("-", "-", 0.0)
+        if self.window_s <= 0:
+            return best
+        for direction, counts in (("in", self.ingress), ("out", self.egress)):
+            for h, n in counts.items():
+                if h in shaped_hosts:
+                    u = n / (self.window_s * link_bytes_per_s)
+                    if u > best[2]:
+                        best = (h, direction, u)
+        return best
 
     @property
     def target_ingress_per_byte(self):
@@ -119,12 +136,21 @@ def lose_and_rebuild(tb, files, victims=None, count=1, replicated=False, during=
     if len(o.lost_blocks) != len(lost):
         raise TestbedError("the victims' disks lack %d of the blocks the NameNode places there"
                            % (len(lost) - len(o.lost_blocks)))
-    before_net, before_cpu = tb.fabric.counters(), tb.cpu_seconds()
+    # Idle CPU of every daemon (heartbeats, JIT, GC) over 3 s, subtracted below, so that the
+    # CPU figures are the reconstruction's own.
+    idle0, t_idle = tb.cpu_seconds(), time.time()
+    time.sleep(3)
+    idle1 = tb.cpu_seconds()
+    idle_rate = {h: (idle1[h] - idle0.get(h, idle1[h])) / (time.time() - t_idle) for h in idle1}
+    dead_before = tb.namesystem().get("NumDeadDataNodes", 0)
     t_kill = time.time()
     for v in o.victims:
         tb.kill(v, 9)
     if during:
         during(tb, o)
+    # Counters start when the NameNode declares the victims dead: reconstruction starts then.
+    tb.wait_dead(o.victims, dead_before + len(o.victims))
+    before_net, before_cpu, t_dead = tb.fabric.counters(), tb.cpu_seconds(), time.time()
     if mid_task:
         tb.wait("a reconstruction task in flight", lambda: tb.in_flight() > 0, 120)
         mid_task(tb, o)
@@ -143,8 +169,11 @@ def lose_and_rebuild(tb, files, victims=None, count=1, replicated=False, during=
     tb.wait("every lost block of %s stored again" % files.dir, rebuilt, timeout)
     o.wall_s = time.time() - t_kill
     after_net, after_cpu = tb.fabric.counters(), tb.cpu_seconds()
+    busy = time.time() - t_dead
     o.ingress = {h: after_net[h][0] - before_net.get(h, (0, 0))[0] for h in after_net}
-    o.cpu = {h: after_cpu[h] - before_cpu.get(h, 0) for h in after_cpu if h not in o.victims}
+    o.egress = {h: after_net[h][1] - before_net.get(h, (0, 0))[1] for h in after_net}
+    o.cpu = {h: max(0.0, after_cpu[h] - before_cpu.get(h, 0) - idle_rate.get(h, 0) * busy)
+             for h in after_cpu if h not in o.victims}
     _check_copies(tb, o, holders)
     if replicated:
         _replication_window(tb, o, t_kill)
@@ -226,10 +255,12 @@ def _replication_window(tb, o, t_kill):
 
 
 def describe(o):
-    return ("victims %s: %d blocks lost, %d tasks %s, %.1f MiB rebuilt in %.2f s (%.1f MB/s), "
-            "wall %.1f s, copies equal: %s" % (
+    timed = [t for t in o.tasks if t.get("ms")]
+    task = sum(t["bytes"] / t["ms"] / 1e3 for t in timed) / len(timed) if timed else 0
+    return ("victims %s: %d blocks lost, %d tasks %s, %.1f MiB rebuilt in %.2f s (%.1f MB/s; "
+            "one task %.1f MB/s), wall %.1f s, copies equal: %s" % (
                 ",".join(o.victims), len(o.lost_blocks), len(o.tasks), o.served_by,
-                o.bytes / 2**20, o.window_s, o.rate / 1e6, o.wall_s, o.all_equal))
+                o.bytes / 2**20, o.window_s, o.rate / 1e6, task, o.wall_s, o.all_equal))
 
 
 __all__ = ["Files", "Outcome", "lose_and_rebuild", "choose_victims", "describe", "hadoop"]

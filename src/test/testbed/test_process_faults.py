@@ -14,13 +14,14 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "testbed"))
 
 from netec_testbed import Config, Testbed, TestbedError  # noqa: E402
-from netec_testbed import scenario  # noqa: E402
+from netec_testbed import net, scenario  # noqa: E402
 
 POLICY = "NETEC-3-2-1024k"
 LINK = "50mbit"
@@ -57,6 +58,10 @@ def tb():
         yield t
     finally:
         t.down()
+    # down leaves nothing: no namespace, no management port, no run dir.
+    assert not net.namespaces("ntf"), net.namespaces("ntf")
+    assert not net.holders_of(net.MGMT_IP)
+    assert not os.path.exists(t.run_dir)
 
 
 def _files(tb, name, seed):
@@ -66,6 +71,32 @@ def _files(tb, name, seed):
     files = scenario.Files(tb, "/faults/" + name, POLICY, 2, SIZE, seed=seed).write()
     tb.shape(LINK)
     return files
+
+
+def _all_up(tb, route_order):
+    """The switch running, every DataNode running with ROUTE_ORDER (dead ones back as new,
+    empty DataNodes)."""
+    if not tb.alive("sw"):
+        tb.start("sw")
+    tb.restart_datanodes(route_order=route_order, revive=True)
+
+
+def _victim_and_survivor(files):
+    """The DataNode holding most units, and one that holds a unit of the same groups (it
+    streams in the tasks that rebuild the victim's blocks)."""
+    units = files.locate()
+    victim = scenario.choose_victims(units, 1)[0]
+    groups = {u[1] for u in units if u[4] == victim}
+    return victim, sorted({u[4] for u in units if u[1] in groups and u[4] != victim})[0]
+
+
+def _switch_serves_a_new_loss(tb, name, seed):
+    files = _files(tb, name, seed)
+    o = scenario.lose_and_rebuild(tb, files)
+    _assert_rebuilt(o)
+    assert set(o.served_by) == {"switch"}, o.tasks
+    files.verify()
+    files.remove()
 
 
 def _assert_rebuilt(o):
@@ -79,10 +110,7 @@ def test_kill9_datanode_rebuilt_through_each_route(tb, route):
     """kill -9 of the DataNode holding most units; route order ROUTE,native; a client reads
     the files degraded before the NameNode rebuilds; every lost block is rebuilt by ROUTE and
     equals the original."""
-    if not tb.alive("sw"):
-        tb.start("sw")
-    tb.restart_datanodes(route_order=route if route == "native" else route + ",native",
-                         revive=True)
+    _all_up(tb, route if route == "native" else route + ",native")
     files = _files(tb, "kill9-" + route, seed=11)
     o = scenario.lose_and_rebuild(tb, files, during=lambda t, _: files.verify())
     print(scenario.describe(o))
@@ -96,9 +124,7 @@ def test_switch_killed_mid_task(tb):
     """kill -9 of the software switch while a task streams through it: the tasks end with
     correct blocks through the next routes; a degraded read meanwhile returns the written
     bytes; a restarted switch serves the next loss."""
-    if not tb.alive("sw"):
-        tb.start("sw")
-    tb.restart_datanodes(route_order="switch,inec,native", revive=True)
+    _all_up(tb, "switch,inec,native")
     files = _files(tb, "switch-killed", seed=21)
 
     def kill_switch(t, o):
@@ -109,30 +135,21 @@ def test_switch_killed_mid_task(tb):
     print(scenario.describe(o))
     _assert_rebuilt(o)
     assert any("switch" in t["others"] for t in o.tasks if t["route"] != "switch"), o.tasks
-    # The switch comes back and serves again.
-    tb.start("sw")
-    tb.restart_datanodes(route_order="switch,native", revive=True)
-    again = _files(tb, "switch-back", seed=22)
-    o2 = scenario.lose_and_rebuild(tb, again)
-    _assert_rebuilt(o2)
-    assert set(o2.served_by) == {"switch"}, o2.tasks
     files.remove()
-    again.remove()
+    # The switch comes back and serves again, with the same DataNode processes.
+    tb.start("sw")
+    for v in o.victims:
+        tb.revive(v)
+    _switch_serves_a_new_loss(tb, "switch-back", seed=22)
 
 
 def test_survivor_datanode_killed_mid_task(tb):
     """kill -9 of a survivor DataNode while tasks stream from it: every lost block of both dead
     DataNodes is rebuilt correctly (the next route takes the failed tasks); a degraded read
     with two DataNodes dead returns the written bytes."""
-    if not tb.alive("sw"):
-        tb.start("sw")
-    tb.restart_datanodes(route_order="switch,inec,native", revive=True)
+    _all_up(tb, "switch,inec,native")
     files = _files(tb, "survivor-killed", seed=31)
-    units = files.locate()
-    first = scenario.choose_victims(units, 1)[0]
-    # A survivor of the first victim's groups: it streams in those tasks.
-    groups = {u[1] for u in units if u[4] == first}
-    survivor = sorted({u[4] for u in units if u[1] in groups and u[4] != first})[0]
+    first, survivor = _victim_and_survivor(files)
 
     def kill_survivor(t, o):
         t.kill(survivor, 9)
@@ -151,19 +168,13 @@ def test_link_down_mid_task(tb):
     """A survivor's link taken down (ip link set down) for 4 s while tasks stream from it,
     then brought back: every lost block is rebuilt correctly; afterwards the DataNodes and the
     switch serve a new loss through the switch."""
-    if not tb.alive("sw"):
-        tb.start("sw")
-    tb.restart_datanodes(route_order="switch,inec,native", revive=True)
+    _all_up(tb, "switch,inec,native")
     files = _files(tb, "link-down", seed=41)
-    units = files.locate()
-    victim = scenario.choose_victims(units, 1)[0]
-    groups = {u[1] for u in units if u[4] == victim}
-    survivor = sorted({u[4] for u in units if u[1] in groups and u[4] != victim})[0]
+    victim, survivor = _victim_and_survivor(files)
 
     def cut_link(t, o):
         t.fabric.set_link(survivor, False)
         try:
-            import time
             time.sleep(4)
         finally:
             t.fabric.set_link(survivor, True)
@@ -172,16 +183,13 @@ def test_link_down_mid_task(tb):
     o = scenario.lose_and_rebuild(tb, files, victims=[victim], mid_task=cut_link)
     print(scenario.describe(o))
     _assert_rebuilt(o)
-    after = _files(tb, "after-link", seed=42)
-    o2 = scenario.lose_and_rebuild(tb, after)
-    _assert_rebuilt(o2)
-    assert set(o2.served_by) == {"switch"}, o2.tasks
-    after.verify()
     files.remove()
-    after.remove()
+    # The same DataNode processes and switch serve the next loss.
+    tb.revive(victim)
+    _switch_serves_a_new_loss(tb, "after-link", seed=42)
 
 
-def test_up_refuses_leftovers_and_down_cleans(tb):
+def test_up_refuses_leftovers(tb):
     """A second `up` with the same prefix refuses, naming what is there."""
     with pytest.raises(TestbedError) as e:
         Testbed(Config(prefix="ntf", datanodes=7)).up(progress=lambda m: None)

@@ -31,9 +31,13 @@ import org.apache.hadoop.util.GenericOptionsParser;
  *   write PATH SIZE SEED                 a file of SIZE bytes (policy: the directory's)
  *   verify PATH SIZE SEED                read it all back and compare
  *   locate PATH                          block groups / blocks and where each unit lives
- *   read-unit PATH SIZE SEED GROUP INDEX read every cell of data unit INDEX of group GROUP
- *                                        (pread per cell, compared), timed
- *   read-range PATH SIZE SEED OFFSET LEN pread of [OFFSET, OFFSET+LEN), compared, timed
+ *   read-unit PATH SIZE SEED GROUP INDEX [REPEAT [PAUSE_MS]]
+ *                                        read every cell of data unit INDEX of group GROUP
+ *                                        (pread per cell, compared), timed; REPEAT times,
+ *                                        PAUSE_MS apart, each read's start (epoch ms) and time
+ *                                        listed; "ms" is the median of the warm reads
+ *   read-range PATH SIZE SEED OFFSET LEN [REPEAT [PAUSE_MS]]
+ *                                        pread of [OFFSET, OFFSET+LEN), compared, timed
  * </pre>
  * The file system is the configured one: with {@code fs.hdfs.impl} set to
  * NetecDistributedFileSystem, reads of missing units go through the NetEC routes.
@@ -69,15 +73,20 @@ public final class NetecProbe {
           out = locate((DistributedFileSystem) fs, path);
           break;
         case "read-unit":
-          need(args, 6);
-          out = readUnit(fs, path, number(args[2]), number(args[3]), (int) number(args[4]),
-              (int) number(args[5]));
+        case "read-range": {
+          need(args, 6, 8);
+          long size = number(args[2]);
+          long seed = number(args[3]);
+          long a = number(args[4]);
+          long b = number(args[5]);
+          int repeat = args.length > 6 ? (int) number(args[6]) : 1;
+          long pause = args.length > 7 ? number(args[7]) : 0;
+          boolean unit = args[0].equals("read-unit");
+          out = repeated(repeat, pause, () -> unit
+              ? readUnit(fs, path, size, seed, (int) a, (int) b)
+              : readRange(fs, path, size, seed, a, (int) b));
           break;
-        case "read-range":
-          need(args, 6);
-          out = readRange(fs, path, number(args[2]), number(args[3]), number(args[4]),
-              (int) number(args[5]));
-          break;
+        }
         default:
           usage("unknown command " + args[0]);
           return;
@@ -133,7 +142,57 @@ public final class NetecProbe {
         firstBad < 0, size, firstBad, ms(start));
   }
 
-  private static String readUnit(FileSystem fs, Path path, long size, long seed, int group,
+  /** One timed read: its bytes, whether they matched, and its time. */
+  private static final class Read {
+    final long startEpochMs;
+    final long bytes;
+    final long firstBad;
+    final double ms;
+
+    Read(long startEpochMs, long bytes, long firstBad, double ms) {
+      this.startEpochMs = startEpochMs;
+      this.bytes = bytes;
+      this.firstBad = firstBad;
+      this.ms = ms;
+    }
+  }
+
+  private interface ReadOnce {
+    Read run() throws IOException;
+  }
+
+  /** Runs a read REPEAT times; "ms" is the median of the reads after the first (warm JVM). */
+  private static String repeated(int repeat, long pauseMs, ReadOnce read)
+      throws IOException, InterruptedException {
+    if (repeat < 1 || repeat > 10_000 || pauseMs < 0) {
+      usage("REPEAT 1..10000 and PAUSE_MS >= 0");
+    }
+    List<Read> reads = new ArrayList<>();
+    for (int i = 0; i < repeat; i++) {
+      if (i > 0) {
+        Thread.sleep(pauseMs);
+      }
+      reads.add(read.run());
+    }
+    List<Double> warm = new ArrayList<>();
+    List<String> each = new ArrayList<>();
+    long firstBad = -1;
+    for (int i = 0; i < reads.size(); i++) {
+      Read r = reads.get(i);
+      if (i > 0 || reads.size() == 1) {
+        warm.add(r.ms);
+      }
+      each.add(String.format(Locale.ROOT, "[%d,%.1f]", r.startEpochMs, r.ms));
+      firstBad = firstBad >= 0 ? firstBad : r.firstBad;
+    }
+    warm.sort(null);
+    return String.format(Locale.ROOT,
+        "{\"ok\":%b,\"first_bad\":%d,\"bytes\":%d,\"ms\":%.1f,\"reads\":[%s]}",
+        firstBad < 0, firstBad, reads.get(0).bytes, warm.get(warm.size() / 2),
+        String.join(",", each));
+  }
+
+  private static Read readUnit(FileSystem fs, Path path, long size, long seed, int group,
       int index) throws IOException {
     ErasureCodingPolicy p = ((DistributedFileSystem) fs).getErasureCodingPolicy(path);
     if (p == null || index >= p.getNumDataUnits()) {
@@ -148,6 +207,7 @@ public final class NetecProbe {
     }
     LocatedBlock g = blocks.get(group);
     long groupEnd = g.getStartOffset() + g.getBlockSize();
+    long epoch = System.currentTimeMillis();
     long start = System.nanoTime();
     long bytes = 0;
     long firstBad = -1;
@@ -164,26 +224,22 @@ public final class NetecProbe {
         firstBad = mismatch(b, content(seed, off, n), n, off);
       }
     }
-    return String.format(Locale.ROOT,
-        "{\"path\":\"%s\",\"group\":%d,\"index\":%d,\"ok\":%b,\"bytes\":%d,\"ms\":%.1f}", path,
-        group, index, firstBad < 0, bytes, ms(start));
+    return new Read(epoch, bytes, firstBad, ms(start));
   }
 
-  private static String readRange(FileSystem fs, Path path, long size, long seed, long offset,
+  private static Read readRange(FileSystem fs, Path path, long size, long seed, long offset,
       int len) throws IOException {
     if (offset < 0 || len < 0 || offset + len > size) {
       usage("range " + offset + "+" + len + " outside a file of " + size + " bytes");
     }
+    long epoch = System.currentTimeMillis();
     long start = System.nanoTime();
     byte[] b = new byte[len];
     try (FSDataInputStream in = fs.open(path)) {
       in.readFully(offset, b);
     }
     double ms = ms(start);
-    long firstBad = mismatch(b, content(seed, offset, len), len, offset);
-    return String.format(Locale.ROOT,
-        "{\"path\":\"%s\",\"offset\":%d,\"ok\":%b,\"bytes\":%d,\"ms\":%.1f}", path, offset,
-        firstBad < 0, len, ms);
+    return new Read(epoch, len, mismatch(b, content(seed, offset, len), len, offset), ms);
   }
 
   private static String locate(DistributedFileSystem fs, Path path) throws IOException {
@@ -234,8 +290,13 @@ public final class NetecProbe {
   }
 
   private static void need(String[] args, int n) {
-    if (args.length != n) {
-      usage(args[0] + " takes " + (n - 1) + " arguments, got " + (args.length - 1));
+    need(args, n, n);
+  }
+
+  private static void need(String[] args, int min, int max) {
+    if (args.length < min || args.length > max) {
+      usage(args[0] + " takes " + (min - 1) + (max > min ? ".." + (max - 1) : "")
+          + " arguments, got " + (args.length - 1));
     }
   }
 
@@ -243,7 +304,7 @@ public final class NetecProbe {
     PrintStream err = new PrintStream(System.err, true, StandardCharsets.UTF_8);
     err.println("netec-probe: " + why);
     err.println("usage: write|verify PATH SIZE SEED; locate PATH; read-unit PATH SIZE SEED GROUP"
-        + " INDEX; read-range PATH SIZE SEED OFFSET LEN");
+        + " INDEX [REPEAT [PAUSE_MS]]; read-range PATH SIZE SEED OFFSET LEN [REPEAT [PAUSE_MS]]");
     System.exit(2);
   }
 }

@@ -1,0 +1,61 @@
+"""The testbed's pieces that need no root: link rates, the daemons' merged configuration
+(the plugin's conf/ snippets under each host's own keys, as an operator merges them), and the
+command lines it runs."""
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "testbed"))
+
+from netec_testbed import Config, Testbed, TestbedError, hadoop, net  # noqa: E402
+
+
+def test_link_rates_parse_or_name_the_bad_value():
+    assert net.rate_bits("100mbit") == 100_000_000
+    assert net.rate_bits("1gbit") == 1_000_000_000
+    assert net.rate_bits("400Mbit") == 400_000_000
+    assert net.rate_bits("10mbps") == 80_000_000
+    with pytest.raises(TestbedError, match="fast"):
+        net.rate_bits("fast")
+
+
+def test_conf_merges_the_plugin_snippets_under_the_hosts_keys(tmp_path):
+    d = tmp_path / "conf"
+    hadoop.write_conf(str(d), {"fs.defaultFS": "hdfs://198.18.100.2:8020"},
+                      {"netec.route.order": "inec,native", "dfs.blocksize": "4194304"})
+    core = hadoop.read_properties(str(d / "core-site.xml"))
+    hdfs = hadoop.read_properties(str(d / "hdfs-site.xml"))
+    snippet = hadoop.read_properties(os.path.join(hadoop.REPO, "conf", "hdfs-site-netec.xml"))
+    # Every key of the operator's snippet is there; the host's own values win.
+    assert set(snippet) <= set(hdfs)
+    assert hdfs["dfs.datanode.plugins"] == "io.netec.hdfs.datanode.NetecDataNodePlugin"
+    assert hdfs["netec.route.order"] == "inec,native"
+    assert core["fs.defaultFS"] == "hdfs://198.18.100.2:8020"
+    assert "io.erasurecode.codec.netec.rawcoders" in core
+    assert "log4j.appender.out.Target=System.err" in (d / "log4j.properties").read_text()
+
+
+def test_hosts_addresses_and_settings():
+    tb = Testbed(Config(datanodes=4, run_dir="/nonexistent"))
+    assert tb.hosts() == ["nn", "sw", "cl", "dn01", "dn02", "dn03", "dn04"]
+    assert tb.ip("nn") == "198.18.100.2" and tb.ip("dn04") == "198.18.100.14"
+    assert tb.host_of("198.18.100.12:9866") == "dn02"
+    # Only the benchmarking range 198.18.0.0/15.
+    assert all(tb.ip(h).startswith("198.18.") for h in tb.hosts())
+    with pytest.raises(TestbedError):
+        tb.host_of("10.0.0.1:9866")
+    with pytest.raises(TypeError, match="unknown testbed setting"):
+        Config(datanodez=3)
+    with pytest.raises(TestbedError, match="--datanodes"):
+        Config(datanodes=1)
+    with pytest.raises(TestbedError, match="too long"):
+        net.Fabric("a-very-long-prefix").port("dn01")
+
+
+def test_java_command_puts_the_conf_dir_first_on_the_classpath():
+    cmd = hadoop.java_command("/c", "/jar:/hadoop.jar", hadoop.DATANODE, ["-x"], tmp="/t")
+    assert cmd[cmd.index("-cp") + 1] == "/c:/jar:/hadoop.jar"
+    assert "-Djava.io.tmpdir=/t" in cmd
+    assert cmd[-2:] == [hadoop.DATANODE, "-x"]
