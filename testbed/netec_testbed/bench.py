@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -189,6 +190,8 @@ def main(argv=None):
         if r not in ROUTES:
             p.error("--routes: %s is not one of %s" % (r, ",".join(ROUTES)))
     tb = Testbed(Config(prefix="ntb", datanodes=a.datanodes, block_size=a.block_mb << 20))
+    # A kill (SIGTERM) takes the testbed down like Ctrl-C does (the finally below).
+    signal.signal(signal.SIGTERM, _interrupted)
     results = {"rebuild": [], "reads": {}, "concurrent": {}}
     started = time.time()
     try:
@@ -233,6 +236,10 @@ def main(argv=None):
     return 1 if bad else 0
 
 
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt()
+
+
 def machine():
     cpu = "?"
     try:
@@ -274,12 +281,14 @@ def write_report(res, out):
          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in res["rebuild"]:
         c = r["cpu_s_per_gib"]
-        L.append("| %s | %s | %s | %d | %s | %.0f | %.1f | %.2f | %.1f | %.2f | %.2f | %s | %s "
+        timed = r["task_rate_MBps"] > 0  # re-replication has no per-task times
+        L.append("| %s | %s | %s | %d | %s | %.0f | %.1f | %.2f | %s | %s | %.2f | %s | %s "
                  "| %.1f | %.1f | %.1f | %s |" % (
                      r["code"], r["route"], r["link"], r["tasks"],
                      ", ".join("%s %d" % kv for kv in sorted(r["served_by"].items())),
                      r["bytes"] / 2**20, r["rate_MBps"], r["link_fraction"],
-                     r["task_rate_MBps"], r["task_link_fraction"], r["ingress_per_byte"],
+                     "%.1f" % r["task_rate_MBps"] if timed else "-",
+                     "%.2f" % r["task_link_fraction"] if timed else "-", r["ingress_per_byte"],
                      r.get("survivor_egress_per_byte", "-"), r.get("busiest", "-"),
                      c["targets"], c["survivors"], c["switch"], "yes" if r["equal"] else "NO"))
     L += ["", "Ratios against native in the same run (rate, and one task's rate):", "",
@@ -355,4 +364,10 @@ def plot(res, base):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--report-from"]:
+        # Rewrites the report (markdown, plots) from a run's JSON: python3 -m
+        # netec_testbed.bench --report-from docs/testbed-benchmark.json
+        with open(sys.argv[2]) as f:
+            write_report(json.load(f), os.path.splitext(sys.argv[2])[0] + ".md")
+        sys.exit(0)
     sys.exit(main())

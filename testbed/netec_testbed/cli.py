@@ -44,10 +44,14 @@ def parser():
     return p
 
 
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt()
+
+
 def main(argv=None):
     a = parser().parse_args(argv)
-    # Ctrl-C and kill end in the same clean-up as an error.
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    # A kill (SIGTERM) ends in the same clean-up as Ctrl-C.
+    signal.signal(signal.SIGTERM, _interrupted)
     try:
         if a.command == "up":
             tb = Testbed(_config(a))

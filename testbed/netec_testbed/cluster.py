@@ -164,7 +164,7 @@ class Testbed:
 
     # ---- configuration and processes -------------------------------------------------------
 
-    def write_conf(self, host, route_order=None, inec_scheme=None):
+    def write_conf(self, host):
         d = os.path.join(self.run_dir, host)
         core = {
             "fs.defaultFS": "hdfs://%s:%d" % (_ip("nn"), hadoop.NN_RPC_PORT),
@@ -190,8 +190,8 @@ class Testbed:
             "dfs.namenode.redundancy.work.multiplier.per.iteration": "8",
             "dfs.namenode.reconstruction.pending.timeout-sec": "30",
             "dfs.client.socket-timeout": "20000",
-            "netec.route.order": route_order or self.cfg.route_order,
-            "netec.inec.scheme": inec_scheme or self.cfg.inec_scheme,
+            "netec.route.order": self.cfg.route_order,
+            "netec.inec.scheme": self.cfg.inec_scheme,
             "netec.switch.address": "%s:%d" % (_ip("sw"), hadoop.SWITCH_CONTROL_PORT),
             "netec.switch.timeout.ms": str(self.cfg.route_timeout_ms),
             "netec.inec.timeout.ms": str(self.cfg.route_timeout_ms),
@@ -261,7 +261,9 @@ class Testbed:
 
     def restart_datanodes(self, route_order=None, inec_scheme=None, revive=False):
         """Restarts every DataNode with a new route order / INEC scheme. With REVIVE, dead
-        DataNodes come back as new, empty ones (their old data dir is moved aside)."""
+        DataNodes come back as new, empty ones (their old data dir removed)."""
+        self.cfg.route_order = route_order or self.cfg.route_order
+        self.cfg.inec_scheme = inec_scheme or self.cfg.inec_scheme
         for dn in self.datanodes:
             if dn in self.dead and not revive:
                 continue
@@ -271,8 +273,8 @@ class Testbed:
                 old = self.data_dir(dn)
                 if os.path.isdir(old):
                     shutil.rmtree(old)
-            self.write_conf(dn, route_order, inec_scheme)
-        self.write_conf("cl", route_order, inec_scheme)
+            self.write_conf(dn)
+        self.write_conf("cl")
         for dn in self.datanodes:
             if revive or dn not in self.dead:
                 self.start(dn)
@@ -318,6 +320,8 @@ class Testbed:
     def status(self):
         lines = ["run dir %s (prefix %s, Hadoop %s, %d DataNodes)" % (
             self.run_dir, self.cfg.prefix, self.cfg.hadoop, self.cfg.datanodes),
+            "routes: netec.route.order=%s, netec.inec.scheme=%s" % (
+                self.cfg.route_order, self.cfg.inec_scheme),
             "links: %s both ways on every host%s" % (
                 self.cfg.link or "unshaped",
                 "" if self.cfg.shape_switch else "; the switch host stands for the switching "
@@ -391,7 +395,9 @@ class Testbed:
             return r.read().decode()
 
     def namesystem(self):
-        return self.jmx("nn", "Hadoop:service=NameNode,name=FSNamesystem")
+        # FSNamesystemState is a plain MBean, read live; FSNamesystem is a metrics2 source
+        # whose JMX view is cached for the metrics period (10 s).
+        return self.jmx("nn", "Hadoop:service=NameNode,name=FSNamesystemState")
 
     def router(self, dn):
         return self.jmx(dn, "Hadoop:service=DataNode,name=NetecRouter-%d" % hadoop.DN_XFER_PORT)
