@@ -43,6 +43,11 @@ class Config:
             raise TestbedError("--datanodes %d: expected 3..200" % self.datanodes)
 
 
+def _generic_options(conf):
+    """Hadoop's generic options for (key, value) pairs: -D key=value ..."""
+    return [a for k, v in conf for a in ("-D", "%s=%s" % (k, v))]
+
+
 def _ip(host):
     fixed = {"nn": 2, "sw": 3, "cl": 4}
     return "%s.%d" % (net.SUBNET, fixed[host] if host in fixed else 10 + int(host[2:]))
@@ -350,19 +355,14 @@ class Testbed:
 
     def probe(self, *args, conf=()):
         """NetecProbe on the client host; returns its JSON answer."""
-        extra = []
-        for k, v in conf:
-            extra += ["-D", "%s=%s" % (k, v)]
-        return json.loads(self.client(hadoop.PROBE, *(extra + list(args))))
+        return json.loads(self.client(hadoop.PROBE, *(_generic_options(conf) + list(args))))
 
     def probe_async(self, *args, conf=()):
         """NetecProbe started on the client host; .communicate() gives its JSON line."""
-        extra = []
-        for k, v in conf:
-            extra += ["-D", "%s=%s" % (k, v)]
         d = os.path.join(self.run_dir, "cl")
         cmd = ["ip", "netns", "exec", self.fabric.ns("cl")] + hadoop.java_command(
-            os.path.join(d, "conf"), self.classpath, hadoop.PROBE, extra + list(args),
+            os.path.join(d, "conf"), self.classpath, hadoop.PROBE,
+            _generic_options(conf) + list(args),
             heap="1g", tmp=os.path.join(d, "tmp"))
         return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=open(self.log("cl"), "a"),
                                 text=True)
