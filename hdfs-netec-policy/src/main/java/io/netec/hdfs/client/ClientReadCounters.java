@@ -13,8 +13,33 @@ public final class ClientReadCounters {
   static final LongAdder SWITCH_BYTES_IN = new LongAdder();
   static final LongAdder INEC = new LongAdder();
   static final LongAdder INEC_BYTES_IN = new LongAdder();
+  static final LongAdder OTHER = new LongAdder();
 
   private ClientReadCounters() {
+  }
+
+  /** A group range whose missing units {@code route} rebuilt, taking in bytesIn (-1: unknown). */
+  static void served(String route, long bytesIn) {
+    switch (route) {
+      case "switch":
+        SWITCH.increment();
+        SWITCH_BYTES_IN.add(Math.max(0, bytesIn));
+        break;
+      case "inec":
+        INEC.increment();
+        INEC_BYTES_IN.add(Math.max(0, bytesIn));
+        break;
+      case "native":
+        NATIVE.increment();
+        break;
+      default:
+        OTHER.increment();
+    }
+  }
+
+  /** Group ranges rebuilt by a route not built in. */
+  public static long otherRanges() {
+    return OTHER.sum();
   }
 
   /** Group ranges read from their data units alone. */
@@ -37,7 +62,7 @@ public final class ClientReadCounters {
     return INEC_BYTES_IN.sum();
   }
 
-  /** Group ranges read through Hadoop's own stream after every route declined or failed. */
+  /** Group ranges decoded by Hadoop's own stream after every other route declined or failed. */
   public static long nativeRanges() {
     return NATIVE.sum();
   }

@@ -1,6 +1,7 @@
 package io.netec.hdfs.client;
 
 import io.netec.hdfs.codec.NetecCoderFactories;
+import io.netec.hdfs.route.ReconstructionRouter;
 import java.io.IOException;
 import java.net.URI;
 import org.apache.hadoop.conf.Configuration;
@@ -10,9 +11,10 @@ import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.protocol.LocatedBlocks;
 
 /**
- * HDFS, with degraded reads of NETEC files rebuilt through the routes of
- * {@code netec.route.order}: a NetEC switch ({@code netec.switch.address}) and/or INEC repair
- * graphs over the DataNodes' participants; "native" is Hadoop's own stream. Set
+ * HDFS, with degraded reads of NETEC files rebuilt by the same router, routes and settings as
+ * the DataNodes' ({@code netec.route.order}, default switch, inec, native): a NetEC switch
+ * ({@code netec.switch.address}), INEC repair graphs over the DataNodes' participants, any
+ * route found by ServiceLoader; "native" is Hadoop's own stream. Set
  * {@code fs.hdfs.impl=io.netec.hdfs.client.NetecDistributedFileSystem}. Everything else is
  * Hadoop's DistributedFileSystem unchanged, and so are reads of other files, of files still
  * being written, of encrypted files, and all reads when no route is usable. Not covered:
@@ -20,18 +22,31 @@ import org.apache.hadoop.hdfs.protocol.LocatedBlocks;
  * stream, decoding with our coder).
  */
 public class NetecDistributedFileSystem extends DistributedFileSystem {
-  private NetecStripedInputStream.Routes routes;
+  private ReconstructionRouter router;
 
+  /**
+   * @throws IOException naming the netec.* key and value at fault, checked as a DataNode
+   *     checks them
+   */
   @Override
   public void initialize(URI uri, Configuration conf) throws IOException {
+    try {
+      router = ReconstructionRouter.start(conf, null, null);
+    } catch (IllegalArgumentException e) {
+      throw new IOException("NetEC client configuration: " + e.getMessage(), e);
+    }
     super.initialize(uri, conf);
-    routes = NetecStripedInputStream.Routes.fromConf(conf);
+  }
+
+  /** This file system's router: its route order and counters (RouteMetrics). */
+  public ReconstructionRouter router() {
+    return router;
   }
 
   @Override
   public FSDataInputStream open(Path f, int bufferSize) throws IOException {
     FSDataInputStream hadoop = super.open(f, bufferSize);
-    if (routes.isEmpty()) {
+    if (!router.hasNetworkRoutes()) {
       return hadoop;
     }
     String src = fixRelativePart(f).toUri().getPath();
@@ -44,6 +59,6 @@ public class NetecDistributedFileSystem extends DistributedFileSystem {
       return hadoop;
     }
     return new FSDataInputStream(new NetecStripedInputStream(getClient(), src, blocks, hadoop,
-        routes, getConf()));
+        router));
   }
 }

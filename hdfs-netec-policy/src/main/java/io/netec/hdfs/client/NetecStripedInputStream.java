@@ -1,23 +1,15 @@
 package io.netec.hdfs.client;
 
-import io.netec.hdfs.NetecConfigKeys;
-import io.netec.hdfs.route.ServiceDirectory;
-import io.netec.hdfs.inecroute.InecEngine;
-import io.netec.hdfs.inecroute.InecNode;
-import io.netec.hdfs.inecroute.InecRepair;
-import io.netec.hdfs.switchroute.SwitchClient;
-import io.netec.hdfs.switchroute.SwitchPlan;
-import io.netec.hdfs.switchroute.wire.SetupRequest;
+import io.netec.hdfs.route.ReconstructionRouter;
+import io.netec.hdfs.route.RepairRequest;
+import io.netec.hdfs.route.RepairSink;
 import java.io.EOFException;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.ByteBufferReadable;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSInputStream;
@@ -40,11 +32,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Reads a complete NETEC file. For each block group range it reads the data units' cells from
- * their DataNodes (checksums verified); when a unit cannot be read, the routes in order rebuild
- * that unit's range from k survivors — the switch, or an INEC repair graph whose root is this
- * client's engine — and the client takes in one stream per missing unit instead of k (with
- * the chain or the tree). If every route declines or fails, the range is read through Hadoop's
- * own striped stream, which decodes locally: the bytes returned are always the file's. Reads of
+ * their DataNodes (checksums verified); when a unit cannot be read, the same router a DataNode
+ * uses rebuilds that unit's range from k survivors through its routes in order — the switch,
+ * or an INEC repair graph whose root is this client's engine, so that the client takes in one
+ * stream per missing unit instead of k — and last through Hadoop's own striped stream, which
+ * decodes locally: the bytes returned are always the file's. Reads of
  * one stream are serialized (they share the fetched stripes); open one stream per reading
  * thread.
  */
@@ -56,10 +48,7 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
   private final LocatedBlocks blocks;
   private final ErasureCodingPolicy policy;
   private final FSDataInputStream hadoop;
-  private final Routes routes;
-  private final Configuration conf;
-  private final int payload;
-  private final int timeoutMs;
+  private final ReconstructionRouter router;
   private long pos;
   private boolean closed;
   /** DataNodes that failed a read: never tried again by this stream (as DFSInputStream does). */
@@ -82,58 +71,17 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
     }
   }
 
-  /** The client's routes for rebuilding units, from netec.route.order. */
-  static final class Routes {
-    final List<String> order = new ArrayList<>();
-    final InetSocketAddress control; // the switch's, or null
-    final InecRepair.Settings inec;  // or null
-
-    private Routes(InetSocketAddress control, InecRepair.Settings inec) {
-      this.control = control;
-      this.inec = inec;
-    }
-
-    /** switch (when netec.switch.address is set) and inec, in netec.route.order's order. */
-    static Routes fromConf(Configuration conf) {
-      String addr = conf.getTrimmed(NetecConfigKeys.SWITCH_ADDRESS);
-      InetSocketAddress control = addr == null || addr.isEmpty() ? null
-          : NetUtils.createSocketAddr(addr, -1, NetecConfigKeys.SWITCH_ADDRESS);
-      List<String> names = new ArrayList<>();
-      for (String n : conf.getTrimmedStrings(NetecConfigKeys.ROUTE_ORDER,
-          NetecConfigKeys.ROUTE_ORDER_DEFAULT)) {
-        names.add(n.toLowerCase(java.util.Locale.ROOT));
-      }
-      Routes r = new Routes(control,
-          names.contains("inec") ? InecRepair.Settings.fromConf(conf) : null);
-      for (String n : names) {
-        if ((n.equals("switch") && control != null) || n.equals("inec")) {
-          r.order.add(n);
-        }
-      }
-      return r;
-    }
-
-    boolean isEmpty() {
-      return order.isEmpty();
-    }
-  }
-
   /** Bytes of stripes fetched at once, so small sequential reads share one fetch. */
   static final long READ_AHEAD_BYTES = 4L << 20;
 
   NetecStripedInputStream(DFSClient client, String src, LocatedBlocks blocks,
-      FSDataInputStream hadoop, Routes routes, Configuration conf) {
+      FSDataInputStream hadoop, ReconstructionRouter router) {
     this.client = client;
     this.src = src;
     this.blocks = blocks;
     this.policy = blocks.getErasureCodingPolicy();
     this.hadoop = hadoop;
-    this.routes = routes;
-    this.conf = conf;
-    this.payload = conf.getInt(NetecConfigKeys.SWITCH_PAYLOAD,
-        NetecConfigKeys.SWITCH_PAYLOAD_DEFAULT);
-    this.timeoutMs = conf.getInt(NetecConfigKeys.SWITCH_TIMEOUT_MS,
-        NetecConfigKeys.SWITCH_TIMEOUT_MS_DEFAULT);
+    this.router = router;
   }
 
   // ---- FSInputStream -------------------------------------------------------------------------
@@ -245,8 +193,7 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
   /**
    * Fills buf[off, off+n) with the group's logical bytes [start, start+n) from the data units'
    * cells of the stripes covered (fetched whole, with read-ahead, and kept for the next read);
-   * units that cannot be read are rebuilt through the switch; failing that, the range is read
-   * through Hadoop's stream.
+   * units that cannot be read are rebuilt by the router.
    */
   private synchronized void readGroup(LocatedStripedBlock g, long start, byte[] buf, int off,
       int n) throws IOException {
@@ -260,11 +207,6 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
       long last = (g.getBlockSize() - 1) / stripeBytes;
       long ahead = Math.max(1, READ_AHEAD_BYTES / stripeBytes);
       f = fetch(g, s0, Math.min(last, Math.max(s1, s0 + ahead - 1)));
-      if (f == null) {
-        ClientReadCounters.NATIVE.increment();
-        hadoop.readFully(g.getStartOffset() + start, buf, off, n);
-        return;
-      }
       fetched = f;
     }
     // Logical byte x of the group is in stripe x / (k*cell), unit (x % (k*cell)) / cell.
@@ -282,8 +224,8 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
     }
   }
 
-  /** Data units' cells of stripes s0..s1, rebuilt through a route where needed; or null. */
-  private Fetched fetch(LocatedStripedBlock g, long s0, long s1) {
+  /** Data units' cells of stripes s0..s1, rebuilt by the router where needed. */
+  private Fetched fetch(LocatedStripedBlock g, long s0, long s1) throws IOException {
     int k = policy.getNumDataUnits();
     int cell = policy.getCellSize();
     long unitStart = s0 * cell;
@@ -304,31 +246,109 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
     }
     if (failed.isEmpty()) {
       ClientReadCounters.HEALTHY.increment();
-    } else if (!rebuild(g, failed, good, unitStart, unit)) {
-      return null;
+    } else {
+      rebuild(g, failed, good, unitStart, unit);
     }
     return new Fetched(g.getStartOffset(), s0, s1, unit);
   }
 
-  /** The routes in order; true when one rebuilt the failed units into unit[]. */
-  private boolean rebuild(LocatedStripedBlock g, List<Integer> failed, List<Integer> good,
-      long unitStart, byte[][] unit) {
-    List<Integer> survivors = null;
+  /**
+   * Rebuilds the failed units' bytes [unitStart, unitStart + their length) into unit[] through
+   * the router: its routes in order, the same as a DataNode's, then Hadoop's stream.
+   */
+  private void rebuild(LocatedStripedBlock g, List<Integer> failed, List<Integer> good,
+      long unitStart, byte[][] unit) throws IOException {
     int[] erased = failed.stream().mapToInt(Integer::intValue).toArray();
-    for (String route : routes.order) {
-      if (survivors == null) {
-        survivors = survivors(g, failed, good);
-      }
-      if (route.equals("switch") && rebuildThroughSwitch(g, erased, survivors, unitStart, unit)) {
-        ClientReadCounters.SWITCH.increment();
-        return true;
-      }
-      if (route.equals("inec") && rebuildThroughInec(g, erased, survivors, unitStart, unit)) {
-        ClientReadCounters.INEC.increment();
-        return true;
+    long length = 0;
+    for (int e : erased) {
+      length = Math.max(length, unit[e].length);
+    }
+    List<RepairRequest.Survivor> survivors = new ArrayList<>();
+    if (router.hasNetworkRoutes()) {
+      for (int i : survivors(g, failed, good)) {
+        int j = slot(g, i);
+        survivors.add(new RepairRequest.Survivor(i, g.getLocations()[j],
+            StripedBlockUtil.constructInternalBlock(g.getBlock(), policy, i), token(g, j)));
       }
     }
-    return false;
+    RepairRequest req = new RepairRequest("Read of " + src + " " + g.getBlock().getLocalBlock()
+        + " units " + failed + " from " + unitStart, g.getBlock(), g.getBlockSize(), policy,
+        erased, unitStart, length, survivors);
+    ReconstructionRouter.Outcome o = router.repair(req, new UnitSink(g, req, unit));
+    if (o.route == null) {
+      throw new IOException("cannot read " + src + ": units " + failed + " of "
+          + g.getBlock() + " were rebuilt by no route (" + o.others + ")");
+    }
+    ClientReadCounters.served(o.route, o.bytesIn);
+  }
+
+  /**
+   * The client's sink: row r fills unit[erased[r]]; the native route reads the rows' cells
+   * through Hadoop's striped stream, which decodes them from the other units.
+   */
+  private final class UnitSink implements RepairSink {
+    private final LocatedStripedBlock g;
+    private final RepairRequest req;
+    private final byte[][] unit;
+    private final int[] erased;
+    private final int[] filled;
+
+    UnitSink(LocatedStripedBlock g, RepairRequest req, byte[][] unit) {
+      this.g = g;
+      this.req = req;
+      this.unit = unit;
+      this.erased = req.erased();
+      this.filled = new int[erased.length];
+    }
+
+    @Override
+    public void write(int row, ByteBuffer data) throws IOException {
+      byte[] target = unit[erased[row]];
+      if (data.remaining() > target.length - filled[row]) {
+        throw new IOException("route delivered more than unit " + erased[row] + "'s "
+            + target.length + " bytes");
+      }
+      int n = data.remaining();
+      data.get(target, filled[row], n);
+      filled[row] += n;
+    }
+
+    @Override
+    public void repairNatively() throws IOException {
+      int k = policy.getNumDataUnits();
+      long cell = policy.getCellSize();
+      for (int r = 0; r < erased.length; r++) {
+        byte[] target = unit[erased[r]];
+        // Unit byte u of data unit i is logical byte (u / cell) * k * cell + i * cell + u % cell.
+        int at = 0;
+        while (at < target.length) {
+          long u = req.offset() + at;
+          int n = (int) Math.min(target.length - at, cell - u % cell);
+          long logical = (u / cell) * k * cell + erased[r] * cell + u % cell;
+          hadoop.readFully(g.getStartOffset() + logical, target, at, n);
+          at += n;
+        }
+        filled[r] = target.length;
+      }
+    }
+
+    @Override
+    public long complete() throws IOException {
+      long total = 0;
+      for (int r = 0; r < erased.length; r++) {
+        if (filled[r] != unit[erased[r]].length) {
+          throw new IOException("route delivered " + filled[r] + " of unit " + erased[r]
+              + "'s " + unit[erased[r]].length + " bytes");
+        }
+        total += filled[r];
+      }
+      return total;
+    }
+
+    @Override
+    public void abort() {
+      java.util.Arrays.fill(filled, 0);
+    }
   }
 
   /**
@@ -352,56 +372,8 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
     return survivors;
   }
 
-  /**
-   * Rebuilds the failed units' bytes [unitStart, unitStart + their length) through an INEC
-   * repair graph rooted at this client into unit[]; false when it declines or fails (unit[]
-   * may then hold partial bytes of the failed units, which the next route overwrites).
-   */
-  private boolean rebuildThroughInec(LocatedStripedBlock g, int[] erased,
-      List<Integer> survivors, long unitStart, byte[][] unit) {
-    int k = policy.getNumDataUnits();
-    int m = policy.getNumParityUnits();
-    long[] unitLength = unitLengths(g);
-    long length = 0;
-    for (int e : erased) {
-      length = Math.max(length, unit[e].length);
-    }
-    try {
-      InecEngine engine = InecNode.client(conf);
-      List<InecRepair.Source> sources = new ArrayList<>();
-      for (int i : survivors) {
-        int j = slot(g, i);
-        DatanodeInfo dn = g.getLocations()[j];
-        sources.add(new InecRepair.Source(i,
-            ServiceDirectory.resolve(ServiceDirectory.Service.INEC_CONTROL, dn, conf),
-            ServiceDirectory.resolve(ServiceDirectory.Service.INEC_DATA, dn, conf),
-            StripedBlockUtil.constructInternalBlock(g.getBlock(), policy, i), token(g, j)));
-      }
-      InecRepair.Result res = InecRepair.run(engine, routes.inec, src + " " + g.getBlock(), k,
-          m, unitLength, erased, sources, unitStart, length, (row, data, off, n) -> {
-            byte[] target = unit[erased[row]];
-            int want = (int) Math.max(0, Math.min(n, target.length - off));
-            data.get(target, (int) off, want);
-          });
-      ClientReadCounters.INEC_BYTES_IN.add(res.bytesReceived);
-      return true;
-    } catch (IOException e) {
-      LOG.info("{}: INEC did not rebuild units {} of {} ({})", src, Arrays.toString(erased),
-          g.getBlock(), e.getMessage());
-      return false;
-    }
-  }
-
   private long unitLength(LocatedStripedBlock g, int index) {
     return StripedBlockUtil.getInternalBlockLength(g.getBlockSize(), policy, index);
-  }
-
-  private long[] unitLengths(LocatedStripedBlock g) {
-    long[] a = new long[policy.getNumDataUnits() + policy.getNumParityUnits()];
-    for (int i = 0; i < a.length; i++) {
-      a[i] = unitLength(g, i);
-    }
-    return a;
   }
 
   /** Where internal block {@code index} of the group is listed, or -1. */
@@ -438,7 +410,7 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
           .setLength(out.length).setCachingStrategy(CachingStrategy.newDefaultStrategy())
           .setAllowShortCircuitLocalReads(false).setClientCacheContext(client.getClientContext())
           .setUserGroupInformation(UserGroupInformation.getCurrentUser())
-          .setConfiguration(conf).build();
+          .setConfiguration(router.context().conf()).build();
       int got = 0;
       while (got < out.length) {
         int r = reader.read(out, got, out.length - got);
@@ -455,53 +427,6 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
       return false;
     } finally {
       IOUtils.closeStream(reader);
-    }
-  }
-
-  /**
-   * Rebuilds the failed units' bytes [unitStart, unitStart + their length) through the switch
-   * into unit[]; false (nothing written to unit[]) when the switch declines or fails.
-   */
-  private boolean rebuildThroughSwitch(LocatedStripedBlock g, int[] erased,
-      List<Integer> survivors, long unitStart, byte[][] unit) {
-    int k = policy.getNumDataUnits();
-    int m = policy.getNumParityUnits();
-    long[] unitLength = unitLengths(g);
-    long length = 0;
-    long[] rowLength = new long[erased.length];
-    for (int r = 0; r < erased.length; r++) {
-      rowLength[r] = unit[erased[r]].length;
-      length = Math.max(length, rowLength[r]);
-    }
-    List<SwitchPlan.Available> available = new ArrayList<>();
-    for (int i : survivors) {
-      int j = slot(g, i);
-      available.add(new SwitchPlan.Available(i, ServiceDirectory.hostPort(
-          ServiceDirectory.Service.SWITCH_AGENT, g.getLocations()[j], conf),
-          StripedBlockUtil.constructInternalBlock(g.getBlock(), policy, i).toString(),
-          token(g, j)));
-    }
-    try {
-      SetupRequest setup = SwitchPlan.plan(g.getBlock().toString(), k, m, unitLength, erased,
-          available, unitStart, length, payload, timeoutMs);
-      SwitchClient.Result res = SwitchClient.rebuild(routes.control, setup, rowLength, () -> {
-        SwitchClient.Sink[] sinks = new SwitchClient.Sink[erased.length];
-        for (int r = 0; r < erased.length; r++) {
-          byte[] target = unit[erased[r]];
-          int[] filled = {0};
-          sinks[r] = (b, o, l) -> {
-            System.arraycopy(b, o, target, filled[0], l);
-            filled[0] += l;
-          };
-        }
-        return sinks;
-      });
-      ClientReadCounters.SWITCH_BYTES_IN.add(res.bytesReceived);
-      return true;
-    } catch (IOException e) {
-      LOG.info("{}: switch did not rebuild units {} of {} ({})", src, Arrays.toString(erased),
-          g.getBlock(), e.getMessage());
-      return false;
     }
   }
 

@@ -1,20 +1,19 @@
 package io.netec.hdfs.datanode;
 
-import io.netec.hdfs.NetecConfigKeys;
-import io.netec.hdfs.inecroute.InecEngine;
-import io.netec.hdfs.inecroute.InecNode;
-import io.netec.hdfs.inecroute.InecParticipant;
+import io.netec.hdfs.route.InternalBlockSink;
 import io.netec.hdfs.route.ReconstructionRouter;
-import io.netec.hdfs.route.ServiceDirectory;
-import io.netec.hdfs.datanode.DataNodeBlockSource;
-import io.netec.hdfs.switchroute.SurvivorAgent;
+import io.netec.hdfs.route.ReconstructionTask;
+import io.netec.hdfs.route.RouteFactory;
+import java.io.Closeable;
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import io.netec.hdfs.route.RouteContext;
-import io.netec.hdfs.route.RouteMetrics;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
 import java.util.concurrent.ThreadPoolExecutor;
 import javax.management.ObjectName;
-import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.StorageType;
+import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
+import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.hdfs.server.datanode.erasurecode.ErasureCodingWorker;
 import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
@@ -44,9 +43,8 @@ public class NetecDataNodePlugin implements ServicePlugin {
   private ObjectName mbean;
   private String metricsSource;
   private ReconstructionRouter router;
-  private SurvivorAgent agent;
-  private InecEngine inecEngine;
-  private InecParticipant participant;
+  /** What the routes' factories started on this DataNode (agent, participant), to close. */
+  private final List<Closeable> services = new ArrayList<>();
   private int xferPort;
 
   /** The constructor Hadoop calls for dfs.datanode.plugins. */
@@ -68,7 +66,7 @@ public class NetecDataNodePlugin implements ServicePlugin {
     DataNode dn = (DataNode) service;
     ReconstructionRouter r;
     try {
-      r = ReconstructionRouter.fromConf(new RouteContext(dn.getConf(), dn), new RouteMetrics());
+      r = ReconstructionRouter.start(dn.getConf(), dn, new DataNodeBlockSource(dn));
     } catch (IllegalArgumentException e) {
       LOG.error("NetEC plugin inactive on DataNode {}, EC reconstruction left to Hadoop: {}",
           dn.getDisplayName(), e.getMessage(), e);
@@ -79,7 +77,9 @@ public class NetecDataNodePlugin implements ServicePlugin {
       ErasureCodingWorker worker = dn.getErasureCodingWorker();
       ThreadPoolExecutor old = internals.pool(worker);
       internals.setPool(worker, new RoutingReconstructionPool(old, internals::policyOf,
-          task -> internals.describe(task, dn, worker), r));
+          task -> internals.describe(task, dn, worker),
+          task -> r.repair(task.repairRequest(b -> readToken(dn, b)),
+              new InternalBlockSink(dn, task)), r.metrics()));
       old.shutdown(); // tasks already queued there still run, natively
     } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
       LOG.warn("NetEC plugin inactive on DataNode {}: Hadoop {} EC internals differ from what "
@@ -89,8 +89,7 @@ public class NetecDataNodePlugin implements ServicePlugin {
     }
     router = r;
     xferPort = dn.getXferPort();
-    startAgent(dn);
-    startInec(dn);
+    startServices(r, dn);
     mbean = MBeans.register("DataNode", "NetecRouter-" + dn.getXferPort(), r.metrics());
     registerMetricsSource(r);
     LOG.info("NetEC plugin active on DataNode {}: routes {}, metrics {}", dn.getDisplayName(),
@@ -109,76 +108,32 @@ public class NetecDataNodePlugin implements ServicePlugin {
     }
   }
 
-  /** Starts the survivor agent; a failure costs this DataNode its part in switch tasks only. */
-  private void startAgent(DataNode dn) {
-    if (!dn.getConf().getBoolean(NetecConfigKeys.AGENT_ENABLED,
-        NetecConfigKeys.AGENT_ENABLED_DEFAULT)) {
-      return;
-    }
-    int port = dn.getConf().getInt(NetecConfigKeys.AGENT_PORT, NetecConfigKeys.AGENT_PORT_DEFAULT);
-    // The agent listens where the DataNode's transfer server does.
-    String host = dn.getXferAddress().getAddress().getHostAddress();
-    try {
-      agent = new SurvivorAgent(new DataNodeBlockSource(dn), host, port,
-          dn.getConf().getInt(NetecConfigKeys.AGENT_MAX_STREAMS,
-              NetecConfigKeys.AGENT_MAX_STREAMS_DEFAULT),
-          dn.getConf().getInt(NetecConfigKeys.AGENT_IDLE_TIMEOUT_MS,
-              NetecConfigKeys.AGENT_IDLE_TIMEOUT_MS_DEFAULT));
-      ServiceDirectory.register(ServiceDirectory.Service.SWITCH_AGENT, xferPort, new InetSocketAddress(host, agent.address().getPort()));
-      LOG.info("NetEC survivor agent of DataNode {} on {}", dn.getDisplayName(),
-          agent.address());
-    } catch (IOException | RuntimeException e) {
-      LOG.error("NetEC survivor agent not started on DataNode {} ({}={}): {}; switch tasks "
-          + "will not use this DataNode as a survivor", dn.getDisplayName(),
-          NetecConfigKeys.AGENT_PORT, port, e.getMessage());
-    }
-  }
-
   /**
-   * Starts this DataNode's INEC engine (the route rebuilds on it) and its participant; a
-   * failure costs this DataNode the INEC route and its part in INEC repairs only.
+   * Starts what each route runs on every DataNode (the switch route's survivor agent, the
+   * INEC participant); a failure costs this DataNode that route's part only.
    */
-  private void startInec(DataNode dn) {
-    Configuration conf = dn.getConf();
-    if (!conf.getBoolean(NetecConfigKeys.INEC_ENABLED, NetecConfigKeys.INEC_ENABLED_DEFAULT)) {
-      return;
-    }
-    String host = dn.getXferAddress().getAddress().getHostAddress();
-    int dataPort = conf.getInt(NetecConfigKeys.INEC_DATA_PORT,
-        NetecConfigKeys.INEC_DATA_PORT_DEFAULT);
-    int port = conf.getInt(NetecConfigKeys.INEC_PORT, NetecConfigKeys.INEC_PORT_DEFAULT);
-    try {
-      inecEngine = InecNode.startEngine(conf, host, dataPort);
-      participant = new InecParticipant(inecEngine, new DataNodeBlockSource(dn), host, port,
-          conf.getInt(NetecConfigKeys.INEC_MAX_VERTICES,
-              NetecConfigKeys.INEC_MAX_VERTICES_DEFAULT));
-      InecNode.register(xferPort, inecEngine, participant);
-      ServiceDirectory.register(ServiceDirectory.Service.INEC_DATA, xferPort,
-          inecEngine.dataAddress());
-      ServiceDirectory.register(ServiceDirectory.Service.INEC_CONTROL, xferPort,
-          new InetSocketAddress(host, participant.address().getPort()));
-      LOG.info("NetEC INEC participant of DataNode {} on {} (data {}): {}", dn.getDisplayName(),
-          participant.address(), inecEngine.dataAddress(), inecEngine.describe());
-    } catch (IOException | RuntimeException e) {
-      LOG.error("NetEC INEC participant not started on DataNode {} ({}={}, {}={}): {}; the "
-          + "inec route will decline here and INEC repairs will not use this DataNode",
-          dn.getDisplayName(), NetecConfigKeys.INEC_PORT, port, NetecConfigKeys.INEC_DATA_PORT,
-          dataPort, e.getMessage());
-      stopInec();
+  private void startServices(ReconstructionRouter r, DataNode dn) {
+    for (RouteFactory f : r.registry().factories()) {
+      try {
+        Closeable c = f.startDataNodeServices(r.context());
+        if (c != null) {
+          services.add(c);
+        }
+      } catch (IOException | RuntimeException e) {
+        LOG.error("NetEC route {} on DataNode {}: {}", f.name(), dn.getDisplayName(),
+            e.getMessage());
+      }
     }
   }
 
-  private void stopInec() {
-    InecNode.unregister(xferPort);
-    ServiceDirectory.unregister(ServiceDirectory.Service.INEC_CONTROL, xferPort);
-    ServiceDirectory.unregister(ServiceDirectory.Service.INEC_DATA, xferPort);
-    if (participant != null) {
-      participant.close();
-      participant = null;
-    }
-    if (inecEngine != null) {
-      inecEngine.close();
-      inecEngine = null;
+  /** A READ token for an internal block, as survivors check it ("" when it cannot be made). */
+  static String readToken(DataNode dn, ExtendedBlock b) {
+    try {
+      return dn.getBlockAccessToken(b, EnumSet.of(BlockTokenIdentifier.AccessMode.READ),
+          new StorageType[0], new String[0]).encodeToUrlString();
+    } catch (IOException e) {
+      LOG.warn("No READ token for {} (survivors will refuse it): {}", b, e.toString());
+      return "";
     }
   }
 
@@ -189,12 +144,15 @@ public class NetecDataNodePlugin implements ServicePlugin {
 
   @Override
   public void stop() {
-    if (agent != null) {
-      ServiceDirectory.unregister(ServiceDirectory.Service.SWITCH_AGENT, xferPort);
-      agent.close();
-      agent = null;
+    for (Closeable c : services) {
+      try {
+        c.close();
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("NetEC service of DataNode port {} did not close cleanly: {}", xferPort,
+            e.toString());
+      }
     }
-    stopInec();
+    services.clear();
     if (mbean != null) {
       MBeans.unregister(mbean);
       mbean = null;

@@ -1,13 +1,13 @@
 package io.netec.hdfs.datanode;
 
 import io.netec.hdfs.codec.NetecCoderFactories;
-import io.netec.hdfs.route.ReconstructionRouter;
 import io.netec.hdfs.route.ReconstructionTask;
 import io.netec.hdfs.route.RouteMetrics;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.apache.hadoop.hdfs.protocol.ErasureCodingPolicy;
 import org.slf4j.Logger;
@@ -15,27 +15,29 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Stands in for ErasureCodingWorker's reconstruction pool, with the same threads and queue.
- * Tasks of NETEC policies run through the router; all others run exactly as Hadoop submitted.
+ * Tasks of NETEC policies run through the router (via {@code route}); all others run exactly
+ * as Hadoop submitted.
  */
 final class RoutingReconstructionPool extends ThreadPoolExecutor {
   private static final Logger LOG = LoggerFactory.getLogger(RoutingReconstructionPool.class);
 
   private final Function<Runnable, ErasureCodingPolicy> policyOf;
   private final Function<Runnable, ReconstructionTask> describe;
-  private final ReconstructionRouter router;
+  private final Consumer<ReconstructionTask> route;
   private final RouteMetrics metrics;
 
   RoutingReconstructionPool(ThreadPoolExecutor replaced,
       Function<Runnable, ErasureCodingPolicy> policyOf,
-      Function<Runnable, ReconstructionTask> describe, ReconstructionRouter router) {
+      Function<Runnable, ReconstructionTask> describe, Consumer<ReconstructionTask> route,
+      RouteMetrics metrics) {
     super(replaced.getCorePoolSize(), replaced.getMaximumPoolSize(),
         replaced.getKeepAliveTime(TimeUnit.MILLISECONDS), TimeUnit.MILLISECONDS,
         new LinkedBlockingQueue<>(), replaced.getThreadFactory());
     allowCoreThreadTimeOut(replaced.allowsCoreThreadTimeOut());
     this.policyOf = policyOf;
     this.describe = describe;
-    this.router = router;
-    this.metrics = router.metrics();
+    this.route = route;
+    this.metrics = metrics;
   }
 
   @Override
@@ -53,6 +55,6 @@ final class RoutingReconstructionPool extends ThreadPoolExecutor {
       metrics.passedThrough();
       return super.submit(task);
     }
-    return super.submit(() -> router.reconstruct(described));
+    return super.submit(() -> route.accept(described));
   }
 }

@@ -1,10 +1,9 @@
 package io.netec.hdfs.inecroute;
 
-import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.NetecSettings;
 import java.io.IOException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import org.apache.hadoop.conf.Configuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,13 +23,11 @@ public final class InecNode {
   private InecNode() {
   }
 
-  /** Starts an engine as the configuration says (verbs library, port). */
-  public static InecEngine startEngine(Configuration conf, String bindHost, int port)
+  /** Starts an engine as the settings say (verbs library, transport). */
+  public static InecEngine startEngine(NetecSettings s, String bindHost, int port)
       throws IOException {
-    String lib = conf.getTrimmed(NetecConfigKeys.INEC_VERBS_LIBRARY, "");
-    InecEngine.Transport t = InecRepair.Settings.fromConf(conf).transport;
-    return InecEngine.start(bindHost, port, lib.isEmpty() ? null : lib,
-        t == InecEngine.Transport.TCP);
+    return InecEngine.start(bindHost, port, s.inecVerbsLibrary(),
+        InecEngine.Transport.parse(s.inecTransport()) == InecEngine.Transport.TCP);
   }
 
   public static void register(int xferPort, InecEngine engine, InecParticipant participant) {
@@ -54,10 +51,10 @@ public final class InecNode {
   }
 
   /** This JVM's client engine; IOException (the same reason every time) if it cannot run. */
-  public static synchronized InecEngine client(Configuration conf) throws IOException {
+  public static synchronized InecEngine client(NetecSettings s) throws IOException {
     if (client == null && clientFailure == null) {
       try {
-        client = startEngine(conf, "0.0.0.0", 0);
+        client = startEngine(s, "0.0.0.0", 0);
         LOG.info("INEC client engine: {}, data on port {}", client.describe(),
             client.dataAddress().getPort());
       } catch (IOException | IllegalArgumentException e) {

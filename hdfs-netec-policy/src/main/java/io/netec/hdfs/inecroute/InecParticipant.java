@@ -1,7 +1,6 @@
 package io.netec.hdfs.inecroute;
 
 import io.netec.hdfs.route.BlockSource;
-import io.netec.hdfs.switchroute.SurvivorAgent;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.Closeable;

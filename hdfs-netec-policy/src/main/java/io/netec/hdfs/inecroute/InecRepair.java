@@ -1,6 +1,7 @@
 package io.netec.hdfs.inecroute;
 
 import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.NetecSettings;
 import io.netec.hdfs.route.DecodeSurvivors;
 import io.netec.hdfs.route.RouteDeclinedException;
 import java.io.BufferedInputStream;
@@ -22,7 +23,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
 import org.apache.hadoop.io.IOUtils;
 
@@ -99,27 +99,11 @@ public final class InecRepair {
       this.timeoutMs = timeoutMs;
     }
 
-    /** From the configuration; IllegalArgumentException names the bad key. */
-    public static Settings fromConf(Configuration conf) {
-      RepairGraph.Scheme scheme;
-      InecEngine.Transport transport;
-      try {
-        scheme = RepairGraph.Scheme.parse(conf.getTrimmed(NetecConfigKeys.INEC_SCHEME,
-            NetecConfigKeys.INEC_SCHEME_DEFAULT));
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException(NetecConfigKeys.INEC_SCHEME + ": " + e.getMessage());
-      }
-      try {
-        transport = InecEngine.Transport.parse(conf.getTrimmed(NetecConfigKeys.INEC_TRANSPORT,
-            NetecConfigKeys.INEC_TRANSPORT_DEFAULT));
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException(NetecConfigKeys.INEC_TRANSPORT + ": "
-            + e.getMessage());
-      }
-      return new Settings(scheme, transport,
-          conf.getInt(NetecConfigKeys.INEC_CHUNK, NetecConfigKeys.INEC_CHUNK_DEFAULT),
-          conf.getInt(NetecConfigKeys.INEC_SEGMENT, NetecConfigKeys.INEC_SEGMENT_DEFAULT),
-          conf.getInt(NetecConfigKeys.INEC_TIMEOUT_MS, NetecConfigKeys.INEC_TIMEOUT_MS_DEFAULT));
+    /** From the checked settings (netec.inec.* keys). */
+    public static Settings from(NetecSettings s) {
+      return new Settings(RepairGraph.Scheme.parse(s.inecScheme()),
+          InecEngine.Transport.parse(s.inecTransport()), s.inecChunk(), s.inecSegment(),
+          s.inecTimeoutMs());
     }
 
     public RepairGraph.Scheme scheme() {

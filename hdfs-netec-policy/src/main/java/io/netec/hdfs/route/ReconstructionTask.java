@@ -147,6 +147,24 @@ public final class ReconstructionTask {
     return java.util.Arrays.stream(erasedLengths()).sum();
   }
 
+  /**
+   * The request every route gets for this task: all erased blocks, whole, from the live
+   * blocks in the order the NameNode listed them.
+   *
+   * @param readToken the READ token of an internal block, as survivors check it
+   */
+  public RepairRequest repairRequest(java.util.function.Function<ExtendedBlock, String> readToken) {
+    java.util.List<RepairRequest.Survivor> survivors = new java.util.ArrayList<>();
+    for (int j = 0; j < liveIndices.length; j++) {
+      ExtendedBlock b = internalBlock(liveIndices[j]);
+      survivors.add(new RepairRequest.Survivor(liveIndices[j], sources[j], b,
+          readToken.apply(b)));
+    }
+    long length = Arrays.stream(erasedLengths()).max().getAsLong();
+    return new RepairRequest("Task " + this, blockGroup, blockGroup.getNumBytes(), policy,
+        erasedIndices(), 0, length, survivors);
+  }
+
   HadoopTask hadoopTask() {
     return hadoopTask;
   }

@@ -1,38 +1,47 @@
 package io.netec.hdfs.route;
 
-import java.io.IOException;
-import java.util.EnumSet;
+import io.netec.hdfs.NetecSettings;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.StorageType;
-import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
-import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 
-/** What a route gets at construction: the configuration and the DataNode it runs in. */
+/**
+ * What a route gets at construction: the checked settings, the configuration (for a
+ * third-party route's own keys), and, on a DataNode, the DataNode and where its blocks are read.
+ */
 public final class RouteContext {
+  private final NetecSettings settings;
   private final Configuration conf;
   private final DataNode dataNode;
+  private final BlockSource blocks;
 
-  public RouteContext(Configuration conf, DataNode dataNode) {
+  public RouteContext(NetecSettings settings, Configuration conf, DataNode dataNode,
+      BlockSource blocks) {
+    this.settings = settings;
     this.conf = conf;
     this.dataNode = dataNode;
+    this.blocks = blocks;
+  }
+
+  public NetecSettings settings() {
+    return settings;
   }
 
   public Configuration conf() {
     return conf;
   }
 
-  /** The DataNode, or null where a route runs outside one. */
+  /** The DataNode, or null on a client. */
   public DataNode dataNode() {
     return dataNode;
   }
 
-  /**
-   * A READ token for an internal block, as survivors check it (encodeToUrlString(); an empty
-   * token's form when tokens are off). Needs the DataNode.
-   */
-  public String readToken(ExtendedBlock b) throws IOException {
-    return dataNode.getBlockAccessToken(b, EnumSet.of(BlockTokenIdentifier.AccessMode.READ),
-        new StorageType[0], new String[0]).encodeToUrlString();
+  /** The DataNode's blocks (checksums verified, tokens checked), or null on a client. */
+  public BlockSource blocks() {
+    return blocks;
+  }
+
+  /** "DataNode host:port" or "client", for log lines. */
+  public String side() {
+    return dataNode == null ? "client" : "DataNode " + dataNode.getDisplayName();
   }
 }

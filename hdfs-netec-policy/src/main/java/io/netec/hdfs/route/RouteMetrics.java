@@ -24,7 +24,8 @@ import org.apache.hadoop.metrics2.lib.Interns;
  * <ul>
  * <li>a live JMX DynamicMBean (routes are named by configuration). Attributes: Tasks,
  * PassedThrough, InFlight (a gauge), per route NAME: NAME.Served, NAME.Declined, NAME.Failed,
- * NAME.Bytes, NAME.Millis; and RecentTasks, the last {@value #RECENT} outcomes as tab-separated
+ * NAME.Unavailable (its service unreachable), NAME.Skipped (passed over during the back-off),
+ * NAME.Bytes (delivered), NAME.BytesIn (received by this node to serve), NAME.Millis; and RecentTasks, the last {@value #RECENT} outcomes as tab-separated
  * lines: block group, erased indices, route (or "none"), bytes, ms, start of the task (epoch
  * ms), what the routes before it said;</li>
  * <li>a Hadoop metrics2 source (record {@value #RECORD}): the counters go wherever the daemon's
@@ -35,7 +36,8 @@ import org.apache.hadoop.metrics2.lib.Interns;
 public final class RouteMetrics implements DynamicMBean, MetricsSource {
   /** The metrics2 record name. */
   public static final String RECORD = "NetecRouter";
-  static final String[] PER_ROUTE = {"Served", "Declined", "Failed", "Bytes", "Millis"};
+  static final String[] PER_ROUTE = {"Served", "Declined", "Failed", "Unavailable", "Skipped",
+      "Bytes", "BytesIn", "Millis"};
   static final int RECENT = 100;
 
   private final LongAdder tasks = new LongAdder();
@@ -68,17 +70,21 @@ public final class RouteMetrics implements DynamicMBean, MetricsSource {
     passedThrough.increment();
   }
 
-  void served(String route, long bytes, long millis) {
+  void served(String route, long bytes, long bytesIn, long millis) {
     add(route, "Served", 1);
     add(route, "Bytes", bytes);
+    if (bytesIn > 0) {
+      add(route, "BytesIn", bytesIn);
+    }
     add(route, "Millis", millis);
   }
 
-  void outcome(ReconstructionTask task, String route, long bytes, long millis,
+  void outcome(RepairRequest req, String route, long bytes, long millis,
       long startEpochMillis, String others) {
-    recent.addLast(task.blockGroup().getLocalBlock() + "\t"
-        + Arrays.toString(task.erasedIndices()) + "\t" + (route == null ? "none" : route) + "\t"
-        + bytes + "\t" + millis + "\t" + startEpochMillis + "\t" + others);
+    recent.addLast(req.blockGroup().getLocalBlock() + "\t"
+        + Arrays.toString(req.erased()) + "\t" + (route == null ? "none" : route) + "\t"
+        + bytes + "\t" + millis + "\t" + startEpochMillis + "\t"
+        + others.replaceAll("[\\x00-\\x1f\\x7f]", " "));
     while (recent.size() > RECENT) {
       recent.pollFirst();
     }
@@ -95,6 +101,16 @@ public final class RouteMetrics implements DynamicMBean, MetricsSource {
 
   void failed(String route) {
     add(route, "Failed", 1);
+  }
+
+  /** The route could not reach its service (it is then skipped for the back-off). */
+  void unavailable(String route) {
+    add(route, "Unavailable", 1);
+  }
+
+  /** A repair passed the route over because it was unreachable a moment ago. */
+  void skipped(String route) {
+    add(route, "Skipped", 1);
   }
 
   private void add(String route, String what, long delta) {
@@ -168,7 +184,7 @@ public final class RouteMetrics implements DynamicMBean, MetricsSource {
   @Override
   public MBeanInfo getMBeanInfo() {
     List<MBeanAttributeInfo> attrs = new ArrayList<>();
-    attrs.add(longAttr("Tasks", "NETEC reconstruction tasks received"));
+    attrs.add(longAttr("Tasks", "NETEC repairs received"));
     attrs.add(longAttr("PassedThrough", "tasks of other policies left to Hadoop"));
     attrs.add(new MBeanAttributeInfo("InFlight", "long", "tasks being worked on now (a gauge)",
         true, false, false));
@@ -187,7 +203,7 @@ public final class RouteMetrics implements DynamicMBean, MetricsSource {
   @Override
   public void getMetrics(MetricsCollector collector, boolean all) {
     MetricsRecordBuilder rb = collector.addRecord(RECORD).setContext("dfs")
-        .addCounter(Interns.info("Tasks", "NETEC reconstruction tasks received"), tasks())
+        .addCounter(Interns.info("Tasks", "NETEC repairs received"), tasks())
         .addCounter(Interns.info("PassedThrough", "tasks of other policies left to Hadoop"),
             passedThroughCount())
         .addGauge(Interns.info("InFlight", "tasks being worked on now"), inFlight());

@@ -1,12 +1,11 @@
 package io.netec.hdfs.route;
 
-import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.NetecSettings;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.protocol.DatanodeID;
 
 /**
@@ -19,18 +18,21 @@ public final class ServiceDirectory {
   /** A service of the DataNode plugin and the key of its port. */
   public enum Service {
     /** The survivor agent that streams local blocks to switches. */
-    SWITCH_AGENT(NetecConfigKeys.AGENT_PORT, NetecConfigKeys.AGENT_PORT_DEFAULT),
+    SWITCH_AGENT,
     /** The INEC participant's control server (join requests). */
-    INEC_CONTROL(NetecConfigKeys.INEC_PORT, NetecConfigKeys.INEC_PORT_DEFAULT),
+    INEC_CONTROL,
     /** The INEC engine's data listener (streams of repair graphs). */
-    INEC_DATA(NetecConfigKeys.INEC_DATA_PORT, NetecConfigKeys.INEC_DATA_PORT_DEFAULT);
+    INEC_DATA;
 
-    final String portKey;
-    final int defaultPort;
-
-    Service(String portKey, int defaultPort) {
-      this.portKey = portKey;
-      this.defaultPort = defaultPort;
+    int port(NetecSettings s) {
+      switch (this) {
+        case SWITCH_AGENT:
+          return s.agentPort();
+        case INEC_CONTROL:
+          return s.inecPort();
+        default:
+          return s.inecDataPort();
+      }
     }
   }
 
@@ -51,17 +53,17 @@ public final class ServiceDirectory {
     LOCAL.remove(key(s, xferPort));
   }
 
-  public static InetSocketAddress resolve(Service s, DatanodeID dn, Configuration conf) {
+  public static InetSocketAddress resolve(Service s, DatanodeID dn, NetecSettings settings) {
     InetSocketAddress local = LOCAL.get(key(s, dn.getXferPort()));
     if (local != null && isThisHost(dn.getIpAddr())) {
       return local;
     }
-    return new InetSocketAddress(dn.getIpAddr(), conf.getInt(s.portKey, s.defaultPort));
+    return new InetSocketAddress(dn.getIpAddr(), s.port(settings));
   }
 
   /** The service of {@code dn} as "host:port", the form control messages carry. */
-  public static String hostPort(Service s, DatanodeID dn, Configuration conf) {
-    InetSocketAddress a = resolve(s, dn, conf);
+  public static String hostPort(Service s, DatanodeID dn, NetecSettings settings) {
+    InetSocketAddress a = resolve(s, dn, settings);
     return a.getAddress().getHostAddress() + ":" + a.getPort();
   }
 

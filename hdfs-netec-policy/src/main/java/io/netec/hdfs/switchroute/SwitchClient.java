@@ -1,6 +1,7 @@
 package io.netec.hdfs.switchroute;
 
 import io.netec.hdfs.route.RouteDeclinedException;
+import io.netec.hdfs.route.RouteUnavailableException;
 import io.netec.hdfs.switchroute.wire.ControlFrames;
 import io.netec.hdfs.switchroute.wire.NetecPacket;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
@@ -29,7 +30,7 @@ import java.util.concurrent.TimeUnit;
  * {@value #MAX_RTO_MS} ms: a RETX makes every survivor resend a window, so a false alarm is
  * costly), and fails (IOException) after the task's timeout without progress or on any packet
  * that breaks the protocol. A refusal at setup is a {@link RouteDeclinedException}: nothing was
- * done.
+ * done; a switch that cannot be reached is a {@link RouteUnavailableException}.
  */
 public final class SwitchClient {
   static final int INITIAL_RTO_MS = 1000;
@@ -84,7 +85,11 @@ public final class SwitchClient {
   private static SetupAnswer setUp(InetSocketAddress control, SetupRequest setup)
       throws IOException {
     try (Socket s = new Socket()) {
-      s.connect(control, 5_000);
+      try {
+        s.connect(control, 5_000);
+      } catch (IOException e) {
+        throw new RouteUnavailableException("switch " + control + " unreachable: " + e);
+      }
       s.setSoTimeout(setup.timeoutMs());
       ControlFrames.write(new DataOutputStream(new BufferedOutputStream(s.getOutputStream())),
           setup.toJson());

@@ -101,6 +101,12 @@ public final class EcTestCluster implements AutoCloseable {
     return conf;
   }
 
+  /** The NetEC settings a DataNode's plugin parsed from its configuration. */
+  public static io.netec.hdfs.NetecSettings settings(DataNode dn) {
+    return io.netec.hdfs.NetecSettings.parse(dn.getConf(),
+        io.netec.hdfs.route.RouteRegistry.load(EcTestCluster.class.getClassLoader()).names());
+  }
+
   /** The test verbs provider built with the native code. */
   public static String mockVerbsLibrary() {
     return System.getProperty("netec.native.build", "target/native-build")

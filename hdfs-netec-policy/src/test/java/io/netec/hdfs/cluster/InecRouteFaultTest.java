@@ -49,7 +49,7 @@ class InecRouteFaultTest {
     List<CuttingRelay> relays = new ArrayList<>();
     for (DataNode dn : c.mini().getDataNodes()) {
       CuttingRelay r = new CuttingRelay(ServiceDirectory.resolve(Service.INEC_DATA,
-          dn.getDatanodeId(), dn.getConf()), MID_STREAM, cut, fault.apply(dn));
+          dn.getDatanodeId(), EcTestCluster.settings(dn)), MID_STREAM, cut, fault.apply(dn));
       ServiceDirectory.register(Service.INEC_DATA, dn.getXferPort(), r.address());
       relays.add(r);
     }

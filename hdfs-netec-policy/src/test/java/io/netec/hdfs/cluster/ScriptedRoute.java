@@ -1,16 +1,18 @@
 package io.netec.hdfs.cluster;
 
-import io.netec.hdfs.route.InternalBlockWriter;
 import io.netec.hdfs.route.ReconstructionRoute;
-import io.netec.hdfs.route.ReconstructionTask;
+import io.netec.hdfs.route.RepairRequest;
+import io.netec.hdfs.route.RepairSink;
 import io.netec.hdfs.route.RouteContext;
 import io.netec.hdfs.route.RouteDeclinedException;
+import io.netec.hdfs.route.RouteFactory;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.io.IOUtils;
 import org.apache.hadoop.io.erasurecode.CodecUtil;
@@ -18,22 +20,42 @@ import org.apache.hadoop.io.erasurecode.ErasureCoderOptions;
 import org.apache.hadoop.io.erasurecode.rawcoder.RawErasureDecoder;
 
 /**
- * A test route loaded by the plugin through netec.route.class.scripted. Its mode is set by the
- * test: DECODE rebuilds for real (survivors read through the DataNodes' datasets, decoded with
- * the netec codec, written with {@link InternalBlockWriter}); FAIL_MID_WRITE streams half a
- * block of junk to the target and then fails, as a route dying mid-task would.
+ * A third-party route as an operator would add one: its factory is listed in this test
+ * classpath's META-INF/services/io.netec.hdfs.route.RouteFactory, it is named "scripted" in
+ * netec.route.order, and it reads its own key netec.scripted.tag. Its mode is set by the
+ * test: DECODE rebuilds for real (survivors' bytes of the range read through the DataNodes'
+ * datasets, decoded with the netec codec, written into the sink) on a DataNode and on a
+ * client alike; FAIL_MID_WRITE writes half a row of junk and then fails, as a route dying
+ * mid-task would.
  */
 public final class ScriptedRoute implements ReconstructionRoute {
   public enum Mode { DECODE, FAIL_MID_WRITE, DECLINE }
 
   static volatile Mode mode = Mode.DECLINE;
   static volatile EcTestCluster cluster;
-  /** Replicas found on a target right after an abort: must stay empty. */
-  static final List<String> LEFTOVERS = new CopyOnWriteArrayList<>();
+  /** The tag each route instance read from netec.scripted.tag. */
+  static final List<String> TAGS = new CopyOnWriteArrayList<>();
+  /** Requests served on DataNodes and on clients. */
+  static final AtomicLong SERVED_ON_DATANODES = new AtomicLong();
+  static final AtomicLong SERVED_ON_CLIENTS = new AtomicLong();
+
+  /** Found by ServiceLoader. */
+  public static final class Factory implements RouteFactory {
+    @Override
+    public String name() {
+      return "scripted";
+    }
+
+    @Override
+    public ReconstructionRoute create(RouteContext ctx) {
+      TAGS.add(ctx.conf().get("netec.scripted.tag", ""));
+      return new ScriptedRoute(ctx);
+    }
+  }
 
   private final RouteContext ctx;
 
-  public ScriptedRoute(RouteContext ctx) {
+  ScriptedRoute(RouteContext ctx) {
     this.ctx = ctx;
   }
 
@@ -43,23 +65,16 @@ public final class ScriptedRoute implements ReconstructionRoute {
   }
 
   @Override
-  public long reconstruct(ReconstructionTask t) throws IOException {
+  public long repair(RepairRequest req, RepairSink sink) throws IOException {
     switch (mode) {
       case DECODE:
-        return decodeAndWrite(t);
+        long in = decode(req, sink);
+        (ctx.dataNode() == null ? SERVED_ON_CLIENTS : SERVED_ON_DATANODES).incrementAndGet();
+        return in;
       case FAIL_MID_WRITE: {
-        InternalBlockWriter w = InternalBlockWriter.open(ctx.dataNode(), t, 0);
-        byte[] junk = new byte[(int) (t.internalBlockLength(t.erasedIndex(0)) / 2)];
+        byte[] junk = new byte[(int) (req.rowLength(0) / 2)];
         Arrays.fill(junk, (byte) 0x5a);
-        w.write(junk, 0, junk.length);
-        w.abort();
-        // abort() promises the target has dropped the partial replica when it returns
-        DataNode target = cluster.dataNode(t.target(0));
-        String replica = target.getFSDataset().getReplicaString(
-            w.block().getBlockPoolId(), w.block().getBlockId());
-        if (!replica.equals("null")) {
-          LEFTOVERS.add(replica);
-        }
+        sink.write(0, ByteBuffer.wrap(junk));
         throw new IOException("scripted failure after " + junk.length + " bytes");
       }
       default:
@@ -67,44 +82,49 @@ public final class ScriptedRoute implements ReconstructionRoute {
     }
   }
 
-  private long decodeAndWrite(ReconstructionTask t) throws IOException {
-    int k = t.dataUnits();
-    int m = t.parityUnits();
-    int unitLen = (int) t.internalBlockLength(0); // the longest unit; shorter ones pad with 0
+  private long decode(RepairRequest req, RepairSink sink) throws IOException {
+    int k = req.dataUnits();
+    int m = req.parityUnits();
+    int len = (int) req.length();
     byte[][] inputs = new byte[k + m][];
-    byte[] live = t.liveIndices();
-    DatanodeInfo[] sources = t.sources();
     int have = 0;
-    for (int i = 0; i < live.length && have < k; i++) {
-      DataNode dn = cluster.dataNode(sources[i]);
+    long in = 0;
+    for (int i = 0; i < k + m && have < k; i++) { // units that end before the range: zeros
+      int unit = i;
+      if (req.unitLength(i) <= req.offset()
+          && Arrays.stream(req.erased()).noneMatch(e -> e == unit)) {
+        inputs[i] = new byte[len];
+        have++;
+      }
+    }
+    for (RepairRequest.Survivor s : req.survivors()) {
+      if (have == k || inputs[s.index] != null) {
+        continue;
+      }
+      DataNode dn = cluster.dataNode(s.node);
       if (dn == null) {
         continue;
       }
-      byte[] unit = new byte[unitLen];
-      int len = (int) t.internalBlockLength(live[i]);
-      try (InputStream in = dn.getFSDataset().getBlockInputStream(t.internalBlock(live[i]), 0)) {
-        IOUtils.readFully(in, unit, 0, len);
+      byte[] unit = new byte[len];
+      int n = (int) Math.max(0, Math.min(len, req.unitLength(s.index) - req.offset()));
+      try (InputStream is = dn.getFSDataset().getBlockInputStream(s.block, req.offset())) {
+        IOUtils.readFully(is, unit, 0, n);
       }
-      inputs[live[i]] = unit;
+      in += n;
+      inputs[s.index] = unit;
       have++;
     }
     if (have < k) {
       throw new IOException("only " + have + " survivors readable");
     }
-    int[] erased = t.erasedIndices();
-    byte[][] outputs = new byte[erased.length][unitLen];
-    RawErasureDecoder decoder = CodecUtil.createRawDecoder(ctx.conf(), t.policy().getCodecName(),
-        new ErasureCoderOptions(k, m));
+    int[] erased = req.erased();
+    byte[][] outputs = new byte[erased.length][len];
+    RawErasureDecoder decoder = CodecUtil.createRawDecoder(ctx.conf(),
+        req.policy().getCodecName(), new ErasureCoderOptions(k, m));
     decoder.decode(inputs, erased, outputs);
-    long written = 0;
-    for (int s = 0; s < erased.length; s++) {
-      int len = (int) t.internalBlockLength(erased[s]);
-      try (InternalBlockWriter w = InternalBlockWriter.open(ctx.dataNode(), t, s)) {
-        w.write(outputs[s], 0, len);
-        w.finish();
-      }
-      written += len;
+    for (int r = 0; r < erased.length; r++) {
+      sink.write(r, ByteBuffer.wrap(outputs[r], 0, (int) req.rowLength(r)));
     }
-    return written;
+    return in;
   }
 }

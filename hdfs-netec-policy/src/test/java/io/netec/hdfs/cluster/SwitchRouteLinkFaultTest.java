@@ -60,7 +60,7 @@ class SwitchRouteLinkFaultTest {
     List<InetSocketAddress> agents = new ArrayList<>();
     for (DataNode dn : c.mini().getDataNodes()) {
       if (fault != Fault.SLOW || dn == c.holder(path, 0, 1)) {
-        InetSocketAddress agent = ServiceDirectory.resolve(ServiceDirectory.Service.SWITCH_AGENT, dn.getDatanodeId(), dn.getConf());
+        InetSocketAddress agent = ServiceDirectory.resolve(ServiceDirectory.Service.SWITCH_AGENT, dn.getDatanodeId(), EcTestCluster.settings(dn));
         FaultyLink link = new FaultyLink(agent, fault, fault == Fault.SLOW ? 1.0
             : fault == Fault.DROP || fault == Fault.BIT_FLIP ? 0.01 : 0.05, fault.ordinal());
         ServiceDirectory.register(ServiceDirectory.Service.SWITCH_AGENT, dn.getXferPort(), link.address());
