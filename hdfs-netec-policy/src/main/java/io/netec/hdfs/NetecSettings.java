@@ -319,7 +319,11 @@ public final class NetecSettings {
     if (host.isEmpty() || host.chars().anyMatch(c -> c <= ' ' || c == '/')) {
       throw bad(key, v, "not host:port");
     }
-    intIn(1, 65535).parse(key, v.substring(colon + 1));
+    try {
+      intIn(1, 65535).parse(key, v.substring(colon + 1));
+    } catch (IllegalArgumentException e) {
+      throw bad(key, v, "not host:port with a port in 1..65535");
+    }
     return v;
   }
 

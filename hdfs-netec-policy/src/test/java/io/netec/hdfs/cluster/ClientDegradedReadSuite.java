@@ -98,10 +98,11 @@ abstract class ClientDegradedReadSuite {
       assertTrue(ClientReadCounters.nativeRanges() > viaNative, "fell back to Hadoop");
       assertTrue(clientCoder.decodeCalls() > decodes, "Hadoop decoded with our coder");
 
-      Configuration noSwitch = new Configuration(c.fs().getConf());
-      noSwitch.unset(NetecConfigKeys.SWITCH_ADDRESS);
+      // A client whose route order names no route but native reads through Hadoop's stream.
+      Configuration nativeOnly = new Configuration(c.fs().getConf());
+      nativeOnly.set(NetecConfigKeys.ROUTE_ORDER, "native");
       try (NetecDistributedFileSystem plain = new NetecDistributedFileSystem()) {
-        plain.initialize(c.fs().getUri(), noSwitch);
+        plain.initialize(c.fs().getUri(), nativeOnly);
         try (FSDataInputStream in = plain.open(new Path(big))) {
           assertInstanceOf(DFSInputStream.class, in.getWrappedStream());
           byte[] b = new byte[1000];

@@ -70,13 +70,14 @@ abstract class SwitchRouteSuite {
       }
       assertEquals(0, sw.getMemoryInUse());
 
-      // The switch goes away: the route declines and native rebuilds.
+      // The switch goes away: the route is unavailable (then passed over for the back-off)
+      // and native rebuilds.
       sw.close();
       String path = "/sw/switch-gone";
       byte[] data = c.writeFile(path, size, 99);
       original.putAll(c.snapshotInternalBlocks(path));
       long nativeServed = c.routerMetric("native.Served");
-      long declined = c.routerMetric("switch.Declined");
+      long unavailable = c.routerMetric("switch.Unavailable");
       DataNode v = c.holder(path, 0, 1);
       c.stop(v);
       c.markDead(v);
@@ -85,7 +86,7 @@ abstract class SwitchRouteSuite {
           assertArrayEquals(original.get(block.getBlockId()), bytes, "block file " + block));
       assertArrayEquals(data, c.readFully(path));
       assertTrue(c.routerMetric("native.Served") > nativeServed);
-      assertTrue(c.routerMetric("switch.Declined") > declined);
+      assertTrue(c.routerMetric("switch.Unavailable") > unavailable);
     } finally {
       sw.close();
     }
