@@ -1,7 +1,10 @@
 package io.netec.hdfs.route;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
 import org.apache.hadoop.fs.StorageType;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.protocol.ErasureCodingPolicy;
@@ -11,7 +14,8 @@ import org.apache.hadoop.hdfs.util.StripedBlockUtil;
 /**
  * One EC reconstruction task as the NameNode gave it to a DataNode: the block group, its policy,
  * the live internal blocks and where they are, and the erased internal blocks with the target
- * that must receive each rebuilt block. Immutable; every route sees the same description.
+ * that must receive each rebuilt block. Immutable. Routes see it as a {@link RepairRequest};
+ * {@link InternalBlockSink} writes its targets.
  */
 public final class ReconstructionTask {
   private final ExtendedBlock blockGroup;
@@ -69,14 +73,6 @@ public final class ReconstructionTask {
     return policy;
   }
 
-  public int dataUnits() {
-    return policy.getNumDataUnits();
-  }
-
-  public int parityUnits() {
-    return policy.getNumParityUnits();
-  }
-
   public byte[] liveIndices() {
     return liveIndices.clone();
   }
@@ -94,7 +90,7 @@ public final class ReconstructionTask {
     return erasedIndices[i];
   }
 
-  public int[] erasedIndices() {
+  private int[] erasedIndices() {
     int[] a = new int[erasedIndices.length];
     for (int i = 0; i < a.length; i++) {
       a[i] = erasedIndices[i];
@@ -124,17 +120,8 @@ public final class ReconstructionTask {
     return StripedBlockUtil.getInternalBlockLength(blockGroup.getNumBytes(), policy, index);
   }
 
-  /** Lengths of every internal block of the group, by index (k+m entries). */
-  public long[] unitLengths() {
-    long[] a = new long[dataUnits() + parityUnits()];
-    for (int i = 0; i < a.length; i++) {
-      a[i] = internalBlockLength(i);
-    }
-    return a;
-  }
-
-  /** Lengths of the blocks to rebuild, in the order of erasedIndices(). */
-  public long[] erasedLengths() {
+  /** Lengths of the blocks to rebuild, in the order of the erased indices. */
+  private long[] erasedLengths() {
     long[] a = new long[erasedIndices.length];
     for (int r = 0; r < a.length; r++) {
       a[r] = internalBlockLength(erasedIndices[r]);
@@ -144,7 +131,7 @@ public final class ReconstructionTask {
 
   /** Bytes a complete reconstruction writes: the lengths of all rebuilt blocks. */
   public long bytesToRebuild() {
-    return java.util.Arrays.stream(erasedLengths()).sum();
+    return Arrays.stream(erasedLengths()).sum();
   }
 
   /**
@@ -153,8 +140,8 @@ public final class ReconstructionTask {
    *
    * @param readToken the READ token of an internal block, as survivors check it
    */
-  public RepairRequest repairRequest(java.util.function.Function<ExtendedBlock, String> readToken) {
-    java.util.List<RepairRequest.Survivor> survivors = new java.util.ArrayList<>();
+  public RepairRequest repairRequest(Function<ExtendedBlock, String> readToken) {
+    List<RepairRequest.Survivor> survivors = new ArrayList<>();
     for (int j = 0; j < liveIndices.length; j++) {
       ExtendedBlock b = internalBlock(liveIndices[j]);
       survivors.add(new RepairRequest.Survivor(liveIndices[j], sources[j], b,
