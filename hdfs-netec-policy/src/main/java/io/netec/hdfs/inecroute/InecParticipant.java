@@ -45,12 +45,27 @@ public final class InecParticipant implements Closeable {
   private final LongAdder served = new LongAdder();
   private final LongAdder failed = new LongAdder();
   private final LongAdder bytesRead = new LongAdder();
+  private final int maxSegment;
+  private final int maxTimeoutMs;
   private volatile boolean closed;
 
+  /** With this node's default limits: 4 MiB segments, 30 s without progress. */
   public InecParticipant(InecEngine engine, BlockSource source, String bindHost,
       int port, int maxJoins) throws IOException {
+    this(engine, source, bindHost, port, maxJoins, 4 << 20, 30_000);
+  }
+
+  /**
+   * @param maxSegment largest segment a join may ask for (the direct memory it takes is two
+   *     segments); larger joins are refused
+   * @param maxTimeoutMs a join's wait without progress is cut to this
+   */
+  public InecParticipant(InecEngine engine, BlockSource source, String bindHost,
+      int port, int maxJoins, int maxSegment, int maxTimeoutMs) throws IOException {
     this.engine = engine;
     this.source = source;
+    this.maxSegment = maxSegment;
+    this.maxTimeoutMs = maxTimeoutMs;
     this.server = new ServerSocket();
     try {
       server.setReuseAddress(true);
@@ -148,18 +163,22 @@ public final class InecParticipant implements Closeable {
   private long run(JoinRequest req) throws IOException {
     long end = req.offset + req.length;
     long readable = Math.max(0, Math.min(req.unitLength, end) - req.offset);
-    if (req.unitLength > 0) {
-      source.check(req.block, req.token, Math.min(req.unitLength, end));
+    if (req.segment > maxSegment) {
+      throw new IOException("join refused: segment of " + req.segment + " bytes is above this "
+          + "participant's " + maxSegment + " (netec.inec.segment.bytes)");
     }
+    // Always: a vertex that streams zeros proves its right to join the repair as well.
+    source.check(req.block, req.token, Math.min(req.unitLength, end));
+    int timeoutMs = Math.min(req.timeoutMs, maxTimeoutMs);
     List<InecEngine.Conn> conns = new ArrayList<>();
     InputStream in = null;
     InecEngine.Op op = null;
     try {
-      InecEngine.Conn out = engine.dial(req.output, req.outputTag, req.transport, req.timeoutMs);
+      InecEngine.Conn out = engine.dial(req.output, req.outputTag, req.transport, timeoutMs);
       conns.add(out);
       InecEngine.Conn[] inputs = new InecEngine.Conn[req.inputTags.length];
       for (int i = 0; i < inputs.length; i++) {
-        inputs[i] = engine.take(req.inputTags[i], req.transport, req.timeoutMs, () -> closed);
+        inputs[i] = engine.take(req.inputTags[i], req.transport, timeoutMs, () -> closed);
         conns.add(inputs[i]);
       }
       if (readable > 0) {
@@ -186,8 +205,8 @@ public final class InecParticipant implements Closeable {
         if (s + 1 < segs) {
           fill(in, bufs[(s + 1) % bufs.length], base + req.segment, readable, req);
         }
-        if (!op.await(req.timeoutMs)) {
-          throw new IOException("no progress for " + req.timeoutMs + " ms");
+        if (!op.await(timeoutMs)) {
+          throw new IOException("no progress for " + timeoutMs + " ms");
         }
         op.close();
         op = null;

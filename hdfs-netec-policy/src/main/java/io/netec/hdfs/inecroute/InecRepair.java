@@ -198,8 +198,9 @@ public final class InecRepair {
           out = at[vx.output()].data;
         }
         boolean zeros = hosts.get(v - 1) == null;
-        JoinRequest req = new JoinRequest(label, zeros ? null : host.block,
-            zeros ? "" : host.token, zeros ? 0 : unitLength[survivors[v - 1]], offset, length,
+        // A zeros vertex proves its right to join with its host's own block and token.
+        JoinRequest req = new JoinRequest(label, host.block, host.token,
+            zeros ? 0 : unitLength[survivors[v - 1]], offset, length,
             s.chunk, s.segment, coefficients, inTags, out, tags[v], s.transport, s.timeoutMs);
         DataOutputStream dos = new DataOutputStream(
             new BufferedOutputStream(c.getOutputStream()));

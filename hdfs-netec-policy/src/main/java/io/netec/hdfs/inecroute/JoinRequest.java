@@ -71,7 +71,9 @@ public final class JoinRequest {
     }
     check(outputTag.length == 16, "bad output tag");
     check(timeoutMs > 0, "bad timeout " + timeoutMs);
-    check(unitLength == 0 || block != null, "no block for a unit of " + unitLength + " bytes");
+    // Every join proves the right to join with a block and its READ token, also a vertex that
+    // streams zeros (unit length 0): a join without one is refused.
+    check(block != null, "no block: every join carries a block and its READ token");
   }
 
   private static void check(boolean ok, String what) throws IOException {

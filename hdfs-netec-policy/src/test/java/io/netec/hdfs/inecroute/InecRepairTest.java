@@ -278,6 +278,69 @@ class InecRepairTest {
     assertEquals(2, participants.get(0).failed());
   }
 
+  /** Sends one join to a participant; returns its answer (status, message). */
+  private static String join(InetSocketAddress control, JoinRequest req) throws IOException {
+    try (Socket s = new Socket(control.getAddress(), control.getPort())) {
+      java.io.DataOutputStream out = new java.io.DataOutputStream(s.getOutputStream());
+      req.write(out);
+      out.flush();
+      DataInputStream in = new DataInputStream(s.getInputStream());
+      return in.readUnsignedByte() + " " + in.readUTF();
+    }
+  }
+
+  private static JoinRequest joinOf(ExtendedBlock block, String token, long unitLength,
+      int segment, InetSocketAddress output) throws IOException {
+    return new JoinRequest("attack", block, token, unitLength, 0, segment, 4096, segment,
+        new byte[] {1}, new byte[0][], output, new byte[16], InecEngine.Transport.TCP, 1000);
+  }
+
+  /**
+   * A join proves its right with a block and its READ token even for a vertex that streams
+   * zeros (unit length 0): without one it is refused before the participant dials anything;
+   * a segment above the participant's limit is refused before any memory is taken.
+   */
+  @Test
+  void joinsWithoutAValidTokenOrAboveTheLimitsAreRefusedBeforeAnyWork() throws Exception {
+    byte[][] units = stripe(3, 2, new int[] {1000, 1000, 1000}, 5);
+    List<InecRepair.Source> sources = participants(units, InecEngine.Transport.TCP);
+    InetSocketAddress control = sources.get(0).control;
+    // a listener that records whether the participant dialled it
+    try (java.net.ServerSocket trap = new java.net.ServerSocket(0, 1,
+        java.net.InetAddress.getLoopbackAddress())) {
+      trap.setSoTimeout(300);
+      InetSocketAddress out = new InetSocketAddress("127.0.0.1", trap.getLocalPort());
+      ExtendedBlock block = new ExtendedBlock("pool", 0, 1000, 1);
+      // no block at all: the old zero-length join is not even a valid request
+      java.io.ByteArrayOutputStream raw = new java.io.ByteArrayOutputStream();
+      joinOf(block, "token-0", 0, 65536, out).write(new java.io.DataOutputStream(raw));
+      byte[] b = raw.toByteArray();
+      int flag = 4 + 2 + "attack".length(); // magic, task: then the has-block flag
+      assertEquals(1, b[flag]);
+      java.io.ByteArrayOutputStream noBlock = new java.io.ByteArrayOutputStream();
+      noBlock.write(b, 0, flag);
+      noBlock.write(0); // no block
+      int blockLen = 2 + "pool".length() + 3 * 8;
+      noBlock.write(b, flag + 1 + blockLen, b.length - flag - 1 - blockLen);
+      try (Socket s = new Socket(control.getAddress(), control.getPort())) {
+        s.getOutputStream().write(noBlock.toByteArray());
+        DataInputStream in = new DataInputStream(s.getInputStream());
+        assertEquals(1, in.readUnsignedByte());
+        assertTrue(in.readUTF().contains("no block"));
+      }
+      // a zero-length unit with a wrong token
+      String answer = join(control, joinOf(block, "forged", 0, 65536, out));
+      assertTrue(answer.startsWith("1 ") && answer.contains("block token rejected"), answer);
+      // a 256 MiB segment with a valid token: refused, naming the limit
+      answer = join(control, joinOf(block, "token-0", 1000, 256 << 20, out));
+      assertTrue(answer.startsWith("1 ") && answer.contains("segment")
+          && answer.contains("netec.inec.segment.bytes"), answer);
+      assertThrows(java.net.SocketTimeoutException.class, trap::accept,
+          "a refused join dialled its output");
+    }
+    assertEquals(3, participants.get(0).failed());
+  }
+
   /** A well-formed start with 40 output rows (at most 16). */
   private static byte[] badRows() throws IOException {
     java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
