@@ -27,6 +27,14 @@ public final class NetecConfigKeys {
    */
   public static final String ROUTE_CLASS_PREFIX = "netec.route.class.";
 
+  /**
+   * Whether the network between DataNodes, the switch and clients is trusted to carry block
+   * data in cleartext. On a cluster that encrypts data transfer (dfs.encrypt.data.transfer,
+   * or dfs.data.transfer.protection=privacy) the switch and INEC routes move block data and
+   * tokens only when this is true; otherwise they decline and run no survivor service.
+   */
+  public static final String FABRIC_TRUSTED = "netec.fabric.trusted";
+
   /** Control endpoint (host:port) of the NetEC switch; unset, the switch route declines. */
   public static final String SWITCH_ADDRESS = "netec.switch.address";
 

@@ -57,6 +57,8 @@ public final class NetecSettings {
     add(k, NetecConfigKeys.ROUTE_RETRIES, "1", "0..100", intIn(0, 100));
     add(k, NetecConfigKeys.ROUTE_BACKOFF_MS, "10000", "0..3600000 (0: no back-off)",
         intIn(0, MAX_MS));
+    add(k, NetecConfigKeys.FABRIC_TRUSTED, "false", "true or false",
+        NetecSettings::parseBoolean);
     add(k, NetecConfigKeys.SWITCH_ADDRESS, "", "host:port", NetecSettings::parseHostPort);
     add(k, NetecConfigKeys.SWITCH_PAYLOAD, "32768", "64..65472, a multiple of 64",
         (key, v) -> {
@@ -98,10 +100,13 @@ public final class NetecSettings {
 
   private final Map<String, Object> values;
   private final List<String> routeOrder;
+  private final String cleartextRefusal;
 
-  private NetecSettings(Map<String, Object> values, List<String> routeOrder) {
+  private NetecSettings(Map<String, Object> values, List<String> routeOrder,
+      String cleartextRefusal) {
     this.values = values;
     this.routeOrder = routeOrder;
+    this.cleartextRefusal = cleartextRefusal;
   }
 
   /** The settings of a configuration with no netec.* key set and only the built-in routes. */
@@ -168,7 +173,35 @@ public final class NetecSettings {
       }
     }
     order.add("native"); // always last, listed or not
-    return new NetecSettings(values, Collections.unmodifiableList(order));
+    String why = null;
+    String protection = conf.getTrimmed("dfs.data.transfer.protection", "");
+    if (conf.getBoolean("dfs.encrypt.data.transfer", false)) {
+      why = "dfs.encrypt.data.transfer=true";
+    } else if (protection.toLowerCase(Locale.ROOT).contains("privacy")) {
+      why = "dfs.data.transfer.protection=" + protection;
+    }
+    if (why != null && !(Boolean) values.get(NetecConfigKeys.FABRIC_TRUSTED)) {
+      why = "this cluster encrypts block data (" + why + ") and the route would move it and "
+          + "block tokens in cleartext; " + NetecConfigKeys.FABRIC_TRUSTED + "=true says the "
+          + "network between DataNodes, switch and clients is trusted";
+    } else {
+      why = null;
+    }
+    return new NetecSettings(values, Collections.unmodifiableList(order), why);
+  }
+
+  /**
+   * Why a route that moves block data in cleartext (switch, INEC) must not run here: the
+   * cluster asks for encrypted data transfer and {@code netec.fabric.trusted} is false; or
+   * null when it may.
+   */
+  public String cleartextRefusal() {
+    return cleartextRefusal;
+  }
+
+  /** Whether the operator said the fabric may carry block data in cleartext. */
+  public boolean fabricTrusted() {
+    return (Boolean) values.get(NetecConfigKeys.FABRIC_TRUSTED);
   }
 
   // ---- typed values ----------------------------------------------------------------------

@@ -1,6 +1,7 @@
 package io.netec.hdfs.client;
 
 import io.netec.hdfs.codec.NetecCoderFactories;
+import io.netec.hdfs.NetecSettings;
 import io.netec.hdfs.route.ReconstructionRouter;
 import java.io.IOException;
 import java.net.URI;
@@ -9,6 +10,8 @@ import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.protocol.LocatedBlocks;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * HDFS, with degraded reads of NETEC files rebuilt by the same router, routes and settings as
@@ -22,7 +25,9 @@ import org.apache.hadoop.hdfs.protocol.LocatedBlocks;
  * stream, decoding with our coder).
  */
 public class NetecDistributedFileSystem extends DistributedFileSystem {
+  private static final Logger LOG = LoggerFactory.getLogger(NetecDistributedFileSystem.class);
   private ReconstructionRouter router;
+  private volatile boolean warnedEncrypted;
 
   /**
    * @throws IOException naming the netec.* key and value at fault, checked as a DataNode
@@ -38,6 +43,27 @@ public class NetecDistributedFileSystem extends DistributedFileSystem {
     super.initialize(uri, conf);
   }
 
+  /**
+   * Whether degraded reads may go through routes that carry block data in cleartext: not when
+   * this client's configuration or the NameNode asks for encrypted data transfer, unless
+   * netec.fabric.trusted is true (then Hadoop's stream serves every read, encrypted).
+   */
+  private boolean cleartextAllowed() throws IOException {
+    NetecSettings s = router.context().settings();
+    if (s.fabricTrusted()) {
+      return true;
+    }
+    String why = s.cleartextRefusal();
+    if (why == null && getServerDefaults(new Path("/")).getEncryptDataTransfer()) {
+      why = "the NameNode says data transfer is encrypted";
+    }
+    if (why != null && !warnedEncrypted) {
+      warnedEncrypted = true;
+      LOG.info("NetEC degraded reads off, Hadoop's stream reads every file: {}", why);
+    }
+    return why == null;
+  }
+
   /** This file system's router: its route order and counters (RouteMetrics). */
   public ReconstructionRouter router() {
     return router;
@@ -46,7 +72,7 @@ public class NetecDistributedFileSystem extends DistributedFileSystem {
   @Override
   public FSDataInputStream open(Path f, int bufferSize) throws IOException {
     FSDataInputStream hadoop = super.open(f, bufferSize);
-    if (!router.hasNetworkRoutes()) {
+    if (!router.hasNetworkRoutes() || !cleartextAllowed()) {
       return hadoop;
     }
     String src = fixRelativePart(f).toUri().getPath();

@@ -73,6 +73,9 @@ public final class InecRoute implements ReconstructionRoute {
 
   @Override
   public long repair(RepairRequest req, RepairSink sink) throws IOException {
+    if (ctx.settings().cleartextRefusal() != null) {
+      throw new RouteDeclinedException(ctx.settings().cleartextRefusal());
+    }
     InecEngine engine = engine();
     List<InecRepair.Source> available = new ArrayList<>();
     for (RepairRequest.Survivor s : req.survivors()) {

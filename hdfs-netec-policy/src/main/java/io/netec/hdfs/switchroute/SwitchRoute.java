@@ -55,6 +55,9 @@ public final class SwitchRoute implements ReconstructionRoute {
 
   @Override
   public long repair(RepairRequest req, RepairSink sink) throws IOException {
+    if (ctx.settings().cleartextRefusal() != null) {
+      throw new RouteDeclinedException(ctx.settings().cleartextRefusal());
+    }
     if (control == null) {
       throw new RouteDeclinedException(NetecConfigKeys.SWITCH_ADDRESS + " is not set");
     }

@@ -36,6 +36,11 @@ public final class SwitchRouteFactory implements RouteFactory {
     if (!s.agentEnabled()) {
       return null;
     }
+    if (s.cleartextRefusal() != null) {
+      LOG.info("NetEC {} not started on DataNode {}: {}", name(),
+          ctx.dataNode().getDisplayName(), s.cleartextRefusal());
+      return null;
+    }
     DataNode dn = ctx.dataNode();
     String host = dn.getXferAddress().getAddress().getHostAddress();
     int xferPort = dn.getXferPort();
