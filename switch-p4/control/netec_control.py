@@ -72,7 +72,7 @@ def parse_setup(req):
         raise Refused("group: must be a string of at most 256 chars")
     k = _int(req, "k", 1, 16)
     rows = _int(req, "rows", 1, 4)
-    payload = _int(req, "payload", 64, 65536)
+    payload = _int(req, "payload", 64, 65472)  # a multiple of 64 the 16-bit length holds
     if payload % 64:
         raise Refused("payload: must be a multiple of 64")
     offset = _int(req, "offset", 0, 1 << 40, 0)

@@ -95,6 +95,8 @@ def test_setup_answers_and_installs_entries(ep):
 @pytest.mark.parametrize("change,reason", [
     ({"payload": 128}, "payload size 128 not supported (this switch: 64)"),
     ({"payload": 100}, "payload: must be a multiple of 64"),
+    ({"payload": 65536}, "payload: must be an integer in 64..65472"),
+    ({"payload": 4294967360}, "payload: must be an integer in 64..65472"),
     ({"version": 2}, "version: 2 not supported (this switch: 1)"),
     ({"k": 0}, "k: must be an integer in 1..16"),
     ({"timeoutMs": 5}, "timeoutMs: must be an integer in 100..600000"),

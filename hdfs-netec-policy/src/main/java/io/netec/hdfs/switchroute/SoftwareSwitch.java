@@ -62,7 +62,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     public int slotArrays = 64;
     public int slotsPerArray = 64;
     public long memoryBudgetBytes = 512L << 20;
-    public int maxPayload = 65536;
+    public int maxPayload = io.netec.hdfs.switchroute.wire.NetecPacket.MAX_STREAM_PAYLOAD;
     public int ioThreads = 2;
     /** Port of the HTTP metrics page ({@code /prom}, {@code /jmx}); -1: no page. */
     public int metricsPort = -1;

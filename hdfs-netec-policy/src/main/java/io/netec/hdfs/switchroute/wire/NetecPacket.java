@@ -10,6 +10,8 @@ public final class NetecPacket {
   public static final int VERSION = 1;
   public static final int HEADER_BYTES = 20;
   public static final int MAX_PAYLOAD = 65536 - 1; // payloadLength is 16 bits
+  /** Largest stream payload: a multiple of 64 that the 16-bit length field holds. */
+  public static final int MAX_STREAM_PAYLOAD = 65472;
 
   public static final int DATA = 1;
   public static final int RESULT = 2;

@@ -69,25 +69,20 @@ public final class SetupAnswer {
   }
 
   public static SetupAnswer fromJson(byte[] utf8) throws ProtocolException {
-    try {
-      JsonNode o = SetupRequest.JSON.readTree(utf8);
-      if (o == null || !o.path("ok").isBoolean()) {
-        throw new ProtocolException("ok: missing or not a boolean");
-      }
-      if (!o.get("ok").booleanValue()) {
-        return refuse(o.path("reason").asText("no reason given"));
-      }
-      int task = o.path("task").asInt(-1);
-      int array = o.path("slotArray").asInt(-1);
-      int slots = o.path("slots").asInt(0);
-      String vip = o.path("vip").asText("");
-      if (task < 0 || task > 255 || array < 0 || array > 255 || slots < 2 || slots > 0xffff
-          || !vip.matches("[^\\s:]+:\\d{1,5}")) {
-        throw new ProtocolException("accept with invalid task, slotArray, slots or vip: " + o);
-      }
-      return accept(task, array, slots, vip);
-    } catch (IOException e) {
-      throw new ProtocolException("not JSON: " + e.getMessage());
+    JsonNode o = JsonLimits.parse(utf8, ControlFrames.MAX_FRAME);
+    if (o == null || !o.path("ok").isBoolean()) {
+      throw new ProtocolException("ok: missing or not a boolean");
     }
+    if (!o.get("ok").booleanValue()) {
+      return refuse(o.path("reason").asText("no reason given"));
+    }
+    int task = JsonLimits.intIn(o, "task", 0, 255);
+    int array = JsonLimits.intIn(o, "slotArray", 0, 255);
+    int slots = JsonLimits.intIn(o, "slots", 2, 0xffff);
+    String vip = o.path("vip").asText("");
+    if (!vip.matches("[^\\s:]+:\\d{1,5}")) {
+      throw new ProtocolException("accept with an invalid vip: " + o);
+    }
+    return accept(task, array, slots, vip);
   }
 }

@@ -98,8 +98,8 @@ public final class SetupRequest {
     check(group != null && group.length() <= 256, "group: missing or longer than 256");
     check(k >= 1 && k <= MAX_K, "k: " + k + " outside 1.." + MAX_K);
     check(rows >= 1 && rows <= MAX_ROWS, "rows: " + rows + " outside 1.." + MAX_ROWS);
-    check(payload >= 64 && payload <= 65536 && payload % 64 == 0,
-        "payload: " + payload + " not a multiple of 64 in 64..65536");
+    check(payload >= 64 && payload <= NetecPacket.MAX_STREAM_PAYLOAD && payload % 64 == 0,
+        "payload: " + payload + " not a multiple of 64 in 64.." + NetecPacket.MAX_STREAM_PAYLOAD);
     check(length >= 1 && length <= (1L << 40), "length: " + length + " outside 1..2^40");
     check(offset >= 0 && offset <= (1L << 40), "offset: " + offset + " outside 0..2^40");
     check(timeoutMs >= 100 && timeoutMs <= 600_000,
@@ -201,12 +201,7 @@ public final class SetupRequest {
   }
 
   public static SetupRequest fromJson(byte[] utf8) throws ProtocolException {
-    JsonNode o;
-    try {
-      o = JSON.readTree(utf8);
-    } catch (IOException e) {
-      throw new ProtocolException("not JSON: " + e.getMessage());
-    }
+    JsonNode o = JsonLimits.parse(utf8, ControlFrames.MAX_FRAME);
     check(o != null && o.isObject(), "not a JSON object");
     check("setup".equals(text(o, "op")), "op: expected \"setup\"");
     check(integer(o, "version") == NetecPacket.VERSION,
@@ -217,7 +212,8 @@ public final class SetupRequest {
     for (int i = 0; i < sv.size(); i++) {
       JsonNode s = sv.get(i);
       check(s.isObject(), "survivors[" + i + "]: not an object");
-      survivors.add(new Survivor((int) integer(s, "sender"), text(s, "agent"), text(s, "block"),
+      survivors.add(new Survivor(JsonLimits.intIn(s, "sender", 0, 255), text(s, "agent"),
+          text(s, "block"),
           integer(s, "unitLength"), text(s, "token")));
     }
     JsonNode co = o.get("coefficients");
@@ -240,8 +236,10 @@ public final class SetupRequest {
     check(integer(o, "rows") == coefficients.length,
         "rows: " + o.get("rows") + " but " + coefficients.length + " coefficient rows");
     long offset = o.has("offset") ? integer(o, "offset") : 0;
-    return new SetupRequest(text(o, "group"), (int) integer(o, "payload"), offset,
-        integer(o, "length"), (int) integer(o, "timeoutMs"), survivors, coefficients);
+    return new SetupRequest(text(o, "group"),
+        JsonLimits.intIn(o, "payload", 64, NetecPacket.MAX_STREAM_PAYLOAD), offset,
+        integer(o, "length"), JsonLimits.intIn(o, "timeoutMs", 1, Integer.MAX_VALUE), survivors,
+        coefficients);
   }
 
   private static String text(JsonNode o, String field) throws ProtocolException {

@@ -141,12 +141,7 @@ public final class StreamRequest {
     if (hello.type() != NetecPacket.HELLO || hello.payloadLength() > 4096) {
       throw new ProtocolException("expected a HELLO of at most 4096 bytes, got " + hello);
     }
-    JsonNode o;
-    try {
-      o = SetupRequest.JSON.readTree(hello.payload());
-    } catch (IOException e) {
-      throw new ProtocolException("HELLO is not JSON: " + e.getMessage());
-    }
+    JsonNode o = JsonLimits.parse(hello.payload(), 4096);
     JsonNode mine = o;
     if (o != null && "reader".equals(o.path("role").asText())) {
       // through a P4 switch: the reader's HELLO, this copy's sender number picks the stream
@@ -161,14 +156,12 @@ public final class StreamRequest {
     ExtendedBlock block = parseBlock(mine.path("block").asText(null));
     long unitLength = mine.path("unitLength").asLong(-1);
     long length = o.path("length").asLong(-1);
-    int payload = o.path("payload").asInt(-1);
-    int window = o.path("window").asInt(-1);
-    int slots = o.path("slots").asInt(-1);
+    int payload = JsonLimits.intIn(o, "payload", 64, NetecPacket.MAX_STREAM_PAYLOAD);
+    int window = JsonLimits.intIn(o, "window", 0, 0xffff);
+    int slots = JsonLimits.intIn(o, "slots", 2, 0xffff);
     long offset = o.path("offset").asLong(0);
     String token = mine.path("token").asText(null);
-    if (length < 1 || offset < 0 || unitLength < 0 || payload < 64
-        || payload > 65536 || payload % 64 != 0 || window < 0 || window > 0xffff
-        || slots < 2 || slots > 0xffff || token == null) {
+    if (length < 1 || offset < 0 || unitLength < 0 || payload % 64 != 0 || token == null) {
       throw new ProtocolException("HELLO fields out of range: " + o);
     }
     return new StreamRequest(block, unitLength, offset, length, payload, token, window, slots);

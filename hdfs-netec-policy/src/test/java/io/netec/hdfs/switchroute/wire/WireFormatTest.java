@@ -132,6 +132,17 @@ class WireFormatTest {
         "survivors[0].unitLength");
     assertSetupError(good.replace("\"sender\":1", "\"sender\":0"), "survivors");
     assertSetupError(good.replace("\"version\":1", "\"version\":2"), "version");
+    // the packet's 16-bit length holds 65535: 65472 is the largest payload, 65536 is refused
+    assertSetupError(good.replace("\"payload\":4096", "\"payload\":65536"), "payload");
+    SetupRequest.fromJson(good.replace("\"payload\":4096", "\"payload\":65472")
+        .getBytes(StandardCharsets.UTF_8));
+    // checked as a long before it is an int: 4294967360 is not 64
+    assertSetupError(good.replace("\"payload\":4096", "\"payload\":4294967360"), "payload");
+    assertSetupError(good.replace("\"sender\":1", "\"sender\":4294967297"), "sender");
+    // deep nesting is refused before parsing, without a stack overflow
+    assertSetupError("[".repeat(10_000), "nested deeper");
+    assertSetupError("[".repeat(70_000), "more than 65536");
+    assertSetupError("{\"op\":\"setup\",\"x\":\"" + "[".repeat(1000) + "\"}", "version");
     assertSetupError("[1,2]", "not a JSON object");
     assertSetupError("{\"op\":", "not JSON");
   }
@@ -163,6 +174,18 @@ class WireFormatTest {
       assertEquals(32, got.window());
       assertEquals(64, got.slots());
     }
+    String json = new String(hello.payload(), StandardCharsets.UTF_8);
+    for (String[] bad : new String[][] {{"\"payload\":4096", "\"payload\":65536"},
+        {"\"payload\":4096", "\"payload\":4294967360"}, {"\"slots\":64", "\"slots\":65600"},
+        {"\"window\":32", "\"window\":4294967328"}}) {
+      assertTrue(json.contains(bad[0]), json);
+      NetecPacket forged = new NetecPacket(NetecPacket.HELLO, 7, 2, 0, 0, 0, 0, 0,
+          json.replace(bad[0], bad[1]).getBytes(StandardCharsets.UTF_8));
+      assertThrows(ProtocolException.class, () -> StreamRequest.fromHello(forged), bad[1]);
+    }
+    assertThrows(ProtocolException.class, () -> SetupAnswer.fromJson(
+        "{\"ok\":true,\"task\":4294967296,\"slotArray\":1,\"slots\":64,\"vip\":\"h:1\"}"
+            .getBytes(StandardCharsets.UTF_8)));
     NetecPacket beyond = new NetecPacket(NetecPacket.HELLO, 7, 2, 5, 0, 0, 0, 0,
         hello.payload());
     ProtocolException e = assertThrows(ProtocolException.class,
