@@ -1,6 +1,7 @@
 package io.netec.hdfs.inecroute;
 
 import io.netec.hdfs.route.BlockSource;
+import io.netec.hdfs.route.LogLimiter;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.Closeable;
@@ -34,6 +35,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class InecParticipant implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(InecParticipant.class);
+  /** Lines peers can cause: one per cause every 10 s, then a count. */
+  private final LogLimiter logs = new LogLimiter(LOG, 10_000);
   private static final int REQUEST_TIMEOUT_MS = 30_000;
   private static final byte[] ZEROS = new byte[64 * 1024];
 
@@ -114,7 +117,15 @@ public final class InecParticipant implements Closeable {
         s = server.accept();
       } catch (IOException e) {
         if (!closed) {
-          LOG.warn("INEC participant on {}: accept failed: {}", address(), e.toString());
+          // e.g. out of file descriptors: say so once in a while, and let some close
+          logs.warn("accept", "INEC participant on {}: accept failed: {}", address(),
+              e.toString());
+          try {
+            Thread.sleep(50);
+          } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            return;
+          }
         }
         continue;
       }
@@ -140,7 +151,8 @@ public final class InecParticipant implements Closeable {
       reply(s, 0, "streamed " + bytes + " bytes");
     } catch (IOException | RuntimeException e) {
       failed.increment();
-      LOG.warn("INEC vertex of task {} failed: {}", task, e.toString());
+      logs.warn("vertex-failed", "INEC vertex of task {} failed: {}", LogLimiter.oneLine(task),
+          LogLimiter.oneLine(e));
       // 2: one of its streams was lost (another vertex failed); 1: it failed itself
       reply(s, e instanceof InecEngine.StreamLost ? 2 : 1, String.valueOf(e.getMessage()));
     } finally {

@@ -226,8 +226,8 @@ public final class ReconstructionRouter {
   }
 
   /** Peer-supplied text on one line: a reason may not forge log lines. */
-  static String oneLine(String s) {
-    return s == null ? "" : s.replaceAll("[\\x00-\\x1f\\x7f]", " ");
+  private static String oneLine(String s) {
+    return s == null ? "" : LogLimiter.oneLine(s);
   }
 
   private void available(String name) {

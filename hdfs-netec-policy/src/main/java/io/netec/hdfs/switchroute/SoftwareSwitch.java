@@ -2,6 +2,7 @@ package io.netec.hdfs.switchroute;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.switchroute.wire.NetecPacket;
 import io.netec.hdfs.switchroute.wire.NetecPacketCodec;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
@@ -50,6 +51,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   private static final Logger LOG = LoggerFactory.getLogger(SoftwareSwitch.class);
+  /** Lines peers can cause: one per cause every 10 s, then a count. */
+  private final LogLimiter logs = new LogLimiter(LOG, 10_000);
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** Sizes and addresses; the defaults suit a test or a small cluster. */
@@ -268,7 +271,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
 
   private SetupAnswer refuse(String reason) {
     refused.increment();
-    LOG.info("Refused a task: {}", reason);
+    logs.info("refused", "Refused a task: {}", LogLimiter.oneLine(reason));
     return SetupAnswer.refuse(reason);
   }
 
@@ -291,8 +294,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     if (!l.bound && !l.done) {
       l.done = true;
       failed.increment();
-      LOG.warn("Task {} ({}) failed: no reader connected within {} ms", l.task.taskId(),
-          l.task.setup().group(), l.task.setup().timeoutMs());
+      logs.warn("unclaimed", "Task {} ({}) failed: no reader connected within {} ms",
+          l.task.taskId(), LogLimiter.oneLine(l.task.setup().group()), l.task.setup().timeoutMs());
       release(l);
     }
   }
@@ -392,7 +395,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       }
       done = true;
       failed.increment();
-      LOG.warn("Task {} ({}) failed: {}", task.taskId(), task.setup().group(), reason);
+      logs.warn("failed", "Task {} ({}) failed: {}", task.taskId(),
+          LogLimiter.oneLine(task.setup().group()), LogLimiter.oneLine(reason));
       cancelWatchdog();
       release(this);
       for (Channel c : survivors) {
@@ -447,8 +451,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      LOG.info("Control connection from {} closed: {}", ctx.channel().remoteAddress(),
-          cause.toString());
+      logs.info("control-error", "Control connection from {} closed: {}",
+          ctx.channel().remoteAddress(), LogLimiter.oneLine(cause));
       ctx.close();
     }
   }
@@ -477,7 +481,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
         Live l = p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER
             ? lookup(p.task(), p.slotArray()) : null;
         if (l == null || !claim(l)) {
-          LOG.info("Closing VIP connection {}: no such task for {}", ctx.channel(), p);
+          logs.info("vip-no-task", "Closing VIP connection {}: no such task for {}",
+              ctx.channel(), p);
           ctx.close();
           return;
         }

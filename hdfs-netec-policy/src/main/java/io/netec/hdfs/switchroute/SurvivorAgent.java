@@ -1,6 +1,7 @@
 package io.netec.hdfs.switchroute;
 
 import io.netec.hdfs.route.BlockSource;
+import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.switchroute.wire.NetecPacket;
 import io.netec.hdfs.switchroute.wire.NetecPacketCodec;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
@@ -39,6 +40,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class SurvivorAgent implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(SurvivorAgent.class);
+  /** Lines peers can cause: one per cause every 10 s, then a count. */
+  private final LogLimiter logs = new LogLimiter(LOG, 10_000);
 
   private final BlockSource source;
   private final int maxStreams;
@@ -151,7 +154,8 @@ public final class SurvivorAgent implements Closeable {
         source.check(req.block(), req.token(), req.unitLength());
       } catch (IOException | ProtocolException e) {
         refused.increment();
-        LOG.warn("Refused stream of task {} sender {}: {}", task, sender, e.getMessage());
+        logs.warn("refused", "Refused stream of task {} sender {}: {}", task, sender,
+            LogLimiter.oneLine(e.getMessage()));
         ctx.writeAndFlush(StreamRequest.errorHello(task, array, sender, e.getMessage()))
             .addListener(f -> ctx.close());
         req = null;
@@ -223,7 +227,8 @@ public final class SurvivorAgent implements Closeable {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      LOG.warn("Stream of task {} sender {} failed: {}", task, sender, cause.toString());
+      logs.warn("failed", "Stream of task {} sender {} failed: {}", task, sender,
+          LogLimiter.oneLine(cause));
       ctx.close();
     }
   }

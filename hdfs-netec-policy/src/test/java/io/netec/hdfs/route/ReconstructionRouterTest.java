@@ -161,7 +161,7 @@ class ReconstructionRouterTest {
     assertEquals(UNIT, metrics.get("b", "Bytes"));
     assertEquals(7, metrics.get("b", "BytesIn"));
     assertFalse(o.others.contains("\n"), "peer text cannot break a log line: " + o.others);
-    assertEquals("a declined: not now FORGED line", o.others);
+    assertEquals("a declined: not now\\x0aFORGED line", o.others);
   }
 
   @Test

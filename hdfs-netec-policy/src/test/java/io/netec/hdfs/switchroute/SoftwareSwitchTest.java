@@ -3,6 +3,7 @@ package io.netec.hdfs.switchroute;
 import io.netec.hdfs.route.BlockSource;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -218,6 +219,44 @@ class SoftwareSwitchTest {
             + ", memory in use " + sw.getMemoryInUse());
     assertEquals(0, sw.getTasksRefused());
     assertEquals(0, sw.getTasksFailed());
+  }
+
+  /**
+   * A peer sending bad setups as fast as it can causes one log line (then a count), not one
+   * per request, and text it chose cannot start a line of its own.
+   */
+  @Test
+  void aFloodOfBadSetupsCannotFloodOrForgeTheLog() throws Exception {
+    SoftwareSwitch sw = startSwitch(1, 64L << 20);
+    org.apache.hadoop.test.GenericTestUtils.LogCapturer log =
+        org.apache.hadoop.test.GenericTestUtils.LogCapturer.captureLogs(
+            org.slf4j.LoggerFactory.getLogger(SoftwareSwitch.class));
+    try (java.net.Socket s = new java.net.Socket("127.0.0.1", sw.controlAddress().getPort())) {
+      java.io.DataOutputStream out = new java.io.DataOutputStream(
+          new java.io.BufferedOutputStream(s.getOutputStream()));
+      java.io.DataInputStream in = new java.io.DataInputStream(
+          new java.io.BufferedInputStream(s.getInputStream()));
+      // not JSON: the parser's error quotes the source, newline and all
+      byte[] bad = "{\"op\": nope\n2026-11-22 ERROR FORGED line".getBytes(
+          java.nio.charset.StandardCharsets.UTF_8);
+      for (int i = 0; i < 2000; i++) {
+        io.netec.hdfs.switchroute.wire.ControlFrames.write(out, bad);
+      }
+      out.flush();
+      for (int i = 0; i < 2000; i++) {
+        assertFalse(io.netec.hdfs.switchroute.wire.SetupAnswer.fromJson(
+            io.netec.hdfs.switchroute.wire.ControlFrames.read(in)).ok());
+      }
+    } finally {
+      log.stopCapturing();
+    }
+    assertEquals(2000, sw.getTasksRefused());
+    String text = log.getOutput();
+    assertEquals(1, text.split("Refused a task", -1).length - 1, text);
+    assertTrue(text.contains("\\x0a2026-11-22 ERROR FORGED"), text); // escaped, kept
+    for (String line : text.split("\n")) {
+      assertFalse(line.startsWith("2026-11-22 ERROR FORGED"), "forged line: " + line);
+    }
   }
 
   @Test

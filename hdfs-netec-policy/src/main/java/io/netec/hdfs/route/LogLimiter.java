@@ -1,0 +1,78 @@
+package io.netec.hdfs.route;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+
+/**
+ * Log lines that a peer can cause, limited per cause: the first line of a cause in each period
+ * is written, the rest are counted and reported in one line when the next one is written
+ * after the period ("... and 30999 more like it in the last 10 s"). Causes are fixed strings
+ * chosen by our code, never peer text; peer text in a message goes through {@link #oneLine}.
+ */
+public final class LogLimiter {
+  private final Logger log;
+  private final long periodNanos;
+  private final Map<String, Window> windows = new ConcurrentHashMap<>();
+
+  private static final class Window {
+    long start;
+    long suppressed;
+  }
+
+  public LogLimiter(Logger log, long periodMs) {
+    this.log = log;
+    this.periodNanos = periodMs * 1_000_000L;
+  }
+
+  public void info(String cause, String format, Object... args) {
+    String line = admit(cause, format);
+    if (line != null) {
+      log.info(line, args);
+    }
+  }
+
+  public void warn(String cause, String format, Object... args) {
+    String line = admit(cause, format);
+    if (line != null) {
+      log.warn(line, args);
+    }
+  }
+
+  /** The format to log now (with the count of lines held back), or null to hold it back. */
+  private String admit(String cause, String format) {
+    Window w = windows.computeIfAbsent(cause, c -> {
+      Window n = new Window();
+      n.start = System.nanoTime() - periodNanos - 1;
+      return n;
+    });
+    long suppressed;
+    synchronized (w) {
+      long now = System.nanoTime();
+      if (now - w.start <= periodNanos) {
+        w.suppressed++;
+        return null;
+      }
+      suppressed = w.suppressed;
+      w.suppressed = 0;
+      w.start = now;
+    }
+    return suppressed == 0 ? format : format + " (and " + suppressed + " more like it held back"
+        + " in the last " + Math.max(1, periodNanos / 1_000_000_000L) + " s)";
+  }
+
+  /** Peer-supplied text for a log line: control characters escaped, at most 200 chars. */
+  public static String oneLine(Object text) {
+    String s = String.valueOf(text);
+    StringBuilder b = new StringBuilder(Math.min(s.length(), 200));
+    for (int i = 0; i < s.length() && i < 200; i++) {
+      char c = s.charAt(i);
+      if (c < ' ' || c == 0x7f) {
+        b.append(String.format("\\x%02x", (int) c));
+      } else {
+        b.append(c);
+      }
+    }
+    return s.length() > 200 ? b.append("...").toString() : b.toString();
+  }
+}
