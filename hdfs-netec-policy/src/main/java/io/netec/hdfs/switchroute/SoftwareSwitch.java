@@ -259,14 +259,34 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     if (array < 0) {
       return refuse("no free slot array");
     }
-    Live l = new Live(new SwitchTask(id, array, slots, req), mem);
+    Live l = new Live(new SwitchTask(id, array, slots, req), mem, newSecret());
     tasks[id] = l;
     arrayUsed[array] = true;
     memoryUsed += mem;
     accepted.increment();
     // A reader that never comes must not hold the slot array.
     group.next().schedule(() -> expireUnclaimed(l), req.timeoutMs(), TimeUnit.MILLISECONDS);
-    return SetupAnswer.accept(id, array, slots, vip());
+    return SetupAnswer.accept(id, array, slots, vip(), l.secret);
+  }
+
+  private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
+
+  /** 128 random bits as 32 hex digits: what only the reader that set a task up knows. */
+  private static String newSecret() {
+    byte[] b = new byte[16];
+    RANDOM.nextBytes(b);
+    StringBuilder s = new StringBuilder(32);
+    for (byte x : b) {
+      s.append(String.format("%02x", x & 0xff));
+    }
+    return s.toString();
+  }
+
+  /** Whether {@code given} is the task's secret (compared in constant time). */
+  private static boolean secretMatches(Live l, String given) {
+    return java.security.MessageDigest.isEqual(
+        l.secret.getBytes(java.nio.charset.StandardCharsets.US_ASCII),
+        given.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
   }
 
   private SetupAnswer refuse(String reason) {
@@ -316,6 +336,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   private final class Live {
     final SwitchTask task;
     final long memory;
+    /** Claims the VIP and tears the task down: only the reader that set it up knows it. */
+    final String secret;
     final Channel[] survivors;
     boolean bound; // guarded by the switch: see claim() and expireUnclaimed()
     Channel reader;
@@ -323,9 +345,10 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     long lastProgress = System.nanoTime();
     ScheduledFuture<?> watchdog;
 
-    Live(SwitchTask task, long memory) {
+    Live(SwitchTask task, long memory, String secret) {
       this.task = task;
       this.memory = memory;
+      this.secret = secret;
       this.survivors = new Channel[task.setup().k()];
     }
 
@@ -430,13 +453,15 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
         if (op.equals("setup")) {
           answer = allocate(SetupRequest.fromJson(json));
         } else if (op.equals("teardown")) {
-          int id = o.path("task").asInt(-1);
+          int id = o.path("task").canConvertToInt() ? o.path("task").asInt(-1) : -1;
           Live live = byId(id);
-          if (live == null) {
+          // without the task's secret a teardown is answered as if there were no task
+          if (live == null || !secretMatches(live, o.path("secret").asText(""))) {
             answer = SetupAnswer.refuse("no task " + id);
           } else {
             live.fail("torn down by the reader");
-            answer = SetupAnswer.accept(id, live.task.slotArray(), live.task.slots(), vip());
+            answer = SetupAnswer.accept(id, live.task.slotArray(), live.task.slots(), vip(),
+                live.secret);
           }
         } else {
           answer = SetupAnswer.refuse("op: expected \"setup\" or \"teardown\"");
@@ -480,6 +505,11 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       if (live == null) {
         Live l = p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER
             ? lookup(p.task(), p.slotArray()) : null;
+        // Only the reader that set the task up knows its secret: a forged HELLO claims nothing
+        // and leaves the task to its reader.
+        if (l != null && !secretMatches(l, StreamRequest.readerSecret(p))) {
+          l = null;
+        }
         if (l == null || !claim(l)) {
           logs.info("vip-no-task", "Closing VIP connection {}: no such task for {}",
               ctx.channel(), p);

@@ -76,7 +76,7 @@ public final class SwitchClient {
       ch.configureBlocking(false);
       ch.register(selector, SelectionKey.OP_READ);
       send(ch, StreamRequest.readerHello(setup, answer.task(), answer.slotArray(),
-          answer.slots()));
+          answer.slots(), answer.secret()));
       new Receiver(setup, answer, rowLength, sinks, result).run(ch, selector);
     }
     return result;

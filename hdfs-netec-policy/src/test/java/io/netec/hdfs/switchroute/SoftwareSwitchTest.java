@@ -222,6 +222,51 @@ class SoftwareSwitchTest {
   }
 
   /**
+   * Only the reader that set a task up can claim its VIP or tear it down: a HELLO or a
+   * teardown without the task's secret gets nothing, and the task stays its reader's.
+   */
+  @Test
+  void aForgedHelloOrTeardownGetsNothing() throws Exception {
+    SoftwareSwitch sw = startSwitch(2, 64L << 20);
+    List<SurvivorAgent> agents = startAgents(3);
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {0}, 50_000, 1);
+    SetupRequest setup = setup(g, agents, 4096, "", "hijack");
+    io.netec.hdfs.switchroute.wire.SetupAnswer a = control(sw, setup.toJson());
+    assertTrue(a.ok() && a.secret().matches("[0-9a-f]{32}"), "secret " + a.secret());
+    String[] hp = a.vip().split(":");
+    for (String forged : new String[] {"", "0".repeat(32), a.secret().substring(1) + "0"}) {
+      try (java.net.Socket s = new java.net.Socket(hp[0], Integer.parseInt(hp[1]))) {
+        s.setSoTimeout(5_000);
+        io.netec.hdfs.switchroute.wire.NetecPacket hello =
+            io.netec.hdfs.switchroute.wire.StreamRequest.readerHello(setup, a.task(),
+                a.slotArray(), a.slots(), forged);
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(hello.encodedLength());
+        hello.encode(b);
+        s.getOutputStream().write(b.array());
+        assertEquals(-1, s.getInputStream().read(), "a forged HELLO got bytes");
+      }
+    }
+    String teardown = "{\"op\":\"teardown\",\"task\":" + a.task() + "}";
+    assertEquals("no task " + a.task(), control(sw, teardown.getBytes(
+        java.nio.charset.StandardCharsets.UTF_8)).reason());
+    assertEquals(0, sw.getTasksFailed(), "the task is still its reader's");
+    String real = "{\"op\":\"teardown\",\"task\":" + a.task() + ",\"secret\":\""
+        + a.secret() + "\"}";
+    assertTrue(control(sw, real.getBytes(java.nio.charset.StandardCharsets.UTF_8)).ok());
+  }
+
+  private static io.netec.hdfs.switchroute.wire.SetupAnswer control(SoftwareSwitch sw,
+      byte[] json) throws Exception {
+    try (java.net.Socket s = new java.net.Socket("127.0.0.1", sw.controlAddress().getPort())) {
+      io.netec.hdfs.switchroute.wire.ControlFrames.write(
+          new java.io.DataOutputStream(s.getOutputStream()), json);
+      return io.netec.hdfs.switchroute.wire.SetupAnswer.fromJson(
+          io.netec.hdfs.switchroute.wire.ControlFrames.read(
+              new java.io.DataInputStream(s.getInputStream())));
+    }
+  }
+
+  /**
    * A peer sending bad setups as fast as it can causes one log line (then a count), not one
    * per request, and text it chose cannot start a line of its own.
    */

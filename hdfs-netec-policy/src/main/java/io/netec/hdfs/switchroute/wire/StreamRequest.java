@@ -103,9 +103,11 @@ public final class StreamRequest {
    * switch, which multicasts it to the survivors and sets each copy's sender number, needs
    * no JSON of its own (docs/protocol.md, HELLO); the software switch reads only the role.
    */
-  public static NetecPacket readerHello(SetupRequest setup, int task, int slotArray, int slots) {
+  public static NetecPacket readerHello(SetupRequest setup, int task, int slotArray, int slots,
+      String secret) {
     ObjectNode o = SetupRequest.JSON.createObjectNode();
-    o.put("role", "reader").put("length", setup.length()).put("payload", setup.payload())
+    o.put("role", "reader").put("secret", secret);
+    o.put("length", setup.length()).put("payload", setup.payload())
         .put("window", slots / 2).put("slots", slots).put("offset", setup.offset());
     com.fasterxml.jackson.databind.node.ArrayNode streams = o.putArray("streams");
     for (SetupRequest.Survivor sv : setup.survivors()) {
@@ -115,12 +117,27 @@ public final class StreamRequest {
     try {
       byte[] b = SetupRequest.JSON.writeValueAsBytes(o);
       if (b.length > 4096) { // the survivors' part is what a P4 switch would need: drop it
-        b = "{\"role\":\"reader\"}".getBytes(StandardCharsets.UTF_8);
+        ObjectNode small = SetupRequest.JSON.createObjectNode();
+        small.put("role", "reader").put("secret", secret);
+        b = SetupRequest.JSON.writeValueAsBytes(small);
       }
       return new NetecPacket(NetecPacket.HELLO, task, slotArray, NetecPacket.READER, 0, 0, 0, 0,
           b);
     } catch (IOException e) {
       throw new IllegalStateException(e);
+    }
+  }
+
+  /** The secret in a reader's HELLO, "" when it carries none or is not a reader's HELLO. */
+  public static String readerSecret(NetecPacket hello) {
+    if (hello.type() != NetecPacket.HELLO || hello.sender() != NetecPacket.READER
+        || hello.payloadLength() > 4096) {
+      return "";
+    }
+    try {
+      return JsonLimits.parse(hello.payload(), 4096).path("secret").asText("");
+    } catch (ProtocolException e) {
+      return "";
     }
   }
 

@@ -113,9 +113,12 @@ class WireFormatTest {
     assertEquals(245, s.stripes());
     assertEquals(1_000_000 - 244 * 4096, s.payloadLength(244));
 
-    SetupAnswer a = SetupAnswer.fromJson(SetupAnswer.accept(3, 1, 64, "h:40003").toJson());
+    String secret = "0123456789abcdef0123456789abcdef";
+    SetupAnswer a = SetupAnswer.fromJson(SetupAnswer.accept(3, 1, 64, "h:40003", secret)
+        .toJson());
     assertTrue(a.ok());
     assertEquals("h:40003", a.vip());
+    assertEquals(secret, a.secret());
     SetupAnswer r = SetupAnswer.fromJson(SetupAnswer.refuse("no free slot array").toJson());
     assertEquals("no free slot array", r.reason());
   }
@@ -157,7 +160,9 @@ class WireFormatTest {
   @Test
   void theReadersHelloCarriesEverySurvivorsStreamForAP4Switch() throws Exception {
     SetupRequest setup = setup();
-    NetecPacket hello = StreamRequest.readerHello(setup, 7, 2, 64);
+    NetecPacket hello = StreamRequest.readerHello(setup, 7, 2, 64,
+        "0123456789abcdef0123456789abcdef");
+    assertEquals("0123456789abcdef0123456789abcdef", StreamRequest.readerSecret(hello));
     assertEquals(NetecPacket.READER, hello.sender());
     for (int sender = 0; sender < 2; sender++) {
       // what a P4 switch multicasts: the same HELLO, this copy's sender number set
