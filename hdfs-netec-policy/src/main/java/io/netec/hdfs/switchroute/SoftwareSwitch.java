@@ -69,6 +69,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     public int ioThreads = 2;
     /** Port of the HTTP metrics page ({@code /prom}, {@code /jmx}); -1: no page. */
     public int metricsPort = -1;
+    /** Networks (CIDR) agents may be in; null: this host's interfaces' networks. */
+    public java.util.List<String> agentNetworks;
   }
 
   private final Options opts;
@@ -90,8 +92,11 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   private final LongAdder stalls = new LongAdder();
   private final LongAdder dropped = new LongAdder();
 
+  private final AgentNetworks agentNetworks;
+
   public SoftwareSwitch(Options opts) throws IOException {
     this.opts = opts;
+    this.agentNetworks = AgentNetworks.of(opts.agentNetworks);
     this.arrayUsed = new boolean[Math.min(256, opts.slotArrays)];
     this.group = new NioEventLoopGroup(opts.ioThreads);
     try {
@@ -238,6 +243,13 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     if (req.payload() > opts.maxPayload) {
       return refuse("payload size " + req.payload() + " not supported (this switch: at most "
           + opts.maxPayload + ")");
+    }
+    for (int i = 0; i < req.survivors().size(); i++) {
+      String agent = req.survivors().get(i).agent();
+      String why = agentNetworks.refusal(agent.substring(0, agent.lastIndexOf(':')));
+      if (why != null) {
+        return refuse("survivors[" + i + "].agent: " + why);
+      }
     }
     int slots = opts.slotsPerArray;
     long mem = SwitchTask.memoryBytes(slots, req);

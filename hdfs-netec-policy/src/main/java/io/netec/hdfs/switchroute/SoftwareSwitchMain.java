@@ -10,7 +10,7 @@ import java.util.concurrent.CountDownLatch;
 public final class SoftwareSwitchMain {
   private static final String USAGE = "usage: netec-switch [--bind HOST] [--advertise HOST]"
       + " [--control-port N] [--data-port N] [--slot-arrays N] [--slots N] [--memory-mb N]"
-      + " [--io-threads N] [--metrics-port N]";
+      + " [--io-threads N] [--metrics-port N] [--agent-networks CIDR[,CIDR...]]";
 
   private SoftwareSwitchMain() {
   }
@@ -73,6 +73,10 @@ public final class SoftwareSwitchMain {
           break;
         case "--metrics-port":
           o.metricsPort = number(flag, v, 0, 65535);
+          break;
+        case "--agent-networks":
+          o.agentNetworks = java.util.Arrays.asList(v.split(","));
+          AgentNetworks.of(o.agentNetworks); // a bad CIDR fails here, naming it
           break;
         default:
           throw new IllegalArgumentException("unknown option " + flag);

@@ -255,6 +255,38 @@ class SoftwareSwitchTest {
     assertTrue(control(sw, real.getBytes(java.nio.charset.StandardCharsets.UTF_8)).ok());
   }
 
+  /**
+   * The switch dials only agents in its agent networks, by address: a setup naming a host
+   * elsewhere, a link-local address or a name is refused before anything is dialled.
+   */
+  @Test
+  void agentsOutsideTheAgentNetworksAreRefused() throws Exception {
+    List<SurvivorAgent> agents = startAgents(3);
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {0}, 50_000, 1);
+    SetupRequest good = setup(g, agents, 4096, "", "net");
+    SoftwareSwitch.Options o = new SoftwareSwitch.Options();
+    o.agentNetworks = List.of("198.18.0.0/15");
+    SoftwareSwitch elsewhere = new SoftwareSwitch(o);
+    try {
+      String why = control(elsewhere, good.toJson()).reason();
+      assertTrue(why != null && why.startsWith("survivors[0].agent: 127.0.0.1 is outside the "
+          + "agent networks [198.18.0.0/15]"), why);
+    } finally {
+      elsewhere.close();
+    }
+    SoftwareSwitch sw = startSwitch(2, 64L << 20); // default: this host's networks (lo too)
+    for (String bad : new String[] {"169.254.169.254:80", "localhost:" + agents.get(0)
+        .address().getPort(), "203.0.113.7:50300"}) {
+      String json = new String(good.toJson(), java.nio.charset.StandardCharsets.UTF_8)
+          .replaceFirst("\"agent\":\"[^\"]+\"", "\"agent\":\"" + bad + "\"");
+      String why = control(sw, json.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+          .reason();
+      assertTrue(why != null && why.startsWith("survivors[0].agent: "), bad + ": " + why);
+    }
+    assertEquals(0, sw.getTasksAccepted());
+    assertTrue(control(sw, good.toJson()).ok(), "agents on this host's networks are dialled");
+  }
+
   private static io.netec.hdfs.switchroute.wire.SetupAnswer control(SoftwareSwitch sw,
       byte[] json) throws Exception {
     try (java.net.Socket s = new java.net.Socket("127.0.0.1", sw.controlAddress().getPort())) {
