@@ -71,7 +71,17 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     public int metricsPort = -1;
     /** Networks (CIDR) agents may be in; null: this host's interfaces' networks. */
     public java.util.List<String> agentNetworks;
+    /** Control connections held at once from one address, and in all; more are closed. */
+    public int maxControlPerPeer = 64;
+    public int maxControl = 1024;
+    /** A control connection that sends nothing for this long is closed. */
+    public int controlIdleMs = 30_000;
   }
+
+  /** Open control connections, by peer address, and in all. */
+  private final java.util.Map<java.net.InetAddress, Integer> controlByPeer =
+      new java.util.HashMap<>();
+  private int controlOpen;
 
   private final Options opts;
   private final EventLoopGroup group;
@@ -104,7 +114,14 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
           .childHandler(new ChannelInitializer<SocketChannel>() {
             @Override
             protected void initChannel(SocketChannel ch) {
+              if (!admitControl(ch)) {
+                ch.close();
+                return;
+              }
+              ch.closeFuture().addListener(f -> releaseControl(ch));
               ch.pipeline().addLast(
+                  new io.netty.handler.timeout.ReadTimeoutHandler(opts.controlIdleMs,
+                      TimeUnit.MILLISECONDS),
                   new LengthFieldBasedFrameDecoder(65536 + 4, 0, 4, 0, 4),
                   new LengthFieldPrepender(4), new ControlHandler());
             }
@@ -236,6 +253,33 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     data.close().awaitUninterruptibly();
     group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
   }
+
+  /** Takes a control connection if its peer and the switch are under their caps. */
+  private synchronized boolean admitControl(SocketChannel ch) {
+    java.net.InetAddress peer = ch.remoteAddress().getAddress();
+    int mine = controlByPeer.getOrDefault(peer, 0);
+    if (mine >= opts.maxControlPerPeer || controlOpen >= opts.maxControl) {
+      logs.warn("control-cap", "Closing control connection from {}: {} open from it, {} in all"
+          + " (caps {} and {})", peer, mine, controlOpen, opts.maxControlPerPeer,
+          opts.maxControl);
+      return false;
+    }
+    controlByPeer.put(peer, mine + 1);
+    controlOpen++;
+    ch.attr(CONTROL_PEER).set(peer);
+    return true;
+  }
+
+  private synchronized void releaseControl(SocketChannel ch) {
+    java.net.InetAddress peer = ch.attr(CONTROL_PEER).getAndSet(null);
+    if (peer != null) {
+      controlByPeer.computeIfPresent(peer, (p, n) -> n > 1 ? n - 1 : null);
+      controlOpen--;
+    }
+  }
+
+  private static final io.netty.util.AttributeKey<java.net.InetAddress> CONTROL_PEER =
+      io.netty.util.AttributeKey.valueOf("netec.control.peer");
 
   // ---- task table ----------------------------------------------------------------------------
 

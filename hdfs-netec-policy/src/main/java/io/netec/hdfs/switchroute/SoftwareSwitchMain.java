@@ -10,7 +10,8 @@ import java.util.concurrent.CountDownLatch;
 public final class SoftwareSwitchMain {
   private static final String USAGE = "usage: netec-switch [--bind HOST] [--advertise HOST]"
       + " [--control-port N] [--data-port N] [--slot-arrays N] [--slots N] [--memory-mb N]"
-      + " [--io-threads N] [--metrics-port N] [--agent-networks CIDR[,CIDR...]]";
+      + " [--io-threads N] [--metrics-port N] [--agent-networks CIDR[,CIDR...]]"
+      + " [--control-per-peer N] [--control-idle-ms N]";
 
   private SoftwareSwitchMain() {
   }
@@ -73,6 +74,12 @@ public final class SoftwareSwitchMain {
           break;
         case "--metrics-port":
           o.metricsPort = number(flag, v, 0, 65535);
+          break;
+        case "--control-per-peer":
+          o.maxControlPerPeer = number(flag, v, 1, 65536);
+          break;
+        case "--control-idle-ms":
+          o.controlIdleMs = number(flag, v, 100, 3_600_000);
           break;
         case "--agent-networks":
           o.agentNetworks = java.util.Arrays.asList(v.split(","));

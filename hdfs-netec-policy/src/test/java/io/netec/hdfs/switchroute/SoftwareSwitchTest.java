@@ -287,6 +287,79 @@ class SoftwareSwitchTest {
     assertTrue(control(sw, good.toJson()).ok(), "agents on this host's networks are dialled");
   }
 
+  /**
+   * 500 idle control connections from one address hold at most its per-peer cap, are closed
+   * when idle, and do not keep a reader elsewhere from setting up a task.
+   */
+  @Test
+  void idleControlConnectionsFromOnePeerDoNotStarveOthers() throws Exception {
+    SoftwareSwitch.Options o = new SoftwareSwitch.Options();
+    o.controlIdleMs = 1_500;
+    SoftwareSwitch sw = new SoftwareSwitch(o);
+    List<java.net.Socket> idle = new ArrayList<>();
+    try {
+      for (int i = 0; i < 500; i++) {
+        java.net.Socket s = new java.net.Socket();
+        s.bind(new java.net.InetSocketAddress("127.0.0.2", 0));
+        s.connect(sw.controlAddress(), 2_000);
+        idle.add(s);
+      }
+      int open = 0;
+      for (java.net.Socket s : idle) {
+        s.setSoTimeout(2_500);
+        try {
+          open += s.getInputStream().read() == -1 ? 0 : 1;
+        } catch (java.net.SocketTimeoutException e) {
+          open++; // still held by the switch when we stopped waiting
+        }
+      }
+      assertEquals(0, open, "every idle connection closed: over the cap at once, the rest idle");
+      List<SurvivorAgent> agents = startAgents(3);
+      SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {0}, 50_000, 1);
+      assertTrue(control(sw, setup(g, agents, 4096, "", "after").toJson()).ok());
+    } finally {
+      for (java.net.Socket s : idle) {
+        s.close();
+      }
+      sw.close();
+    }
+  }
+
+  @Test
+  void theCapHoldsWhileConnectionsAreBusy() throws Exception {
+    SoftwareSwitch.Options o = new SoftwareSwitch.Options();
+    o.maxControlPerPeer = 16;
+    SoftwareSwitch sw = new SoftwareSwitch(o);
+    List<java.net.Socket> held = new ArrayList<>();
+    try {
+      int closedAtOnce = 0;
+      for (int i = 0; i < 40; i++) {
+        java.net.Socket s = new java.net.Socket();
+        s.bind(new java.net.InetSocketAddress("127.0.0.3", 0));
+        s.connect(sw.controlAddress(), 2_000);
+        s.setSoTimeout(300);
+        held.add(s);
+      }
+      for (java.net.Socket s : held) {
+        try {
+          closedAtOnce += s.getInputStream().read() == -1 ? 1 : 0;
+        } catch (java.net.SocketTimeoutException e) {
+          // held: under the cap
+        }
+      }
+      assertEquals(40 - 16, closedAtOnce, "16 held from one address, the rest closed");
+      List<SurvivorAgent> agents = startAgents(3);
+      SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {0}, 50_000, 1);
+      assertTrue(control(sw, setup(g, agents, 4096, "", "other").toJson()).ok(),
+          "a reader at another address is served");
+    } finally {
+      for (java.net.Socket s : held) {
+        s.close();
+      }
+      sw.close();
+    }
+  }
+
   private static io.netec.hdfs.switchroute.wire.SetupAnswer control(SoftwareSwitch sw,
       byte[] json) throws Exception {
     try (java.net.Socket s = new java.net.Socket("127.0.0.1", sw.controlAddress().getPort())) {
