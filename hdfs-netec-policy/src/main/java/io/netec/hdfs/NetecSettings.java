@@ -380,13 +380,18 @@ public final class NetecSettings {
             : KEYS.get(key).accepts) + ")");
   }
 
-  /** A value as it may appear in a message or log line: control characters escaped, cut. */
+  /** A value as it may appear in a message or log line: quoted, on one line, cut. */
   public static String quote(String v) {
-    if (v == null) {
-      return "null";
-    }
-    StringBuilder b = new StringBuilder("'");
-    for (int i = 0; i < v.length() && i < 120; i++) {
+    return v == null ? "null" : "'" + escape(v, 120) + "'";
+  }
+
+  /**
+   * Text for one line of a message or log: control characters escaped as \\xNN, at most
+   * {@code max} characters (then "...").
+   */
+  public static String escape(String v, int max) {
+    StringBuilder b = new StringBuilder(Math.min(v.length(), max) + 3);
+    for (int i = 0; i < v.length() && i < max; i++) {
       char c = v.charAt(i);
       if (c < ' ' || c == 0x7f) {
         b.append(String.format("\\x%02x", (int) c));
@@ -394,7 +399,7 @@ public final class NetecSettings {
         b.append(c);
       }
     }
-    return b.append(v.length() > 120 ? "...'" : "'").toString();
+    return v.length() > max ? b.append("...").toString() : b.toString();
   }
 
   /** "; did you mean K?" for the known key closest to a misspelt one, or "". */

@@ -1,5 +1,6 @@
 package io.netec.hdfs.route;
 
+import io.netec.hdfs.NetecSettings;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
@@ -63,16 +64,6 @@ public final class LogLimiter {
 
   /** Peer-supplied text for a log line: control characters escaped, at most 200 chars. */
   public static String oneLine(Object text) {
-    String s = String.valueOf(text);
-    StringBuilder b = new StringBuilder(Math.min(s.length(), 200));
-    for (int i = 0; i < s.length() && i < 200; i++) {
-      char c = s.charAt(i);
-      if (c < ' ' || c == 0x7f) {
-        b.append(String.format("\\x%02x", (int) c));
-      } else {
-        b.append(c);
-      }
-    }
-    return s.length() > 200 ? b.append("...").toString() : b.toString();
+    return NetecSettings.escape(String.valueOf(text), 200);
   }
 }

@@ -13,13 +13,6 @@ import org.slf4j.LoggerFactory;
 class LogLimiterTest {
   private static final Logger LOG = LoggerFactory.getLogger(LogLimiterTest.class);
 
-  private static int count(String text, String what) {
-    int n = 0;
-    for (int i = text.indexOf(what); i >= 0; i = text.indexOf(what, i + 1)) {
-      n++;
-    }
-    return n;
-  }
 
   @Test
   void oneLinePerCauseAndPeriodThenACount() throws Exception {
@@ -32,8 +25,8 @@ class LogLimiterTest {
           limiter.warn("other", "other cause {}", i);
         }
       }
-      assertEquals(1, count(log.getOutput(), "bad frame "), log.getOutput());
-      assertEquals(1, count(log.getOutput(), "other cause "), log.getOutput());
+      assertEquals(1, Occurrences.count(log.getOutput(), "bad frame "), log.getOutput());
+      assertEquals(1, Occurrences.count(log.getOutput(), "other cause "), log.getOutput());
       Thread.sleep(400);
       limiter.info("bad-frame", "bad frame {}", "again");
       assertTrue(log.getOutput().contains(

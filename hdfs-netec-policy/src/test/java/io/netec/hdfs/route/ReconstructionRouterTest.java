@@ -229,9 +229,10 @@ class ReconstructionRouterTest {
       Thread.sleep(400);
       assertEquals("sw", r.repair(request(), new MemorySink()).route);
       String out = log.getOutput();
-      assertEquals(1, count(out, "Route sw unavailable (connection refused); not asked again"),
+      assertEquals(1,
+          Occurrences.count(out, "Route sw unavailable (connection refused); not asked again"),
           "one line when it went away, none while it stayed away: " + out);
-      assertEquals(1, count(out, "Route sw reachable again"), out);
+      assertEquals(1, Occurrences.count(out, "Route sw reachable again"), out);
     } finally {
       log.stopCapturing();
     }
@@ -248,13 +249,6 @@ class ReconstructionRouterTest {
     assertEquals(0, metrics.get("sw", "Skipped"));
   }
 
-  private static int count(String text, String what) {
-    int n = 0;
-    for (int i = text.indexOf(what); i >= 0; i = text.indexOf(what, i + 1)) {
-      n++;
-    }
-    return n;
-  }
 
   @Test
   void nativeRouteOnADataNodeSinkChecksHadoopsBytes() throws Exception {
