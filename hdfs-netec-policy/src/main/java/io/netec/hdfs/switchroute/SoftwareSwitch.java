@@ -579,12 +579,17 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       if (live.done) {
         return;
       }
+      long acked = live.task.ackSeq();
       NetecPacket ack = live.task.onAck(p);
       if (ack == null) {
         dropped.increment();
         return;
       }
-      live.lastProgress = System.nanoTime();
+      if (live.task.ackSeq() > acked) {
+        // progress is an ACK that advances (or a completed stripe): repeated ACKs and RETX
+        // requests alone do not keep a task alive past its timeout
+        live.lastProgress = System.nanoTime();
+      }
       if (live.task.finished()) {
         for (Channel c : live.survivors) {
           c.writeAndFlush(ack).addListener(ChannelFutureListener.CLOSE); // FIN to survivors

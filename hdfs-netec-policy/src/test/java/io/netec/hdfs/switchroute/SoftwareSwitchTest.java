@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netec.hdfs.route.RouteDeclinedException;
+import io.netec.hdfs.switchroute.wire.NetecPacket;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -358,6 +359,77 @@ class SoftwareSwitchTest {
       }
       sw.close();
     }
+  }
+
+  /**
+   * ACKs that do not advance are no progress: with silent survivors, a reader that keeps
+   * repeating the same ACK does not keep the task (and its slot memory) alive past its timeout.
+   */
+  @Test
+  void repeatedAcksDoNotKeepAStalledTaskAlive() throws Exception {
+    SoftwareSwitch sw = startSwitch(2, 64L << 20);
+    List<java.net.ServerSocket> silent = new ArrayList<>();
+    List<java.net.Socket> accepted = new java.util.concurrent.CopyOnWriteArrayList<>();
+    try {
+      List<SetupRequest.Survivor> sv = new ArrayList<>();
+      for (int i = 0; i < 2; i++) {
+        java.net.ServerSocket ss = new java.net.ServerSocket(0, 4,
+            java.net.InetAddress.getByName("127.0.0.1"));
+        silent.add(ss);
+        Thread t = new Thread(() -> {
+          try {
+            accepted.add(ss.accept()); // connects, then never says a word
+          } catch (IOException e) {
+            // closed at the end of the test
+          }
+        });
+        t.setDaemon(true);
+        t.start();
+        sv.add(new SetupRequest.Survivor(i, "127.0.0.1:" + ss.getLocalPort(),
+            new org.apache.hadoop.hdfs.protocol.ExtendedBlock("bp", i + 1, 1 << 20, 1001)
+                .toString(), 1 << 20, ""));
+      }
+      SetupRequest setup = new SetupRequest("stalled", 4096, 1 << 20, 1000, sv,
+          new byte[][] {{1, 1}});
+      io.netec.hdfs.switchroute.wire.SetupAnswer a = control(sw, setup.toJson());
+      assertTrue(a.ok(), a.reason());
+      String[] hp = a.vip().split(":");
+      try (java.net.Socket r = new java.net.Socket(hp[0], Integer.parseInt(hp[1]))) {
+        r.setSoTimeout(100);
+        java.io.OutputStream out = r.getOutputStream();
+        write(out, io.netec.hdfs.switchroute.wire.StreamRequest.readerHello(setup, a.task(),
+            a.slotArray(), a.slots(), a.secret()));
+        long t0 = System.nanoTime();
+        boolean closed = false;
+        while (!closed && System.nanoTime() - t0 < 8_000_000_000L) {
+          write(out, new NetecPacket(NetecPacket.ACK, a.task(), a.slotArray(),
+              NetecPacket.READER, 0, 0, 0, 32, new byte[0])); // the same ACK, again and again
+          try {
+            closed = r.getInputStream().read() == -1;
+          } catch (java.net.SocketTimeoutException e) {
+            // still open
+          } catch (IOException e) {
+            closed = true;
+          }
+        }
+        assertTrue(closed, "the task outlived its 1 s timeout on ACKs alone");
+      }
+      assertEquals(1, sw.getTasksFailed());
+    } finally {
+      for (java.net.ServerSocket ss : silent) {
+        ss.close();
+      }
+      for (java.net.Socket s : accepted) {
+        s.close();
+      }
+    }
+  }
+
+  private static void write(java.io.OutputStream out, NetecPacket p) throws IOException {
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(p.encodedLength());
+    p.encode(b);
+    out.write(b.array());
+    out.flush();
   }
 
   private static io.netec.hdfs.switchroute.wire.SetupAnswer control(SoftwareSwitch sw,
