@@ -65,6 +65,13 @@ public final class NetecConfigKeys {
   /** Port of the INEC engine's data listener on every DataNode (0: any, for tests). */
   public static final String INEC_DATA_PORT = "netec.inec.data.port";
 
+  /**
+   * Networks (comma-separated ADDRESS/PREFIX) a participant streams a vertex's output into when
+   * a join names a peer other than the requester; empty: this host's networks, link-local
+   * excepted.
+   */
+  public static final String INEC_PEER_NETWORKS = "netec.inec.peer.networks";
+
   /** Most repair-graph vertices one participant runs at once; more are refused. */
   public static final String INEC_MAX_VERTICES = "netec.inec.max.vertices";
 

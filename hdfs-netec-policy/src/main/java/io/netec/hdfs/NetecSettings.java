@@ -1,5 +1,6 @@
 package io.netec.hdfs;
 
+import io.netec.hdfs.route.PeerNetworks;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -49,6 +50,7 @@ public final class NetecSettings {
   /** Names no route may take: they are keys' namespaces of the built-in routes and the router. */
   private static final Set<String> RESERVED_PREFIXES = Set.of("route", "switch", "agent", "inec");
   private static final int MAX_MS = 3_600_000;
+  private static final String INEC_PEERS = "INEC peer networks";
 
   static {
     Map<String, Key> k = new LinkedHashMap<>();
@@ -79,6 +81,19 @@ public final class NetecSettings {
     add(k, NetecConfigKeys.INEC_PORT, "50320", "0..65535 (0: any free port)", intIn(0, 65535));
     add(k, NetecConfigKeys.INEC_DATA_PORT, "50321", "0..65535 (0: any free port)",
         intIn(0, 65535));
+    add(k, NetecConfigKeys.INEC_PEER_NETWORKS, "", "comma-separated ADDRESS/PREFIX",
+        (key, v) -> {
+          List<String> cidrs = new ArrayList<>();
+          for (String c : v.split(",", -1)) {
+            cidrs.add(c.trim());
+          }
+          try {
+            PeerNetworks.of(cidrs, INEC_PEERS, key);
+          } catch (IllegalArgumentException e) {
+            throw bad(key, v, "not a list of ADDRESS/PREFIX");
+          }
+          return Collections.unmodifiableList(cidrs);
+        });
     add(k, NetecConfigKeys.INEC_MAX_VERTICES, "64", "1..4096", intIn(1, 4096));
     add(k, NetecConfigKeys.INEC_SCHEME, "ecpipe", "ecpipe, ppr or rs",
         oneOf("ecpipe", "ppr", "rs"));
@@ -258,6 +273,16 @@ public final class NetecSettings {
 
   public int inecDataPort() {
     return integer(NetecConfigKeys.INEC_DATA_PORT);
+  }
+
+  /**
+   * Where a participant may stream a vertex's output besides the requester: the networks of
+   * {@code netec.inec.peer.networks}, or this host's (link-local excepted).
+   */
+  public PeerNetworks inecPeerNetworks() {
+    @SuppressWarnings("unchecked")
+    List<String> cidrs = (List<String>) values.get(NetecConfigKeys.INEC_PEER_NETWORKS);
+    return PeerNetworks.of(cidrs, INEC_PEERS, NetecConfigKeys.INEC_PEER_NETWORKS);
   }
 
   public int inecMaxVertices() {

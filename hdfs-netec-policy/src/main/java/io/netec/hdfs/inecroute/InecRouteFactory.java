@@ -49,7 +49,7 @@ public final class InecRouteFactory implements RouteFactory {
     try {
       engine = InecNode.startEngine(s, host, s.inecDataPort());
       participant = new InecParticipant(engine, ctx.blocks(), host, s.inecPort(),
-          s.inecMaxVertices(), s.inecSegment(), s.inecTimeoutMs());
+          s.inecMaxVertices(), InecParticipant.Limits.of(s));
     } catch (IOException | RuntimeException e) {
       if (engine != null) {
         engine.close();

@@ -1,8 +1,11 @@
 package io.netec.hdfs.inecroute;
 
+import io.netec.hdfs.NetecSettings;
+import io.netec.hdfs.route.PeerNetworks;
 import java.io.DataInput;
 import java.io.DataOutput;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
 
@@ -135,6 +138,9 @@ public final class JoinRequest {
       in.readFully(t);
     }
     String host = in.readUTF();
+    // an address, never a name: a participant resolves nothing a peer chose
+    check(PeerNetworks.isLiteral(host), "output host '" + NetecSettings.escape(host, 64)
+        + "' is not an IP address");
     int port = in.readInt();
     check(port > 0 && port < 65536, "bad output port " + port);
     byte[] outTag = new byte[16];
@@ -142,7 +148,7 @@ public final class JoinRequest {
     int t = in.readUnsignedByte();
     check(t < InecEngine.Transport.values().length, "bad transport " + t);
     return new JoinRequest(task, block, token, unitLength, offset, length, chunk, segment,
-        coefficients, tags, new InetSocketAddress(host, port), outTag,
+        coefficients, tags, new InetSocketAddress(InetAddress.getByName(host), port), outTag,
         InecEngine.Transport.values()[t], in.readInt());
   }
 }

@@ -3,6 +3,7 @@ package io.netec.hdfs.switchroute;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.netec.hdfs.route.LogLimiter;
+import io.netec.hdfs.route.PeerNetworks;
 import io.netec.hdfs.switchroute.wire.NetecPacket;
 import io.netec.hdfs.switchroute.wire.NetecPacketCodec;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
@@ -50,6 +51,8 @@ import org.slf4j.LoggerFactory;
  * EBSN keeps survivors within the ring.
  */
 public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
+  /** How refusals name the networks the switch dials agents in. */
+  static final String AGENT_NETWORKS = "agent networks";
   private static final Logger LOG = LoggerFactory.getLogger(SoftwareSwitch.class);
   /** Lines peers can cause: one per cause every 10 s, then a count. */
   private final LogLimiter logs = new LogLimiter(LOG, 10_000);
@@ -102,11 +105,11 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   private final LongAdder stalls = new LongAdder();
   private final LongAdder dropped = new LongAdder();
 
-  private final AgentNetworks agentNetworks;
+  private final PeerNetworks agentNetworks;
 
   public SoftwareSwitch(Options opts) throws IOException {
     this.opts = opts;
-    this.agentNetworks = AgentNetworks.of(opts.agentNetworks);
+    this.agentNetworks = PeerNetworks.of(opts.agentNetworks, AGENT_NETWORKS, "--agent-networks");
     this.arrayUsed = new boolean[Math.min(256, opts.slotArrays)];
     this.group = new NioEventLoopGroup(opts.ioThreads);
     try {

@@ -1,5 +1,6 @@
 package io.netec.hdfs.switchroute;
 
+import io.netec.hdfs.route.PeerNetworks;
 import java.util.concurrent.CountDownLatch;
 
 /**
@@ -83,7 +84,7 @@ public final class SoftwareSwitchMain {
           break;
         case "--agent-networks":
           o.agentNetworks = java.util.Arrays.asList(v.split(","));
-          AgentNetworks.of(o.agentNetworks); // a bad CIDR fails here, naming it
+          PeerNetworks.of(o.agentNetworks, SoftwareSwitch.AGENT_NETWORKS, flag); // a bad CIDR fails here, naming it
           break;
         default:
           throw new IllegalArgumentException("unknown option " + flag);

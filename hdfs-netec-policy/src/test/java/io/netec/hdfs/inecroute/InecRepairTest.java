@@ -341,6 +341,146 @@ class InecRepairTest {
     assertEquals(3, participants.get(0).failed());
   }
 
+  /**
+   * 500 connections that never send a join take no thread: the participant keeps at most
+   * maxPending of them, closing the oldest, and a repair through it goes on at once (with a
+   * thread per connection, its 8 threads were taken and the repair was refused "busy").
+   */
+  @Test
+  void idleConnectionsDoNotStarveARepair() throws Exception {
+    byte[][] units = stripe(3, 2, new int[] {100_000, 100_000, 100_000}, 11);
+    List<InecRepair.Source> sources = participants(units, InecEngine.Transport.TCP);
+    InetSocketAddress control = sources.get(1).control;
+    List<Socket> idle = new ArrayList<>();
+    try {
+      for (int i = 0; i < 500; i++) {
+        idle.add(new Socket(control.getAddress(), control.getPort()));
+      }
+      long[] unitLength = Arrays.stream(units).mapToLong(u -> u.length).toArray();
+      byte[][] got = rebuild(engine(InecEngine.Transport.TCP), settings("ecpipe",
+          InecEngine.Transport.TCP), 3, 2, unitLength, new int[] {0}, sources.subList(1, 4), 0,
+          100_000);
+      assertArrayEquals(units[0], got[0]);
+      assertTrue(participants.get(1).evicted() >= 500 - 256,
+          "evicted " + participants.get(1).evicted());
+      long joinThreads = Thread.getAllStackTraces().keySet().stream()
+          .filter(t -> t.getName().equals("inec-join") && t.isAlive()).count();
+      assertTrue(joinThreads <= 3 * 8, joinThreads + " join threads");
+    } finally {
+      for (Socket s : idle) {
+        s.close();
+      }
+    }
+  }
+
+  /**
+   * A vertex streams only to its requester's own address (any port) or to a peer inside the
+   * peer networks on the INEC data port; a name, an address elsewhere or another port of a
+   * peer is refused before anything is dialled.
+   */
+  @Test
+  void aVertexStreamsOnlyToItsRequesterOrToPeersOnTheDataPort() throws Exception {
+    byte[][] units = stripe(3, 2, new int[] {1000, 1000, 1000}, 12);
+    MemorySource mem = new MemorySource(units);
+    InecParticipant.Limits limits = new InecParticipant.Limits();
+    limits.peers = io.netec.hdfs.route.PeerNetworks.of(List.of("127.0.0.0/8"),
+        "INEC peer networks", "netec.inec.peer.networks");
+    InecEngine e = engine(InecEngine.Transport.TCP);
+    java.net.InetAddress peerHost = java.net.InetAddress.getByName("127.0.0.2");
+    try (java.net.ServerSocket trap = new java.net.ServerSocket(0, 50, peerHost)) {
+      trap.setSoTimeout(300);
+      limits.peerDataPort = trap.getLocalPort() + 1; // the trap is on some other port
+      InecParticipant p = new InecParticipant(e, mem, "127.0.0.1", 0, 8, limits);
+      participants.add(p);
+      InetSocketAddress control = p.address();
+      ExtendedBlock block = new ExtendedBlock("pool", 0, 1000, 1);
+      String answer = join(control, joinOf(block, "token-0", 1000, 4096,
+          new InetSocketAddress("198.19.255.254", limits.peerDataPort)));
+      assertTrue(answer.startsWith("1 ") && answer.contains("198.19.255.254 is outside the "
+          + "INEC peer networks [127.0.0.0/8] (netec.inec.peer.networks)"), answer);
+      answer = join(control, joinOf(block, "token-0", 1000, 4096,
+          new InetSocketAddress(peerHost, trap.getLocalPort())));
+      assertTrue(answer.startsWith("1 ") && answer.contains("output port "
+          + trap.getLocalPort() + " of peer 127.0.0.2 is not the INEC data port "), answer);
+      // a name: "127.0.0.1" and "localhost" have the same length on the wire
+      java.io.ByteArrayOutputStream raw = new java.io.ByteArrayOutputStream();
+      joinOf(block, "token-0", 1000, 4096, new InetSocketAddress("127.0.0.1", 1))
+          .write(new java.io.DataOutputStream(raw));
+      String wire = new String(raw.toByteArray(), java.nio.charset.StandardCharsets.ISO_8859_1)
+          .replace("127.0.0.1", "localhost");
+      try (Socket s = new Socket(control.getAddress(), control.getPort())) {
+        s.getOutputStream().write(wire.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+        DataInputStream in = new DataInputStream(s.getInputStream());
+        assertEquals(1, in.readUnsignedByte());
+        String why = in.readUTF();
+        assertTrue(why.contains("output host 'localhost' is not an IP address"), why);
+      }
+      assertThrows(java.net.SocketTimeoutException.class, trap::accept,
+          "a refused join dialled its output");
+      assertEquals(3, p.failed());
+    }
+    // the requester's own address, on any port: dialled
+    try (java.net.ServerSocket mine = new java.net.ServerSocket(0, 50,
+        java.net.InetAddress.getByName("127.0.0.1"))) {
+      mine.setSoTimeout(5_000);
+      InetSocketAddress control = participants.get(0).address();
+      Thread t = new Thread(() -> {
+        try {
+          join(control, joinOf(new ExtendedBlock("pool", 0, 1000, 1), "token-0", 1000, 4096,
+              new InetSocketAddress("127.0.0.1", mine.getLocalPort())));
+        } catch (IOException ignored) {
+          // the vertex fails once the handshake times out: its dial is what is tested
+        }
+      });
+      t.start();
+      try (Socket dialled = mine.accept()) {
+        assertTrue(dialled.isConnected());
+      }
+      t.join(10_000);
+    }
+  }
+
+  /**
+   * A vertex whose requester leaves ends at once (its streams closed, its thread freed)
+   * rather than at its timeout.
+   */
+  @Test
+  void aVertexEndsWhenItsRequesterLeaves() throws Exception {
+    byte[][] units = stripe(3, 2, new int[] {1000, 1000, 1000}, 13);
+    List<InecRepair.Source> sources = participants(units, InecEngine.Transport.TCP);
+    InecEngine root = engine(InecEngine.Transport.TCP);
+    byte[] outTag = new byte[16];
+    new Random(1).nextBytes(outTag);
+    byte[] neverSent = new byte[16];
+    new Random(2).nextBytes(neverSent);
+    // the root takes the vertex's output, so the vertex then waits for an input never sent
+    java.util.concurrent.CompletableFuture<InecEngine.Conn> taken =
+        java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+          try {
+            return root.take(outTag, InecEngine.Transport.TCP, 10_000, () -> false);
+          } catch (IOException ex) {
+            throw new java.io.UncheckedIOException(ex);
+          }
+        });
+    JoinRequest req = new JoinRequest("left", new ExtendedBlock("pool", 0, 1000, 1), "token-0",
+        1000, 0, 1000, 4096, 4096, new byte[] {1}, new byte[][] {neverSent},
+        root.dataAddress(), outTag, InecEngine.Transport.TCP, 30_000);
+    InetSocketAddress control = sources.get(0).control;
+    Socket s = new Socket(control.getAddress(), control.getPort());
+    java.io.DataOutputStream out = new java.io.DataOutputStream(s.getOutputStream());
+    req.write(out);
+    out.flush();
+    taken.get(10, java.util.concurrent.TimeUnit.SECONDS).close();
+    Thread.sleep(200);
+    assertEquals(0, participants.get(0).failed(), "the vertex waits for its input");
+    long t0 = System.nanoTime();
+    s.close();
+    while (participants.get(0).failed() == 0 && System.nanoTime() - t0 < 5_000_000_000L) {
+      Thread.sleep(20);
+    }
+    assertEquals(1, participants.get(0).failed(), "the vertex ended when its requester left");
+  }
+
   /** A well-formed start with 40 output rows (at most 16). */
   private static byte[] badRows() throws IOException {
     java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();

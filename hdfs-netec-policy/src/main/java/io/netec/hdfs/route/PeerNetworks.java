@@ -1,4 +1,4 @@
-package io.netec.hdfs.switchroute;
+package io.netec.hdfs.route;
 
 import java.net.InetAddress;
 import java.net.InterfaceAddress;
@@ -10,20 +10,33 @@ import java.util.Collections;
 import java.util.List;
 
 /**
- * The networks a switch connects to survivor agents in: a setup naming an agent anywhere else
- * (another network, a link-local address such as a cloud metadata service, a host name that
- * would need a lookup on the event loop) is refused, so the switch's control port cannot be
+ * The networks a service of ours may dial peers in because a peer told it to: the switch's
+ * survivor agents (named in a setup), an INEC participant's downstream vertex (named in a
+ * join). Anywhere else (another network, a link-local address such as a cloud metadata
+ * service, a host name that would need a lookup) is refused, so neither control port can be
  * used to reach arbitrary hosts. By default, the networks of this host's interfaces
- * (link-local ones excepted): DataNodes share a network with their switch.
+ * (link-local ones excepted): DataNodes share a network with their switch and each other.
  */
-final class AgentNetworks {
+public final class PeerNetworks {
   private final List<byte[]> nets = new ArrayList<>();
   private final List<Integer> prefixes = new ArrayList<>();
   private final List<String> names = new ArrayList<>();
+  private final String what;
+  private final String setting;
 
-  /** @param cidrs e.g. "198.18.100.0/24"; null or empty: this host's interfaces' networks */
-  static AgentNetworks of(List<String> cidrs) {
-    AgentNetworks n = new AgentNetworks();
+  private PeerNetworks(String what, String setting) {
+    this.what = what;
+    this.setting = setting;
+  }
+
+  /**
+   * @param cidrs e.g. "198.18.100.0/24"; null or empty: this host's interfaces' networks
+   * @param what what the networks are for, e.g. "agent networks", named in refusals
+   * @param setting the option or key that sets them, named in refusals
+   * @throws IllegalArgumentException naming a CIDR that is not ADDRESS/PREFIX
+   */
+  public static PeerNetworks of(List<String> cidrs, String what, String setting) {
+    PeerNetworks n = new PeerNetworks(what, setting);
     if (cidrs == null || cidrs.isEmpty()) {
       try {
         for (NetworkInterface i : Collections.list(NetworkInterface.getNetworkInterfaces())) {
@@ -51,7 +64,8 @@ final class AgentNetworks {
         }
         n.add(a, p);
       } catch (UnknownHostException | IllegalArgumentException e) {
-        throw new IllegalArgumentException("agent network '" + c + "' is not ADDRESS/PREFIX");
+        throw new IllegalArgumentException(setting + ": network '" + c
+            + "' is not ADDRESS/PREFIX");
       }
     }
     return n;
@@ -64,15 +78,23 @@ final class AgentNetworks {
   }
 
   /** IPv4 dotted quad or an IPv6 literal: no name that would need a lookup. */
-  static boolean isLiteral(String host) {
-    return host.matches("\\d{1,3}(\\.\\d{1,3}){3}") || host.matches("\\[?[0-9a-fA-F:.]+\\]?")
-        && host.contains(":");
+  public static boolean isLiteral(String host) {
+    if (host.matches("\\d{1,3}(\\.\\d{1,3}){3}")) {
+      for (String octet : host.split("\\.")) {
+        if (Integer.parseInt(octet) > 255) {
+          return false; // Java would look "999.1.1.1" up as a name
+        }
+      }
+      return true;
+    }
+    // with a colon, InetAddress parses the text and never looks it up
+    return host.matches("\\[?[0-9a-fA-F:.]+\\]?") && host.contains(":");
   }
 
   /** Null when {@code host} may be dialled, else why not. */
-  String refusal(String host) {
+  public String refusal(String host) {
     if (!isLiteral(host)) {
-      return "'" + host + "' is not an IP address (the switch resolves no names)";
+      return "'" + host + "' is not an IP address (no names are resolved for a peer)";
     }
     byte[] a;
     try {
@@ -85,7 +107,7 @@ final class AgentNetworks {
         return null;
       }
     }
-    return host + " is outside the agent networks " + names + " (--agent-networks)";
+    return host + " is outside the " + what + " " + names + " (" + setting + ")";
   }
 
   private static boolean contains(byte[] net, int prefix, byte[] a) {
