@@ -6,7 +6,10 @@
  * The receiver's listener accepts connections and reads each one's tag; the receiver takes
  * the socket of a tag when it posts its primitive; the sender dials with the tag. Both then
  * pass the socket to inec_conn_open. Unclaimed sockets are closed after a minute, sockets
- * that send no tag within ten seconds sooner.
+ * that send no tag within ten seconds sooner. What peers can hold is bounded: at most
+ * INEC_LISTENER_MAX_PENDING connections without their tag and INEC_LISTENER_MAX_PARKED tagged
+ * sockets nobody took; a new one makes room by closing the oldest. An accept that fails (out of
+ * file descriptors) pauses the listener for 100 ms instead of spinning.
  */
 #ifndef NETEC_INEC_RENDEZVOUS_H
 #define NETEC_INEC_RENDEZVOUS_H
@@ -18,6 +21,8 @@ extern "C" {
 #endif
 
 #define INEC_TAG_BYTES 16
+#define INEC_LISTENER_MAX_PENDING 256
+#define INEC_LISTENER_MAX_PARKED 1024
 
 typedef struct inec_listener inec_listener;
 
@@ -28,6 +33,10 @@ int inec_listener_port(const inec_listener *l);
 /* The socket whose dialer sent tag, waiting at most timeout_ms: an fd, or -ETIMEDOUT. */
 int inec_listener_take(inec_listener *l, const unsigned char *tag, int timeout_ms);
 void inec_listener_close(inec_listener *l);
+/* Connections waiting for their tag, tagged sockets not taken, and sockets closed so far to
+ * make room or because nobody took them. Any pointer may be NULL. */
+void inec_listener_stats(inec_listener *l, int *pending, int *parked,
+                         unsigned long long *evicted);
 
 /* Connects to host:port and sends tag: an fd, or -errno with the reason in err. */
 int inec_dial(const char *host, int port, const unsigned char *tag, int timeout_ms, char *err,

@@ -20,9 +20,14 @@
 
 #define TAG_MAGIC "INET"
 #define INTRO (4 + INEC_TAG_BYTES)
-#define MAX_PENDING 256
+/* What peers can hold (each a bound on sockets, none on threads): connections whose tag has not
+ * arrived, and tagged sockets nobody took yet. When either is full the oldest makes room: a
+ * real dialer sends its tag at once and is taken within seconds, so only a flood ages out. */
+#define MAX_PENDING INEC_LISTENER_MAX_PENDING
+#define MAX_PARKED INEC_LISTENER_MAX_PARKED
 #define INTRO_MS 10000
 #define PARK_MS 60000
+#define ACCEPT_PAUSE_MS 100 /* after a failing accept (out of fds): no busy loop */
 
 struct pending { /* accepted, tag not complete yet */
   int fd;
@@ -43,9 +48,12 @@ struct inec_listener {
   pthread_t thread;
   pthread_mutex_t lock;
   pthread_cond_t cv;
-  struct parked *parked; /* guarded by lock */
+  struct parked *parked; /* newest first (guarded by lock) */
+  int nparked;           /* guarded by lock */
   struct pending pend[MAX_PENDING];
   int npend;
+  unsigned long long evicted; /* closed to make room or unclaimed (guarded by lock) */
+  long long accept_pause_until;
 };
 
 static long long now_ms(void) {
@@ -64,21 +72,41 @@ static void park(inec_listener *l, struct pending *p) {
   memcpy(k->tag, p->buf + 4, INEC_TAG_BYTES);
   k->since = now_ms();
   pthread_mutex_lock(&l->lock);
+  if (l->nparked >= MAX_PARKED) { /* the oldest is the last */
+    struct parked **pp = &l->parked;
+    while ((*pp)->next) pp = &(*pp)->next;
+    close((*pp)->fd);
+    free(*pp);
+    *pp = NULL;
+    l->nparked--;
+    l->evicted++;
+  }
   k->next = l->parked;
   l->parked = k;
+  l->nparked++;
   pthread_cond_broadcast(&l->cv);
   pthread_mutex_unlock(&l->lock);
+}
+
+/* Drops pending connection i (its slot takes the last one's). */
+static void unpend(inec_listener *l, int i) {
+  close(l->pend[i].fd);
+  l->pend[i] = l->pend[--l->npend];
 }
 
 static void *listener_main(void *arg) {
   inec_listener *l = arg;
   struct pollfd pfd[MAX_PENDING + 1];
   while (!__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE)) {
-    pfd[0] = (struct pollfd){.fd = l->fd, .events = l->npend < MAX_PENDING ? POLLIN : 0};
+    long long t0 = now_ms();
+    pfd[0] = (struct pollfd){.fd = l->fd, .events = t0 >= l->accept_pause_until ? POLLIN : 0};
     for (int i = 0; i < l->npend; i++) pfd[i + 1] = (struct pollfd){.fd = l->pend[i].fd, .events = POLLIN};
     int n = poll(pfd, (nfds_t)l->npend + 1, 100);
     long long t = now_ms();
-    for (int i = 0; i < l->npend; i++) {
+    int accepting = n > 0 && (pfd[0].revents & POLLIN);
+    /* backwards: a slot that leaves takes the last one's, already seen, so pend[j] stays
+     * pfd[j + 1] for every j still to come */
+    for (int i = l->npend - 1; i >= 0; i--) {
       struct pending *p = &l->pend[i];
       int done = 0, bad = 0;
       if (n > 0 && (pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR))) {
@@ -91,17 +119,30 @@ static void *listener_main(void *arg) {
         }
       }
       if (!done && !bad && t - p->since > INTRO_MS) bad = 1;
-      if (done || bad) {
-        if (done) park(l, p);
-        else close(p->fd);
+      if (done) {
+        park(l, p);
         l->pend[i] = l->pend[--l->npend];
-        pfd[i + 1] = pfd[l->npend + 1];
-        i--;
+      } else if (bad) {
+        unpend(l, i);
       }
     }
-    if (n > 0 && (pfd[0].revents & POLLIN)) { /* after the loop above: pfd[] matches pend[] */
+    while (accepting) {
       int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd >= 0) l->pend[l->npend++] = (struct pending){.fd = fd, .since = t};
+      if (fd < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
+          l->accept_pause_until = t + ACCEPT_PAUSE_MS; /* EMFILE, ENFILE, ENOBUFS... */
+        break;
+      }
+      if (l->npend == MAX_PENDING) { /* the oldest makes room */
+        int oldest = 0;
+        for (int i = 1; i < l->npend; i++)
+          if (l->pend[i].since < l->pend[oldest].since) oldest = i;
+        unpend(l, oldest);
+        pthread_mutex_lock(&l->lock);
+        l->evicted++;
+        pthread_mutex_unlock(&l->lock);
+      }
+      l->pend[l->npend++] = (struct pending){.fd = fd, .since = t};
     }
     pthread_mutex_lock(&l->lock); /* unclaimed sockets expire */
     for (struct parked **pp = &l->parked; *pp;) {
@@ -110,6 +151,8 @@ static void *listener_main(void *arg) {
         *pp = k->next;
         close(k->fd);
         free(k);
+        l->nparked--;
+        l->evicted++;
       } else {
         pp = &(*pp)->next;
       }
@@ -117,6 +160,15 @@ static void *listener_main(void *arg) {
     pthread_mutex_unlock(&l->lock);
   }
   return NULL;
+}
+
+void inec_listener_stats(inec_listener *l, int *pending, int *parked,
+                         unsigned long long *evicted) {
+  pthread_mutex_lock(&l->lock);
+  if (pending) *pending = __atomic_load_n(&l->npend, __ATOMIC_RELAXED);
+  if (parked) *parked = l->nparked;
+  if (evicted) *evicted = l->evicted;
+  pthread_mutex_unlock(&l->lock);
 }
 
 static int resolve(const char *host, int port, struct sockaddr_storage *ss, socklen_t *len,
@@ -193,6 +245,7 @@ int inec_listener_take(inec_listener *l, const unsigned char *tag, int timeout_m
         *pp = k->next;
         fd = k->fd;
         free(k);
+        l->nparked--;
         break;
       }
     if (fd >= 0 || pthread_cond_timedwait(&l->cv, &l->lock, &until) == ETIMEDOUT) break;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -256,6 +257,73 @@ static int rendezvous(void) {
   return 1;
 }
 
+/* Dials host:port and sends n bytes of intro (0: nothing); the fd, or -1. */
+static int raw_dial(int port, const unsigned char *intro, size_t n) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) ||
+      (n && write(fd, intro, n) != (ssize_t)n)) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* A flood of tagged sockets nobody takes, and of connections that never send their tag, holds
+ * at most the listener's bounds (the oldest make room), and a real dialer is still taken. */
+static int rendezvous_bounds(void) {
+  char err[256];
+  inec_listener *l = inec_listen("127.0.0.1", 0, err, sizeof err);
+  CHECK(l, "listen: %s", err);
+  int port = inec_listener_port(l);
+  struct rlimit rl; /* about 3000 sockets on both ends */
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 4096 && rl.rlim_max >= 4096) {
+    rl.rlim_cur = 4096;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+  enum { TAGGED = INEC_LISTENER_MAX_PARKED + 200, SILENT = INEC_LISTENER_MAX_PENDING + 100 };
+  static int fds[TAGGED + SILENT];
+  int nfds = 0;
+  unsigned char intro[4 + INEC_TAG_BYTES];
+  memcpy(intro, "INET", 4);
+  for (int i = 0; i < TAGGED; i++) {
+    memset(intro + 4, 0, INEC_TAG_BYTES);
+    memcpy(intro + 4, &i, sizeof i); /* a tag nobody will take */
+    fds[nfds] = raw_dial(port, intro, sizeof intro);
+    CHECK(fds[nfds] >= 0, "flood dial %d", i);
+    nfds++;
+  }
+  int parked = 0;
+  unsigned long long evicted = 0;
+  for (int i = 0; i < 200 && evicted < 200; i++) {
+    usleep(10000);
+    inec_listener_stats(l, NULL, &parked, &evicted);
+  }
+  CHECK(parked <= INEC_LISTENER_MAX_PARKED && evicted >= 200,
+        "parked %d (at most %d), evicted %llu", parked, INEC_LISTENER_MAX_PARKED, evicted);
+  for (int i = 0; i < SILENT; i++) {
+    fds[nfds] = raw_dial(port, NULL, 0);
+    CHECK(fds[nfds] >= 0, "silent dial %d", i);
+    nfds++;
+  }
+  usleep(200000);
+  int pending = 0;
+  inec_listener_stats(l, &pending, &parked, NULL);
+  CHECK(pending <= INEC_LISTENER_MAX_PENDING, "pending %d", pending);
+  unsigned char tag[INEC_TAG_BYTES];
+  memset(tag, 0x5a, sizeof tag);
+  int d = inec_dial("127.0.0.1", port, tag, 2000, err, sizeof err);
+  CHECK(d >= 0, "dial: %s", err);
+  int a = inec_listener_take(l, tag, 3000);
+  CHECK(a >= 0, "a real dialer is taken despite the flood: %d", a);
+  close(a);
+  close(d);
+  for (int i = 0; i < nfds; i++) close(fds[i]);
+  inec_listener_close(l);
+  return 1;
+}
+
 int main(void) {
   char err[512];
   void *provider = dlopen(MOCK_VERBS_PATH, RTLD_NOW);
@@ -290,6 +358,7 @@ int main(void) {
   if (faults()) passed++; else failed++;
   if (handshake()) passed++; else failed++;
   if (rendezvous()) passed++; else failed++;
+  if (rendezvous_bounds()) passed++; else failed++;
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }
