@@ -14,6 +14,11 @@ command -v cmake >/dev/null || need+=(cmake)
 # rdma-core headers: the INEC engine's verbs transport (libibverbs itself is dlopen'ed at run time).
 [ -f /usr/include/infiniband/verbs.h ] || need+=(libibverbs-dev)
 command -v cc >/dev/null || need+=(gcc)
+# clang with libFuzzer: scripts/fuzz.sh (the C fuzz targets of the INEC engine).
+if ! printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' |
+    clang -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then
+  need+=(clang libclang-rt-14-dev)
+fi
 command -v make >/dev/null || need+=(make)
 command -v python3 >/dev/null || need+=(python3)
 # pytest: pip where the Python allows it (pyenv, venv); Debian's package for the system Python,

@@ -5,7 +5,8 @@
 #   3. every test on Hadoop 3.5.0 (profile hadoop-3.5).
 #   4. the Python reference model of the switch against the shared test vectors,
 #   5. the C tests of the INEC engine, under AddressSanitizer and UndefinedBehaviorSanitizer,
-#   6. process-level faults on the testbed: real Hadoop daemons in network namespaces.
+#   6. coverage-guided fuzzing of every parser of peer input (Jazzer and libFuzzer), 10 s a target,
+#   7. process-level faults on the testbed: real Hadoop daemons in network namespaces.
 # Steps that need the environment (root, network namespaces) print one SKIP line where they
 # cannot run; NETEC_REQUIRE_ENV=1 (set by .ci/run) turns such a skip into a failure.
 # Exits non-zero if any run fails. .ci/run calls exactly this.
@@ -32,6 +33,9 @@ step "C: INEC engine under AddressSanitizer and UndefinedBehaviorSanitizer"
 cmake -S native -B native/build-asan -DNETEC_SANITIZE=ON >/dev/null
 cmake --build native/build-asan --parallel 2 >/dev/null
 (cd native/build-asan && ctest --output-on-failure)
+
+step "Fuzzing: every parser of peer input, ${FUZZ_SECONDS:-10} s a target (scripts/fuzz.sh)"
+bash scripts/fuzz.sh
 
 step "Testbed: process-level faults (Hadoop daemons in network namespaces, kill -9, link down)"
 python3 -m pytest -q -rs src/test/testbed

@@ -164,6 +164,8 @@ public final class InecRepair {
     List<Future<?>> watchers = new ArrayList<>();
     InecEngine.Op op = null;
     try {
+      // a path may hold control characters; a join carries printable text only
+      String wireLabel = NetecSettings.escape(label, 200);
       Source[] at = new Source[k + 1]; // the participant running vertex v
       for (int v = 1; v <= k; v++) {
         at[v] = hosts.get(v - 1) == null ? zeroHost : hosts.get(v - 1);
@@ -199,7 +201,7 @@ public final class InecRepair {
         }
         boolean zeros = hosts.get(v - 1) == null;
         // A zeros vertex proves its right to join with its host's own block and token.
-        JoinRequest req = new JoinRequest(label, host.block, host.token,
+        JoinRequest req = new JoinRequest(wireLabel, host.block, host.token,
             zeros ? 0 : unitLength[survivors[v - 1]], offset, length,
             s.chunk, s.segment, coefficients, inTags, out, tags[v], s.transport, s.timeoutMs);
         DataOutputStream dos = new DataOutputStream(

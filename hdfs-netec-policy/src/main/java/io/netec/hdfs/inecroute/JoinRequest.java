@@ -118,10 +118,11 @@ public final class JoinRequest {
     if (in.readInt() != MAGIC) {
       throw new IOException("bad join request: not an INEC join (magic)");
     }
-    String task = in.readUTF();
+    String task = readText(in, "task");
     ExtendedBlock block = in.readBoolean()
-        ? new ExtendedBlock(in.readUTF(), in.readLong(), in.readLong(), in.readLong()) : null;
-    String token = in.readUTF();
+        ? new ExtendedBlock(readText(in, "pool id"), in.readLong(), in.readLong(), in.readLong())
+        : null;
+    String token = readText(in, "token");
     long unitLength = in.readLong();
     long offset = in.readLong();
     long length = in.readLong();
@@ -137,7 +138,7 @@ public final class JoinRequest {
     for (byte[] t : tags) {
       in.readFully(t);
     }
-    String host = in.readUTF();
+    String host = readText(in, "output host");
     // an address, never a name: a participant resolves nothing a peer chose
     check(PeerNetworks.isLiteral(host), "output host '" + NetecSettings.escape(host, 64)
         + "' is not an IP address");
@@ -150,5 +151,22 @@ public final class JoinRequest {
     return new JoinRequest(task, block, token, unitLength, offset, length, chunk, segment,
         coefficients, tags, new InetSocketAddress(InetAddress.getByName(host), port), outTag,
         InecEngine.Transport.values()[t], in.readInt());
+  }
+
+  /**
+   * A string field: printable text only. (Beyond logs and messages, a control character would
+   * make a second encoding of the same join: DataInput reads a raw NUL that DataOutput writes
+   * as two bytes; found by JoinRequestFuzzTest.)
+   */
+  private static String readText(DataInput in, String what) throws IOException {
+    String s = in.readUTF();
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c < ' ' || c == 0x7f) {
+        throw new IOException("bad join request: " + what + " has control character \\x"
+            + String.format("%02x", (int) c));
+      }
+    }
+    return s;
   }
 }

@@ -1,0 +1,218 @@
+package io.netec.hdfs.switchroute.wire;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.code_intelligence.jazzer.junit.DictionaryEntries;
+import com.code_intelligence.jazzer.junit.FuzzTest;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.File;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Coverage-guided fuzzing (Jazzer) of every parser of the switch route's peer input: NetEC
+ * packets, setup requests and answers (control JSON), and the HELLO a survivor agent takes.
+ * Each target states what must hold for any input: bad input is a {@link ProtocolException}
+ * and nothing else (no other exception, no hang, no out-of-memory), and what is accepted
+ * encodes back to what was read. In the suite (regression mode) every target runs on its
+ * inputs in src/test/resources/.../WireFuzzTestInputs/ (a crash found by fuzzing is kept
+ * there) and {@link #sharedVectorsAndValidMessagesHoldTheProperties} runs the same checks on
+ * every packet of the shared vectors; {@code scripts/fuzz.sh} fuzzes each target for a bounded
+ * time, seeded from the shared vectors.
+ */
+class WireFuzzTest {
+
+  @FuzzTest
+  void packet(byte[] data) {
+    checkPacket(data);
+  }
+
+  /** A decoded packet re-encodes to the bytes read (the checksum's two zeros aside). */
+  static void checkPacket(byte[] data) {
+    NetecPacket p;
+    try {
+      p = NetecPacket.decode(ByteBuffer.wrap(data));
+    } catch (ProtocolException e) {
+      return;
+    }
+    byte[] again = p.toBytes();
+    int len = NetecPacket.frameLength(ByteBuffer.wrap(data));
+    assertEquals(len, again.length);
+    byte[] read = Arrays.copyOf(data, len);
+    read[16] = again[16]; // ones' complement: 0x0000 and 0xffff both say zero
+    read[17] = again[17];
+    assertArrayEquals(read, again);
+    try {
+      assertEquals(p.toString(), NetecPacket.decode(ByteBuffer.wrap(again)).toString());
+    } catch (ProtocolException e) {
+      throw new AssertionError("a packet we encode is refused: " + e.getMessage(), e);
+    }
+  }
+
+  @FuzzTest
+  @DictionaryEntries({"\"op\"", "\"setup\"", "\"version\"", "\"group\"", "\"k\"", "\"rows\"",
+      "\"payload\"", "\"offset\"", "\"length\"", "\"timeoutMs\"", "\"survivors\"",
+      "\"sender\"", "\"agent\"", "\"block\"", "\"unitLength\"", "\"token\"",
+      "\"coefficients\"", "BP-1:blk_-160_1001", "127.0.0.1:50300"})
+  void setupRequest(byte[] json) {
+    checkSetupRequest(json);
+  }
+
+  /** An accepted setup request writes JSON that reads back to the same request. */
+  static void checkSetupRequest(byte[] json) {
+    SetupRequest r;
+    try {
+      r = SetupRequest.fromJson(json);
+    } catch (ProtocolException e) {
+      return;
+    }
+    byte[] again = r.toJson();
+    try {
+      assertArrayEquals(again, SetupRequest.fromJson(again).toJson());
+    } catch (ProtocolException e) {
+      throw new AssertionError("a setup we write is refused: " + e.getMessage(), e);
+    }
+  }
+
+  @FuzzTest
+  @DictionaryEntries({"\"ok\"", "\"task\"", "\"slotArray\"", "\"slots\"", "\"vip\"",
+      "\"secret\"", "\"reason\"", "true", "false"})
+  void setupAnswer(byte[] json) {
+    checkSetupAnswer(json);
+  }
+
+  static void checkSetupAnswer(byte[] json) {
+    SetupAnswer a;
+    try {
+      a = SetupAnswer.fromJson(json);
+    } catch (ProtocolException e) {
+      return;
+    }
+    byte[] again = a.toJson();
+    try {
+      assertArrayEquals(again, SetupAnswer.fromJson(again).toJson());
+    } catch (ProtocolException e) {
+      throw new AssertionError("an answer we write is refused: " + e.getMessage(), e);
+    }
+  }
+
+  @FuzzTest
+  @DictionaryEntries({"\"role\"", "\"switch\"", "\"reader\"", "\"streams\"", "\"block\"",
+      "\"unitLength\"", "\"length\"", "\"payload\"", "\"token\"", "\"window\"", "\"slots\"",
+      "\"offset\"", "\"secret\"", "BP-1:blk_-158_1001"})
+  void streamHello(byte[] payload) {
+    checkStreamHello(payload, 0);
+  }
+
+  /** An agent's reading of a HELLO's payload: a request it writes back the same, or refused. */
+  static void checkStreamHello(byte[] payload, int sender) {
+    if (payload.length > NetecPacket.MAX_PAYLOAD) {
+      return; // no packet carries it
+    }
+    NetecPacket hello = new NetecPacket(NetecPacket.HELLO, 1, 1, sender, 0, 0, 0, 0, payload);
+    StreamRequest r;
+    try {
+      r = StreamRequest.fromHello(hello);
+    } catch (ProtocolException e) {
+      return;
+    }
+    StreamRequest.readerSecret(hello); // never throws: "" when absent or malformed
+    assertTrue(r.length() >= 1 && r.offset() >= 0 && r.unitLength() >= 0, r.toString());
+    try {
+      StreamRequest back = StreamRequest.fromHello(r.toHello(1, 1, sender));
+      assertEquals(r.toHello(1, 1, sender).toString(), back.toHello(1, 1, sender).toString());
+      assertArrayEquals(r.toHello(1, 1, sender).payload(), back.toHello(1, 1, sender)
+          .payload());
+    } catch (ProtocolException e) {
+      throw new AssertionError("a HELLO we write is refused: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The same checks on what the fuzzers start from: every packet of the shared vectors
+   * (valid, stale, corrupt and foreign ones), and valid control messages and HELLOs.
+   */
+  @Test
+  void sharedVectorsAndValidMessagesHoldTheProperties() throws Exception {
+    List<byte[]> packets = vectorPackets();
+    assertTrue(packets.size() > 100, packets.size() + " packets in the shared vectors");
+    int accepted = 0;
+    for (byte[] p : packets) {
+      checkPacket(p);
+      try {
+        NetecPacket.decode(ByteBuffer.wrap(p));
+        accepted++;
+      } catch (ProtocolException e) {
+        // the malformed vector's packets
+      }
+    }
+    assertTrue(accepted > 0 && accepted < packets.size(), accepted + " of " + packets.size());
+    checkSetupRequest(WireFormatTest.setup().toJson());
+    checkSetupAnswer(SetupAnswer.accept(3, 1, 64, "127.0.0.1:50311",
+        "0123456789abcdef0123456789abcdef").toJson());
+    checkSetupAnswer(SetupAnswer.refuse("no free slot array").toJson());
+    StreamRequest s = new StreamRequest(new ExtendedBlock("BP-1", -158, 1000, 1001), 1000, 0,
+        1000, 4096, "dG9r", 8, 16);
+    checkStreamHello(s.toHello(1, 1, 0).payload(), 0);
+  }
+
+  /** Every packet of src/test/vectors, as bytes. */
+  static List<byte[]> vectorPackets() throws IOException {
+    File dir = new File(System.getProperty("netec.repo.root", "."), "src/test/vectors");
+    File[] files = dir.listFiles((d, n) -> n.endsWith(".json"));
+    assertTrue(files != null && files.length > 0, "no vectors in " + dir);
+    List<byte[]> out = new ArrayList<>();
+    ObjectMapper json = new ObjectMapper();
+    for (File f : files) {
+      for (JsonNode e : json.readTree(f).path("events")) {
+        String hex = e.path("packet").asText("");
+        if (!hex.isEmpty()) {
+          out.add(hexToBytes(hex));
+        }
+      }
+    }
+    return out;
+  }
+
+  private static byte[] hexToBytes(String hex) {
+    byte[] b = new byte[hex.length() / 2];
+    for (int i = 0; i < b.length; i++) {
+      b[i] = (byte) Integer.parseInt(hex.substring(2 * i, 2 * i + 2), 16);
+    }
+    return b;
+  }
+
+  /**
+   * For scripts/fuzz.sh: writes each target's seeds (the vectors' packets, valid control
+   * messages and a HELLO) into DIR/TARGET/.
+   */
+  public static void main(String[] args) throws Exception {
+    File root = new File(args[0]);
+    int i = 0;
+    for (byte[] p : vectorPackets()) {
+      seed(root, "packet", String.format("vector-%04d", i++), p);
+    }
+    seed(root, "setupRequest", "valid", WireFormatTest.setup().toJson());
+    seed(root, "setupAnswer", "accept", SetupAnswer.accept(3, 1, 64, "127.0.0.1:50311",
+        "0123456789abcdef0123456789abcdef").toJson());
+    seed(root, "setupAnswer", "refuse", SetupAnswer.refuse("no free slot array").toJson());
+    seed(root, "streamHello", "switch", new StreamRequest(new ExtendedBlock("BP-1", -158, 1000,
+        1001), 1000, 0, 1000, 4096, "dG9r", 8, 16).toHello(1, 1, 0).payload());
+  }
+
+  static void seed(File root, String target, String name, byte[] data) throws IOException {
+    File dir = new File(root, target);
+    if (!dir.isDirectory() && !dir.mkdirs()) {
+      throw new IOException("cannot make " + dir);
+    }
+    java.nio.file.Files.write(new File(dir, name).toPath(), data);
+  }
+}
