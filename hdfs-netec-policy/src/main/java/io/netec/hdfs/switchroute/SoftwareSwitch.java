@@ -221,6 +221,15 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   }
 
   @Override
+  public synchronized long getMemoryHeld() {
+    long n = 0;
+    for (Live l : tasks) {
+      n += l == null ? 0 : l.task.heldBytes(); // an int read: fine from another thread
+    }
+    return n;
+  }
+
+  @Override
   public long getBytesIn() {
     return bytesIn.sum();
   }

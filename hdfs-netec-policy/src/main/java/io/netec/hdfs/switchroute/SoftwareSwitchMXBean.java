@@ -15,8 +15,11 @@ public interface SoftwareSwitchMXBean {
   /** Tasks holding a slot array now. */
   int getSlotArraysInUse();
 
-  /** Bytes of partial sums reserved by running tasks. */
+  /** Bytes of partial sums reserved by running tasks (what the memory budget counts). */
   long getMemoryInUse();
+
+  /** Bytes of partial sums held now: taken as data reaches a slot, not at setup. */
+  long getMemoryHeld();
 
   long getBytesIn();
 

@@ -11,7 +11,8 @@ import java.util.function.Consumer;
  * switch's rules for DATA", "ACK, retransmission and EBSN"): a ring of S slots, each holding a
  * progress tracker (one bit per sender) and one partial XOR sum per output row.
  *
- * <p>Memory is fixed at creation: S x rows x P bytes of sums. Not thread-safe: one event loop
+ * <p>Memory: at most S x rows x P bytes of sums, a slot's taken when its first DATA packet
+ * arrives (a task set up with no data flowing holds none). Not thread-safe: one event loop
  * owns a task, as one pipeline pass owns a packet on a switch ASIC.
  */
 public final class SwitchTask {
@@ -41,7 +42,9 @@ public final class SwitchTask {
   private final int rows;
   private final int fullMask;
   private final MatrixAccumulator accumulator;
-  private final byte[][][] sums; // [slot][row]: P bytes
+  private final byte[][][] sums; // [slot][row]: P bytes; a slot's rows from its first packet
+  private final int payloadBytes;
+  private int slotsHeld;
   private final int[] zeroOffsets;
   private final int[] tracker;
   private final long[] slotSeq;
@@ -80,7 +83,8 @@ public final class SwitchTask {
       }
     }
     this.accumulator = accumulators.create(k, rows, matrix);
-    this.sums = new byte[slots][rows][setup.payload()];
+    this.sums = new byte[slots][][];
+    this.payloadBytes = setup.payload();
     this.zeroOffsets = new int[rows];
     this.tracker = new int[slots];
     this.slotSeq = new long[slots];
@@ -91,9 +95,14 @@ public final class SwitchTask {
     return accumulator.name();
   }
 
-  /** Bytes of partial sums this task holds: S x rows x P. */
+  /** Bytes of partial sums a task may hold: S x rows x P (what a switch reserves for it). */
   public static long memoryBytes(int slots, SetupRequest setup) {
     return (long) slots * setup.rows() * setup.payload();
+  }
+
+  /** Bytes of partial sums this task holds now: rows x P for every slot data has reached. */
+  public long heldBytes() {
+    return (long) slotsHeld * rows * payloadBytes;
   }
 
   public int taskId() {
@@ -178,6 +187,10 @@ public final class SwitchTask {
     }
     byte[] payload = p.payload();
     int len = payload.length;
+    if (sums[i] == null) { // memory is taken when data flows, not at setup
+      sums[i] = new byte[rows][payloadBytes];
+      slotsHeld++;
+    }
     accumulator.accumulate(sender, payload, 0, len, sums[i], zeroOffsets);
     if (tracker[i] == 0) {
       partialSlots++;
@@ -199,8 +212,10 @@ public final class SwitchTask {
   private void clear(int i) {
     tracker[i] = 0;
     partialSlots--;
-    for (byte[] row : sums[i]) {
-      Arrays.fill(row, (byte) 0);
+    if (sums[i] != null) {
+      for (byte[] row : sums[i]) {
+        Arrays.fill(row, (byte) 0);
+      }
     }
   }
 

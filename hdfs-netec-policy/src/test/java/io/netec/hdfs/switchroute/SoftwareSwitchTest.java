@@ -450,6 +450,13 @@ class SoftwareSwitchTest {
   @Test
   void aFloodOfBadSetupsCannotFloodOrForgeTheLog() throws Exception {
     SoftwareSwitch sw = startSwitch(1, 64L << 20);
+    // a setup whose agent text holds a newline and a forged line: the refusal quotes it (a
+    // parser's error may not: newer Jackson redacts the source it quotes)
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {0}, 50_000, 1);
+    byte[] bad = new String(setup(g, startAgents(3), 4096, "", "net").toJson(),
+        java.nio.charset.StandardCharsets.UTF_8).replaceFirst("\"agent\":\"[^\"]+\"",
+        "\"agent\":\"nope\\\\n2026-11-22 ERROR FORGED line:1\"")
+        .getBytes(java.nio.charset.StandardCharsets.UTF_8);
     org.apache.hadoop.test.GenericTestUtils.LogCapturer log =
         org.apache.hadoop.test.GenericTestUtils.LogCapturer.captureLogs(
             org.slf4j.LoggerFactory.getLogger(SoftwareSwitch.class));
@@ -458,9 +465,6 @@ class SoftwareSwitchTest {
           new java.io.BufferedOutputStream(s.getOutputStream()));
       java.io.DataInputStream in = new java.io.DataInputStream(
           new java.io.BufferedInputStream(s.getInputStream()));
-      // not JSON: the parser's error quotes the source, newline and all
-      byte[] bad = "{\"op\": nope\n2026-11-22 ERROR FORGED line".getBytes(
-          java.nio.charset.StandardCharsets.UTF_8);
       for (int i = 0; i < 2000; i++) {
         io.netec.hdfs.switchroute.wire.ControlFrames.write(out, bad);
       }
@@ -479,6 +483,22 @@ class SoftwareSwitchTest {
     for (String line : text.split("\n")) {
       assertFalse(line.startsWith("2026-11-22 ERROR FORGED"), "forged line: " + line);
     }
+  }
+
+  /**
+   * Setups with no data flowing reserve their slot memory (the budget counts it) but hold
+   * none: memory is taken as packets reach slots, so setups alone cannot grow the switch.
+   */
+  @Test
+  void setupsWithoutDataHoldNoSlotMemory() throws Exception {
+    SoftwareSwitch sw = startSwitch(32, 1L << 30);
+    List<SurvivorAgent> agents = startAgents(3);
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {0}, 50_000, 1);
+    for (int i = 0; i < 32; i++) {
+      assertTrue(control(sw, setup(g, agents, 32768, "", "idle-" + i).toJson()).ok());
+    }
+    assertTrue(sw.getMemoryInUse() >= 32L * 32768, "reserved " + sw.getMemoryInUse());
+    assertEquals(0, sw.getMemoryHeld(), "setups alone hold no slot memory");
   }
 
   @Test
