@@ -6,8 +6,11 @@
 #   4. the Python reference model of the switch against the shared test vectors,
 #   5. the C tests of the INEC engine, under AddressSanitizer and UndefinedBehaviorSanitizer,
 #   6. coverage-guided fuzzing of every parser of peer input (Jazzer and libFuzzer), 10 s a target,
-#   7. process-level faults on the testbed: real Hadoop daemons in network namespaces.
-# Steps that need the environment (root, network namespaces) print one SKIP line where they
+#   7. process-level faults on the testbed: real Hadoop daemons in network namespaces,
+#   8. the container cluster: images built, docker/compose.yaml started, DataNode containers
+#      killed and rebuilt through each route, bytes compared (last: Docker changes the host's
+#      iptables FORWARD policy).
+# Steps that need the environment (root, network namespaces, a Docker engine) print one SKIP line where they
 # cannot run; NETEC_REQUIRE_ENV=1 (set by .ci/run) turns such a skip into a failure.
 # Exits non-zero if any run fails. .ci/run calls exactly this.
 set -euo pipefail
@@ -39,5 +42,8 @@ bash scripts/fuzz.sh
 
 step "Testbed: process-level faults (Hadoop daemons in network namespaces, kill -9, link down)"
 python3 -m pytest -q -rs src/test/testbed
+
+step "Containers: docker/compose.yaml cluster, DataNode containers killed, rebuilt through each route"
+bash scripts/docker-test.sh
 
 step "all suites passed"

@@ -86,36 +86,13 @@ def main(argv=None):
 
 def demo(a):
     tb = Testbed(_config(a))
-    failures = 0
-    rows = []
     try:
         tb.up()
         print(tb.status())
-        for i, route in enumerate(["switch", "inec", "native"]):
-            print("\n== route %s: DataNodes restarted with netec.route.order=%s" % (
-                route, route if route == "native" else route + ",native"))
-            tb.restart_datanodes(route_order=route if route == "native" else route + ",native",
-                                 revive=True)
-            files = scenario.Files(tb, "/demo/%s" % route, "NETEC-6-3-1024k", 2,
-                                   6 * tb.cfg.block_size * 2 - 12345, seed=i + 1).write()
-            o = scenario.lose_and_rebuild(tb, files)
-            print("   " + scenario.describe(o))
-            files.verify()
-            ok = o.all_equal and set(o.served_by) == {route}
-            failures += 0 if ok else 1
-            rows.append((route, o, ok))
-            files.remove()
-        print("\n| route | tasks | served by | rebuilt MiB | window s | MB/s | rebuilding DNs' "
-              "ingress per rebuilt byte | bytes match |")
-        print("|---|---|---|---|---|---|---|---|")
-        for route, o, ok in rows:
-            print("| %s | %d | %s | %.1f | %.2f | %.1f | %.2f | %s |" % (
-                route, len(o.tasks), o.served_by, o.bytes / 2**20, o.window_s, o.rate / 1e6,
-                o.target_ingress_per_byte, "yes" if ok else "NO"))
+        return 0 if scenario.demo_routes(tb) else 1
     finally:
         if not a.keep:
             tb.down()
-    return 1 if failures else 0
 
 
 if __name__ == "__main__":

@@ -53,7 +53,112 @@ def _ip(host):
     return "%s.%d" % (net.SUBNET, fixed[host] if host in fixed else 10 + int(host[2:]))
 
 
-class Testbed:
+class Cluster:
+    """What the testbed and the container cluster (containers.py) share: tools on the client
+    host, metrics over HTTP, waiting, block files on disk. A subclass gives ip(host),
+    datanodes, dead, alive(host), client(main, *args) and data_dir(host)."""
+
+    def probe(self, *args, conf=()):
+        """NetecProbe on the client host; returns its JSON answer."""
+        return json.loads(self.client(hadoop.PROBE, *(_generic_options(conf) + list(args))))
+
+    def ec_admin(self, *args):
+        return self.client(hadoop.ECADMIN, *args)
+
+    def fs(self, *args):
+        return self.client(hadoop.FSSHELL, *args)
+
+    def make_dir(self, path, policy=None):
+        self.fs("-mkdir", "-p", path)
+        if policy:
+            self.ec_admin("-setPolicy", "-path", path, "-policy", policy)
+
+    # ---- metrics over HTTP ------------------------------------------------------------------
+
+    def jmx(self, host, query):
+        port = {"nn": hadoop.NN_HTTP_PORT, "sw": hadoop.SWITCH_METRICS_PORT}.get(
+            host, hadoop.DN_HTTP_PORT)
+        url = "http://%s:%d/jmx?qry=%s" % (self.ip(host), port, query)
+        with urllib.request.urlopen(url, timeout=10) as r:
+            beans = json.load(r).get("beans", [])
+        return beans[0] if beans else {}
+
+    def prom(self, host):
+        port = {"nn": hadoop.NN_HTTP_PORT, "sw": hadoop.SWITCH_METRICS_PORT}.get(
+            host, hadoop.DN_HTTP_PORT)
+        with urllib.request.urlopen("http://%s:%d/prom" % (self.ip(host), port),
+                                    timeout=10) as r:
+            return r.read().decode()
+
+    def namesystem(self):
+        # FSNamesystemState is a plain MBean, read live; FSNamesystem is a metrics2 source
+        # whose JMX view is cached for the metrics period (10 s).
+        return self.jmx("nn", "Hadoop:service=NameNode,name=FSNamesystemState")
+
+    def router(self, dn):
+        return self.jmx(dn, "Hadoop:service=DataNode,name=NetecRouter-%d" % hadoop.DN_XFER_PORT)
+
+    def live_datanodes(self):
+        return [d for d in self.datanodes if d not in self.dead and self.alive(d)]
+
+    def in_flight(self):
+        """Reconstruction tasks the live DataNodes' routers are working on now."""
+        total = 0
+        for dn in self.live_datanodes():
+            try:
+                total += self.router(dn).get("InFlight", 0)
+            except OSError:
+                pass
+        return total
+
+    # ---- waiting ---------------------------------------------------------------------------
+
+    def wait(self, what, test, timeout):
+        deadline = time.time() + timeout
+        last = None
+        while time.time() < deadline:
+            try:
+                if test():
+                    return
+            except (OSError, ValueError, KeyError) as e:
+                last = e
+            time.sleep(0.25)
+        raise TestbedError("timed out after %d s waiting for %s%s" % (
+            timeout, what, " (last error: %s)" % last if last else ""))
+
+    def wait_live(self, n, timeout=180):
+        self.wait("%d live DataNodes at the NameNode" % n,
+                  lambda: self.namesystem().get("NumLiveDataNodes") == n, timeout)
+
+    def wait_out_of_safemode(self, timeout=120):
+        self.wait("the NameNode to leave safe mode", lambda: self.jmx(
+            "nn", "Hadoop:service=NameNode,name=NameNodeInfo").get("Safemode") == "", timeout)
+
+    def wait_plugins(self, timeout=120):
+        def ready():
+            return all(self.router(dn).get("Tasks") is not None for dn in self.live_datanodes())
+        self.wait("the NetEC plugin on every DataNode", ready, timeout)
+
+    def wait_dead(self, hosts, want, timeout=120):
+        """Until the NameNode counts WANT dead DataNodes (HOSTS among them)."""
+        self.wait("the NameNode to declare %s dead" % ", ".join(hosts),
+                  lambda: self.namesystem().get("NumDeadDataNodes", 0) >= want, timeout)
+
+    # ---- blocks on disk --------------------------------------------------------------------
+
+    def replicas(self, host, state="finalized"):
+        """{block id: path} of HOST's block files in STATE (finalized or rbw)."""
+        out = {}
+        pattern = os.path.join(self.data_dir(host), "current", "BP-*", "current", state, "**",
+                               "blk_*")
+        for p in glob.glob(pattern, recursive=True):
+            name = os.path.basename(p)
+            if not name.endswith(".meta"):
+                out[int(name[4:])] = p
+        return out
+
+
+class Testbed(Cluster):
     __test__ = False  # not a pytest test class
 
     def __init__(self, config):
@@ -353,10 +458,6 @@ class Testbed:
                 raise
             return None
 
-    def probe(self, *args, conf=()):
-        """NetecProbe on the client host; returns its JSON answer."""
-        return json.loads(self.client(hadoop.PROBE, *(_generic_options(conf) + list(args))))
-
     def probe_async(self, *args, conf=()):
         """NetecProbe started on the client host; .communicate() gives its JSON line."""
         d = os.path.join(self.run_dir, "cl")
@@ -366,100 +467,6 @@ class Testbed:
             heap="1g", tmp=os.path.join(d, "tmp"))
         return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=open(self.log("cl"), "a"),
                                 text=True)
-
-    def ec_admin(self, *args):
-        return self.client(hadoop.ECADMIN, *args)
-
-    def fs(self, *args):
-        return self.client(hadoop.FSSHELL, *args)
-
-    def make_dir(self, path, policy=None):
-        self.fs("-mkdir", "-p", path)
-        if policy:
-            self.ec_admin("-setPolicy", "-path", path, "-policy", policy)
-
-    # ---- metrics over HTTP (through the management port) -----------------------------------
-
-    def jmx(self, host, query):
-        port = {"nn": hadoop.NN_HTTP_PORT, "sw": hadoop.SWITCH_METRICS_PORT}.get(
-            host, hadoop.DN_HTTP_PORT)
-        url = "http://%s:%d/jmx?qry=%s" % (_ip(host), port, query)
-        with urllib.request.urlopen(url, timeout=10) as r:
-            beans = json.load(r).get("beans", [])
-        return beans[0] if beans else {}
-
-    def prom(self, host):
-        port = {"nn": hadoop.NN_HTTP_PORT, "sw": hadoop.SWITCH_METRICS_PORT}.get(
-            host, hadoop.DN_HTTP_PORT)
-        with urllib.request.urlopen("http://%s:%d/prom" % (_ip(host), port), timeout=10) as r:
-            return r.read().decode()
-
-    def namesystem(self):
-        # FSNamesystemState is a plain MBean, read live; FSNamesystem is a metrics2 source
-        # whose JMX view is cached for the metrics period (10 s).
-        return self.jmx("nn", "Hadoop:service=NameNode,name=FSNamesystemState")
-
-    def router(self, dn):
-        return self.jmx(dn, "Hadoop:service=DataNode,name=NetecRouter-%d" % hadoop.DN_XFER_PORT)
-
-    def live_datanodes(self):
-        return [d for d in self.datanodes if d not in self.dead and self.alive(d)]
-
-    def in_flight(self):
-        """Reconstruction tasks the live DataNodes' routers are working on now."""
-        total = 0
-        for dn in self.live_datanodes():
-            try:
-                total += self.router(dn).get("InFlight", 0)
-            except OSError:
-                pass
-        return total
-
-    # ---- waiting ---------------------------------------------------------------------------
-
-    def wait(self, what, test, timeout):
-        deadline = time.time() + timeout
-        last = None
-        while time.time() < deadline:
-            try:
-                if test():
-                    return
-            except (OSError, ValueError, KeyError) as e:
-                last = e
-            time.sleep(0.25)
-        raise TestbedError("timed out after %d s waiting for %s%s" % (
-            timeout, what, " (last error: %s)" % last if last else ""))
-
-    def wait_live(self, n, timeout=180):
-        self.wait("%d live DataNodes at the NameNode" % n,
-                  lambda: self.namesystem().get("NumLiveDataNodes") == n, timeout)
-
-    def wait_out_of_safemode(self, timeout=120):
-        self.wait("the NameNode to leave safe mode", lambda: self.jmx(
-            "nn", "Hadoop:service=NameNode,name=NameNodeInfo").get("Safemode") == "", timeout)
-
-    def wait_plugins(self, timeout=120):
-        def ready():
-            return all(self.router(dn).get("Tasks") is not None for dn in self.live_datanodes())
-        self.wait("the NetEC plugin on every DataNode", ready, timeout)
-
-    def wait_dead(self, hosts, want, timeout=120):
-        """Until the NameNode counts WANT dead DataNodes (HOSTS among them)."""
-        self.wait("the NameNode to declare %s dead" % ", ".join(hosts),
-                  lambda: self.namesystem().get("NumDeadDataNodes", 0) >= want, timeout)
-
-    # ---- blocks on disk --------------------------------------------------------------------
-
-    def replicas(self, host, state="finalized"):
-        """{block id: path} of HOST's block files in STATE (finalized or rbw)."""
-        out = {}
-        pattern = os.path.join(self.data_dir(host), "current", "BP-*", "current", state, "**",
-                               "blk_*")
-        for p in glob.glob(pattern, recursive=True):
-            name = os.path.basename(p)
-            if not name.endswith(".meta"):
-                out[int(name[4:])] = p
-        return out
 
     def cpu_seconds(self):
         """{host: user+system CPU seconds} of every running daemon, from /proc."""

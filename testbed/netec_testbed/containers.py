@@ -1,0 +1,297 @@
+"""A NetEC-HDFS cluster of containers (docker/compose.yaml) behind the testbed's interface, so
+that the same scenario (scenario.demo_routes, lose_and_rebuild) runs on it.
+
+Hosts are named as in the testbed: nn, sw, cl and dn01.. (the DataNode containers in the order
+compose numbered them). Each container's /data is an anonymous volume: a killed DataNode's
+block files stay readable on this host for the byte-for-byte comparison, and `down` removes
+them with the containers and the network.
+"""
+
+import glob
+import json
+import os
+import subprocess
+import time
+
+from . import hadoop
+from .cluster import Cluster
+from .net import TestbedError
+
+REPO = hadoop.REPO
+COMPOSE = os.path.join(REPO, "docker", "compose.yaml")
+SERVICES = {"namenode": "nn", "switch": "sw", "client": "cl"}
+
+
+class Settings:
+    def __init__(self, **kw):
+        self.project = "netec"
+        self.image = "netec-hdfs:3.4.3"
+        self.datanodes = 10          # RS(6,3) plus one spare
+        self.block_size = 4 << 20    # bytes of one internal block (dfs.blocksize)
+        self.route_order = "switch,inec,native"
+        self.subnet = "198.18.60.0/24"
+        for k, v in kw.items():
+            if not hasattr(self, k):
+                raise TypeError("unknown setting " + k)
+            setattr(self, k, v)
+
+
+def run(cmd, check=True, env=None, timeout=900):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       env=env, timeout=timeout)
+    if check and p.returncode != 0:
+        raise TestbedError("%s failed (exit %d): %s" % (" ".join(cmd[:4]), p.returncode,
+                                                         (p.stderr or p.stdout).strip()[-1500:]))
+    return p
+
+
+class _Counters:
+    """{host: (bytes received, bytes sent)} of each container's eth0 (from /proc/PID/net/dev,
+    the container's own network namespace)."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+
+    def counters(self):
+        out = {}
+        for h, c in self.cluster.containers().items():
+            pid = c["State"]["Pid"]
+            try:
+                with open("/proc/%d/net/dev" % pid) as f:
+                    for line in f:
+                        name, _, rest = line.partition(":")
+                        if name.strip() == "eth0":
+                            v = rest.split()
+                            out[h] = (int(v[0]), int(v[8]))
+            except (OSError, ValueError):
+                pass
+        return out
+
+
+class Containers(Cluster):
+    __test__ = False
+
+    def __init__(self, settings):
+        self.cfg = settings
+        self.fabric = _Counters(self)
+        self.dead = set()
+        self._cache = None
+        self._volumes = set()   # every volume our containers have had: down removes them
+
+    # ---- compose ---------------------------------------------------------------------------
+
+    def env(self):
+        e = dict(os.environ)
+        e.update({"NETEC_IMAGE": self.cfg.image, "NETEC_DATANODES": str(self.cfg.datanodes),
+                  "NETEC_ROUTE_ORDER": self.cfg.route_order,
+                  "NETEC_BLOCK_SIZE": str(self.cfg.block_size), "NETEC_SUBNET": self.cfg.subnet})
+        return e
+
+    def compose(self, *args, check=True, timeout=900):
+        return run(["docker-compose", "-p", self.cfg.project, "-f", COMPOSE] + list(args),
+                   check=check, env=self.env(), timeout=timeout)
+
+    def up(self, progress=print):
+        progress("containers: project %s, %d DataNodes, image %s, network %s" % (
+            self.cfg.project, self.cfg.datanodes, self.cfg.image, self.cfg.subnet))
+        self.compose("up", "-d", "--scale", "datanode=%d" % self.cfg.datanodes)
+        self.wait_init()
+        self.wait_live(self.cfg.datanodes)
+        self.wait_out_of_safemode()
+        self.wait_plugins()
+        progress("containers: up; NETEC policies added and enabled by the init container")
+
+    def wait_init(self, timeout=300):
+        """Until the one-shot init container has added and enabled the policies."""
+        def done():
+            c = self._by_service("init")
+            if not c:
+                return False
+            st = c[0]["State"]
+            if st["Status"] == "exited" and st["ExitCode"] != 0:
+                raise TestbedError("the init container failed (exit %d): %s" % (
+                    st["ExitCode"], self.logs(c[0]["Name"].lstrip("/"))[-1500:]))
+            return st["Status"] == "exited"
+        self.wait("the init container to add and enable the NETEC policies", done, timeout)
+
+    def down(self):
+        self._inspect()
+        self.compose("down", "-v", "--remove-orphans", check=False)
+        # volumes of containers compose replaced (force-recreate) outlive `down -v`
+        left = run(["docker", "volume", "ls", "-q"], check=False).stdout.split()
+        mine = [v for v in left if v in self._volumes]
+        if mine:
+            run(["docker", "volume", "rm", "-f"] + mine, check=False)
+        self._cache = None
+
+    # ---- hosts -----------------------------------------------------------------------------
+
+    def _inspect(self):
+        if self._cache is None or time.time() - self._cache[0] > 1.0:
+            ids = run(["docker", "ps", "-a", "-q", "--filter",
+                       "label=com.docker.compose.project=%s" % self.cfg.project]).stdout.split()
+            info = json.loads(run(["docker", "inspect"] + ids).stdout) if ids else []
+            self._cache = (time.time(), info)
+            for c in info:
+                self._volumes.update(m["Name"] for m in c["Mounts"] if m.get("Type") == "volume")
+        return self._cache[1]
+
+    def _by_service(self, service):
+        return sorted((c for c in self._inspect()
+                       if c["Config"]["Labels"].get("com.docker.compose.service") == service),
+                      key=lambda c: int(c["Config"]["Labels"].get(
+                          "com.docker.compose.container-number", "0")))
+
+    def containers(self):
+        """{host: docker inspect of its container}."""
+        out = {}
+        for service, host in SERVICES.items():
+            c = self._by_service(service)
+            if c:
+                out[host] = c[0]
+        for i, c in enumerate(self._by_service("datanode")):
+            out["dn%02d" % (i + 1)] = c
+        return out
+
+    def container(self, host):
+        c = self.containers().get(host)
+        if not c:
+            raise TestbedError("no container for host " + host)
+        return c
+
+    @property
+    def datanodes(self):
+        return sorted(h for h in self.containers() if h.startswith("dn"))
+
+    def ip(self, host):
+        nets = self.container(host)["NetworkSettings"]["Networks"]
+        for n in nets.values():
+            if n.get("IPAddress"):
+                return n["IPAddress"]
+        raise TestbedError("container of %s has no address (not running?)" % host)
+
+    def host_of(self, address):
+        ip = address.split(":")[0]
+        for h, c in self.containers().items():
+            if any(n.get("IPAddress") == ip for n in c["NetworkSettings"]["Networks"].values()):
+                return h
+        raise TestbedError("no container has address " + address)
+
+    def alive(self, host):
+        return self.container(host)["State"]["Running"]
+
+    def data_dir(self, host):
+        for m in self.container(host)["Mounts"]:
+            if m["Destination"] == "/data":
+                return os.path.join(m["Source"], "dn")
+        raise TestbedError("container of %s has no /data volume" % host)
+
+    def logs(self, name):
+        p = run(["docker", "logs", name], check=False)
+        return p.stdout + p.stderr
+
+    def log(self, host):
+        path = os.path.join("/tmp", "netec-containers-%s.log" % host)
+        with open(path, "w") as f:
+            f.write(self.logs(self.container(host)["Name"].lstrip("/")))
+        return path
+
+    def kill(self, host, sig=9):
+        """docker kill (SIGKILL by default) of HOST's container; its volume stays."""
+        run(["docker", "kill", "-s", str(sig), self.container(host)["Name"].lstrip("/")])
+        self._cache = None
+        if host.startswith("dn"):
+            self.dead.add(host)
+
+    def restart_datanodes(self, route_order=None, inec_scheme=None, revive=False):
+        """Every DataNode (and the client) recreated with a new route order; a live one keeps
+        its volume. With REVIVE, killed DataNodes are removed with their volumes and new, empty
+        ones take their place."""
+        if inec_scheme:
+            raise TestbedError("the container cluster runs the default INEC scheme")
+        self.cfg.route_order = route_order or self.cfg.route_order
+        if revive:
+            for h in sorted(self.dead):
+                run(["docker", "rm", "-f", "-v", self.container(h)["Name"].lstrip("/")])
+            self.dead.clear()
+        self._cache = None
+        self.compose("up", "-d", "--no-deps", "--force-recreate", "--scale",
+                     "datanode=%d" % self.cfg.datanodes, "datanode", "client")
+        self._cache = None
+        self.wait_live(len(self.live_datanodes()))
+        self.wait_plugins()
+
+    # ---- the client container --------------------------------------------------------------
+
+    def client(self, main, *args, check=True):
+        p = run(["docker", "exec", self.container("cl")["Name"].lstrip("/"),
+                 "/opt/netec/bin/entrypoint.sh", "java", main] + list(args), check=False)
+        if p.returncode != 0:
+            if check:
+                why = [l for l in p.stderr.splitlines() if "Exception" in l or "Error" in l]
+                raise TestbedError("%s in the client container failed (exit %d): %s" % (
+                    main.rsplit(".", 1)[1], p.returncode,
+                    (why[0] if why else p.stderr.strip()[-500:]).strip()))
+            return None
+        return p.stdout
+
+    def cpu_seconds(self):
+        """{host: CPU seconds} of every running container, from its cgroup (v1 or v2)."""
+        out = {}
+        for h, c in self.containers().items():
+            cid = c["Id"]
+            for path, scale in (("/sys/fs/cgroup/cpuacct/docker/%s/cpuacct.usage" % cid, 1e-9),
+                                ("/sys/fs/cgroup/cpu,cpuacct/docker/%s/cpuacct.usage" % cid,
+                                 1e-9)):
+                try:
+                    with open(path) as f:
+                        out[h] = int(f.read()) * scale
+                    break
+                except (OSError, ValueError):
+                    continue
+            else:
+                for path in glob.glob("/sys/fs/cgroup/**/*%s*/cpu.stat" % cid, recursive=True):
+                    with open(path) as f:
+                        for line in f:
+                            if line.startswith("usage_usec"):
+                                out[h] = int(line.split()[1]) * 1e-6
+        return out
+
+
+def main(argv=None):
+    """docker/run-demo.sh: the demo on the container cluster."""
+    import argparse
+    import signal
+    import sys
+    from . import scenario
+
+    p = argparse.ArgumentParser(prog="docker/run-demo.sh", description=(
+        "Starts docker/compose.yaml's cluster, runs the demo (for switch, inec and native in "
+        "turn: NETEC-6-3 files written, the DataNode container holding most units killed, "
+        "every lost block rebuilt through that route and compared byte for byte), prints the "
+        "table and takes the cluster down. Exit 0 only if every byte matched."))
+    p.add_argument("--image", default="netec-hdfs:3.4.3")
+    p.add_argument("--project", default="netec")
+    p.add_argument("--datanodes", type=int, default=10)
+    p.add_argument("--block-mb", type=int, default=4)
+    p.add_argument("--keep", action="store_true", help="leave the cluster up afterwards")
+    a = p.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    c = Containers(Settings(image=a.image, project=a.project, datanodes=a.datanodes,
+                            block_size=a.block_mb << 20))
+    try:
+        c.up()
+        return 0 if scenario.demo_routes(c) else 1
+    except TestbedError as e:
+        print("run-demo: %s" % e, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("run-demo: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        if not a.keep:
+            c.down()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
