@@ -13,8 +13,12 @@ Run on the switch's CPU: `python3 netec_control.py --backend bfrt|p4runtime --vi
 """
 
 import argparse
+import hmac
+import ipaddress
 import json
+import secrets
 import socket
+import subprocess
 import struct
 import sys
 import threading
@@ -106,6 +110,34 @@ def parse_setup(req):
             "length": length, "timeoutMs": timeout, "survivors": sorted(out,
                                                                          key=lambda s: s["sender"]),
             "coefficients": coeff}
+
+
+def host_networks():
+    """The networks of this host's IPv4 addresses, link-local excepted (`ip -o addr`)."""
+    try:
+        out = subprocess.run(["ip", "-o", "-4", "addr", "show"], stdout=subprocess.PIPE,
+                             text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return []
+    nets = []
+    for line in out.splitlines():
+        f = line.split()
+        if "inet" in f:
+            n = ipaddress.ip_network(f[f.index("inet") + 1], strict=False)
+            if not n.is_link_local:
+                nets.append(n)
+    return nets
+
+
+def parse_networks(text):
+    """'198.18.0.0/15,...' -> networks; ValueError naming a bad one."""
+    nets = []
+    for c in filter(None, (t.strip() for t in text.split(","))):
+        try:
+            nets.append(ipaddress.ip_network(c, strict=False))
+        except ValueError:
+            raise ValueError("agent network %r is not ADDRESS/PREFIX" % c)
+    return nets
 
 
 class Entry:
@@ -213,8 +245,12 @@ class ModelBackend(Backend):
 class ControlPlane:
     """Allocates tasks and slot arrays, answers requests, expires idle tasks."""
 
-    def __init__(self, backend, limits, vip_host, vip_port_base=40000, macs=None):
+    def __init__(self, backend, limits, vip_host, vip_port_base=40000, macs=None,
+                 agent_networks=None):
+        """AGENT_NETWORKS: where survivors' agents may be (the data plane dials them);
+        None: this host's networks."""
         self.backend, self.limits = backend, limits
+        self.agent_networks = host_networks() if agent_networks is None else agent_networks
         self.macs = macs or {}
         self.vip_host, self.vip_port_base = vip_host, vip_port_base
         self.lock = threading.Lock()
@@ -231,9 +267,14 @@ class ControlPlane:
                 return self.setup(parse_setup(req))
             if op == "teardown":
                 task = req.get("task")
+                secret = req.get("secret")
                 with self.lock:
-                    if task not in self.tasks:
-                        return {"ok": False, "reason": "no task %s" % task}
+                    t = self.tasks.get(task) if isinstance(task, int) else None
+                    # only the reader that set the task up knows its secret; anyone else is
+                    # answered as for a task that does not exist
+                    if t is None or not isinstance(secret, str) or not hmac.compare_digest(
+                            secret.encode(), t["secret"].encode()):
+                        return {"ok": False, "reason": "no task %s" % json.dumps(task)[:32]}
                 self.release(task)
                 return {"ok": True}
             return {"ok": False, "reason": "op: unknown operation %r" % op}
@@ -249,6 +290,12 @@ class ControlPlane:
             raise Refused("rows %d not supported (this switch: %d)" % (s["rows"], lim.rows))
         if s["k"] > lim.senders:
             raise Refused("k %d not supported (this switch: %d)" % (s["k"], lim.senders))
+        for sv in s["survivors"]:
+            a = ipaddress.ip_address(sv["host"])
+            if not any(a in n for n in self.agent_networks):
+                raise Refused("survivors[%d].agent: %s is outside the agent networks [%s] "
+                              "(--agent-networks)" % (sv["sender"], sv["host"], ", ".join(
+                                  str(n) for n in self.agent_networks)))
         with self.lock:
             if not self.free_tasks:
                 raise Refused("no free slot array")
@@ -257,12 +304,13 @@ class ControlPlane:
         vip = (self.vip_host, self.vip_port_base + task)
         entries = task_entries(task, array, s, lim, vip, self.vip_isn(task), self.macs)
         self.backend.add_task(task, array, entries)
+        secret = secrets.token_hex(16)  # 128 bits: the proof that a request is the reader's
         with self.lock:
             self.tasks[task] = {"array": array, "entries": entries, "timeout": s["timeoutMs"],
                                 "progress": 0, "since": time.monotonic(),
-                                "stripes": entries[0][0].params["stripes"]}
+                                "stripes": entries[0][0].params["stripes"], "secret": secret}
         return {"ok": True, "task": task, "slotArray": array, "slots": lim.slots,
-                "vip": "%s:%d" % vip}
+                "vip": "%s:%d" % vip, "secret": secret}
 
     @staticmethod
     def vip_isn(task):
@@ -355,6 +403,9 @@ def main(argv):
     ap.add_argument("--grpc", default="127.0.0.1:9559", help="P4Runtime server (p4runtime)")
     ap.add_argument("--p4info", help="p4info.txt of the v1model build (p4runtime)")
     ap.add_argument("--config", help="BMv2 JSON of the v1model build (p4runtime)")
+    ap.add_argument("--agent-networks", default="",
+                    help="networks survivors' agents may be in, ADDRESS/PREFIX,... "
+                         "(default: this host's networks, link-local excepted)")
     ap.add_argument("--hosts", default="",
                     help="survivor hosts: IP=port/MAC,... (their switch port and MAC)")
     a = ap.parse_args(argv)
@@ -369,7 +420,11 @@ def main(argv):
         backend = backends.P4RuntimeBackend(a.grpc, a.p4info, a.config, ports)
     else:
         backend = backends.BfrtBackend(ports=ports)
-    cp = ControlPlane(backend, Limits(), a.vip, macs=macs)
+    try:
+        nets = parse_networks(a.agent_networks) if a.agent_networks else None
+    except ValueError as e:
+        ap.error("--agent-networks: %s" % e)
+    cp = ControlPlane(backend, Limits(), a.vip, macs=macs, agent_networks=nets)
     srv = cp.serve(a.bind, a.port)
     print("NetEC control plane on %s:%d, VIP %s" % (a.bind, srv.getsockname()[1], a.vip))
     cp.accept_loop(srv)

@@ -52,7 +52,7 @@ def test_config_p4_holds_the_models_constants():
 
 
 def setup_of(v):
-    survivors = [{"sender": s, "agent": "10.0.1.%d:50300" % (s + 1), "block": "b%d" % s,
+    survivors = [{"sender": s, "agent": "198.18.1.%d:50300" % (s + 1), "block": "b%d" % s,
                   "unitLength": v["length"], "token": ""} for s in range(v["k"])]
     return nc.parse_setup({"version": 1, "group": v["name"], "k": v["k"], "rows": v["rows"],
                            "payload": v["payload"], "length": v["length"], "timeoutMs": 1000,
@@ -66,7 +66,7 @@ def test_pipeline_reproduces_vector(path):
     p = pl.Pipeline()
     limits = nc.Limits(slots=v["slots"], payload=v["payload"])
     entries = nc.task_entries(v["task"], v["slotArray"], setup_of(v), limits,
-                              ("10.0.0.100", 40003))
+                              ("198.18.0.100", 40003))
     nc.ModelBackend(p).add_task(v["task"], v["slotArray"], entries)
     rebuilt = {}
     for n, e in enumerate(v["events"]):
@@ -104,7 +104,7 @@ def test_concurrent_tasks_do_not_disturb_each_other():
     p = pl.Pipeline()
     for v, (task, array) in zip(vs, places):
         limits = nc.Limits(slots=v["slots"], payload=v["payload"])
-        entries = nc.task_entries(task, array, setup_of(v), limits, ("10.0.0.100", 40000 + task))
+        entries = nc.task_entries(task, array, setup_of(v), limits, ("198.18.0.100", 40000 + task))
         nc.ModelBackend(p).add_task(task, array, entries)
     cursors = [0, 0]
     while any(c < len(v["events"]) for c, v in zip(cursors, vs)):

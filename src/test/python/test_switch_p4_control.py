@@ -23,8 +23,8 @@ import pipeline as pl  # noqa: E402
 scapy_inet = pytest.importorskip("scapy.layers.inet")
 IP, TCP = scapy_inet.IP, scapy_inet.TCP
 
-AGENTS = ["10.0.1.1", "10.0.1.2", "10.0.1.3", "10.0.1.4", "10.0.1.5", "10.0.1.6"]
-READER = ("10.0.0.9", 5555)
+AGENTS = ["198.18.1.1", "198.18.1.2", "198.18.1.3", "198.18.1.4", "198.18.1.5", "198.18.1.6"]
+READER = ("198.18.0.9", 5555)
 
 
 def setup_request(k=3, m=2, erased=(1,), length=200, payload=64, coeff=None):
@@ -43,7 +43,8 @@ class Endpoint:
     def __init__(self, limits=None):
         self.pipe = pl.ProxyPipeline()
         self.cp = nc.ControlPlane(nc.ModelBackend(self.pipe), limits or nc.Limits(),
-                                  "10.0.0.100")
+                                  "198.18.0.100",
+                                  agent_networks=nc.parse_networks("198.18.0.0/15"))
         self.srv = self.cp.serve("127.0.0.1", 0)
         threading.Thread(target=self.cp.accept_loop, args=(self.srv,), daemon=True).start()
         self.sock = socket.create_connection(self.srv.getsockname())
@@ -77,7 +78,7 @@ def ep():
 def test_setup_answers_and_installs_entries(ep):
     req, _ = setup_request()
     a = ep.ask(req)
-    assert a["ok"] and a["slots"] == pl.SLOTS and a["vip"] == "10.0.0.100:%d" % (40000 + a["task"])
+    assert a["ok"] and a["slots"] == pl.SLOTS and a["vip"] == "198.18.0.100:%d" % (40000 + a["task"])
     cfg = ep.pipe.lookup("task_cfg", (a["task"], a["slotArray"]))
     assert cfg[1]["k_mask"] == 0b111 and cfg[1]["stripes"] == 4 and cfg[1]["last_len"] == 8
     assert len(ep.pipe.mcast[a["task"] + 1]) == 3
@@ -85,11 +86,32 @@ def test_setup_answers_and_installs_entries(ep):
         c = ep.pipe.lookup("sender_coeff", (a["task"], s))[1]
         want = req["coefficients"][0][s]
         assert c["log_a"] == (gf256.LOG[want] if want else 511) and c["bit_s"] == 1 << s
-    assert ep.ask({"op": "teardown", "task": a["task"]}) == {"ok": True}
+    assert len(a["secret"]) == 32 and int(a["secret"], 16) >= 0  # 128 bits, hex
+    # only the reader that set the task up can tear it down: others see no such task
+    for forged in ({"op": "teardown", "task": a["task"]},
+                   {"op": "teardown", "task": a["task"], "secret": "0" * 32},
+                   {"op": "teardown", "task": a["task"], "secret": 7}):
+        assert ep.ask(forged) == {"ok": False, "reason": "no task %d" % a["task"]}
+    assert ep.pipe.lookup("task_cfg", (a["task"], a["slotArray"])) is not None
+    assert ep.ask({"op": "teardown", "task": a["task"], "secret": a["secret"]}) == {"ok": True}
     assert ep.pipe.lookup("task_cfg", (a["task"], a["slotArray"])) is None
     assert ep.pipe.mcast[a["task"] + 1] == []
-    assert ep.ask({"op": "teardown", "task": a["task"]}) == {
+    assert ep.ask({"op": "teardown", "task": a["task"], "secret": a["secret"]}) == {
         "ok": False, "reason": "no task %d" % a["task"]}
+    b = ep.ask(req)
+    assert b["ok"] and b["secret"] != a["secret"], "a fresh secret per task"
+
+
+def test_agents_outside_the_agent_networks_are_refused(ep):
+    req, _ = setup_request()
+    for bad in ("203.0.113.7", "169.254.169.254", "127.0.0.1"):
+        req["survivors"][1]["agent"] = bad + ":50300"
+        a = ep.ask(req)
+        assert a == {"ok": False, "reason": "survivors[1].agent: %s is outside the agent "
+                     "networks [198.18.0.0/15] (--agent-networks)" % bad}
+    assert nc.parse_networks("198.18.0.0/15, 198.19.0.0/16")[1].prefixlen == 16
+    with pytest.raises(ValueError, match="'nope' is not ADDRESS/PREFIX"):
+        nc.parse_networks("nope")
 
 
 @pytest.mark.parametrize("change,reason", [
@@ -126,7 +148,7 @@ def test_slot_arrays_run_out_and_are_reused_clean():
         assert e.ask(req) == {"ok": False, "reason": "no free slot array"}
         e.pipe.ack_seq.cells[a1["task"]] = 3  # state of a finished task ...
         e.pipe.slot_bits.cells[a1["slotArray"] * pl.SLOTS + 5] = 0b101
-        assert e.ask({"op": "teardown", "task": a1["task"]})["ok"]
+        assert e.ask({"op": "teardown", "task": a1["task"], "secret": a1["secret"]})["ok"]
         a3 = e.ask(req)
         assert a3["ok"] and a3["task"] == a1["task"]  # ... is gone when the id is reused
         assert e.pipe.ack_seq.cells[a3["task"]] == 0

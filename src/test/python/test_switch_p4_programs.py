@@ -51,10 +51,10 @@ def declarations(text):
 def sample_entries():
     req = {"version": 1, "group": "g", "k": 6, "rows": 1, "payload": 64, "length": 1000,
            "timeoutMs": 1000, "coefficients": [[0, 1, 2, 3, 200, 255]],
-           "survivors": [{"sender": s, "agent": "10.0.1.%d:50300" % (s + 1), "block": "b",
+           "survivors": [{"sender": s, "agent": "198.18.1.%d:50300" % (s + 1), "block": "b",
                           "unitLength": 1000, "token": ""} for s in range(6)]}
-    return nc.task_entries(31, 31, nc.parse_setup(req), nc.Limits(), ("10.0.0.100", 40031),
-                           0xFFFFFFFF, {"10.0.1.1": 0xFFFFFFFFFFFF})
+    return nc.task_entries(31, 31, nc.parse_setup(req), nc.Limits(), ("198.18.0.100", 40031),
+                           0xFFFFFFFF, {"198.18.1.1": 0xFFFFFFFFFFFF})
 
 
 @pytest.mark.parametrize("arch", sorted(PROGRAMS))
@@ -121,7 +121,7 @@ class Recorder:
 
 def test_bfrt_backend_speaks_the_tna_programs_names():
     log = []
-    b = backends.BfrtBackend(bfrt=Recorder(log), ports={"10.0.1.%d" % (s + 1): 8 + s
+    b = backends.BfrtBackend(bfrt=Recorder(log), ports={"198.18.1.%d" % (s + 1): 8 + s
                                                         for s in range(6)})
     entries = sample_entries()
     b.add_task(31, 31, entries)

@@ -45,7 +45,7 @@ def test_hosts_addresses_and_settings():
     # Only the benchmarking range 198.18.0.0/15.
     assert all(tb.ip(h).startswith("198.18.") for h in tb.hosts())
     with pytest.raises(TestbedError):
-        tb.host_of("10.0.0.1:9866")
+        tb.host_of("198.18.0.1:9866")
     with pytest.raises(TypeError, match="unknown testbed setting"):
         Config(datanodez=3)
     with pytest.raises(TestbedError, match="--datanodes"):

@@ -148,8 +148,12 @@ public final class JoinRequest {
     in.readFully(outTag);
     int t = in.readUnsignedByte();
     check(t < InecEngine.Transport.values().length, "bad transport " + t);
+    InetAddress output = InetAddress.getByName(host);
+    // one spelling per address, the one write() uses ("0:0:0:0:0:0:0:1", not "::1")
+    check(output.getHostAddress().equals(host), "output host '" + host + "' is not written "
+        + "as " + output.getHostAddress());
     return new JoinRequest(task, block, token, unitLength, offset, length, chunk, segment,
-        coefficients, tags, new InetSocketAddress(InetAddress.getByName(host), port), outTag,
+        coefficients, tags, new InetSocketAddress(output, port), outTag,
         InecEngine.Transport.values()[t], in.readInt());
   }
 

@@ -18,6 +18,9 @@ import java.util.List;
  * (link-local ones excepted): DataNodes share a network with their switch and each other.
  */
 public final class PeerNetworks {
+  private static final String OCTET = "(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
+  private static final java.util.regex.Pattern IPV4 =
+      java.util.regex.Pattern.compile("(" + OCTET + "\\.){3}" + OCTET);
   private final List<byte[]> nets = new ArrayList<>();
   private final List<Integer> prefixes = new ArrayList<>();
   private final List<String> names = new ArrayList<>();
@@ -77,14 +80,11 @@ public final class PeerNetworks {
     names.add(a.getHostAddress() + "/" + prefix);
   }
 
-  /** IPv4 dotted quad or an IPv6 literal: no name that would need a lookup. */
+  /** An IPv4 dotted quad or an IPv6 literal: no name that would need a lookup. */
   public static boolean isLiteral(String host) {
-    if (host.matches("\\d{1,3}(\\.\\d{1,3}){3}")) {
-      for (String octet : host.split("\\.")) {
-        if (Integer.parseInt(octet) > 255) {
-          return false; // Java would look "999.1.1.1" up as a name
-        }
-      }
+    // 0..255 without leading zeros: Java would look "999.1.1.1" up as a name, and "063" is 63
+    // to Java but 51 to C's inet_aton
+    if (IPV4.matcher(host).matches()) {
       return true;
     }
     // with a colon, InetAddress parses the text and never looks it up

@@ -98,8 +98,8 @@ class WireFormatTest {
 
   static SetupRequest setup() throws ProtocolException {
     return new SetupRequest("BP-1:blk_-160_1001", 4096, 1_000_000, 30_000, List.of(
-        new SetupRequest.Survivor(1, "10.0.0.3:50200", "BP-1:blk_-159_1001", 1_000_000, ""),
-        new SetupRequest.Survivor(0, "10.0.0.2:50200", "BP-1:blk_-158_1001", 999_000, "dG9r")),
+        new SetupRequest.Survivor(1, "198.18.0.3:50200", "BP-1:blk_-159_1001", 1_000_000, ""),
+        new SetupRequest.Survivor(0, "198.18.0.2:50200", "BP-1:blk_-158_1001", 999_000, "dG9r")),
         new byte[][] {{3, (byte) 200}});
   }
 
@@ -108,7 +108,7 @@ class WireFormatTest {
     SetupRequest s = SetupRequest.fromJson(setup().toJson());
     assertEquals(2, s.k());
     assertEquals(1, s.rows());
-    assertEquals("10.0.0.2:50200", s.survivors().get(0).agent(), "sorted by sender");
+    assertEquals("198.18.0.2:50200", s.survivors().get(0).agent(), "sorted by sender");
     assertEquals(200, s.coefficient(0, 1));
     assertEquals(245, s.stripes());
     assertEquals(1_000_000 - 244 * 4096, s.payloadLength(244));
@@ -130,7 +130,7 @@ class WireFormatTest {
     assertSetupError(good.replace("\"k\":2", "\"k\":3"), "k:");
     assertSetupError(good.replace("[3,200]", "[3,300]"), "coefficients[0][1]");
     assertSetupError(good.replace("[3,200]", "[3]"), "coefficients[0]");
-    assertSetupError(good.replace("10.0.0.3:50200", "no-port"), "survivors[1].agent");
+    assertSetupError(good.replace("198.18.0.3:50200", "no-port"), "survivors[1].agent");
     assertSetupError(good.replace("\"unitLength\":999000", "\"unitLength\":-1"),
         "survivors[0].unitLength");
     assertSetupError(good.replace("\"sender\":1", "\"sender\":0"), "survivors");
