@@ -5,12 +5,9 @@ import io.netec.hdfs.NetecSettings;
 import io.netec.hdfs.route.BlockSource;
 import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.route.PeerNetworks;
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
-import java.io.DataInputStream;
 import java.io.DataOutputStream;
-import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
@@ -273,17 +270,12 @@ public final class InecParticipant implements Closeable {
         drop(ch);
         return;
       }
-      ByteArrayInputStream in = new ByteArrayInputStream(p.buf.array(), 0, p.buf.position());
-      try {
-        req = JoinRequest.read(new DataInputStream(in));
-      } catch (EOFException e) {
+      req = JoinRequest.parse(p.buf.array(), p.buf.position());
+      if (req == null) {
         if (!p.buf.hasRemaining()) {
           throw new IOException("bad join request: larger than " + MAX_JOIN_BYTES + " bytes");
         }
         return; // the rest is on its way
-      }
-      if (in.available() > 0) {
-        throw new IOException("bad join request: " + in.available() + " bytes after it");
       }
     } catch (IOException | RuntimeException e) {
       failed.increment();

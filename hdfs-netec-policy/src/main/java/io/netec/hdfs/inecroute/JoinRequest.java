@@ -2,11 +2,17 @@ package io.netec.hdfs.inecroute;
 
 import io.netec.hdfs.NetecSettings;
 import io.netec.hdfs.route.PeerNetworks;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.DataInput;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
 import java.io.DataOutput;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.Arrays;
 import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
 
 /**
@@ -112,6 +118,28 @@ public final class JoinRequest {
     out.write(outputTag);
     out.writeByte(transport.ordinal());
     out.writeInt(timeoutMs);
+  }
+
+  /**
+   * The join in {@code b[0, n)}, as a participant reads it: null while incomplete (more bytes
+   * to come). Anything but exactly one join in its one encoding — what {@link #write} produces
+   * — is refused: a flag other than 0 or 1, overlong text, an address spelled otherwise, bytes
+   * after it (fuzzing found each of the first three accepted and written back differently).
+   */
+  static JoinRequest parse(byte[] b, int n) throws IOException {
+    ByteArrayInputStream in = new ByteArrayInputStream(b, 0, n);
+    JoinRequest r;
+    try {
+      r = read(new DataInputStream(in));
+    } catch (EOFException e) {
+      return null;
+    }
+    check(in.available() == 0, in.available() + " bytes after it");
+    ByteArrayOutputStream again = new ByteArrayOutputStream(n);
+    r.write(new DataOutputStream(again));
+    check(Arrays.equals(again.toByteArray(), 0, again.size(), b, 0, n),
+        "not in its one encoding (as the planner writes it)");
+    return r;
   }
 
   static JoinRequest read(DataInput in) throws IOException {
