@@ -31,23 +31,30 @@ rm -rf "$out"
 mkdir -p "$out/corpus" "$out/findings"
 java -cp "$cp" -Dnetec.repo.root="$PWD" io.netec.hdfs.switchroute.wire.WireFuzzTest "$out/corpus"
 java -cp "$cp" io.netec.hdfs.inecroute.JoinRequestFuzzTest "$out/corpus"
+# fuzz KIND NAME COMMAND...: one target; a finding is reported and remembered.
+fuzz() {
+  local kind=$1 name=$2 log="$out/$2.log"
+  shift 2
+  printf 'fuzz (%s) %-14s %3ss ... ' "$kind" "$name" "$seconds"
+  if "$@" -max_total_time="$seconds" -timeout=10 -artifact_prefix="$out/findings/$name-" \
+      >"$log" 2>&1; then
+    echo "$(grep -o 'Done [0-9]* runs' "$log" | tail -1 || true), no finding"
+  else
+    echo "FINDING (log: $log)"
+    grep -E '== Java Exception|Caused by|at io\.netec|ERROR|SUMMARY|differs|status|Test unit written' \
+      "$log" | head -20 || true
+    failed+=("$name")
+  fi
+}
+
 for t in "${java_targets[@]}"; do
   class=${t%%:*} method=${t##*:}
   want "$method" || continue
   mkdir -p "$out/corpus/$method"
-  log="$out/$method.log"
-  printf 'fuzz (Jazzer) %-14s %3ss ... ' "$method" "$seconds"
-  if java -Xmx1g -cp "$cp" -Dnetec.repo.root="$PWD" com.code_intelligence.jazzer.Jazzer \
-      --target_class="$class" --target_method="$method" \
-      --instrumentation_includes='io.netec.**:com.fasterxml.jackson.**' \
-      -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
-      -artifact_prefix="$out/findings/$method-" "$out/corpus/$method" >"$log" 2>&1; then
-    echo "$(grep -o 'Done [0-9]* runs' "$log" | tail -1 || true), no finding"
-  else
-    echo "FINDING (log: $log)"
-    grep -E '== Java Exception|Caused by|at io\.netec|Test unit written' "$log" | head -20 || true
-    failed+=("$method")
-  fi
+  fuzz Jazzer "$method" java -Xmx1g -cp "$cp" -Dnetec.repo.root="$PWD" \
+    com.code_intelligence.jazzer.Jazzer --target_class="$class" --target_method="$method" \
+    --instrumentation_includes='io.netec.**:com.fasterxml.jackson.**' -rss_limit_mb=2048 \
+    "$out/corpus/$method"
 done
 
 # C: clang's libFuzzer; the build lives outside the source tree like the other native builds.
@@ -61,16 +68,7 @@ for t in "${c_targets[@]}"; do
   corpus="$out/corpus/c-$t"
   mkdir -p "$corpus"
   cp native/fuzz/regressions/"$t"/* "$corpus"/
-  log="$out/$t.log"
-  printf 'fuzz (libFuzzer) %-11s %3ss ... ' "$t" "$seconds"
-  if native/build-fuzz/fuzz_"$t" -max_total_time="$seconds" -max_len=4096 -timeout=10 \
-      -artifact_prefix="$out/findings/$t-" "$corpus" >"$log" 2>&1; then
-    echo "$(grep -o 'Done [0-9]* runs' "$log" | tail -1 || true), no finding"
-  else
-    echo "FINDING (log: $log)"
-    grep -E 'ERROR|SUMMARY|abort|differs|status|Test unit written' "$log" | head -20 || true
-    failed+=("$t")
-  fi
+  fuzz libFuzzer "$t" native/build-fuzz/fuzz_"$t" -max_len=4096 "$corpus"
 done
 
 if ((${#failed[@]})); then

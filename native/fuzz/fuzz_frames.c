@@ -20,9 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "inec.h"
-
-static inec_engine *engine;
+#include "fuzz_engine.h"
 
 struct done {
   pthread_mutex_t lock;
@@ -61,19 +59,6 @@ static int reference(const uint8_t *s, size_t n, int rows, size_t len, size_t ch
     at += (size_t)rows * cl;
   }
   return 1;
-}
-
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  (void)argc;
-  (void)argv;
-  char err[256];
-  inec_options opt = {.disable_verbs = 1};
-  engine = inec_engine_create(&opt, err, sizeof err);
-  if (!engine) {
-    fprintf(stderr, "engine: %s\n", err);
-    abort();
-  }
-  return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -14,24 +14,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "inec.h"
+#include "fuzz_engine.h"
 
 #define HELLO_BYTES 48 /* 44 + the GID's last 4 */
-
-static inec_engine *engine;
-
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  (void)argc;
-  (void)argv;
-  char err[256];
-  inec_options opt = {.disable_verbs = 1};
-  engine = inec_engine_create(&opt, err, sizeof err);
-  if (!engine) {
-    fprintf(stderr, "engine: %s\n", err);
-    abort();
-  }
-  return 0;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > 4096) return 0;

@@ -66,19 +66,29 @@ class WireFuzzTest {
     checkSetupRequest(json);
   }
 
-  /** An accepted setup request writes JSON that reads back to the same request. */
   static void checkSetupRequest(byte[] json) {
-    SetupRequest r;
+    checkJson(json, SetupRequest::fromJson, SetupRequest::toJson);
+  }
+
+  /** A control message as its parser reads it. */
+  private interface Parser<T> {
+    T parse(byte[] json) throws ProtocolException;
+  }
+
+  /** An accepted message writes JSON that reads back to the same message. */
+  private static <T> void checkJson(byte[] json, Parser<T> parser,
+      java.util.function.Function<T, byte[]> writer) {
+    T m;
     try {
-      r = SetupRequest.fromJson(json);
+      m = parser.parse(json);
     } catch (ProtocolException e) {
       return;
     }
-    byte[] again = r.toJson();
+    byte[] again = writer.apply(m);
     try {
-      assertArrayEquals(again, SetupRequest.fromJson(again).toJson());
+      assertArrayEquals(again, writer.apply(parser.parse(again)));
     } catch (ProtocolException e) {
-      throw new AssertionError("a setup we write is refused: " + e.getMessage(), e);
+      throw new AssertionError("a message we write is refused: " + e.getMessage(), e);
     }
   }
 
@@ -90,18 +100,7 @@ class WireFuzzTest {
   }
 
   static void checkSetupAnswer(byte[] json) {
-    SetupAnswer a;
-    try {
-      a = SetupAnswer.fromJson(json);
-    } catch (ProtocolException e) {
-      return;
-    }
-    byte[] again = a.toJson();
-    try {
-      assertArrayEquals(again, SetupAnswer.fromJson(again).toJson());
-    } catch (ProtocolException e) {
-      throw new AssertionError("an answer we write is refused: " + e.getMessage(), e);
-    }
+    checkJson(json, SetupAnswer::fromJson, SetupAnswer::toJson);
   }
 
   @FuzzTest
