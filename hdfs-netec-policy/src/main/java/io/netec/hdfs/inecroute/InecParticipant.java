@@ -57,19 +57,22 @@ public final class InecParticipant implements Closeable {
   /** A join's wire form is far smaller (four short strings and fixed fields). */
   static final int MAX_JOIN_BYTES = 16 * 1024;
 
-  /** What a participant accepts from peers. */
+  /**
+   * What a participant accepts from peers: by default, the defaults of the netec.inec.* keys
+   * and peers on any port (engines listening on ephemeral ports, as in tests).
+   */
   public static final class Limits {
+    private static final NetecSettings DEFAULTS = NetecSettings.defaults();
     /** Largest segment a join may ask for (a vertex holds two); larger joins are refused. */
-    int maxSegment = 4 << 20;
+    int maxSegment = DEFAULTS.inecSegment();
     /** A join's wait without progress is cut to this. */
-    int maxTimeoutMs = 30_000;
+    int maxTimeoutMs = DEFAULTS.inecTimeoutMs();
     /** Connections waiting for their join at once; a new one evicts the oldest. */
     int maxPending = 256;
     /** A connection whose join has not arrived whole within this is closed. */
     int joinArrivalMs = 10_000;
     /** Where a vertex may stream to besides its requester. */
-    PeerNetworks peers = PeerNetworks.of(null, "INEC peer networks",
-        NetecConfigKeys.INEC_PEER_NETWORKS);
+    PeerNetworks peers = DEFAULTS.inecPeerNetworks();
     /** The cluster's INEC data port, the only port a peer is dialled on; 0: any. */
     int peerDataPort;
 
@@ -100,7 +103,7 @@ public final class InecParticipant implements Closeable {
   private final LongAdder evicted = new LongAdder();
   private volatile boolean closed;
 
-  /** With this node's default limits: 4 MiB segments, 30 s without progress. */
+  /** With the default {@link Limits}. */
   public InecParticipant(InecEngine engine, BlockSource source, String bindHost,
       int port, int maxJoins) throws IOException {
     this(engine, source, bindHost, port, maxJoins, new Limits());
