@@ -35,7 +35,11 @@ tr ':' '\n' <"$ctx.classpath" | while IFS= read -r jar; do cp "$jar" "$ctx/lib/"
 cp hdfs-netec-policy/target/hdfs-netec-policy-0.1.0-SNAPSHOT.jar "$ctx/hdfs-netec-policy.jar"
 cp conf/*.xml conf/*.properties "$ctx/conf/"
 cp docker/Dockerfile docker/entrypoint.sh "$ctx/"
-# The build's RUN steps fetch Debian packages on the host's network.
-docker build -q --network host --build-arg BASE="$base" --build-arg HADOOP_VERSION="$hadoop" \
-  -t "$tag" "$ctx" >/dev/null
+# The build's RUN steps fetch Debian packages on the host's network. Its output (and the
+# client's notice about the legacy builder) is shown only if the build fails.
+if ! docker build --network host --build-arg BASE="$base" --build-arg HADOOP_VERSION="$hadoop" \
+    -t "$tag" "$ctx" >"$log" 2>&1; then
+  cat "$log" >&2
+  exit 1
+fi
 echo "$tag"
