@@ -42,6 +42,11 @@ if ! python3 -c 'import scapy' 2>/dev/null && ! python3 -m pip install -q scapy 
   $sudo apt-get install -y -qq --no-install-recommends python3-scapy >/dev/null
 fi
 
+# thrift: the control plane's BMv2 backend, where the P4 toolchain is (README.md, P4 toolchain).
+if python3 switch-p4/bmv2/p4tools.py has simple_switch && ! python3 -c 'import thrift' 2>/dev/null; then
+  python3 -m pip install -q thrift || { echo "setup: pip could not install thrift" >&2; exit 1; }
+fi
+
 python3 -c 'import pytest' 2>/dev/null || { echo "setup: pytest not importable by python3" >&2; exit 1; }
 python3 -c 'import scapy' 2>/dev/null || { echo "setup: scapy not importable by python3" >&2; exit 1; }
 

@@ -4,16 +4,23 @@ Both take the same `Entry` objects (table, key and action parameters by the P4 p
 names) that the model backend writes into the pipeline model, plus the task's multicast group
 and the registers to clear when a task id is reused.
 
-- `P4RuntimeBackend`: BMv2 (simple_switch_grpc) running p4src/v1model/netec.p4, over
-  P4Runtime (the `p4runtime` and `grpcio` packages; p4info and BMv2 JSON from p4c-bm2-ss).
+- `ThriftBackend`: BMv2 (simple_switch) running p4src/v1model/netec.p4, over the thrift
+  runtime API that behavioral-model ships (its `bm_runtime` Python package); names and widths
+  come from the BMv2 JSON p4c-bm2-ss wrote. Run against BMv2 by src/test/python/test_bmv2.py.
+- `P4RuntimeBackend`: BMv2 built with P4Runtime (simple_switch_grpc), over P4Runtime (the
+  `p4runtime` and `grpcio` packages; p4info and BMv2 JSON from p4c-bm2-ss). Not run here:
+  simple_switch_grpc needs p4lang/PI and gRPC, which were not built.
 - `BfrtBackend`: a Tofino running p4src/tna/netec.p4, from inside bfshell's bfrt_python (the
-  `bfrt` object the shell provides).
+  `bfrt` object the shell provides). Not run here (no SDE); the tests check its calls against
+  the TNA program's names (test_switch_p4_programs.py).
 
-Neither could run where this was written (no switch, no BMv2, no SDE): the tests check their
-translation against the P4 sources (test_switch_p4_programs.py), not a device.
+Every backend also installs the routes (`route_entries`: l3_forward, host address -> port and
+MAC) once, when the control plane starts.
 """
 
-from netec_control import Backend
+import json
+
+from netec_control import Backend, Entry, ip_int
 
 # Tables of the egress control; every other table is in ingress.
 EGRESS_TABLES = {"replica"}
@@ -35,9 +42,145 @@ def canonical(value, bitwidth):
     return raw.lstrip(b"\0") or b"\0"
 
 
+def route_entries(hosts):
+    """l3_forward entries: HOSTS maps an IPv4 address to (switch port, MAC as an int)."""
+    return [Entry("l3_forward", {"hdr.ipv4.dst_addr": (ip_int(ip), 32)}, "route",
+                  {"port": port, "dmac": mac}) for ip, (port, mac) in sorted(hosts.items())]
+
+
 def short_name(field):
     """bfrt_python names a key field by its last component (hdr.ipv4.dst_addr -> dst_addr)."""
     return field.split(".")[-1]
+
+
+class ThriftBackend(Backend):
+    """Programs a running BMv2 simple_switch through its thrift runtime API.
+
+    CLIENTS: (standard, simple_pre_lag) thrift clients, connected (bm_runtime's Standard.Client
+    and SimplePreLAG.Client over one multiplexed protocol; `connect` makes them). BMV2_JSON:
+    the program p4c-bm2-ss compiled, which the switch runs. PORTS: agent host -> switch port.
+    """
+
+    def __init__(self, clients, bmv2_json_path, ports):
+        from bm_runtime.standard import ttypes as st
+        self.st = st
+        self.std, self.pre = clients
+        self.ports = ports
+        with open(bmv2_json_path) as f:
+            program = json.load(f)
+        widths = {}
+        types = {t["name"]: t for t in program["header_types"]}
+        for h in program["headers"]:
+            for name, bits, *_ in types[h["header_type"]]["fields"]:
+                widths[(h["name"], name)] = bits
+        self.tables = {}  # short name -> (full name, [(match type, width)])
+        for pipe in program["pipelines"]:
+            for t in pipe["tables"]:
+                keys = [(k["match_type"], widths[tuple(k["target"])]) for k in t["key"]]
+                self.tables[t["name"].split(".")[-1]] = (t["name"], keys)
+        self.actions = {}  # (control, short name) -> (full name, [(param, width)])
+        for a in program["actions"]:
+            control, _, short = a["name"].rpartition(".")
+            self.actions[(control, short)] = (
+                a["name"], [(d["name"], d["bitwidth"]) for d in a["runtime_data"]])
+        self.handles = {}  # (table, key values) -> entry handle
+        self.groups = {}  # multicast group -> (group handle, [node handles])
+
+    @staticmethod
+    def connect(host, port):
+        """The two clients of the switch's thrift server at HOST:PORT."""
+        from bm_runtime.simple_pre_lag import SimplePreLAG
+        from bm_runtime.standard import Standard
+        from thrift.protocol import TBinaryProtocol, TMultiplexedProtocol
+        from thrift.transport import TSocket, TTransport
+        transport = TTransport.TBufferedTransport(TSocket.TSocket(host, port))
+        proto = TBinaryProtocol.TBinaryProtocol(transport)
+        clients = (Standard.Client(TMultiplexedProtocol.TMultiplexedProtocol(proto, "standard")),
+                   SimplePreLAG.Client(
+                       TMultiplexedProtocol.TMultiplexedProtocol(proto, "simple_pre_lag")))
+        transport.open()
+        return clients, transport
+
+    @staticmethod
+    def _bytes(value, bits):
+        if value < 0 or value >> bits:
+            raise ValueError("%d does not fit in %d bits" % (value, bits))
+        return value.to_bytes((bits + 7) // 8, "big")
+
+    def _match(self, table, key):
+        st = self.st
+        name, fields = self.tables[table]
+        params = []
+        for (kind, bits), value in zip(fields, key.values()):
+            if kind == "lpm":
+                addr, prefix = value
+                params.append(st.BmMatchParam(type=st.BmMatchParamType.LPM,
+                                              lpm=st.BmMatchParamLPM(self._bytes(addr, bits),
+                                                                     prefix)))
+            else:
+                params.append(st.BmMatchParam(type=st.BmMatchParamType.EXACT,
+                                              exact=st.BmMatchParamExact(self._bytes(value,
+                                                                                     bits))))
+        return name, params
+
+    def write(self, e):
+        """Installs one Entry (control by table: replica is egress's)."""
+        control = "NetecEgress" if e.table in EGRESS_TABLES else "NetecIngress"
+        table, match = self._match(e.table, e.key)
+        action, params = self.actions[(control, e.action)]
+        data = [self._bytes(e.params[p], bits) for p, bits in params]
+        self.handles[(e.table, tuple(e.key.values()))] = self.std.bm_mt_add_entry(
+            0, table, match, action, data, self.st.BmAddEntryOptions())
+
+    def delete(self, e):
+        h = self.handles.pop((e.table, tuple(e.key.values())))
+        self.std.bm_mt_delete_entry(0, self.tables[e.table][0], h)
+
+    def add_routes(self, hosts):
+        for e in route_entries(hosts):
+            self.write(e)
+
+    def register_read(self, name, index):
+        control = "NetecEgress." if name == "isn_delta" else "NetecIngress."
+        return self.std.bm_register_read(0, control + name, index)
+
+    def counter_read(self, name, index):
+        return self.std.bm_counter_read(0, "NetecIngress." + name, index).packets
+
+    def add_task(self, task, array, entries):
+        entries, group = entries
+        for name in TASK_REGISTERS:
+            self.std.bm_register_write(0, "NetecIngress." + name, task, 0)
+        for name in SLOT_REGISTERS:
+            self.std.bm_register_write_range(0, "NetecIngress." + name, array * SLOTS,
+                                             (array + 1) * SLOTS,
+                                             INVALID_SEQ if name == "slot_seq" else 0)
+        self.std.bm_register_write_range(0, "NetecEgress.isn_delta", task * SENDERS,
+                                         (task + 1) * SENDERS, 0)
+        for e in entries:
+            self.write(e)
+        _, gid, members = group
+        g = self.pre.bm_mc_mgrp_create(0, gid)
+        nodes = []
+        for host, rid in members:
+            port = self.ports[host]
+            n = self.pre.bm_mc_node_create(0, rid, "1" + "0" * port, "")  # bit PORT set
+            self.pre.bm_mc_node_associate(0, g, n)
+            nodes.append(n)
+        self.groups[gid] = (g, nodes)
+
+    def remove_task(self, task, array, entries):
+        entries, group = entries
+        for e in entries:
+            self.delete(e)
+        g, nodes = self.groups.pop(group[1])
+        for n in nodes:
+            self.pre.bm_mc_node_dissociate(0, g, n)
+            self.pre.bm_mc_node_destroy(0, n)
+        self.pre.bm_mc_mgrp_destroy(0, g)
+
+    def progress(self, task):
+        return self.register_read("ack_seq", task)
 
 
 class P4RuntimeBackend(Backend):
@@ -85,7 +228,11 @@ class P4RuntimeBackend(Backend):
         keys = list(e.key.values())
         for mf, value in zip(t.match_fields, keys):
             m = entry.match.add(field_id=mf.id)
-            m.exact.value = canonical(value, mf.bitwidth)
+            if isinstance(value, tuple):  # (value, prefix length): an LPM key
+                m.lpm.value = canonical(value[0], mf.bitwidth)
+                m.lpm.prefix_len = value[1]
+            else:
+                m.exact.value = canonical(value, mf.bitwidth)
         entry.action.action.action_id = a.preamble.id
         for p in a.params:
             entry.action.action.params.add(param_id=p.id,
@@ -126,6 +273,11 @@ class P4RuntimeBackend(Backend):
             multicast_group_entry=g))
         return self.pb.Update(type=self.pb.Update.DELETE if delete else self.pb.Update.INSERT,
                               entity=ent)
+
+    def add_routes(self, hosts):
+        self._write([self.pb.Update(type=self.pb.Update.INSERT,
+                                    entity=self.pb.Entity(table_entry=self.table_entry(e)))
+                     for e in route_entries(hosts)])
 
     def add_task(self, task, array, entries):
         entries, group = entries
@@ -168,6 +320,12 @@ class BfrtBackend(Backend):
     def _table(self, name):
         control = self.pipe.Egress if name in EGRESS_TABLES else self.pipe.Ingress
         return getattr(control, name)
+
+    def add_routes(self, hosts):
+        for e in route_entries(hosts):
+            addr, prefix = e.key["hdr.ipv4.dst_addr"]
+            self._table(e.table).add_with_route(dst_addr=addr, dst_addr_p_length=prefix,
+                                                **e.params)
 
     def add_task(self, task, array, entries):
         entries, group = entries

@@ -218,6 +218,10 @@ class Backend:
         """The task's ack_seq register (the reader's first missing stripe)."""
         raise NotImplementedError
 
+    def add_routes(self, hosts):
+        """l3_forward: HOSTS maps an IPv4 address to (switch port, MAC as an int)."""
+        raise NotImplementedError
+
 
 class ModelBackend(Backend):
     """Writes into the pipeline model (switch-p4/model/pipeline.py), as a switch's would."""
@@ -240,6 +244,9 @@ class ModelBackend(Backend):
 
     def progress(self, task):
         return self.p.register_read("ack_seq", task)
+
+    def add_routes(self, hosts):
+        pass  # the model does not forward plain IPv4 (ProxyPipeline returns such packets)
 
 
 class ControlPlane:
@@ -396,18 +403,21 @@ def _read(conn, n):
 
 def main(argv):
     ap = argparse.ArgumentParser(description="NetEC switch control plane")
-    ap.add_argument("--backend", choices=["p4runtime", "bfrt"], required=True)
+    ap.add_argument("--backend", choices=["thrift", "p4runtime", "bfrt"], required=True)
     ap.add_argument("--bind", default="0.0.0.0")
     ap.add_argument("--port", type=int, default=50310)
     ap.add_argument("--vip", required=True, help="the switch's VIP address")
+    ap.add_argument("--thrift", default="127.0.0.1:9090",
+                    help="BMv2 simple_switch's thrift server (thrift)")
     ap.add_argument("--grpc", default="127.0.0.1:9559", help="P4Runtime server (p4runtime)")
     ap.add_argument("--p4info", help="p4info.txt of the v1model build (p4runtime)")
-    ap.add_argument("--config", help="BMv2 JSON of the v1model build (p4runtime)")
+    ap.add_argument("--config", help="BMv2 JSON of the v1model build (thrift, p4runtime)")
     ap.add_argument("--agent-networks", default="",
                     help="networks survivors' agents may be in, ADDRESS/PREFIX,... "
                          "(default: this host's networks, link-local excepted)")
     ap.add_argument("--hosts", default="",
-                    help="survivor hosts: IP=port/MAC,... (their switch port and MAC)")
+                    help="hosts: IP=port/MAC,... (their switch port and MAC): routes, "
+                         "and the survivors' multicast ports")
     a = ap.parse_args(argv)
     ports, macs = {}, {}
     for item in filter(None, a.hosts.split(",")):
@@ -416,10 +426,15 @@ def main(argv):
         ports[ip] = int(port)
         macs[ip] = int(mac.replace(":", ""), 16)
     import backends
-    if a.backend == "p4runtime":
+    if a.backend == "thrift":
+        host, port = a.thrift.rsplit(":", 1)
+        clients, _ = backends.ThriftBackend.connect(host, int(port))
+        backend = backends.ThriftBackend(clients, a.config, ports)
+    elif a.backend == "p4runtime":
         backend = backends.P4RuntimeBackend(a.grpc, a.p4info, a.config, ports)
     else:
         backend = backends.BfrtBackend(ports=ports)
+    backend.add_routes({ip: (ports[ip], macs[ip]) for ip in ports})
     try:
         nets = parse_networks(a.agent_networks) if a.agent_networks else None
     except ValueError as e:

@@ -61,6 +61,7 @@ def sample_entries():
 def test_every_entry_fits_the_program(arch):
     tables, actions = declarations(read(PROGRAMS[arch]))
     entries, group = sample_entries()
+    entries = entries + backends.route_entries({"198.18.1.1": (2, 0x020000010002)})
     seen = set()
     for e in entries:
         assert e.table in tables, "%s has no table %s" % (arch, e.table)
@@ -71,7 +72,8 @@ def test_every_entry_fits_the_program(arch):
         for name, value in e.params.items():
             assert 0 <= value < 1 << params[name], (e.action, name, value)
         seen.add(e.table)
-    assert seen == {"task_cfg", "vip_in", "sender_coeff", "survivor_in", "replica"}
+    assert seen == {"task_cfg", "vip_in", "sender_coeff", "survivor_in", "replica",
+                    "l3_forward"}
     assert group[1] == 32 and len(group[2]) == 6
 
 

@@ -20,6 +20,7 @@ from generated_file import write_or_check  # noqa: E402
 OUT = os.path.join(HERE, "lanes.p4")
 N = pipeline.PASS_BYTES
 T = pipeline.TABLE_LANES
+assert pipeline.PAYLOAD == 2 * N, "a DATA packet's payload takes exactly two passes"
 
 
 def render() -> str:
@@ -33,17 +34,28 @@ def render() -> str:
     w("")
     w('#include "gf_tables.p4"')
     w("")
-    w("// y_i = a * x_i for the pass's bytes x_0..x_%d; w_j = y_4j ++ .. ++ y_4j+3 (big-endian)."
-      % (N - 1))
-    w("// log_a: log of the coefficient (GF_LOG_ZERO for 0); bm: M(a), row j in bits 8j+7..8j.")
-    params = ", ".join("in bit<8> x%d" % i for i in range(N))
+    w("// y_i = a * x_i for the pass's bytes x_0..x_%d (lanes 0..%d in the first pass, %d..%d in"
+      % (N - 1, N - 1, N, 2 * N - 1))
+    w("// the second); w_j = y_4j ++ .. ++ y_4j+3 (big-endian). log_a: log of the coefficient")
+    w("// (GF_LOG_ZERO for 0); bm: M(a), row j in bits 8j+7..8j. Both passes share these tables:")
+    w("// a program applies MultiplyPass from one place (BMv2 cannot apply a table from two, and")
+    w("// two copies would double the lanes' tables on Tofino).")
     words = ", ".join("out bit<32> w%d" % j for j in range(N // 4))
-    w("control MultiplyPass(%s,\n        in bit<10> log_a, in bit<64> bm,\n        %s) {"
-      % (params, words))
+    w("control MultiplyPass(in lane_h[%d] lanes, in bit<1> second,\n"
+      "        in bit<10> log_a, in bit<64> bm,\n        %s) {" % (2 * N, words))
     for i in range(T):
         w("    GfLog() log%d;" % i)
         w("    GfExp() exp%d;" % i)
     w("    apply {")
+    for i in range(N):
+        w("        bit<8> x%d;" % i)
+    w("        if (second == 1) {")
+    for i in range(N):
+        w("            x%d = lanes[%d].b;" % (i, N + i))
+    w("        } else {")
+    for i in range(N):
+        w("            x%d = lanes[%d].b;" % (i, i))
+    w("        }")
     for i in range(T):
         w("        bit<10> l%d;" % i)
     for i in range(T):

@@ -5,9 +5,12 @@
 
 #include "gf_tables.p4"
 
-// y_i = a * x_i for the pass's bytes x_0..x_31; w_j = y_4j ++ .. ++ y_4j+3 (big-endian).
-// log_a: log of the coefficient (GF_LOG_ZERO for 0); bm: M(a), row j in bits 8j+7..8j.
-control MultiplyPass(in bit<8> x0, in bit<8> x1, in bit<8> x2, in bit<8> x3, in bit<8> x4, in bit<8> x5, in bit<8> x6, in bit<8> x7, in bit<8> x8, in bit<8> x9, in bit<8> x10, in bit<8> x11, in bit<8> x12, in bit<8> x13, in bit<8> x14, in bit<8> x15, in bit<8> x16, in bit<8> x17, in bit<8> x18, in bit<8> x19, in bit<8> x20, in bit<8> x21, in bit<8> x22, in bit<8> x23, in bit<8> x24, in bit<8> x25, in bit<8> x26, in bit<8> x27, in bit<8> x28, in bit<8> x29, in bit<8> x30, in bit<8> x31,
+// y_i = a * x_i for the pass's bytes x_0..x_31 (lanes 0..31 in the first pass, 32..63 in
+// the second); w_j = y_4j ++ .. ++ y_4j+3 (big-endian). log_a: log of the coefficient
+// (GF_LOG_ZERO for 0); bm: M(a), row j in bits 8j+7..8j. Both passes share these tables:
+// a program applies MultiplyPass from one place (BMv2 cannot apply a table from two, and
+// two copies would double the lanes' tables on Tofino).
+control MultiplyPass(in lane_h[64] lanes, in bit<1> second,
         in bit<10> log_a, in bit<64> bm,
         out bit<32> w0, out bit<32> w1, out bit<32> w2, out bit<32> w3, out bit<32> w4, out bit<32> w5, out bit<32> w6, out bit<32> w7) {
     GfLog() log0;
@@ -59,6 +62,105 @@ control MultiplyPass(in bit<8> x0, in bit<8> x1, in bit<8> x2, in bit<8> x3, in 
     GfLog() log23;
     GfExp() exp23;
     apply {
+        bit<8> x0;
+        bit<8> x1;
+        bit<8> x2;
+        bit<8> x3;
+        bit<8> x4;
+        bit<8> x5;
+        bit<8> x6;
+        bit<8> x7;
+        bit<8> x8;
+        bit<8> x9;
+        bit<8> x10;
+        bit<8> x11;
+        bit<8> x12;
+        bit<8> x13;
+        bit<8> x14;
+        bit<8> x15;
+        bit<8> x16;
+        bit<8> x17;
+        bit<8> x18;
+        bit<8> x19;
+        bit<8> x20;
+        bit<8> x21;
+        bit<8> x22;
+        bit<8> x23;
+        bit<8> x24;
+        bit<8> x25;
+        bit<8> x26;
+        bit<8> x27;
+        bit<8> x28;
+        bit<8> x29;
+        bit<8> x30;
+        bit<8> x31;
+        if (second == 1) {
+            x0 = lanes[32].b;
+            x1 = lanes[33].b;
+            x2 = lanes[34].b;
+            x3 = lanes[35].b;
+            x4 = lanes[36].b;
+            x5 = lanes[37].b;
+            x6 = lanes[38].b;
+            x7 = lanes[39].b;
+            x8 = lanes[40].b;
+            x9 = lanes[41].b;
+            x10 = lanes[42].b;
+            x11 = lanes[43].b;
+            x12 = lanes[44].b;
+            x13 = lanes[45].b;
+            x14 = lanes[46].b;
+            x15 = lanes[47].b;
+            x16 = lanes[48].b;
+            x17 = lanes[49].b;
+            x18 = lanes[50].b;
+            x19 = lanes[51].b;
+            x20 = lanes[52].b;
+            x21 = lanes[53].b;
+            x22 = lanes[54].b;
+            x23 = lanes[55].b;
+            x24 = lanes[56].b;
+            x25 = lanes[57].b;
+            x26 = lanes[58].b;
+            x27 = lanes[59].b;
+            x28 = lanes[60].b;
+            x29 = lanes[61].b;
+            x30 = lanes[62].b;
+            x31 = lanes[63].b;
+        } else {
+            x0 = lanes[0].b;
+            x1 = lanes[1].b;
+            x2 = lanes[2].b;
+            x3 = lanes[3].b;
+            x4 = lanes[4].b;
+            x5 = lanes[5].b;
+            x6 = lanes[6].b;
+            x7 = lanes[7].b;
+            x8 = lanes[8].b;
+            x9 = lanes[9].b;
+            x10 = lanes[10].b;
+            x11 = lanes[11].b;
+            x12 = lanes[12].b;
+            x13 = lanes[13].b;
+            x14 = lanes[14].b;
+            x15 = lanes[15].b;
+            x16 = lanes[16].b;
+            x17 = lanes[17].b;
+            x18 = lanes[18].b;
+            x19 = lanes[19].b;
+            x20 = lanes[20].b;
+            x21 = lanes[21].b;
+            x22 = lanes[22].b;
+            x23 = lanes[23].b;
+            x24 = lanes[24].b;
+            x25 = lanes[25].b;
+            x26 = lanes[26].b;
+            x27 = lanes[27].b;
+            x28 = lanes[28].b;
+            x29 = lanes[29].b;
+            x30 = lanes[30].b;
+            x31 = lanes[31].b;
+        }
         bit<10> l0;
         bit<10> l1;
         bit<10> l2;

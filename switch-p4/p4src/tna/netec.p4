@@ -50,6 +50,7 @@ struct headers_t {
 struct ig_meta_t {
     bit<16> tcp_residual;   // TCP checksum minus the fields ingress may rewrite
     bit<8>  lanes_ok;       // the payload was taken into lanes
+    bool    netec_csum_ok;  // the NetEC header and lanes sum to ones'-complement zero
     bit<8>  role;
     bit<8>  task;
     bit<8>  slot_array;
@@ -93,12 +94,14 @@ struct eg_meta_t {
 parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
                          out ingress_intrinsic_metadata_t ig_intr_md) {
     Checksum() tcp_csum;
+    Checksum() netec_csum;
     ParserCounter() lanes_left;
 
     state start {
         pkt.extract(ig_intr_md);
         pkt.advance(PORT_METADATA_SIZE);
         meta.lanes_ok = 0;
+        meta.netec_csum_ok = false;
         meta.tcp_residual = 0;
         transition parse_ethernet;
     }
@@ -116,6 +119,8 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
     }
     state parse_ipv4 {
         pkt.extract(hdr.ipv4);
+        // Tofino: a checksum unit takes a field only in the state that extracts it.
+        tcp_csum.subtract({hdr.ipv4.src_addr, hdr.ipv4.dst_addr});
         transition select(hdr.ipv4.ihl, hdr.ipv4.protocol) {
             (5, IP_PROTO_TCP): parse_tcp;
             default: accept;
@@ -127,9 +132,8 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
         // deparser. A NetEC packet with a valid NetEC checksum sums to ones'-complement zero,
         // so rewriting one valid NetEC packet into another never changes the TCP checksum:
         // a corrupt segment stays corrupt and the reader's TCP drops it.
-        tcp_csum.subtract({hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.tcp.src_port,
-                           hdr.tcp.dst_port, hdr.tcp.seq_no, hdr.tcp.ack_no,
-                           hdr.tcp.checksum});
+        tcp_csum.subtract({hdr.tcp.src_port, hdr.tcp.dst_port, hdr.tcp.seq_no,
+                           hdr.tcp.ack_no, hdr.tcp.checksum});
         tcp_csum.subtract_all_and_deposit(meta.tcp_residual);
         // the parser cannot subtract: room for a NetEC header is read off the IP length
         // (20 IP + 20 TCP [+ 12 options] + 20 NetEC)
@@ -150,6 +154,11 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
     }
     state parse_netec {
         pkt.extract(hdr.netec);
+        // The NetEC checksum of a DATA packet or an ACK, header and lanes (docs/protocol.md: a
+        // receiver drops a packet that fails it, also inside a valid TCP segment). Each field
+        // is added in the state that extracts it; the last verdict is the whole packet's.
+        netec_csum.add(hdr.netec);
+        meta.netec_csum_ok = netec_csum.verify();
         transition select(hdr.netec.payload_len) {
             0: accept;
             1 .. NETEC_PAYLOAD: start_lanes;
@@ -163,6 +172,8 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
     }
     state parse_lane {
         pkt.extract(hdr.lanes.next);
+        netec_csum.add(hdr.lanes.last);
+        meta.netec_csum_ok = netec_csum.verify();
         lanes_left.decrement(1);
         transition select(lanes_left.is_zero()) {
             true: accept;
@@ -393,6 +404,11 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             ig_dprsr_md.drop_ctl = 1;
             exit;
         }
+        if (hdr.netec.isValid() && hdr.netec.payload_len <= NETEC_PAYLOAD
+                && !meta.netec_csum_ok) {
+            ig_dprsr_md.drop_ctl = 1;  // corrupt, or sent wrong: its bytes never enter a sum
+            exit;
+        }
         if (hdr.tcp.isValid()) {
             if (!survivor_in.apply().hit) {
                 vip_in.apply();
@@ -407,22 +423,22 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         hdr.bridge.task = meta.task;
         hdr.bridge.sender = meta.sender;
         hdr.bridge.vip_isn = meta.vip_isn;
+        bool second_pass = meta.role == ROLE_SURVIVOR && hdr.pass.isValid();
+        bool first_pass = meta.role == ROLE_SURVIVOR && !hdr.pass.isValid()
+                          && hdr.netec.isValid() && hdr.netec.type == NETEC_DATA;
+        // Multiply depends on nothing Admit and Track decide: it can run beside them. One
+        // call site for both passes, so each lane's tables exist once.
+        if (first_pass || second_pass) {
+            multiply.apply(hdr.lanes, second_pass ? 1w1 : 1w0, meta.log_coeff, meta.bitmatrix,
+                           meta.w0, meta.w1, meta.w2, meta.w3, meta.w4, meta.w5, meta.w6,
+                           meta.w7);
+        }
 
-        if (meta.role == ROLE_SURVIVOR && hdr.pass.isValid()) {
+        if (second_pass) {
             // ---- second pass: multiply and add the second half ------------------------------
             meta.cell = (bit<32>)hdr.pass.cell;
             meta.reset = hdr.pass.reset;
             meta.complete = hdr.pass.verdict == PASS_COMPLETE ? 8w1 : 8w0;
-            multiply.apply(hdr.lanes[32].b, hdr.lanes[33].b, hdr.lanes[34].b, hdr.lanes[35].b,
-                           hdr.lanes[36].b, hdr.lanes[37].b, hdr.lanes[38].b, hdr.lanes[39].b,
-                           hdr.lanes[40].b, hdr.lanes[41].b, hdr.lanes[42].b, hdr.lanes[43].b,
-                           hdr.lanes[44].b, hdr.lanes[45].b, hdr.lanes[46].b, hdr.lanes[47].b,
-                           hdr.lanes[48].b, hdr.lanes[49].b, hdr.lanes[50].b, hdr.lanes[51].b,
-                           hdr.lanes[52].b, hdr.lanes[53].b, hdr.lanes[54].b, hdr.lanes[55].b,
-                           hdr.lanes[56].b, hdr.lanes[57].b, hdr.lanes[58].b, hdr.lanes[59].b,
-                           hdr.lanes[60].b, hdr.lanes[61].b, hdr.lanes[62].b, hdr.lanes[63].b,
-                           meta.log_coeff, meta.bitmatrix, meta.w0, meta.w1, meta.w2, meta.w3,
-                           meta.w4, meta.w5, meta.w6, meta.w7);
             SUM_APPLY(8, meta.w0)  SUM_APPLY(9, meta.w1)  SUM_APPLY(10, meta.w2)
             SUM_APPLY(11, meta.w3) SUM_APPLY(12, meta.w4) SUM_APPLY(13, meta.w5)
             SUM_APPLY(14, meta.w6) SUM_APPLY(15, meta.w7)
@@ -453,25 +469,14 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             hdr.netec.sender = 0;
             meta.netec_dirty = 1;
             hdr.bridge.to_reader = 1;
-        } else if (meta.role == ROLE_SURVIVOR && hdr.netec.isValid()
-                   && hdr.netec.type == NETEC_DATA) {
+        } else if (first_pass) {
             // ---- first pass: admit, track, multiply and add the first half ------------------
-            // Multiply depends on nothing Admit and Track decide: it can run beside them.
-            multiply.apply(hdr.lanes[0].b, hdr.lanes[1].b, hdr.lanes[2].b, hdr.lanes[3].b,
-                           hdr.lanes[4].b, hdr.lanes[5].b, hdr.lanes[6].b, hdr.lanes[7].b,
-                           hdr.lanes[8].b, hdr.lanes[9].b, hdr.lanes[10].b, hdr.lanes[11].b,
-                           hdr.lanes[12].b, hdr.lanes[13].b, hdr.lanes[14].b, hdr.lanes[15].b,
-                           hdr.lanes[16].b, hdr.lanes[17].b, hdr.lanes[18].b, hdr.lanes[19].b,
-                           hdr.lanes[20].b, hdr.lanes[21].b, hdr.lanes[22].b, hdr.lanes[23].b,
-                           hdr.lanes[24].b, hdr.lanes[25].b, hdr.lanes[26].b, hdr.lanes[27].b,
-                           hdr.lanes[28].b, hdr.lanes[29].b, hdr.lanes[30].b, hdr.lanes[31].b,
-                           meta.log_coeff, meta.bitmatrix, meta.w0, meta.w1, meta.w2, meta.w3,
-                           meta.w4, meta.w5, meta.w6, meta.w7);
             meta.ack = ack_read.execute((bit<32>)meta.task);
             admit.apply(hdr.netec, meta.lanes_ok, meta.cfg, meta.ack, meta.verdict);
             if (meta.sender_bit == 0 || hdr.netec.version != NETEC_VERSION
                     || hdr.netec.reserved != 0 || hdr.netec.flags != 0
-                    || hdr.netec.slot_array != meta.slot_array) {
+                    || hdr.netec.slot_array != meta.slot_array
+                    || hdr.netec.sender != meta.sender) {  // one connection, one survivor
                 meta.verdict = V_MISMATCH;
             }
             if (meta.verdict != 0) {
@@ -645,6 +650,8 @@ parser EgressParserImpl(packet_in pkt, out headers_t hdr, out eg_meta_t meta,
     }
     state parse_ipv4 {
         pkt.extract(hdr.ipv4);
+        // Tofino: a checksum unit takes a field only in the state that extracts it.
+        tcp_csum.subtract({hdr.ipv4.src_addr, hdr.ipv4.dst_addr});
         transition select(hdr.ipv4.ihl, hdr.ipv4.protocol) {
             (5, IP_PROTO_TCP): parse_tcp;
             default: accept;
@@ -652,9 +659,8 @@ parser EgressParserImpl(packet_in pkt, out headers_t hdr, out eg_meta_t meta,
     }
     state parse_tcp {
         pkt.extract(hdr.tcp);
-        tcp_csum.subtract({hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.tcp.src_port,
-                           hdr.tcp.dst_port, hdr.tcp.seq_no, hdr.tcp.ack_no,
-                           hdr.tcp.checksum});
+        tcp_csum.subtract({hdr.tcp.src_port, hdr.tcp.dst_port, hdr.tcp.seq_no,
+                           hdr.tcp.ack_no, hdr.tcp.checksum});
         tcp_csum.subtract_all_and_deposit(meta.tcp_residual);
         transition select(hdr.tcp.data_offset) {
             5: parse_netec;

@@ -35,6 +35,7 @@ struct metadata_t {
     bit<16> tcp_payload;   // TCP payload bytes
     bit<16> lanes_left;    // parser: lanes still to extract
     bit<8>  lanes_ok;      // the payload was taken into lanes
+    bit<16> csum_zero;     // 0: what a valid NetEC packet's whole sum complements to
     bit<8>  role;          // ROLE_*
     bit<8>  task;
     bit<8>  slot_array;
@@ -59,6 +60,7 @@ parser NetecParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
                    inout standard_metadata_t std) {
     state start {
         meta.lanes_ok = 0;
+        meta.csum_zero = 0;
         pkt.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
             ETHERTYPE_NETEC_PASS: parse_pass;
@@ -120,9 +122,10 @@ parser NetecParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
     }
 }
 
-// A NetEC segment whose TCP checksum fails is dropped in ingress (standard_metadata's
-// checksum_error): its payload must not enter a sum, and the ComputeChecksum control below
-// recomputes checksums from scratch, which would otherwise hide the corruption.
+// A NetEC segment whose TCP checksum or NetEC checksum fails is dropped in ingress
+// (standard_metadata's checksum_error): its payload must not enter a sum, and the
+// ComputeChecksum control below recomputes checksums from scratch, which would otherwise hide
+// the corruption.
 control NetecVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
     apply {
         verify_checksum_with_payload(hdr.netec.isValid(),
@@ -151,6 +154,32 @@ control NetecVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
               hdr.lanes[56].b, hdr.lanes[57].b, hdr.lanes[58].b, hdr.lanes[59].b,
               hdr.lanes[60].b, hdr.lanes[61].b, hdr.lanes[62].b, hdr.lanes[63].b },
             hdr.tcp.checksum, HashAlgorithm.csum16);
+        // The NetEC checksum of a DATA packet or an ACK (header and lanes): a receiver drops a
+        // packet that fails it (docs/protocol.md), also inside a valid TCP segment. The sum
+        // includes the checksum field and is compared with 0, so both encodings of a computed
+        // 0 (0 and 0xFFFF) pass; invalid lanes (past the payload) add nothing.
+        verify_checksum(hdr.netec.isValid() && hdr.netec.payload_len <= NETEC_PAYLOAD,
+            { hdr.netec.version, hdr.netec.type, hdr.netec.task, hdr.netec.slot_array,
+              hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
+              hdr.netec.window, hdr.netec.payload_len, hdr.netec.checksum,
+              hdr.netec.reserved,
+              hdr.lanes[0].b, hdr.lanes[1].b, hdr.lanes[2].b, hdr.lanes[3].b,
+              hdr.lanes[4].b, hdr.lanes[5].b, hdr.lanes[6].b, hdr.lanes[7].b,
+              hdr.lanes[8].b, hdr.lanes[9].b, hdr.lanes[10].b, hdr.lanes[11].b,
+              hdr.lanes[12].b, hdr.lanes[13].b, hdr.lanes[14].b, hdr.lanes[15].b,
+              hdr.lanes[16].b, hdr.lanes[17].b, hdr.lanes[18].b, hdr.lanes[19].b,
+              hdr.lanes[20].b, hdr.lanes[21].b, hdr.lanes[22].b, hdr.lanes[23].b,
+              hdr.lanes[24].b, hdr.lanes[25].b, hdr.lanes[26].b, hdr.lanes[27].b,
+              hdr.lanes[28].b, hdr.lanes[29].b, hdr.lanes[30].b, hdr.lanes[31].b,
+              hdr.lanes[32].b, hdr.lanes[33].b, hdr.lanes[34].b, hdr.lanes[35].b,
+              hdr.lanes[36].b, hdr.lanes[37].b, hdr.lanes[38].b, hdr.lanes[39].b,
+              hdr.lanes[40].b, hdr.lanes[41].b, hdr.lanes[42].b, hdr.lanes[43].b,
+              hdr.lanes[44].b, hdr.lanes[45].b, hdr.lanes[46].b, hdr.lanes[47].b,
+              hdr.lanes[48].b, hdr.lanes[49].b, hdr.lanes[50].b, hdr.lanes[51].b,
+              hdr.lanes[52].b, hdr.lanes[53].b, hdr.lanes[54].b, hdr.lanes[55].b,
+              hdr.lanes[56].b, hdr.lanes[57].b, hdr.lanes[58].b, hdr.lanes[59].b,
+              hdr.lanes[60].b, hdr.lanes[61].b, hdr.lanes[62].b, hdr.lanes[63].b },
+            meta.csum_zero, HashAlgorithm.csum16);
     }
 }
 
@@ -297,22 +326,27 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             }
         }
         bit<32> cell = (bit<32>)meta.slot_array << NETEC_SLOTS_LOG2;
-
-        if (meta.role == ROLE_SURVIVOR && hdr.pass.isValid()) {
-            // ---- second pass of a DATA packet -----------------------------------------------
+        bool second_pass = meta.role == ROLE_SURVIVOR && hdr.pass.isValid();
+        bool first_pass = meta.role == ROLE_SURVIVOR && !hdr.pass.isValid()
+                          && hdr.netec.isValid() && hdr.netec.type == NETEC_DATA;
+        log_coeff = GF_LOG_ZERO;
+        bitmatrix = 0;
+        sender_bit = 0;
+        if (meta.role == ROLE_SURVIVOR) {
             sender_coeff.apply();
+        }
+        // Multiply depends on nothing Admit and Track decide: it can run beside them. One
+        // call site for both passes (the lanes it reads depend on the pass).
+        bit<32> w0 = 0; bit<32> w1 = 0; bit<32> w2 = 0; bit<32> w3 = 0;
+        bit<32> w4 = 0; bit<32> w5 = 0; bit<32> w6 = 0; bit<32> w7 = 0;
+        if (first_pass || second_pass) {
+            multiply.apply(hdr.lanes, second_pass ? 1w1 : 1w0, log_coeff, bitmatrix,
+                           w0, w1, w2, w3, w4, w5, w6, w7);
+        }
+
+        if (second_pass) {
+            // ---- second pass of a DATA packet -----------------------------------------------
             cell = (bit<32>)hdr.pass.cell;
-            bit<32> w0; bit<32> w1; bit<32> w2; bit<32> w3;
-            bit<32> w4; bit<32> w5; bit<32> w6; bit<32> w7;
-            multiply.apply(hdr.lanes[32].b, hdr.lanes[33].b, hdr.lanes[34].b, hdr.lanes[35].b,
-                           hdr.lanes[36].b, hdr.lanes[37].b, hdr.lanes[38].b, hdr.lanes[39].b,
-                           hdr.lanes[40].b, hdr.lanes[41].b, hdr.lanes[42].b, hdr.lanes[43].b,
-                           hdr.lanes[44].b, hdr.lanes[45].b, hdr.lanes[46].b, hdr.lanes[47].b,
-                           hdr.lanes[48].b, hdr.lanes[49].b, hdr.lanes[50].b, hdr.lanes[51].b,
-                           hdr.lanes[52].b, hdr.lanes[53].b, hdr.lanes[54].b, hdr.lanes[55].b,
-                           hdr.lanes[56].b, hdr.lanes[57].b, hdr.lanes[58].b, hdr.lanes[59].b,
-                           hdr.lanes[60].b, hdr.lanes[61].b, hdr.lanes[62].b, hdr.lanes[63].b,
-                           log_coeff, bitmatrix, w0, w1, w2, w3, w4, w5, w6, w7);
             // one read-modify-write per register: overwrite (slot taken over), accumulate,
             // and on completion hand the sum to the packet and clear the cell
             bit<32> s;
@@ -363,29 +397,16 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.netec.sender = 0;  // row 0: this data plane rebuilds one row
             meta.netec_dirty = 1;
             meta.to_reader = 1;
-        } else if (meta.role == ROLE_SURVIVOR && hdr.netec.isValid()
-                   && hdr.netec.type == NETEC_DATA) {
+        } else if (first_pass) {
             // ---- first pass of a DATA packet ------------------------------------------------
-            sender_coeff.apply();
-            // Multiply depends on nothing Admit and Track decide: it can run beside them.
-            bit<32> w0; bit<32> w1; bit<32> w2; bit<32> w3;
-            bit<32> w4; bit<32> w5; bit<32> w6; bit<32> w7;
-            multiply.apply(hdr.lanes[0].b, hdr.lanes[1].b, hdr.lanes[2].b, hdr.lanes[3].b,
-                           hdr.lanes[4].b, hdr.lanes[5].b, hdr.lanes[6].b, hdr.lanes[7].b,
-                           hdr.lanes[8].b, hdr.lanes[9].b, hdr.lanes[10].b, hdr.lanes[11].b,
-                           hdr.lanes[12].b, hdr.lanes[13].b, hdr.lanes[14].b, hdr.lanes[15].b,
-                           hdr.lanes[16].b, hdr.lanes[17].b, hdr.lanes[18].b, hdr.lanes[19].b,
-                           hdr.lanes[20].b, hdr.lanes[21].b, hdr.lanes[22].b, hdr.lanes[23].b,
-                           hdr.lanes[24].b, hdr.lanes[25].b, hdr.lanes[26].b, hdr.lanes[27].b,
-                           hdr.lanes[28].b, hdr.lanes[29].b, hdr.lanes[30].b, hdr.lanes[31].b,
-                           log_coeff, bitmatrix, w0, w1, w2, w3, w4, w5, w6, w7);
             bit<32> ack;
             ack_seq.read(ack, (bit<32>)meta.task);
             bit<8> verdict;
             admit.apply(hdr.netec, meta.lanes_ok, meta.cfg, ack, verdict);
             if (sender_bit == 0 || hdr.netec.version != NETEC_VERSION
                     || hdr.netec.reserved != 0 || hdr.netec.flags != 0
-                    || hdr.netec.slot_array != meta.slot_array) {
+                    || hdr.netec.slot_array != meta.slot_array
+                    || hdr.netec.sender != meta.sender) {  // one connection, one survivor
                 verdict = V_MISMATCH;
             }
             if (verdict != 0) {
@@ -448,7 +469,9 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             sum7.read(s, cell); s = (reset == 1 ? 0 : s) ^ w7;
             sum7.write(cell, complete ? 0 : s); w7 = s;
             if (complete) {  // the packet carries the first half of the stripe's sums
-                meta.tcp_dirty = 1;  // still a valid segment when it comes back for pass two
+                // still a valid NetEC packet in a valid segment when it comes back for pass two
+                meta.netec_dirty = 1;
+                meta.tcp_dirty = 1;
                 hdr.lanes[0].b = w0[31:24];  hdr.lanes[1].b = w0[23:16];
                 hdr.lanes[2].b = w0[15:8];   hdr.lanes[3].b = w0[7:0];
                 hdr.lanes[4].b = w1[31:24];  hdr.lanes[5].b = w1[23:16];
@@ -482,7 +505,6 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             if ((hdr.tcp.flags & TCP_SYN) != 0) {
                 bit<16> answered;
                 synack_bits.read(answered, (bit<32>)meta.task);
-                sender_coeff.apply();
                 answered = answered | sender_bit;
                 synack_bits.write((bit<32>)meta.task, answered);
                 meta.synack = 1;  // egress records its ISN, then drops all but the last
