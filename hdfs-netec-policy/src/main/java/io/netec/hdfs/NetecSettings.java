@@ -418,13 +418,18 @@ public final class NetecSettings {
     StringBuilder b = new StringBuilder(Math.min(v.length(), max) + 3);
     for (int i = 0; i < v.length() && i < max; i++) {
       char c = v.charAt(i);
-      if (c < ' ' || c == 0x7f) {
+      if (isControl(c)) {
         b.append(String.format("\\x%02x", (int) c));
       } else {
         b.append(c);
       }
     }
     return v.length() > max ? b.append("...").toString() : b.toString();
+  }
+
+  /** A control character: escaped in messages and logs, refused in peers' text fields. */
+  public static boolean isControl(char c) {
+    return c < ' ' || c == 0x7f;
   }
 
   /** "; did you mean K?" for the known key closest to a misspelt one, or "". */

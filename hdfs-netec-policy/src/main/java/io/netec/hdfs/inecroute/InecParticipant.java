@@ -187,9 +187,7 @@ public final class InecParticipant implements Closeable {
 
     synchronized void cancel() {
       cancelled = true;
-      for (InecEngine.Conn c : conns) {
-        c.close();
-      }
+      closeAll();
     }
 
     synchronized void closeAll() {

@@ -142,7 +142,7 @@ public final class JoinRequest {
     return r;
   }
 
-  static JoinRequest read(DataInput in) throws IOException {
+  private static JoinRequest read(DataInput in) throws IOException {
     if (in.readInt() != MAGIC) {
       throw new IOException("bad join request: not an INEC join (magic)");
     }
@@ -194,7 +194,7 @@ public final class JoinRequest {
     String s = in.readUTF();
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
-      if (c < ' ' || c == 0x7f) {
+      if (NetecSettings.isControl(c)) {
         throw new IOException("bad join request: " + what + " has control character \\x"
             + String.format("%02x", (int) c));
       }
