@@ -95,11 +95,11 @@ def compile_p4test_v1model():
 
 
 def compile_bmv2(outdir):
-    """The v1model twin for BMv2: OUTDIR/netec.json and OUTDIR/netec.p4info.txt."""
+    """The v1model twin for BMv2: OUTDIR/netec.json and OUTDIR/netec.p4info.txtpb."""
     os.makedirs(outdir, exist_ok=True)
     took, warnings = run([find("p4c-bm2-ss"), "--arch", "v1model",
                           "-o", os.path.join(outdir, "netec.json"),
-                          "--p4runtime-files", os.path.join(outdir, "netec.p4info.txt"),
+                          "--p4runtime-files", os.path.join(outdir, "netec.p4info.txtpb"),
                           V1MODEL], "p4c-bm2-ss")
     return took, warnings, os.path.join(outdir, "netec.json")
 

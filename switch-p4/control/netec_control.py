@@ -410,7 +410,7 @@ def main(argv):
     ap.add_argument("--thrift", default="127.0.0.1:9090",
                     help="BMv2 simple_switch's thrift server (thrift)")
     ap.add_argument("--grpc", default="127.0.0.1:9559", help="P4Runtime server (p4runtime)")
-    ap.add_argument("--p4info", help="p4info.txt of the v1model build (p4runtime)")
+    ap.add_argument("--p4info", help="p4info (text) of the v1model build (p4runtime)")
     ap.add_argument("--config", help="BMv2 JSON of the v1model build (thrift, p4runtime)")
     ap.add_argument("--agent-networks", default="",
                     help="networks survivors' agents may be in, ADDRESS/PREFIX,... "

@@ -46,7 +46,6 @@ def render() -> str:
     w("        key = { x : exact; }")
     w("        actions = { set; zero; }")
     w("        const default_action = zero();")
-    w("        size = 256;")
     w("        const entries = {")
     for x in range(1, 256):
         w("            %d : set(%d);" % (x, gf256.LOG[x]))
@@ -63,7 +62,6 @@ def render() -> str:
     w("        key = { s : exact; }")
     w("        actions = { set; zero; }")
     w("        const default_action = zero();")
-    w("        size = 512;")
     w("        const entries = {")
     for s in range(0, 509):
         w("            %d : set(%d);" % (s, gf256.EXP[s]))

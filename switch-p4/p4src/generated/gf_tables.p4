@@ -14,7 +14,6 @@ control GfLog(in bit<8> x, out bit<10> log_x) {
         key = { x : exact; }
         actions = { set; zero; }
         const default_action = zero();
-        size = 256;
         const entries = {
             1 : set(0);
             2 : set(1);
@@ -284,7 +283,6 @@ control GfExp(in bit<10> s, out bit<8> y) {
         key = { s : exact; }
         actions = { set; zero; }
         const default_action = zero();
-        size = 512;
         const entries = {
             0 : set(1);
             1 : set(2);

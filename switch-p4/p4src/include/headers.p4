@@ -8,9 +8,7 @@ const bit<16> ETHERTYPE_IPV4 = 0x0800;
 const bit<8> IP_PROTO_TCP = 6;
 
 // TCP flags
-const bit<8> TCP_FIN = 0x01;
 const bit<8> TCP_SYN = 0x02;
-const bit<8> TCP_RST = 0x04;
 const bit<8> TCP_ACK = 0x10;
 
 // NetEC (docs/protocol.md, version 1)
@@ -20,7 +18,6 @@ const bit<8> NETEC_RESULT = 2;
 const bit<8> NETEC_ACK = 3;
 const bit<8> NETEC_HELLO = 4;
 const bit<8> NETEC_READER = 0xFF;
-const bit<16> NETEC_HEADER_BYTES = 20;
 
 header ethernet_h {
     bit<48> dst_addr;

@@ -6,7 +6,7 @@
 
 #include "headers.p4"
 
-// Verdicts of a DATA packet (first pass).
+// Verdicts of a DATA packet (first pass); the programs count each in their verdicts counter.
 const bit<8> V_MISMATCH = 1;  // fields that do not fit the task: dropped
 const bit<8> V_STALE = 2;     // seq < ackSeq: the reader has it
 const bit<8> V_TOO_FAR = 3;   // seq >= ackSeq + S: could only collide

@@ -71,6 +71,7 @@ struct ig_meta_t {
     bit<32> seq_plus1;
     bit<8>  netec_dirty;
     bit<8>  tcp_dirty;
+    bit<8>  to_reader;      // ingress's copy of bridge.to_reader (the bridge may be invalid)
     bit<32> w0; bit<32> w1; bit<32> w2; bit<32> w3;
     bit<32> w4; bit<32> w5; bit<32> w6; bit<32> w7;
 }
@@ -91,6 +92,8 @@ struct eg_meta_t {
 // Ingress
 // =============================================================================================
 
+// p4test warns that `meta` may be uninitialized when this parser ends: Tofino's parser
+// zero-initializes the metadata it does not write, which the controls rely on.
 parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
                          out ingress_intrinsic_metadata_t ig_intr_md) {
     Checksum() tcp_csum;
@@ -295,7 +298,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     SUM_REGISTER(12, meta.w4) SUM_REGISTER(13, meta.w5) SUM_REGISTER(14, meta.w6)
     SUM_REGISTER(15, meta.w7)
 
-    Counter<bit<32>, bit<8>>(8, CounterType_t.PACKETS) drops;
+    Counter<bit<32>, bit<8>>(8, CounterType_t.PACKETS) verdicts;  // DATA packets by verdict
 
     // ---- tables ------------------------------------------------------------------------------
     action from_survivor(bit<8> task, bit<8> slot_array, bit<8> sender, bit<32> vip_isn) {
@@ -385,7 +388,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     MultiplyPass() multiply;
 
     action drop_counted(bit<8> why) {
-        drops.count(why);
+        verdicts.count(why);
         ig_dprsr_md.drop_ctl = 1;
     }
 
@@ -397,6 +400,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         meta.reset = 0;
         hdr.bridge.setValid();
         hdr.bridge.to_reader = 0;
+        meta.to_reader = 0;
         hdr.bridge.synack = 0;
         hdr.bridge.synack_last = 0;
         hdr.bridge.netec = hdr.netec.isValid() ? 8w1 : 8w0;
@@ -469,6 +473,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             hdr.netec.sender = 0;
             meta.netec_dirty = 1;
             hdr.bridge.to_reader = 1;
+            meta.to_reader = 1;
         } else if (first_pass) {
             // ---- first pass: admit, track, multiply and add the first half ------------------
             meta.ack = ack_read.execute((bit<32>)meta.task);
@@ -499,6 +504,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             } else {
                 meta.complete = count_add.execute(meta.cell);
             }
+            verdicts.count(meta.complete == 1 ? V_COMPLETE : V_AGGREGATE);
             if (meta.reset == 1 || meta.bits_before == 0) {
                 meta.seq_plus1 = hdr.netec.seq + 1;
                 started_raise.execute((bit<32>)meta.task);
@@ -544,8 +550,10 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 hdr.bridge.synack = 1;
                 hdr.bridge.synack_last = answered == meta.cfg.k_mask ? 8w1 : 8w0;
                 hdr.bridge.to_reader = 1;
+                meta.to_reader = 1;
             } else if (meta.sender == 0 || hdr.netec.isValid()) {
                 hdr.bridge.to_reader = 1;
+                meta.to_reader = 1;
             } else {
                 ig_dprsr_md.drop_ctl = 1;
                 exit;
@@ -571,7 +579,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             exit;
         }
 
-        if (hdr.bridge.to_reader == 1) {
+        if (meta.to_reader == 1) {
             hdr.ipv4.src_addr = meta.vip_addr;
             hdr.tcp.src_port = meta.vip_port;
             hdr.ipv4.dst_addr = reader_addr_read.execute((bit<32>)meta.task);
@@ -635,6 +643,8 @@ control IngressDeparserImpl(packet_out pkt, inout headers_t hdr, in ig_meta_t me
 // Egress: per-replica addresses, SEQ/ACK translation, the HELLO's sender
 // =============================================================================================
 
+// p4test warns that `meta` may be uninitialized when this parser ends: Tofino's parser
+// zero-initializes the metadata it does not write, which the controls rely on.
 parser EgressParserImpl(packet_in pkt, out headers_t hdr, out eg_meta_t meta,
                         out egress_intrinsic_metadata_t eg_intr_md) {
     Checksum() tcp_csum;

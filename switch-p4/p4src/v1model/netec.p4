@@ -6,7 +6,7 @@
 // docs/protocol.md (version 1) is what it implements; switch-p4/README.md describes the
 // pipeline and its resources; model/pipeline.py is its executable model.
 //
-// Build: p4c-bm2-ss --arch v1model -I ../include -o netec.json --p4runtime-files netec.p4info.txt netec.p4
+// Build: p4c-bm2-ss --arch v1model -I ../include -o netec.json --p4runtime-files netec.p4info.txtpb netec.p4
 //        p4test --arch v1model netec.p4
 
 #include <core.p4>
@@ -18,7 +18,6 @@
 
 // The first pass puts this ethertype in front of the pass header, the second removes it.
 const bit<16> ETHERTYPE_NETEC_PASS = 0x88B5;
-const bit<32> PKT_INSTANCE_TYPE_RECIRC = 4;
 
 struct headers_t {
     ethernet_h ethernet;
@@ -210,7 +209,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
     register<bit<32>>(NETEC_TASKS) reader_addr;         // learned from the reader's SYN
     register<bit<16>>(NETEC_TASKS) reader_port;
     register<bit<16>>(NETEC_TASKS) synack_bits;         // survivors that answered the SYN
-    counter(8, CounterType.packets) drops;              // by verdict
+    counter(8, CounterType.packets) verdicts;           // DATA packets by verdict
 
     // ---- tables --------------------------------------------------------------------------
     action from_reader(bit<8> task, bit<8> slot_array, bit<32> vip_isn) {
@@ -410,7 +409,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
                 verdict = V_MISMATCH;
             }
             if (verdict != 0) {
-                drops.count((bit<32>)verdict);
+                verdicts.count((bit<32>)verdict);
                 mark_to_drop(std);
                 return;
             }
@@ -431,7 +430,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             }
             slot_bits.write(cell, bits | sender_bit);
             if ((bits & sender_bit) != 0) {
-                drops.count((bit<32>)V_DUPLICATE);
+                verdicts.count((bit<32>)V_DUPLICATE);
                 mark_to_drop(std);
                 return;
             }
@@ -443,6 +442,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             }
             bool complete = n == meta.cfg.k_minus1;
             slot_count.write(cell, complete ? 8w0 : n + 1);
+            verdicts.count(complete ? (bit<32>)V_COMPLETE : (bit<32>)V_AGGREGATE);
             if (fresh) {
                 bit<32> m;
                 max_started_plus1.read(m, (bit<32>)meta.task);
@@ -526,7 +526,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             if (hdr.netec.isValid() && hdr.netec.type == NETEC_ACK) {
                 // EBSN: ackSeq = max(ackSeq, seq); window = min(window, I - span)
                 if (hdr.netec.seq > meta.cfg.stripes || hdr.netec.sender != NETEC_READER) {
-                    drops.count((bit<32>)V_MISMATCH);
+                    verdicts.count((bit<32>)V_MISMATCH);
                     mark_to_drop(std);
                     return;
                 }
@@ -586,6 +586,9 @@ control NetecEgress(inout headers_t hdr, inout metadata_t meta,
 
     apply {
         if (meta.recirculate == 1) {
+            // Field list 0 is empty (p4c-bm2-ss warns that no field is tagged with it): the
+            // pass header carries all the second pass needs, as on Tofino, where no metadata
+            // survives recirculation.
             recirculate_preserving_field_list(0);
             return;
         }
