@@ -74,6 +74,7 @@ class Bmv2Switch:
         self.proc = None
         self.socks = {}
         self.transport = None
+        self._backend = None
         self.log_path = None
 
     # ---- life cycle ----------------------------------------------------------------------
@@ -150,13 +151,15 @@ class Bmv2Switch:
                 self.proc.wait()
         subprocess.run(["ip", "netns", "delete", self.netns], capture_output=True)
 
-    def backend(self, agent_ports=None):
-        """A ThriftBackend on this switch with every host's route installed."""
-        import backends
-        b = backends.ThriftBackend(self.clients, self.json_path, agent_ports or self.hosts)
-        b.add_routes({ip: (port, int.from_bytes(host_mac(port), "big"))
-                      for ip, port in self.hosts.items()})
-        return b
+    def backend(self):
+        """The ThriftBackend of this switch (one per connection), every host's route
+        installed when first asked for."""
+        if self._backend is None:
+            import backends
+            self._backend = backends.ThriftBackend(self.clients, self.json_path, self.hosts)
+            self._backend.add_routes({ip: (port, int.from_bytes(host_mac(port), "big"))
+                                      for ip, port in self.hosts.items()})
+        return self._backend
 
     # ---- packets -------------------------------------------------------------------------
 
@@ -205,5 +208,4 @@ class Bmv2Switch:
         return out
 
     def register_read(self, name, index):
-        return self.clients[0].bm_register_read(
-            0, ("NetecEgress." if name == "isn_delta" else "NetecIngress.") + name, index)
+        return self.backend().register_read(name, index)

@@ -18,7 +18,9 @@ Every backend also installs the routes (`route_entries`: l3_forward, host addres
 MAC) once, when the control plane starts.
 """
 
+import functools
 import json
+import threading
 
 from netec_control import Backend, Entry, ip_int
 
@@ -53,6 +55,14 @@ def short_name(field):
     return field.split(".")[-1]
 
 
+def _serialized(method):
+    @functools.wraps(method)
+    def call(self, *args):
+        with self.lock:
+            return method(self, *args)
+    return call
+
+
 class ThriftBackend(Backend):
     """Programs a running BMv2 simple_switch through its thrift runtime API.
 
@@ -85,6 +95,9 @@ class ThriftBackend(Backend):
                 a["name"], [(d["name"], d["bitwidth"]) for d in a["runtime_data"]])
         self.handles = {}  # (table, key values) -> entry handle
         self.groups = {}  # multicast group -> (group handle, [node handles])
+        # one request at a time on the connection: the control plane calls from its endpoint's
+        # threads and its expiry thread
+        self.lock = threading.RLock()
 
     @staticmethod
     def connect(host, port):
@@ -123,6 +136,7 @@ class ThriftBackend(Backend):
                                                                                      bits))))
         return name, params
 
+    @_serialized
     def write(self, e):
         """Installs one Entry (control by table: replica is egress's)."""
         control = "NetecEgress" if e.table in EGRESS_TABLES else "NetecIngress"
@@ -132,21 +146,26 @@ class ThriftBackend(Backend):
         self.handles[(e.table, tuple(e.key.values()))] = self.std.bm_mt_add_entry(
             0, table, match, action, data, self.st.BmAddEntryOptions())
 
+    @_serialized
     def delete(self, e):
         h = self.handles.pop((e.table, tuple(e.key.values())))
         self.std.bm_mt_delete_entry(0, self.tables[e.table][0], h)
 
+    @_serialized
     def add_routes(self, hosts):
         for e in route_entries(hosts):
             self.write(e)
 
+    @_serialized
     def register_read(self, name, index):
         control = "NetecEgress." if name == "isn_delta" else "NetecIngress."
         return self.std.bm_register_read(0, control + name, index)
 
+    @_serialized
     def counter_read(self, name, index):
         return self.std.bm_counter_read(0, "NetecIngress." + name, index).packets
 
+    @_serialized
     def add_task(self, task, array, entries):
         entries, group = entries
         for name in TASK_REGISTERS:
@@ -169,6 +188,7 @@ class ThriftBackend(Backend):
             nodes.append(n)
         self.groups[gid] = (g, nodes)
 
+    @_serialized
     def remove_task(self, task, array, entries):
         entries, group = entries
         for e in entries:
@@ -179,6 +199,7 @@ class ThriftBackend(Backend):
             self.pre.bm_mc_node_destroy(0, n)
         self.pre.bm_mc_mgrp_destroy(0, g)
 
+    @_serialized
     def progress(self, task):
         return self.register_read("ack_seq", task)
 

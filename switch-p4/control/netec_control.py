@@ -261,6 +261,8 @@ class ControlPlane:
         self.macs = macs or {}
         self.vip_host, self.vip_port_base = vip_host, vip_port_base
         self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.expiry = None
         self.free_tasks = list(range(limits.tasks))
         self.tasks = {}  # task -> dict(array, entries, timeout, last progress, when)
 
@@ -353,8 +355,15 @@ class ControlPlane:
         srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         srv.bind((host, port))
         srv.listen(64)
-        threading.Thread(target=self._expiry_loop, daemon=True).start()
+        self.expiry = threading.Thread(target=self._expiry_loop, daemon=True)
+        self.expiry.start()
         return srv
+
+    def stop(self):
+        """Ends the expiry loop and waits for it (the endpoint's socket is the caller's)."""
+        self.stopping.set()
+        if self.expiry is not None:
+            self.expiry.join(5)
 
     def accept_loop(self, srv):
         while True:
@@ -365,8 +374,7 @@ class ControlPlane:
             threading.Thread(target=self._connection, args=(conn,), daemon=True).start()
 
     def _expiry_loop(self):
-        while True:
-            time.sleep(0.2)
+        while not self.stopping.wait(0.2):
             self.expire()
 
     def _connection(self, conn):

@@ -66,6 +66,7 @@ class Endpoint:
         return buf
 
     def close(self):
+        self.cp.stop()
         self.sock.close()
         self.srv.close()
 

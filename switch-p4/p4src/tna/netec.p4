@@ -480,7 +480,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             admit.apply(hdr.netec, meta.lanes_ok, meta.cfg, meta.ack, meta.verdict);
             if (meta.sender_bit == 0 || hdr.netec.version != NETEC_VERSION
                     || hdr.netec.reserved != 0 || hdr.netec.flags != 0
-                    || hdr.netec.slot_array != meta.slot_array
+                    || hdr.netec.task != meta.task || hdr.netec.slot_array != meta.slot_array
                     || hdr.netec.sender != meta.sender) {  // one connection, one survivor
                 meta.verdict = V_MISMATCH;
             }

@@ -404,7 +404,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             admit.apply(hdr.netec, meta.lanes_ok, meta.cfg, ack, verdict);
             if (sender_bit == 0 || hdr.netec.version != NETEC_VERSION
                     || hdr.netec.reserved != 0 || hdr.netec.flags != 0
-                    || hdr.netec.slot_array != meta.slot_array
+                    || hdr.netec.task != meta.task || hdr.netec.slot_array != meta.slot_array
                     || hdr.netec.sender != meta.sender) {  // one connection, one survivor
                 verdict = V_MISMATCH;
             }
