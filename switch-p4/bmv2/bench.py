@@ -9,6 +9,7 @@ measured in the same run. Correctness first: every RESULT is checked against the
 import argparse
 import os
 import random
+import signal
 import socket
 import struct
 import sys
@@ -27,11 +28,12 @@ import p4tools  # noqa: E402
 VIP, VIP_PORT = "198.18.0.100", 40000
 READER = ("198.18.0.9", 5555)
 BATCH = 16  # stripes in flight (under the S / 2 the switch exposes)
+P = 64  # the payload the program is compiled for
 
 
-def ip_tcp(src, sport, dst, dport, seq, payload):
-    """An IPv4/TCP segment with valid checksums (bytes)."""
-    tcp = struct.pack("!HHIIBBHHH", sport, dport, seq, 1, 5 << 4, 0x18, 65535, 0, 0)
+def ip_tcp(src, sport, dst, dport, seq, payload, flags=0x18):
+    """An IPv4/TCP segment with valid checksums (bytes); PSH+ACK unless FLAGS."""
+    tcp = struct.pack("!HHIIBBHHH", sport, dport, seq, 1, 5 << 4, flags, 65535, 0, 0)
     s_, d_ = socket.inet_aton(src), socket.inet_aton(dst)
     pseudo = s_ + d_ + struct.pack("!BBH", 0, 6, len(tcp) + len(payload))
     csum = nm.checksum(pseudo + tcp + payload)
@@ -42,7 +44,85 @@ def ip_tcp(src, sport, dst, dport, seq, payload):
     return ip + tcp + payload
 
 
+def hosts(k):
+    """The reader on switch port 1, survivor s's agent (198.18.1.s+1) on port s + 2."""
+    h = {READER[0]: 1}
+    h.update({agent(s): s + 2 for s in range(k)})
+    return h
+
+
+def agent(s):
+    return "198.18.1.%d" % (s + 1)
+
+
+def stripe_units(k, m, length, seed=7):
+    """k random data units and their m RS parity units (Hadoop's matrix), by unit index."""
+    rnd = random.Random(seed)
+    data = [bytes(rnd.randrange(256) for _ in range(length)) for _ in range(k)]
+    return data + gf256.encode(data, m)
+
+
+def burst_rebuild(sw, k, m, stripes):
+    """Rebuilds data unit 0 through switch SW (running the program, hosts(k) as its hosts)
+    from k survivors, BATCH stripes of all k survivors' packets sent at once, then the
+    reader's ACK. Returns (rebuilt byte-identical, seconds taken by the data)."""
+    length = stripes * P
+    units = stripe_units(k, m, length)
+    survivors = [u for u in range(k + m) if u != 0][:k]
+    row = gf256.decode_rows(k, m, survivors, [0])[0]
+    setup = nc.parse_setup({
+        "version": 1, "group": "bench", "k": k, "rows": 1, "payload": P, "length": length,
+        "timeoutMs": 60000, "coefficients": [row],
+        "survivors": [{"sender": s, "agent": "%s:50300" % agent(s), "block": "b",
+                       "unitLength": length, "token": ""} for s in range(k)]})
+    sw.backend().add_task(0, 0, nc.task_entries(0, 0, setup, nc.Limits(), (VIP, VIP_PORT)))
+    # the reader's SYN: the switch learns where RESULTs go
+    sw.send_ip(ip_tcp(READER[0], READER[1], VIP, VIP_PORT, 1000, b"", flags=0x02), port=1)
+    sw.receive(expect=k)
+    frames = []
+    for q in range(stripes):
+        stripe = []
+        for s in range(k):
+            body = units[survivors[s]][q * P:(q + 1) * P]
+            pkt = nm.Packet(nm.DATA, 0, 0, s, 0, q % 64, q, 0, body).encode()
+            stripe.append((s + 2, ip_tcp(agent(s), 50300, VIP, VIP_PORT, 1 + q * len(pkt), pkt)))
+        frames.append(stripe)
+    rebuilt = {}
+    t = time.monotonic()
+    for first in range(0, stripes, BATCH):
+        batch = frames[first:first + BATCH]
+        for stripe in batch:
+            for port, raw in stripe:
+                sw.send_ip(raw, port=port)
+        for _port, frame in sw.receive(expect=len(batch), timeout=60, settle=0):
+            r = nm.Packet.decode(frame[14 + 40:])
+            rebuilt[r.seq] = r.payload
+        ack = nm.Packet(nm.ACK, 0, 0, nm.READER, 0, 0, first + len(batch), 32).encode()
+        sw.send_ip(ip_tcp(READER[0], READER[1], VIP, VIP_PORT, 2000, ack), port=1)
+        sw.receive(expect=k, timeout=60, settle=0)
+    took = time.monotonic() - t
+    bad = [q for q in range(stripes) if rebuilt.get(q) != units[0][q * P:(q + 1) * P]]
+    if bad:
+        print("wrong or missing stripes: %s" % bad[:20], file=sys.stderr)
+    return not bad, took
+
+
+def burst_forward(sw, k, stripes):
+    """The baseline: as many packets of the same size, forwarded by l3_forward, in the same
+    bursts. Returns the seconds taken."""
+    plain = [ip_tcp(agent(s), 50301, READER[0], READER[1], 1, bytes(20 + P)) for s in range(k)]
+    t = time.monotonic()
+    for first in range(0, stripes, BATCH):
+        n = min(BATCH, stripes - first)
+        for _ in range(n):
+            for s in range(k):
+                sw.send_ip(plain[s], port=s + 2)
+        sw.receive(expect=n * k, timeout=60, settle=0)
+    return time.monotonic() - t
+
+
 def main(argv):
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the switch is cleaned up
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     ap.add_argument("--k", type=int, default=6)
     ap.add_argument("--m", type=int, default=3)
@@ -55,74 +135,14 @@ def main(argv):
     if os.geteuid() != 0:
         print("SKIP: BMv2's ports are veth pairs in a network namespace: needs root")
         return 0
-    k, m, P = a.k, a.m, 64
-    length = a.stripes * P
-    rnd = random.Random(7)
-    data = [bytes(rnd.randrange(256) for _ in range(length)) for _ in range(k)]
-    enc = gf256.encode_matrix(k, m)
-    erased = 0  # rebuild data unit 0 from units 1..k-1 and parity k
-    survivors = [u for u in range(k + m) if u != erased][:k]
-    row = gf256.decode_rows(k, m, survivors, [erased])[0]
-    units = {u: data[u] for u in range(k)}
-    for r in range(k, k + m):
-        buf = bytearray(length)
-        for j in range(k):
-            for x in range(length):
-                buf[x] ^= gf256.mul(enc[r][j], data[j][x])
-        units[r] = bytes(buf)
-    agents = ["198.18.1.%d" % (s + 1) for s in range(k)]
-    hosts = {READER[0]: 1}
-    hosts.update({h: s + 2 for s, h in enumerate(agents)})
     with tempfile.TemporaryDirectory() as tmp:
         took, _, json_path = p4tools.compile_bmv2(tmp)
-        with bmv2_switch.Bmv2Switch(json_path, hosts, quiet_ms=200) as sw:
-            backend = sw.backend()
-            setup = nc.parse_setup({
-                "version": 1, "group": "bench", "k": k, "rows": 1, "payload": P,
-                "length": length, "timeoutMs": 60000, "coefficients": [row],
-                "survivors": [{"sender": s, "agent": "%s:50300" % agents[s], "block": "b",
-                               "unitLength": length, "token": ""} for s in range(k)]})
-            backend.add_task(0, 0, nc.task_entries(0, 0, setup, nc.Limits(), (VIP, VIP_PORT)))
-            sw.send_ip(ip_tcp(READER[0], READER[1], VIP, VIP_PORT, 1000, b""), port=1)
-            sw.receive(expect=k)
-            frames = []
-            for q in range(a.stripes):
-                stripe = []
-                for s in range(k):
-                    body = units[survivors[s]][q * P:(q + 1) * P]
-                    pkt = nm.Packet(nm.DATA, 0, 0, s, 0, q % 64, q, 0, body).encode()
-                    stripe.append((s + 2, ip_tcp(agents[s], 50300, VIP, VIP_PORT,
-                                                 1 + q * len(pkt), pkt)))
-                frames.append(stripe)
-            rebuilt = {}
-            t = time.monotonic()
-            for first in range(0, a.stripes, BATCH):
-                batch = frames[first:first + BATCH]
-                for stripe in batch:
-                    for port, raw in stripe:
-                        sw.send_ip(raw, port=port)
-                for _port, frame in sw.receive(expect=len(batch), timeout=60):
-                    r = nm.Packet.decode(frame[14 + 40:])
-                    rebuilt[r.seq] = r.payload
-                ack = nm.Packet(nm.ACK, 0, 0, nm.READER, 0, 0, first + len(batch), 32).encode()
-                sw.send_ip(ip_tcp(READER[0], READER[1], VIP, VIP_PORT, 2000, ack), port=1)
-                sw.receive(expect=k, timeout=60)
-            netec_s = time.monotonic() - t
-            ok = b"".join(rebuilt.get(q, b"") for q in range(a.stripes)) == units[erased]
-            # baseline: the same number of packets of the same size, forwarded (l3_forward)
-            plain = [ip_tcp(agents[s], 50301, READER[0], READER[1], 1, bytes(20 + P))
-                     for s in range(k)]
-            t = time.monotonic()
-            for first in range(0, a.stripes, BATCH):
-                n = min(BATCH, a.stripes - first)
-                for _ in range(n):
-                    for s in range(k):
-                        sw.send_ip(plain[s], port=s + 2)
-                sw.receive(expect=n * k, timeout=60)
-            plain_s = time.monotonic() - t
-    n = a.stripes * k
+        with bmv2_switch.Bmv2Switch(json_path, hosts(a.k)) as sw:
+            ok, netec_s = burst_rebuild(sw, a.k, a.m, a.stripes)
+            plain_s = burst_forward(sw, a.k, a.stripes)
+    n = a.stripes * a.k
     print("| BMv2 simple_switch, RS(%d,%d), P = %d B, %d stripes | packets/s | ratio |" % (
-        k, m, P, a.stripes))
+        a.k, a.m, P, a.stripes))
     print("|---|---|---|")
     print("| plain IPv4 forwarding (l3_forward), same packets | %.0f | 1.00 |" % (n / plain_s))
     print("| NetEC aggregation (2 passes each, %d RESULTs) | %.0f | %.2f |" % (

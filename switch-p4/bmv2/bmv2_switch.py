@@ -124,12 +124,13 @@ class Bmv2Switch:
                 if self.proc.poll() is not None:
                     raise RuntimeError("simple_switch exited (%d): see %s"
                                        % (self.proc.returncode, self.log_path))
-                try:
+                try:  # a plain connect first: thrift's client logs every refusal
+                    socket.create_connection(("127.0.0.1", self.THRIFT_PORT), 1).close()
                     import backends
                     self.clients, self.transport = backends.ThriftBackend.connect(
                         "127.0.0.1", self.THRIFT_PORT)
                     break
-                except Exception:
+                except Exception:  # refused (OSError) or thrift's TTransportException
                     if time.monotonic() > deadline:
                         raise RuntimeError("simple_switch's thrift server did not come up: "
                                            "see " + self.log_path)
@@ -172,15 +173,16 @@ class Bmv2Switch:
             port = self.hosts[socket.inet_ntoa(raw_ip[12:16])]
         self.send(port, SWITCH_MAC + host_mac(port) + b"\x08\x00" + raw_ip)
 
-    def receive(self, expect=0, timeout=10.0):
+    def receive(self, expect=0, timeout=10.0, settle=None):
         """Frames that leave the switch, as (port, frame): waits for EXPECT of them (up to
-        TIMEOUT s), then until no more arrives for the quiet interval."""
+        TIMEOUT s), then until no more arrives for SETTLE s (default: the quiet interval)."""
+        settle = self.quiet if settle is None else settle
         got = []
         deadline = time.monotonic() + timeout
         by_fd = {s.fileno(): p for p, s in self.socks.items()}
         while True:
             now = time.monotonic()
-            wait = max(0.0, deadline - now) if len(got) < expect else self.quiet
+            wait = max(0.0, deadline - now) if len(got) < expect else settle
             ready, _, _ = select.select(list(by_fd), [], [], wait)
             if not ready:
                 if len(got) >= expect or time.monotonic() >= deadline:

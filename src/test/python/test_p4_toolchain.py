@@ -29,12 +29,12 @@ import p4tools  # noqa: E402
 scapy_inet = pytest.importorskip("scapy.layers.inet")
 IP, TCP = scapy_inet.IP, scapy_inet.TCP
 
+import bench  # noqa: E402
 import bmv2_switch  # noqa: E402
 import test_switch_p4_control as proxy  # noqa: E402
 from test_pipeline_model import ONE_ROW, setup_of  # noqa: E402
 
-VIP = "198.18.0.100"
-READER = ("198.18.0.9", 5555)
+VIP, READER = bench.VIP, bench.READER
 AGENT_PORT = 50300
 # Verdicts the program counts in its verdicts counter (p4src/include/netec_logic.p4); a
 # MALFORMED packet fails a checksum and is dropped before it has a verdict.
@@ -65,14 +65,6 @@ def bmv2_json(tmp_path_factory):
     return path
 
 
-def hosts(k):
-    """The reader on port 1, survivor s's agent (198.18.1.s+1) on port s + 2."""
-    h = {READER[0]: 1}
-    for s in range(k):
-        h["198.18.1.%d" % (s + 1)] = s + 2
-    return h
-
-
 def test_p4test_accepts_both_programs():
     requires("p4test")
     p4tools.compile_p4test_v1model()
@@ -101,7 +93,7 @@ def source(frm, wire, k):
     if frm == "reader":
         return READER
     sender = wire[4] if len(wire) > 4 and wire[4] < k else 0
-    return "198.18.1.%d" % (sender + 1), AGENT_PORT
+    return bench.agent(sender), AGENT_PORT
 
 
 @pytest.mark.parametrize("path", ONE_ROW, ids=[os.path.basename(v) for v in ONE_ROW])
@@ -111,7 +103,7 @@ def test_bmv2_reproduces_vector(bmv2_json, path):
         v = json.load(f)
     k = v["k"]
     vip_port = 40000 + v["task"]
-    with bmv2_switch.Bmv2Switch(bmv2_json, hosts(k)) as sw:
+    with bmv2_switch.Bmv2Switch(bmv2_json, bench.hosts(k)) as sw:
         backend = sw.backend()
         limits = nc.Limits(slots=v["slots"], payload=v["payload"])
         backend.add_task(v["task"], v["slotArray"],
@@ -121,7 +113,7 @@ def test_bmv2_reproduces_vector(bmv2_json, path):
         syn = IP(src=READER[0], dst=VIP) / TCP(sport=READER[1], dport=vip_port, flags="S",
                                                seq=1000)
         assert len(sw.process(syn, expect=k)) == k
-        agents = sorted(a for a in hosts(k) if a != READER[0])
+        agents = sorted(a for a in bench.hosts(k) if a != READER[0])
         rebuilt = {}
         seqs = {}
         for n, e in enumerate(v["events"]):
@@ -155,6 +147,16 @@ def test_bmv2_reproduces_vector(bmv2_json, path):
                     rebuilt.setdefault(r.seq, r.payload)
         stripes = (v["length"] + v["payload"] - 1) // v["payload"]
         assert b"".join(rebuilt[q] for q in range(stripes)).hex() == v["erasedUnits"][0]
+
+
+def test_bmv2_rebuilds_a_unit_from_bursts(bmv2_json):
+    """All k survivors' packets of 16 stripes at once, 128 stripes: what a real task sends.
+    (Found here: with second passes out of the order of first passes, stripes came out wrong;
+    the program recirculates through one port since.)"""
+    needs_bmv2()
+    with bmv2_switch.Bmv2Switch(bmv2_json, bench.hosts(6)) as sw:
+        ok, _ = bench.burst_rebuild(sw, 6, 3, 128)
+    assert ok, "the unit rebuilt through BMv2 differs from the erased one"
 
 
 def test_bmv2_tcp_proxy(bmv2_json):

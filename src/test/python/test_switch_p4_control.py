@@ -189,16 +189,7 @@ def stripe_units(k, m, length, seed):
     import random
     rnd = random.Random(seed)
     data = [bytes(rnd.randrange(256) for _ in range(length)) for _ in range(k)]
-    enc = gf256.encode_matrix(k, m)
-    units = list(data)
-    for r in range(k, k + m):
-        row = bytearray(length)
-        for j in range(k):
-            c = enc[r][j]
-            for x in range(length):
-                row[x] ^= gf256.mul(c, data[j][x])
-        units.append(bytes(row))
-    return units
+    return data + gf256.encode(data, m)
 
 
 def test_handshake_translation_aggregation_and_ebsn(ep):
@@ -217,6 +208,13 @@ def proxy_scenario(ep):
     vip_isn = nc.ControlPlane.vip_isn(task)
     pipe = ep.pipe
     model = isinstance(pipe, pl.Pipeline)
+
+    # other traffic is forwarded untouched, even with a payload shaped like a NetEC header
+    other = IP(src=AGENTS[0], dst=READER[0]) / TCP(sport=50301, dport=READER[1], flags="PA",
+                                                   seq=5, ack=5) / bytes(40)
+    (p,) = pipe.process(other)
+    assert (p[IP].dst, p[TCP].dport, bytes(p[TCP].payload)) == (READER[0], READER[1],
+                                                                 bytes(40))
 
     # SYN from the reader: one copy per survivor, from the VIP, the reader's ISN kept
     syn = IP(src=READER[0], dst=vip_host) / TCP(sport=READER[1], dport=vip_port, flags="S",

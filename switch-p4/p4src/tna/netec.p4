@@ -408,11 +408,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             ig_dprsr_md.drop_ctl = 1;
             exit;
         }
-        if (hdr.netec.isValid() && hdr.netec.payload_len <= NETEC_PAYLOAD
-                && !meta.netec_csum_ok) {
-            ig_dprsr_md.drop_ctl = 1;  // corrupt, or sent wrong: its bytes never enter a sum
-            exit;
-        }
+
         if (hdr.tcp.isValid()) {
             if (!survivor_in.apply().hit) {
                 vip_in.apply();
@@ -423,6 +419,13 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             if (meta.role == ROLE_SURVIVOR) {
                 sender_coeff.apply();
             }
+        }
+        if (meta.role != ROLE_NONE && hdr.netec.isValid()
+                && hdr.netec.payload_len <= NETEC_PAYLOAD && !meta.netec_csum_ok) {
+            // a task's NetEC packet, corrupt or sent wrong: its bytes never enter a sum (other
+            // traffic is only forwarded: a payload that merely looks like a header is not ours)
+            ig_dprsr_md.drop_ctl = 1;
+            exit;
         }
         hdr.bridge.task = meta.task;
         hdr.bridge.sender = meta.sender;

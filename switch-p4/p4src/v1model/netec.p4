@@ -18,6 +18,13 @@
 
 // The first pass puts this ethertype in front of the pass header, the second removes it.
 const bit<16> ETHERTYPE_NETEC_PASS = 0x88B5;
+// Every DATA packet leaves its first pass through this one port's queue (egress recirculates
+// it before it is sent), so second passes come in the order of first passes, as through
+// Tofino's recirculation port: the stripe's last packet reads the second half of the sums
+// only after every earlier packet of the stripe added to it. (Each packet's own ingress port
+// would put them in different egress queues, and BMv2 reorders those: a stripe completed
+// without one survivor's second half, found by switch-p4/bmv2/bench.py.)
+const bit<9> RECIRC_PORT = 68;
 
 struct headers_t {
     ethernet_h ethernet;
@@ -305,14 +312,15 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
     // First pass: admit, track, multiply and add the first half; recirculate unless dropped.
     // Second pass: multiply and add the second half; the completing packet becomes RESULT.
     apply {
+        meta.role = ROLE_NONE;
         meta.to_reader = 0;
         meta.synack = 0;
         meta.synack_last = 0;
         meta.recirculate = 0;
         meta.netec_dirty = 0;
         meta.tcp_dirty = 0;
-        if (!hdr.ipv4.isValid() || std.checksum_error == 1) {
-            mark_to_drop(std);  // not IPv4, or a NetEC segment that failed its TCP checksum
+        if (!hdr.ipv4.isValid()) {
+            mark_to_drop(std);
             return;
         }
         if (hdr.tcp.isValid()) {
@@ -323,6 +331,12 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             if (meta.role != ROLE_NONE) {
                 task_cfg.apply();
             }
+        }
+        if (meta.role != ROLE_NONE && std.checksum_error == 1) {
+            // a task's segment that failed its TCP or NetEC checksum (other traffic is only
+            // forwarded: a payload that merely looks like a NetEC header is none of ours)
+            mark_to_drop(std);
+            return;
         }
         bit<32> cell = (bit<32>)meta.slot_array << NETEC_SLOTS_LOG2;
         bool second_pass = meta.role == ROLE_SURVIVOR && hdr.pass.isValid();
@@ -498,7 +512,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.pass.pad = 0;
             hdr.ethernet.ether_type = ETHERTYPE_NETEC_PASS;
             meta.recirculate = 1;
-            std.egress_spec = std.ingress_port;  // any port: egress recirculates it
+            std.egress_spec = RECIRC_PORT;
             return;
         } else if (meta.role == ROLE_SURVIVOR) {
             // ---- a survivor's TCP control segments ----------------------------------------
