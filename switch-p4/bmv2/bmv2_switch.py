@@ -24,6 +24,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "control"))
+sys.path.insert(0, HERE)
+import backends  # noqa: E402
 import p4tools  # noqa: E402
 
 ETH_P_ALL = 0x0003
@@ -126,7 +128,6 @@ class Bmv2Switch:
                                        % (self.proc.returncode, self.log_path))
                 try:  # a plain connect first: thrift's client logs every refusal
                     socket.create_connection(("127.0.0.1", self.THRIFT_PORT), 1).close()
-                    import backends
                     self.clients, self.transport = backends.ThriftBackend.connect(
                         "127.0.0.1", self.THRIFT_PORT)
                     break
@@ -156,7 +157,6 @@ class Bmv2Switch:
         """The ThriftBackend of this switch (one per connection), every host's route
         installed when first asked for."""
         if self._backend is None:
-            import backends
             self._backend = backends.ThriftBackend(self.clients, self.json_path, self.hosts)
             self._backend.add_routes({ip: (port, int.from_bytes(host_mac(port), "big"))
                                       for ip, port in self.hosts.items()})

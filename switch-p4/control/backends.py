@@ -6,7 +6,8 @@ and the registers to clear when a task id is reused.
 
 - `ThriftBackend`: BMv2 (simple_switch) running p4src/v1model/netec.p4, over the thrift
   runtime API that behavioral-model ships (its `bm_runtime` Python package); names and widths
-  come from the BMv2 JSON p4c-bm2-ss wrote. Run against BMv2 by src/test/python/test_bmv2.py.
+  come from the BMv2 JSON p4c-bm2-ss wrote. Run against BMv2 by
+  src/test/python/test_p4_toolchain.py.
 - `P4RuntimeBackend`: BMv2 built with P4Runtime (simple_switch_grpc), over P4Runtime (the
   `p4runtime` and `grpcio` packages; p4info and BMv2 JSON from p4c-bm2-ss). Not run here:
   simple_switch_grpc needs p4lang/PI and gRPC, which were not built.

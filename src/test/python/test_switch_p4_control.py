@@ -42,7 +42,7 @@ class Endpoint:
 
     def __init__(self, limits=None, pipe=None, backend=None):
         """The pipeline model by default; or PIPE (process, register_read) programmed through
-        BACKEND (BMv2: test_bmv2.py)."""
+        BACKEND (BMv2: test_p4_toolchain.py)."""
         self.pipe = pipe if pipe is not None else pl.ProxyPipeline()
         self.cp = nc.ControlPlane(backend or nc.ModelBackend(self.pipe), limits or nc.Limits(),
                                   "198.18.0.100",
@@ -197,7 +197,7 @@ def test_handshake_translation_aggregation_and_ebsn(ep):
 
 
 def proxy_scenario(ep):
-    """The TCP proxy end to end through EP's pipeline (the model here, BMv2 in test_bmv2.py):
+    """The TCP proxy end to end through EP's pipeline (the model here, BMv2 in test_p4_toolchain.py):
     every assertion is on packets that leave the switch and on its registers."""
     k, m, length, P = 3, 2, 200, 64
     req, surv = setup_request(k, m, (1,), length, P)
