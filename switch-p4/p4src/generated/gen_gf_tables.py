@@ -27,6 +27,14 @@ LOG_ZERO = 511
 OUT = os.path.join(HERE, "gf_tables.p4")
 
 
+def size(w, n):
+    """A size for p4c-barefoot, which warns without one (and would pick 512); p4c-bm2-ss warns
+    about a size on a table of constant entries, so it sees none."""
+    w("#ifdef __TARGET_TOFINO__")
+    w("        size = %d;" % n)
+    w("#endif")
+
+
 def render() -> str:
     out = []
     w = out.append
@@ -46,6 +54,7 @@ def render() -> str:
     w("        key = { x : exact; }")
     w("        actions = { set; zero; }")
     w("        const default_action = zero();")
+    size(w, 256)
     w("        const entries = {")
     for x in range(1, 256):
         w("            %d : set(%d);" % (x, gf256.LOG[x]))
@@ -62,6 +71,7 @@ def render() -> str:
     w("        key = { s : exact; }")
     w("        actions = { set; zero; }")
     w("        const default_action = zero();")
+    size(w, 512)
     w("        const entries = {")
     for s in range(0, 509):
         w("            %d : set(%d);" % (s, gf256.EXP[s]))

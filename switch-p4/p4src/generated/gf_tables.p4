@@ -14,6 +14,9 @@ control GfLog(in bit<8> x, out bit<10> log_x) {
         key = { x : exact; }
         actions = { set; zero; }
         const default_action = zero();
+#ifdef __TARGET_TOFINO__
+        size = 256;
+#endif
         const entries = {
             1 : set(0);
             2 : set(1);
@@ -283,6 +286,9 @@ control GfExp(in bit<10> s, out bit<8> y) {
         key = { s : exact; }
         actions = { set; zero; }
         const default_action = zero();
+#ifdef __TARGET_TOFINO__
+        size = 512;
+#endif
         const entries = {
             0 : set(1);
             1 : set(2);

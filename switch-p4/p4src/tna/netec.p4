@@ -69,8 +69,8 @@ struct ig_meta_t {
     bit<16> bits_before;
     bit<8>  complete;
     bit<32> seq_plus1;
-    bit<8>  netec_dirty;
-    bit<8>  tcp_dirty;
+    bit<1>  netec_dirty;    // deparser checksum conditions are 1-bit on Tofino
+    bit<1>  tcp_dirty;
     bit<8>  to_reader;      // ingress's copy of bridge.to_reader (the bridge may be invalid)
     bit<32> w0; bit<32> w1; bit<32> w2; bit<32> w3;
     bit<32> w4; bit<32> w5; bit<32> w6; bit<32> w7;
@@ -78,7 +78,7 @@ struct ig_meta_t {
 
 struct eg_meta_t {
     bit<16> tcp_residual;
-    bit<8>  tcp_dirty;
+    bit<1>  tcp_dirty;
     bit<8>  sender;
     bit<8>  task;
     bit<8>  from_sender;
@@ -403,7 +403,12 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         meta.to_reader = 0;
         hdr.bridge.synack = 0;
         hdr.bridge.synack_last = 0;
-        hdr.bridge.netec = hdr.netec.isValid() ? 8w1 : 8w0;
+        // Tofino: no conditional expressions in actions, so every choice is an if
+        if (hdr.netec.isValid()) {
+            hdr.bridge.netec = 1;
+        } else {
+            hdr.bridge.netec = 0;
+        }
         if (!hdr.ipv4.isValid()) {
             ig_dprsr_md.drop_ctl = 1;
             exit;
@@ -430,22 +435,32 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         hdr.bridge.task = meta.task;
         hdr.bridge.sender = meta.sender;
         hdr.bridge.vip_isn = meta.vip_isn;
-        bool second_pass = meta.role == ROLE_SURVIVOR && hdr.pass.isValid();
-        bool first_pass = meta.role == ROLE_SURVIVOR && !hdr.pass.isValid()
-                          && hdr.netec.isValid() && hdr.netec.type == NETEC_DATA;
+        bit<1> second_pass = 0;
+        bit<1> first_pass = 0;
+        if (meta.role == ROLE_SURVIVOR) {
+            if (hdr.pass.isValid()) {
+                second_pass = 1;
+            } else if (hdr.netec.isValid() && hdr.netec.type == NETEC_DATA) {
+                first_pass = 1;
+            }
+        }
         // Multiply depends on nothing Admit and Track decide: it can run beside them. One
         // call site for both passes, so each lane's tables exist once.
-        if (first_pass || second_pass) {
-            multiply.apply(hdr.lanes, second_pass ? 1w1 : 1w0, meta.log_coeff, meta.bitmatrix,
+        if (first_pass == 1 || second_pass == 1) {
+            multiply.apply(hdr.lanes, second_pass, meta.log_coeff, meta.bitmatrix,
                            meta.w0, meta.w1, meta.w2, meta.w3, meta.w4, meta.w5, meta.w6,
                            meta.w7);
         }
 
-        if (second_pass) {
+        if (second_pass == 1) {
             // ---- second pass: multiply and add the second half ------------------------------
             meta.cell = (bit<32>)hdr.pass.cell;
             meta.reset = hdr.pass.reset;
-            meta.complete = hdr.pass.verdict == PASS_COMPLETE ? 8w1 : 8w0;
+            if (hdr.pass.verdict == PASS_COMPLETE) {
+                meta.complete = 1;
+            } else {
+                meta.complete = 0;
+            }
             SUM_APPLY(8, meta.w0)  SUM_APPLY(9, meta.w1)  SUM_APPLY(10, meta.w2)
             SUM_APPLY(11, meta.w3) SUM_APPLY(12, meta.w4) SUM_APPLY(13, meta.w5)
             SUM_APPLY(14, meta.w6) SUM_APPLY(15, meta.w7)
@@ -477,7 +492,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             meta.netec_dirty = 1;
             hdr.bridge.to_reader = 1;
             meta.to_reader = 1;
-        } else if (first_pass) {
+        } else if (first_pass == 1) {
             // ---- first pass: admit, track, multiply and add the first half ------------------
             meta.ack = ack_read.execute((bit<32>)meta.task);
             admit.apply(hdr.netec, meta.lanes_ok, meta.cfg, meta.ack, meta.verdict);
@@ -507,7 +522,11 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             } else {
                 meta.complete = count_add.execute(meta.cell);
             }
-            verdicts.count(meta.complete == 1 ? V_COMPLETE : V_AGGREGATE);
+            if (meta.complete == 1) {
+                verdicts.count(V_COMPLETE);
+            } else {
+                verdicts.count(V_AGGREGATE);
+            }
             if (meta.reset == 1 || meta.bits_before == 0) {
                 meta.seq_plus1 = hdr.netec.seq + 1;
                 started_raise.execute((bit<32>)meta.task);
@@ -535,7 +554,11 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 meta.netec_dirty = 1;  // a valid NetEC packet again when it comes back
             }
             hdr.pass.setValid();
-            hdr.pass.verdict = meta.complete == 1 ? PASS_COMPLETE : PASS_AGGREGATE;
+            if (meta.complete == 1) {
+                hdr.pass.verdict = PASS_COMPLETE;
+            } else {
+                hdr.pass.verdict = PASS_AGGREGATE;
+            }
             hdr.pass.reset = meta.reset;
             hdr.pass.task = meta.task;
             hdr.pass.sender = meta.sender;
@@ -551,7 +574,11 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             if ((hdr.tcp.flags & TCP_SYN) != 0) {
                 bit<16> answered = synack_add.execute((bit<32>)meta.task);
                 hdr.bridge.synack = 1;
-                hdr.bridge.synack_last = answered == meta.cfg.k_mask ? 8w1 : 8w0;
+                if (answered == meta.cfg.k_mask) {
+                    hdr.bridge.synack_last = 1;
+                } else {
+                    hdr.bridge.synack_last = 0;
+                }
                 hdr.bridge.to_reader = 1;
                 meta.to_reader = 1;
             } else if (meta.sender == 0 || hdr.netec.isValid()) {
@@ -744,7 +771,14 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
         if (!hdr.tcp.isValid()) {
             exit;
         }
-        if (eg_intr_md.egress_rid != 0 && replica.apply().hit) {
+        // Tofino applies a table in an 'if' of its own, not inside && or ||.
+        bit<1> replicated = 0;
+        if (eg_intr_md.egress_rid != 0) {
+            if (replica.apply().hit) {
+                replicated = 1;
+            }
+        }
+        if (replicated == 1) {
             bit<32> idx = ((bit<32>)meta.task << NETEC_SENDERS_LOG2) + (bit<32>)meta.sender;
             bit<32> delta = delta_read.execute(idx);
             if ((hdr.tcp.flags & TCP_ACK) != 0) {
