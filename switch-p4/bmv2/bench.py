@@ -8,7 +8,6 @@ measured in the same run. Correctness first: every RESULT is checked against the
 
 import argparse
 import os
-import random
 import signal
 import socket
 import struct
@@ -55,19 +54,12 @@ def agent(s):
     return "198.18.1.%d" % (s + 1)
 
 
-def stripe_units(k, m, length, seed=7):
-    """k random data units and their m RS parity units (Hadoop's matrix), by unit index."""
-    rnd = random.Random(seed)
-    data = [bytes(rnd.randrange(256) for _ in range(length)) for _ in range(k)]
-    return data + gf256.encode(data, m)
-
-
 def burst_rebuild(sw, k, m, stripes):
     """Rebuilds data unit 0 through switch SW (running the program, hosts(k) as its hosts)
     from k survivors, BATCH stripes of all k survivors' packets sent at once, then the
     reader's ACK. Returns (rebuilt byte-identical, seconds taken by the data)."""
     length = stripes * P
-    units = stripe_units(k, m, length)
+    units = gf256.random_units(k, m, length, seed=7)
     survivors = [u for u in range(k + m) if u != 0][:k]
     row = gf256.decode_rows(k, m, survivors, [0])[0]
     setup = nc.parse_setup({

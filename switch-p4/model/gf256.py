@@ -95,3 +95,11 @@ def encode(data_units: list, m: int) -> list:
     length = len(data_units[0])
     return [bytes(_dot([enc[k + p][j] for j in range(k)], [d[x] for d in data_units])
                   for x in range(length)) for p in range(m)]
+
+
+def random_units(k: int, m: int, length: int, seed: int) -> list:
+    """k seeded random data units of LENGTH bytes, then their m parity units, by unit index."""
+    import random
+    rnd = random.Random(seed)
+    data = [bytes(rnd.randrange(256) for _ in range(length)) for _ in range(k)]
+    return data + encode(data, m)

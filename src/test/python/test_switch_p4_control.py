@@ -185,13 +185,6 @@ def tcp_ok(p):
     return IP(bytes(fresh))[TCP].chksum == p[TCP].chksum
 
 
-def stripe_units(k, m, length, seed):
-    import random
-    rnd = random.Random(seed)
-    data = [bytes(rnd.randrange(256) for _ in range(length)) for _ in range(k)]
-    return data + gf256.encode(data, m)
-
-
 def test_handshake_translation_aggregation_and_ebsn(ep):
     proxy_scenario(ep)
 
@@ -253,7 +246,7 @@ def proxy_scenario(ep):
 
     # DATA from every survivor, in their own sequence spaces: one RESULT per stripe, in the
     # VIP's space, carrying the erased unit
-    units = stripe_units(k, m, length, 5)
+    units = gf256.random_units(k, m, length, 5)
     stripes = (length + P - 1) // P
     results = {}
     for q in range(stripes):
