@@ -40,6 +40,7 @@ started_pid=
 cleanup() {
   set +e
   docker-compose -p "$project" -f docker/compose.yaml down -v --remove-orphans >/dev/null 2>&1
+  docker network rm "${project}_netec" >/dev/null 2>&1
   docker rmi -f "$image" "$base" >/dev/null 2>&1
   if [ -n "$started_pid" ]; then
     kill "$started_pid" 2>/dev/null
@@ -61,6 +62,17 @@ if ! docker info >/dev/null 2>&1; then
     skip "dockerd did not start (log above)"
   }
 fi
+
+# Networks of earlier runs of this script whose shell is gone (a run killed before its
+# cleanup): ours by name and label, attached to nothing, so removed. The cluster takes the
+# first free /24 anyway (testbed/netec_testbed/containers.py), this only keeps them from piling up.
+for net in $(docker network ls --filter label=com.docker.compose.network=netec --format '{{.Name}}'); do
+  case "$net" in netec-test-*_netec) ;; *) continue ;; esac
+  pid=${net#netec-test-}; pid=${pid%_netec}
+  [[ "$pid" =~ ^[0-9]+$ ]] && ! kill -0 "$pid" 2>/dev/null || continue
+  [ "$(docker network inspect -f '{{len .Containers}}' "$net")" = 0 ] || continue
+  docker network rm "$net" >/dev/null && echo "docker-test: removed $net, left by an earlier run"
+done
 
 echo "docker-test: local base image from Debian's packages (debootstrap minbase bookworm)"
 debootstrap --variant=minbase bookworm "$run/rootfs" http://deb.debian.org/debian \

@@ -8,6 +8,7 @@ them with the containers and the network.
 """
 
 import glob
+import ipaddress
 import json
 import os
 import subprocess
@@ -29,11 +30,34 @@ class Settings:
         self.datanodes = 10          # RS(6,3) plus one spare
         self.block_size = 4 << 20    # bytes of one internal block (dfs.blocksize)
         self.route_order = "switch,inec,native"
-        self.subnet = "198.18.60.0/24"
+        self.subnet = None           # None: the first free /24 of SUBNETS
         for k, v in kw.items():
             if not hasattr(self, k):
                 raise TypeError("unknown setting " + k)
             setattr(self, k, v)
+
+
+# The /24s a cluster may take, from the benchmarking range 198.18.0.0/15; the first one no
+# Docker network holds is used, so a network left by a crashed run (or another cluster) does
+# not stop this one with "Pool overlaps with other one on this address space".
+SUBNETS = ["198.18.%d.0/24" % i for i in range(60, 100)]
+
+
+def docker_subnets():
+    """Every IPv4 subnet some Docker network of this engine holds."""
+    ids = run(["docker", "network", "ls", "-q"]).stdout.split()
+    nets = json.loads(run(["docker", "network", "inspect"] + ids).stdout) if ids else []
+    return {c.get("Subnet") for n in nets for c in (n.get("IPAM") or {}).get("Config") or []}
+
+
+def free_subnet():
+    used = [ipaddress.ip_network(s, strict=False) for s in docker_subnets()
+            if s and ":" not in s]
+    for s in SUBNETS:
+        if not any(ipaddress.ip_network(s).overlaps(u) for u in used):
+            return s
+    raise TestbedError("no free /24 in 198.18.60.0-198.18.99.0 for the cluster's network "
+                       "(docker network ls shows what holds them)")
 
 
 def run(cmd, check=True, env=None, timeout=900):
@@ -91,7 +115,13 @@ class Containers(Cluster):
         return run(["docker-compose", "-p", self.cfg.project, "-f", COMPOSE] + list(args),
                    check=check, env=self.env(), timeout=timeout)
 
+    @property
+    def network(self):
+        return "%s_netec" % self.cfg.project
+
     def up(self, progress=print):
+        if self.cfg.subnet is None:
+            self.cfg.subnet = free_subnet()
         progress("containers: project %s, %d DataNodes, image %s, network %s" % (
             self.cfg.project, self.cfg.datanodes, self.cfg.image, self.cfg.subnet))
         self.compose("up", "-d", "--scale", "datanode=%d" % self.cfg.datanodes)
@@ -116,13 +146,38 @@ class Containers(Cluster):
 
     def down(self):
         self._inspect()
-        self.compose("down", "-v", "--remove-orphans", check=False)
+        p = self.compose("down", "-v", "--remove-orphans", check=False)
+        if p.returncode != 0:
+            print("containers: docker-compose down failed (exit %d): %s" % (
+                p.returncode, p.stderr.strip()[-800:]), file=sys.stderr)
+        self._remove_network()
         # volumes of containers compose replaced (force-recreate) outlive `down -v`
         left = run(["docker", "volume", "ls", "-q"], check=False).stdout.split()
         mine = [v for v in left if v in self._volumes]
         if mine:
             run(["docker", "volume", "rm", "-f"] + mine, check=False)
         self._cache = None
+
+    def _remove_network(self, timeout=30):
+        """Compose's `down` can leave the network when the engine still lists an endpoint of a
+        killed container; such an endpoint is disconnected by force, then the network removed.
+        Raises if it stays: a left network would block the next cluster's subnet."""
+        deadline = time.time() + timeout
+        while True:
+            p = run(["docker", "network", "inspect", self.network], check=False)
+            if p.returncode != 0:
+                return
+            for n in json.loads(p.stdout):
+                for ep in (n.get("Containers") or {}).values():
+                    run(["docker", "network", "disconnect", "-f", self.network, ep["Name"]],
+                        check=False)
+            rm = run(["docker", "network", "rm", self.network], check=False)
+            if rm.returncode == 0:
+                return
+            if time.time() > deadline:
+                raise TestbedError("network %s not removed: %s" % (self.network,
+                                                                    rm.stderr.strip()[-800:]))
+            time.sleep(1)
 
     # ---- hosts -----------------------------------------------------------------------------
 
@@ -275,10 +330,13 @@ def main(argv=None):
     p.add_argument("--datanodes", type=int, default=10)
     p.add_argument("--block-mb", type=int, default=4)
     p.add_argument("--keep", action="store_true", help="leave the cluster up afterwards")
+    p.add_argument("--subnet", default=None,
+                   help="the cluster network's IPv4 subnet (default: the first /24 of "
+                        "198.18.60.0-198.18.99.0 no Docker network holds)")
     a = p.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     c = Containers(Settings(image=a.image, project=a.project, datanodes=a.datanodes,
-                            block_size=a.block_mb << 20))
+                            block_size=a.block_mb << 20, subnet=a.subnet))
     try:
         c.up()
         return 0 if scenario.demo_routes(c) else 1
@@ -290,7 +348,11 @@ def main(argv=None):
         return 130
     finally:
         if not a.keep:
-            c.down()
+            try:
+                c.down()
+            except TestbedError as e:
+                print("run-demo: %s" % e, file=sys.stderr)
+                return 1
 
 
 if __name__ == "__main__":
