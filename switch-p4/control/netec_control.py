@@ -152,14 +152,6 @@ class Entry:
         return "Entry(%s %s -> %s %s)" % (self.table, self.key, self.action, self.params)
 
 
-def pack_bitmatrix(rows):
-    """M(a) as the 64-bit action parameter: row j in bits 8j+7..8j (lanes.p4)."""
-    v = 0
-    for j, row in enumerate(rows):
-        v |= row << (8 * j)
-    return v
-
-
 def ip_int(host):
     return struct.unpack("!I", socket.inet_aton(host))[0]
 
@@ -188,8 +180,7 @@ def task_entries(task, array, setup, limits, vip, vip_isn=0, macs=None):
         a = setup["coefficients"][0][sender]
         entries.append(Entry("sender_coeff", {"meta.task": task, "meta.sender": sender},
                              "set_coeff",
-                             {"log_a": gf256.LOG[a] if a else 511,
-                              "bm": pack_bitmatrix(gf256.bitmatrix(a)), "bit_s": 1 << sender}))
+                             {"log_a": gf256.LOG[a] if a else 511, "bit_s": 1 << sender}))
         entries.append(Entry("survivor_in",
                              {"hdr.ipv4.src_addr": ip_int(s["host"]), "hdr.tcp.src_port": s["port"],
                               "hdr.ipv4.dst_addr": ip_int(vip_host), "hdr.tcp.dst_port": vip_port},

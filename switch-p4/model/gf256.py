@@ -25,18 +25,6 @@ def mul(a: int, b: int) -> int:
     return EXP[LOG[a] + LOG[b]]
 
 
-def bitmatrix(a: int) -> list:
-    """The 8 rows of M(a), a's bitmatrix: bit j of a*x is the parity of (row j AND x)."""
-    rows = []
-    for j in range(8):
-        row = 0
-        for i in range(8):
-            if mul(a, 1 << i) >> j & 1:
-                row |= 1 << i
-        rows.append(row)
-    return rows
-
-
 def inv(a: int) -> int:
     if a == 0:
         raise ZeroDivisionError("0 has no inverse in GF(2^8)")

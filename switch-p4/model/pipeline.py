@@ -13,9 +13,8 @@ Controls, in pipeline order (each a method below, named as in the P4 source):
   Admit         NetEC header checks; ack_seq and window rules (stale, too far)
   Track         the progress tracker of the slot (seq, sender bits): new stripe, duplicate,
                 complete
-  Multiply      coefficient x payload byte: lanes 0..TABLE_LANES-1 by log/exp tables, the
-                others by the bitmatrix method, per pass; a second pass (recirculation)
-                does bytes PASS_BYTES..2*PASS_BYTES-1
+  Multiply      coefficient x payload byte by log/exp tables, PASS_BYTES lanes per pass; a
+                second pass (recirculation) does bytes PASS_BYTES..2*PASS_BYTES-1
   Aggregate     XOR into the slot's sum registers (32-bit words); read-and-clear on complete
   Ebsn          ACK from the reader: ack_seq = max, window = min(window, I - span), multicast
 """
@@ -37,8 +36,6 @@ SLOTS = 64
 SENDERS = 16
 PAYLOAD = 64
 PASS_BYTES = 32
-TABLE_LANES = 24
-BITMATRIX_LANES = PASS_BYTES - TABLE_LANES
 ROWS = 1
 GF_LOG_ZERO = 511
 INVALID_SEQ = 0xFFFFFFFF  # slot_seq of a slot whose stripe completed: the next packet resets
@@ -66,17 +63,6 @@ def gf_log(x):
 def gf_exp(s):
     return EXP_TABLE.get(s, 0)  # default action: zero()
 
-
-def bitmatrix_mul(rows, x):
-    """The data-plane side: AND, then XOR-fold by 4, 2, 1 (constant shifts), per output bit."""
-    y = 0
-    for j, row in enumerate(rows):
-        r = x & row
-        r ^= r >> 4
-        r ^= r >> 2
-        r ^= r >> 1
-        y |= (r & 1) << j
-    return y
 
 
 class Register:
@@ -215,10 +201,7 @@ class Pipeline:
                 self.counters["recirculated"] += 1
             for lane in range(PASS_BYTES):
                 x = lanes[ps * PASS_BYTES + lane]
-                if lane < TABLE_LANES:
-                    y = gf_exp(gf_log(x) + co["log_a"])
-                else:
-                    y = bitmatrix_mul([co["bm"] >> (8 * j) & 0xFF for j in range(8)], x)
+                y = gf_exp(gf_log(x) + co["log_a"])
                 product[ps * PASS_BYTES + lane] = y
             # Aggregate: XOR into this pass's words; the last packet reads and clears them.
             # A slot taken afresh over a stale stripe's sums (reset) overwrites them.

@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.join(ROOT, "switch-p4", "bmv2"))
 import netec_control as nc  # noqa: E402
 import netec_model as nm  # noqa: E402
 import p4tools  # noqa: E402
+from pipeline import PASS_BYTES  # noqa: E402
 
 scapy_inet = pytest.importorskip("scapy.layers.inet")
 IP, TCP = scapy_inet.IP, scapy_inet.TCP
@@ -103,7 +104,8 @@ def test_p4c_bm2_ss_compiles_the_twin(bmv2_json):
         program = json.load(f)
     tables = {t["name"] for p in program["pipelines"] for t in p["tables"]}
     # one instance of every lane's tables: MultiplyPass is applied from one place
-    assert sum(1 for t in tables if t.endswith("exp_table")) == 24
+    assert sum(1 for t in tables if t.endswith("exp_table")) == PASS_BYTES
+    assert sum(1 for t in tables if t.endswith("log_table")) == PASS_BYTES
     assert "NetecIngress.sender_coeff" in tables and "NetecEgress.replica" in tables
 
 

@@ -34,20 +34,13 @@ def test_table_lookup_lanes_multiply_every_pair():
             assert pl.gf_exp(pl.gf_log(x) + log_a) == gf256.mul(a, x), (a, x)
 
 
-def test_bitmatrix_lanes_multiply_every_pair():
-    for a in range(256):
-        rows = gf256.bitmatrix(a)
-        for x in range(256):
-            assert pl.bitmatrix_mul(rows, x) == gf256.mul(a, x), (a, x)
-
-
 def test_config_p4_holds_the_models_constants():
     with open(os.path.join(ROOT, "switch-p4", "p4src", "include", "config.p4")) as f:
         text = f.read()
     for name, value in [("NETEC_TASKS", pl.TASKS), ("NETEC_SLOTS", pl.SLOTS),
                         ("NETEC_SENDERS", pl.SENDERS), ("NETEC_PAYLOAD", pl.PAYLOAD),
                         ("NETEC_PASS_BYTES", pl.PASS_BYTES),
-                        ("NETEC_TABLE_LANES", pl.TABLE_LANES), ("NETEC_ROWS", pl.ROWS)]:
+                        ("NETEC_ROWS", pl.ROWS)]:
         assert "#define %s %d\n" % (name, value) in text, name
 
 

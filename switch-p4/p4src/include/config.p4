@@ -15,8 +15,6 @@
 #define NETEC_PAYLOAD 64
 // Bytes multiplied per pipeline pass; the packet recirculates once for the other half.
 #define NETEC_PASS_BYTES 32
-// Of each pass's bytes, this many by log/exp table lookup, the rest by the bitmatrix method.
-#define NETEC_TABLE_LANES 24
 // Rebuilt streams per task (rows): the last DATA packet of a stripe becomes its one RESULT.
 #define NETEC_ROWS 1
 

@@ -86,8 +86,8 @@ header netec_pass_h {
     bit<8>  reset;     // 1: the slot was taken over from a stale stripe: overwrite its sums
     bit<8>  task;
     bit<8>  sender;
-    bit<16> cell;      // slot-array cell: slot_array * NETEC_SLOTS + slot
-    bit<16> pad;
+    bit<8>  slot_array;  // the slot-array cell, as the first pass found it
+    bit<8>  slot;
 }
 
 const bit<8> PASS_AGGREGATE = 1;

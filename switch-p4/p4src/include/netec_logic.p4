@@ -63,14 +63,4 @@ control EbsnWindow(in bit<32> ack_seq, in bit<32> max_started_plus1, in bit<16> 
     }
 }
 
-// RFC 1624 eqn. 3: the ones'-complement checksum after one 16-bit word changed from old to new.
-control CsumReplace16(inout bit<16> csum, in bit<16> old_word, in bit<16> new_word) {
-    apply {
-        bit<32> s = (bit<32>)(~csum) + (bit<32>)(~old_word) + (bit<32>)new_word;
-        s = (s & 0xffff) + (s >> 16);
-        s = (s & 0xffff) + (s >> 16);
-        csum = ~(s[15:0]);
-    }
-}
-
 #endif

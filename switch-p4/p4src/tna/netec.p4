@@ -6,7 +6,7 @@
 //        (p4c's Tofino backend; not available where this was written: never compiled here)
 //
 // Per pass: Classify (survivor_in / vip_in / task_cfg / sender_coeff), Admit (ack_seq),
-// Track (slot_seq, slot_bits, slot_count), Multiply (24 log/exp lanes + 8 bitmatrix lanes),
+// Track (slot_seq, slot_bits, slot_count), Multiply (32 log/exp lanes per pass),
 // Aggregate (8 of the 16 sum registers), then recirculate for the other half, or EBSN for a
 // reader's ACK. Every register has one RegisterAction executed per pass.
 
@@ -25,7 +25,9 @@ const bit<8> ROLE_NONE = 0;
 const bit<8> ROLE_READER = 1;
 const bit<8> ROLE_SURVIVOR = 2;
 
-// What ingress tells egress.
+// What ingress tells egress (@flexible: the compiler lays it out, ingress and egress alike, so
+// that each field's writes fit Tofino's PHV sources).
+@flexible
 header bridge_h {
     bit<8>  task;
     bit<8>  sender;
@@ -44,7 +46,7 @@ struct headers_t {
     tcp_h tcp;
     tcp_ts_h tcp_ts;
     netec_h netec;
-    lane_h[NETEC_PAYLOAD] lanes;
+    lanes_t lanes;
 }
 
 struct ig_meta_t {
@@ -60,7 +62,6 @@ struct ig_meta_t {
     bit<32> vip_isn;
     task_cfg_t cfg;
     bit<10> log_coeff;
-    bit<64> bitmatrix;
     bit<16> sender_bit;
     bit<32> cell;
     bit<32> ack;
@@ -72,6 +73,8 @@ struct ig_meta_t {
     bit<1>  netec_dirty;    // deparser checksum conditions are 1-bit on Tofino
     bit<1>  tcp_dirty;
     bit<8>  to_reader;      // ingress's copy of bridge.to_reader (the bridge may be invalid)
+    bit<1>  first_pass;     // a survivor's DATA packet, first half of its lanes
+    bit<1>  second_pass;    // the same packet back from recirculation, second half
     bit<32> w0; bit<32> w1; bit<32> w2; bit<32> w3;
     bit<32> w4; bit<32> w5; bit<32> w6; bit<32> w7;
 }
@@ -79,6 +82,8 @@ struct ig_meta_t {
 struct eg_meta_t {
     bit<16> tcp_residual;
     bit<1>  tcp_dirty;
+    bit<16> netec_residual; // NetEC checksum minus the word egress may rewrite (sender, flags)
+    bit<1>  netec_dirty;
     bit<8>  sender;
     bit<8>  task;
     bit<8>  from_sender;
@@ -159,29 +164,37 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
         pkt.extract(hdr.netec);
         // The NetEC checksum of a DATA packet or an ACK, header and lanes (docs/protocol.md: a
         // receiver drops a packet that fails it, also inside a valid TCP segment). Each field
-        // is added in the state that extracts it; the last verdict is the whole packet's.
+        // is added in the state that extracts it; Tofino writes the verdict once, in
+        // netec_verified, after the last lane.
         netec_csum.add(hdr.netec);
-        meta.netec_csum_ok = netec_csum.verify();
-        transition select(hdr.netec.payload_len) {
-            0: accept;
-            1 .. NETEC_PAYLOAD: start_lanes;
-            default: accept;  // a HELLO's JSON: left as payload
-        }
-    }
-    state start_lanes {
-        meta.lanes_ok = 1;
+        // Set here, used only by parse_lane (p4c-barefoot 9.13.4 fails with "Shifting
+        // extract to negative position" merging a state of its own that sets it into the loop)
         lanes_left.set(hdr.netec.payload_len, NETEC_PAYLOAD, 0, 6, 0);
-        transition parse_lane;
-    }
-    state parse_lane {
-        pkt.extract(hdr.lanes.next);
-        netec_csum.add(hdr.lanes.last);
-        meta.netec_csum_ok = netec_csum.verify();
-        lanes_left.decrement(1);
-        transition select(lanes_left.is_zero()) {
-            true: accept;
-            false: parse_lane;
+        transition select(hdr.netec.payload_len) {
+            0: netec_verified;
+            1 .. NETEC_PAYLOAD: parse_lane0;
+            default: accept;  // a HELLO's JSON: left as payload (and never summed)
         }
+    }
+    // One state per lane (lanes.p4); the counter says where the payload ends.
+#define NETEC_LANES_END netec_verified
+#define LANE_STATE(I, NEXT)                                                                   \
+    state parse_lane##I {                                                                     \
+        meta.lanes_ok = 1;                                                                    \
+        pkt.extract(hdr.lanes.l##I);                                                          \
+        netec_csum.add(hdr.lanes.l##I);                                                       \
+        lanes_left.decrement(1);                                                              \
+        transition select(lanes_left.is_zero()) {                                             \
+            true: netec_verified;                                                             \
+            false: NEXT;                                                                      \
+        }                                                                                     \
+    }
+    NETEC_LANE_STATES(LANE_STATE)
+#undef LANE_STATE
+#undef NETEC_LANES_END
+    state netec_verified {
+        meta.netec_csum_ok = netec_csum.verify();
+        transition accept;
     }
 }
 
@@ -354,9 +367,8 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         size = NETEC_TASKS;
     }
 
-    action set_coeff(bit<10> log_a, bit<64> bm, bit<16> bit_s) {
+    action set_coeff(bit<10> log_a, bit<16> bit_s) {
         meta.log_coeff = log_a;
-        meta.bitmatrix = bm;
         meta.sender_bit = bit_s;
     }
     action no_coeff() {
@@ -435,26 +447,26 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         hdr.bridge.task = meta.task;
         hdr.bridge.sender = meta.sender;
         hdr.bridge.vip_isn = meta.vip_isn;
-        bit<1> second_pass = 0;
-        bit<1> first_pass = 0;
+        meta.first_pass = 0;
+        meta.second_pass = 0;
         if (meta.role == ROLE_SURVIVOR) {
             if (hdr.pass.isValid()) {
-                second_pass = 1;
+                meta.second_pass = 1;
             } else if (hdr.netec.isValid() && hdr.netec.type == NETEC_DATA) {
-                first_pass = 1;
+                meta.first_pass = 1;
             }
         }
         // Multiply depends on nothing Admit and Track decide: it can run beside them. One
         // call site for both passes, so each lane's tables exist once.
-        if (first_pass == 1 || second_pass == 1) {
-            multiply.apply(hdr.lanes, second_pass, meta.log_coeff, meta.bitmatrix,
+        if (meta.first_pass == 1 || meta.second_pass == 1) {
+            multiply.apply(hdr.lanes, meta.second_pass, meta.log_coeff,
                            meta.w0, meta.w1, meta.w2, meta.w3, meta.w4, meta.w5, meta.w6,
                            meta.w7);
         }
 
-        if (second_pass == 1) {
+        if (meta.second_pass == 1) {
             // ---- second pass: multiply and add the second half ------------------------------
-            meta.cell = (bit<32>)hdr.pass.cell;
+            meta.cell = (bit<32>)(hdr.pass.slot_array ++ hdr.pass.slot[NETEC_SLOTS_LOG2 - 1:0]);
             meta.reset = hdr.pass.reset;
             if (hdr.pass.verdict == PASS_COMPLETE) {
                 meta.complete = 1;
@@ -469,22 +481,22 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 exit;
             }
             seq_release.execute(meta.cell);  // the slot's next packet starts afresh
-            hdr.lanes[32].b = meta.w0[31:24]; hdr.lanes[33].b = meta.w0[23:16];
-            hdr.lanes[34].b = meta.w0[15:8];  hdr.lanes[35].b = meta.w0[7:0];
-            hdr.lanes[36].b = meta.w1[31:24]; hdr.lanes[37].b = meta.w1[23:16];
-            hdr.lanes[38].b = meta.w1[15:8];  hdr.lanes[39].b = meta.w1[7:0];
-            hdr.lanes[40].b = meta.w2[31:24]; hdr.lanes[41].b = meta.w2[23:16];
-            hdr.lanes[42].b = meta.w2[15:8];  hdr.lanes[43].b = meta.w2[7:0];
-            hdr.lanes[44].b = meta.w3[31:24]; hdr.lanes[45].b = meta.w3[23:16];
-            hdr.lanes[46].b = meta.w3[15:8];  hdr.lanes[47].b = meta.w3[7:0];
-            hdr.lanes[48].b = meta.w4[31:24]; hdr.lanes[49].b = meta.w4[23:16];
-            hdr.lanes[50].b = meta.w4[15:8];  hdr.lanes[51].b = meta.w4[7:0];
-            hdr.lanes[52].b = meta.w5[31:24]; hdr.lanes[53].b = meta.w5[23:16];
-            hdr.lanes[54].b = meta.w5[15:8];  hdr.lanes[55].b = meta.w5[7:0];
-            hdr.lanes[56].b = meta.w6[31:24]; hdr.lanes[57].b = meta.w6[23:16];
-            hdr.lanes[58].b = meta.w6[15:8];  hdr.lanes[59].b = meta.w6[7:0];
-            hdr.lanes[60].b = meta.w7[31:24]; hdr.lanes[61].b = meta.w7[23:16];
-            hdr.lanes[62].b = meta.w7[15:8];  hdr.lanes[63].b = meta.w7[7:0];
+            hdr.lanes.l32.b = meta.w0[31:24]; hdr.lanes.l33.b = meta.w0[23:16];
+            hdr.lanes.l34.b = meta.w0[15:8];  hdr.lanes.l35.b = meta.w0[7:0];
+            hdr.lanes.l36.b = meta.w1[31:24]; hdr.lanes.l37.b = meta.w1[23:16];
+            hdr.lanes.l38.b = meta.w1[15:8];  hdr.lanes.l39.b = meta.w1[7:0];
+            hdr.lanes.l40.b = meta.w2[31:24]; hdr.lanes.l41.b = meta.w2[23:16];
+            hdr.lanes.l42.b = meta.w2[15:8];  hdr.lanes.l43.b = meta.w2[7:0];
+            hdr.lanes.l44.b = meta.w3[31:24]; hdr.lanes.l45.b = meta.w3[23:16];
+            hdr.lanes.l46.b = meta.w3[15:8];  hdr.lanes.l47.b = meta.w3[7:0];
+            hdr.lanes.l48.b = meta.w4[31:24]; hdr.lanes.l49.b = meta.w4[23:16];
+            hdr.lanes.l50.b = meta.w4[15:8];  hdr.lanes.l51.b = meta.w4[7:0];
+            hdr.lanes.l52.b = meta.w5[31:24]; hdr.lanes.l53.b = meta.w5[23:16];
+            hdr.lanes.l54.b = meta.w5[15:8];  hdr.lanes.l55.b = meta.w5[7:0];
+            hdr.lanes.l56.b = meta.w6[31:24]; hdr.lanes.l57.b = meta.w6[23:16];
+            hdr.lanes.l58.b = meta.w6[15:8];  hdr.lanes.l59.b = meta.w6[7:0];
+            hdr.lanes.l60.b = meta.w7[31:24]; hdr.lanes.l61.b = meta.w7[23:16];
+            hdr.lanes.l62.b = meta.w7[15:8];  hdr.lanes.l63.b = meta.w7[7:0];
             hdr.pass.setInvalid();
             hdr.ethernet.ether_type = ETHERTYPE_IPV4;
             hdr.netec.type = NETEC_RESULT;
@@ -492,7 +504,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             meta.netec_dirty = 1;
             hdr.bridge.to_reader = 1;
             meta.to_reader = 1;
-        } else if (first_pass == 1) {
+        } else if (meta.first_pass == 1) {
             // ---- first pass: admit, track, multiply and add the first half ------------------
             meta.ack = ack_read.execute((bit<32>)meta.task);
             admit.apply(hdr.netec, meta.lanes_ok, meta.cfg, meta.ack, meta.verdict);
@@ -506,7 +518,9 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 drop_counted(meta.verdict);
                 exit;
             }
-            meta.cell = ((bit<32>)meta.slot_array << NETEC_SLOTS_LOG2) + (bit<32>)hdr.netec.slot;
+            // array ++ slot: Admit let only slot = seq & slot_mask < NETEC_SLOTS in (and a
+            // concatenation is a move on Tofino, where shift-and-add inside a slice is not)
+            meta.cell = (bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
             meta.reset = seq_check.execute(meta.cell);
             if (meta.reset == 1) {
                 meta.bits_before = bits_restart.execute(meta.cell);
@@ -535,22 +549,22 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             SUM_APPLY(3, meta.w3) SUM_APPLY(4, meta.w4) SUM_APPLY(5, meta.w5)
             SUM_APPLY(6, meta.w6) SUM_APPLY(7, meta.w7)
             if (meta.complete == 1) {
-                hdr.lanes[0].b = meta.w0[31:24];  hdr.lanes[1].b = meta.w0[23:16];
-                hdr.lanes[2].b = meta.w0[15:8];   hdr.lanes[3].b = meta.w0[7:0];
-                hdr.lanes[4].b = meta.w1[31:24];  hdr.lanes[5].b = meta.w1[23:16];
-                hdr.lanes[6].b = meta.w1[15:8];   hdr.lanes[7].b = meta.w1[7:0];
-                hdr.lanes[8].b = meta.w2[31:24];  hdr.lanes[9].b = meta.w2[23:16];
-                hdr.lanes[10].b = meta.w2[15:8];  hdr.lanes[11].b = meta.w2[7:0];
-                hdr.lanes[12].b = meta.w3[31:24]; hdr.lanes[13].b = meta.w3[23:16];
-                hdr.lanes[14].b = meta.w3[15:8];  hdr.lanes[15].b = meta.w3[7:0];
-                hdr.lanes[16].b = meta.w4[31:24]; hdr.lanes[17].b = meta.w4[23:16];
-                hdr.lanes[18].b = meta.w4[15:8];  hdr.lanes[19].b = meta.w4[7:0];
-                hdr.lanes[20].b = meta.w5[31:24]; hdr.lanes[21].b = meta.w5[23:16];
-                hdr.lanes[22].b = meta.w5[15:8];  hdr.lanes[23].b = meta.w5[7:0];
-                hdr.lanes[24].b = meta.w6[31:24]; hdr.lanes[25].b = meta.w6[23:16];
-                hdr.lanes[26].b = meta.w6[15:8];  hdr.lanes[27].b = meta.w6[7:0];
-                hdr.lanes[28].b = meta.w7[31:24]; hdr.lanes[29].b = meta.w7[23:16];
-                hdr.lanes[30].b = meta.w7[15:8];  hdr.lanes[31].b = meta.w7[7:0];
+                hdr.lanes.l0.b = meta.w0[31:24];  hdr.lanes.l1.b = meta.w0[23:16];
+                hdr.lanes.l2.b = meta.w0[15:8];   hdr.lanes.l3.b = meta.w0[7:0];
+                hdr.lanes.l4.b = meta.w1[31:24];  hdr.lanes.l5.b = meta.w1[23:16];
+                hdr.lanes.l6.b = meta.w1[15:8];   hdr.lanes.l7.b = meta.w1[7:0];
+                hdr.lanes.l8.b = meta.w2[31:24];  hdr.lanes.l9.b = meta.w2[23:16];
+                hdr.lanes.l10.b = meta.w2[15:8];  hdr.lanes.l11.b = meta.w2[7:0];
+                hdr.lanes.l12.b = meta.w3[31:24]; hdr.lanes.l13.b = meta.w3[23:16];
+                hdr.lanes.l14.b = meta.w3[15:8];  hdr.lanes.l15.b = meta.w3[7:0];
+                hdr.lanes.l16.b = meta.w4[31:24]; hdr.lanes.l17.b = meta.w4[23:16];
+                hdr.lanes.l18.b = meta.w4[15:8];  hdr.lanes.l19.b = meta.w4[7:0];
+                hdr.lanes.l20.b = meta.w5[31:24]; hdr.lanes.l21.b = meta.w5[23:16];
+                hdr.lanes.l22.b = meta.w5[15:8];  hdr.lanes.l23.b = meta.w5[7:0];
+                hdr.lanes.l24.b = meta.w6[31:24]; hdr.lanes.l25.b = meta.w6[23:16];
+                hdr.lanes.l26.b = meta.w6[15:8];  hdr.lanes.l27.b = meta.w6[7:0];
+                hdr.lanes.l28.b = meta.w7[31:24]; hdr.lanes.l29.b = meta.w7[23:16];
+                hdr.lanes.l30.b = meta.w7[15:8];  hdr.lanes.l31.b = meta.w7[7:0];
                 meta.netec_dirty = 1;  // a valid NetEC packet again when it comes back
             }
             hdr.pass.setValid();
@@ -562,8 +576,8 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             hdr.pass.reset = meta.reset;
             hdr.pass.task = meta.task;
             hdr.pass.sender = meta.sender;
-            hdr.pass.cell = (bit<16>)meta.cell;
-            hdr.pass.pad = 0;
+            hdr.pass.slot_array = meta.slot_array;
+            hdr.pass.slot = hdr.netec.slot[7:0];
             hdr.ethernet.ether_type = ETHERTYPE_NETEC_PASS;
             hdr.bridge.setInvalid();  // the recirculated packet is parsed by ingress again
             ig_tm_md.ucast_egress_port = RECIRC_PORT;
@@ -641,22 +655,7 @@ control IngressDeparserImpl(packet_out pkt, inout headers_t hdr, in ig_meta_t me
                 hdr.netec.version, hdr.netec.type, hdr.netec.task, hdr.netec.slot_array,
                 hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
                 hdr.netec.window, hdr.netec.payload_len, hdr.netec.reserved,
-                hdr.lanes[0].b, hdr.lanes[1].b, hdr.lanes[2].b, hdr.lanes[3].b,
-                hdr.lanes[4].b, hdr.lanes[5].b, hdr.lanes[6].b, hdr.lanes[7].b,
-                hdr.lanes[8].b, hdr.lanes[9].b, hdr.lanes[10].b, hdr.lanes[11].b,
-                hdr.lanes[12].b, hdr.lanes[13].b, hdr.lanes[14].b, hdr.lanes[15].b,
-                hdr.lanes[16].b, hdr.lanes[17].b, hdr.lanes[18].b, hdr.lanes[19].b,
-                hdr.lanes[20].b, hdr.lanes[21].b, hdr.lanes[22].b, hdr.lanes[23].b,
-                hdr.lanes[24].b, hdr.lanes[25].b, hdr.lanes[26].b, hdr.lanes[27].b,
-                hdr.lanes[28].b, hdr.lanes[29].b, hdr.lanes[30].b, hdr.lanes[31].b,
-                hdr.lanes[32].b, hdr.lanes[33].b, hdr.lanes[34].b, hdr.lanes[35].b,
-                hdr.lanes[36].b, hdr.lanes[37].b, hdr.lanes[38].b, hdr.lanes[39].b,
-                hdr.lanes[40].b, hdr.lanes[41].b, hdr.lanes[42].b, hdr.lanes[43].b,
-                hdr.lanes[44].b, hdr.lanes[45].b, hdr.lanes[46].b, hdr.lanes[47].b,
-                hdr.lanes[48].b, hdr.lanes[49].b, hdr.lanes[50].b, hdr.lanes[51].b,
-                hdr.lanes[52].b, hdr.lanes[53].b, hdr.lanes[54].b, hdr.lanes[55].b,
-                hdr.lanes[56].b, hdr.lanes[57].b, hdr.lanes[58].b, hdr.lanes[59].b,
-                hdr.lanes[60].b, hdr.lanes[61].b, hdr.lanes[62].b, hdr.lanes[63].b}, true);
+                NETEC_LANE_BYTES(hdr.lanes)}, true);
         }
         pkt.emit(hdr.bridge);
         pkt.emit(hdr.ethernet);
@@ -678,10 +677,12 @@ control IngressDeparserImpl(packet_out pkt, inout headers_t hdr, in ig_meta_t me
 parser EgressParserImpl(packet_in pkt, out headers_t hdr, out eg_meta_t meta,
                         out egress_intrinsic_metadata_t eg_intr_md) {
     Checksum() tcp_csum;
+    Checksum() netec_csum;
     state start {
         pkt.extract(eg_intr_md);
         pkt.extract(hdr.bridge);
         meta.tcp_residual = 0;
+        meta.netec_residual = 0;
         pkt.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
             ETHERTYPE_IPV4: parse_ipv4;
@@ -721,6 +722,9 @@ parser EgressParserImpl(packet_in pkt, out headers_t hdr, out eg_meta_t meta,
     }
     state extract_netec {
         pkt.extract(hdr.netec);
+        // the rest of the header and the payload, which egress never sees, stay in the residual
+        netec_csum.subtract({hdr.netec.sender, hdr.netec.flags, hdr.netec.checksum});
+        netec_csum.subtract_all_and_deposit(meta.netec_residual);
         transition accept;
     }
 }
@@ -741,8 +745,6 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
     RegisterAction<bit<32>, bit<32>, bit<32>>(isn_delta) delta_read = {
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
     };
-    CsumReplace16() fix_netec_csum;
-
     action to_survivor(bit<32> agent_addr, bit<16> agent_port, bit<48> agent_mac,
                        bit<8> sender, bit<32> vip_addr, bit<16> vip_port) {
         hdr.ipv4.src_addr = vip_addr;
@@ -761,6 +763,7 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
 
     apply {
         meta.tcp_dirty = 0;
+        meta.netec_dirty = 0;
         meta.task = hdr.bridge.task;
         meta.from_sender = hdr.bridge.sender;
         meta.to_reader = hdr.bridge.to_reader;
@@ -779,20 +782,18 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
             }
         }
         if (replicated == 1) {
-            bit<32> idx = ((bit<32>)meta.task << NETEC_SENDERS_LOG2) + (bit<32>)meta.sender;
+            bit<32> idx = (bit<32>)(meta.task ++ meta.sender[NETEC_SENDERS_LOG2 - 1:0]);
             bit<32> delta = delta_read.execute(idx);
             if ((hdr.tcp.flags & TCP_ACK) != 0) {
                 hdr.tcp.ack_no = hdr.tcp.ack_no + delta;
             }
             if (hdr.netec.isValid() && hdr.netec.type == NETEC_HELLO) {
-                bit<16> old_word = hdr.netec.sender ++ hdr.netec.flags;
                 hdr.netec.sender = meta.sender;
-                fix_netec_csum.apply(hdr.netec.checksum, old_word,
-                                     hdr.netec.sender ++ hdr.netec.flags);
+                meta.netec_dirty = 1;  // the deparser sums it again from the residual
             }
             meta.tcp_dirty = 1;
         } else if (meta.to_reader == 1) {
-            bit<32> idx = ((bit<32>)meta.task << NETEC_SENDERS_LOG2) + (bit<32>)meta.from_sender;
+            bit<32> idx = (bit<32>)(meta.task ++ meta.from_sender[NETEC_SENDERS_LOG2 - 1:0]);
             bit<32> delta;
             if (meta.synack == 1) {
                 delta = delta_learn.execute(idx);
@@ -813,6 +814,7 @@ control EgressDeparserImpl(packet_out pkt, inout headers_t hdr, in eg_meta_t met
                            in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
     Checksum() ipv4_csum;
     Checksum() tcp_csum;
+    Checksum() netec_csum;
     apply {
         hdr.ipv4.hdr_checksum = ipv4_csum.update({
             hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.diffserv, hdr.ipv4.total_len,
@@ -822,6 +824,10 @@ control EgressDeparserImpl(packet_out pkt, inout headers_t hdr, in eg_meta_t met
             hdr.tcp.checksum = tcp_csum.update({
                 hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.tcp.src_port, hdr.tcp.dst_port,
                 hdr.tcp.seq_no, hdr.tcp.ack_no, meta.tcp_residual});
+        }
+        if (meta.netec_dirty == 1) {
+            hdr.netec.checksum = netec_csum.update({
+                hdr.netec.sender, hdr.netec.flags, meta.netec_residual}, true);
         }
         pkt.emit(hdr.ethernet);
         pkt.emit(hdr.ipv4);

@@ -16,6 +16,18 @@
 #include "../include/netec_logic.p4"
 #include "../generated/lanes.p4"
 
+// RFC 1624 eqn. 3: the ones'-complement checksum after one 16-bit word changed from old to
+// new (egress rewrites a HELLO's sender). The TNA program sums it again from a residual in its
+// deparser instead: a chain of adds in one action does not fit a Tofino stage.
+control CsumReplace16(inout bit<16> csum, in bit<16> old_word, in bit<16> new_word) {
+    apply {
+        bit<32> s = (bit<32>)(~csum) + (bit<32>)(~old_word) + (bit<32>)new_word;
+        s = (s & 0xffff) + (s >> 16);
+        s = (s & 0xffff) + (s >> 16);
+        csum = ~(s[15:0]);
+    }
+}
+
 // The first pass puts this ethertype in front of the pass header, the second removes it.
 const bit<16> ETHERTYPE_NETEC_PASS = 0x88B5;
 // Every DATA packet leaves its first pass through this one port's queue (egress recirculates
@@ -33,7 +45,7 @@ struct headers_t {
     tcp_h tcp;
     tcp_ts_h tcp_ts;
     netec_h netec;
-    lane_h[NETEC_PAYLOAD] lanes;
+    lanes_t lanes;
 }
 
 struct metadata_t {
@@ -110,21 +122,27 @@ parser NetecParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
         meta.lanes_left = hdr.netec.payload_len;
         transition select(hdr.netec.payload_len) {
             0: accept;
-            1 .. NETEC_PAYLOAD: start_lanes;
+            1 .. NETEC_PAYLOAD: parse_lane0;
             default: accept;  // a HELLO's JSON: left as payload
         }
     }
-    state start_lanes {
-        meta.lanes_ok = 1;
-        transition parse_lane;
+    // One state per lane (lanes.p4), as on Tofino; the count says where the payload ends.
+#define NETEC_LANES_END lanes_done
+#define LANE_STATE(I, NEXT)                                                                   \
+    state parse_lane##I {                                                                     \
+        meta.lanes_ok = 1;                                                                    \
+        pkt.extract(hdr.lanes.l##I);                                                          \
+        meta.lanes_left = meta.lanes_left - 1;                                                \
+        transition select(meta.lanes_left) {                                                  \
+            0: accept;                                                                        \
+            default: NEXT;                                                                    \
+        }                                                                                     \
     }
-    state parse_lane {
-        pkt.extract(hdr.lanes.next);
-        meta.lanes_left = meta.lanes_left - 1;
-        transition select(meta.lanes_left) {
-            0: accept;
-            default: parse_lane;
-        }
+    NETEC_LANE_STATES(LANE_STATE)
+#undef LANE_STATE
+#undef NETEC_LANES_END
+    state lanes_done {
+        transition accept;
     }
 }
 
@@ -143,22 +161,7 @@ control NetecVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
               hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
               hdr.netec.window, hdr.netec.payload_len, hdr.netec.checksum,
               hdr.netec.reserved,
-              hdr.lanes[0].b, hdr.lanes[1].b, hdr.lanes[2].b, hdr.lanes[3].b,
-              hdr.lanes[4].b, hdr.lanes[5].b, hdr.lanes[6].b, hdr.lanes[7].b,
-              hdr.lanes[8].b, hdr.lanes[9].b, hdr.lanes[10].b, hdr.lanes[11].b,
-              hdr.lanes[12].b, hdr.lanes[13].b, hdr.lanes[14].b, hdr.lanes[15].b,
-              hdr.lanes[16].b, hdr.lanes[17].b, hdr.lanes[18].b, hdr.lanes[19].b,
-              hdr.lanes[20].b, hdr.lanes[21].b, hdr.lanes[22].b, hdr.lanes[23].b,
-              hdr.lanes[24].b, hdr.lanes[25].b, hdr.lanes[26].b, hdr.lanes[27].b,
-              hdr.lanes[28].b, hdr.lanes[29].b, hdr.lanes[30].b, hdr.lanes[31].b,
-              hdr.lanes[32].b, hdr.lanes[33].b, hdr.lanes[34].b, hdr.lanes[35].b,
-              hdr.lanes[36].b, hdr.lanes[37].b, hdr.lanes[38].b, hdr.lanes[39].b,
-              hdr.lanes[40].b, hdr.lanes[41].b, hdr.lanes[42].b, hdr.lanes[43].b,
-              hdr.lanes[44].b, hdr.lanes[45].b, hdr.lanes[46].b, hdr.lanes[47].b,
-              hdr.lanes[48].b, hdr.lanes[49].b, hdr.lanes[50].b, hdr.lanes[51].b,
-              hdr.lanes[52].b, hdr.lanes[53].b, hdr.lanes[54].b, hdr.lanes[55].b,
-              hdr.lanes[56].b, hdr.lanes[57].b, hdr.lanes[58].b, hdr.lanes[59].b,
-              hdr.lanes[60].b, hdr.lanes[61].b, hdr.lanes[62].b, hdr.lanes[63].b },
+              NETEC_LANE_BYTES(hdr.lanes) },
             hdr.tcp.checksum, HashAlgorithm.csum16);
         // The NetEC checksum of a DATA packet or an ACK (header and lanes): a receiver drops a
         // packet that fails it (docs/protocol.md), also inside a valid TCP segment. The sum
@@ -169,22 +172,7 @@ control NetecVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
               hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
               hdr.netec.window, hdr.netec.payload_len, hdr.netec.checksum,
               hdr.netec.reserved,
-              hdr.lanes[0].b, hdr.lanes[1].b, hdr.lanes[2].b, hdr.lanes[3].b,
-              hdr.lanes[4].b, hdr.lanes[5].b, hdr.lanes[6].b, hdr.lanes[7].b,
-              hdr.lanes[8].b, hdr.lanes[9].b, hdr.lanes[10].b, hdr.lanes[11].b,
-              hdr.lanes[12].b, hdr.lanes[13].b, hdr.lanes[14].b, hdr.lanes[15].b,
-              hdr.lanes[16].b, hdr.lanes[17].b, hdr.lanes[18].b, hdr.lanes[19].b,
-              hdr.lanes[20].b, hdr.lanes[21].b, hdr.lanes[22].b, hdr.lanes[23].b,
-              hdr.lanes[24].b, hdr.lanes[25].b, hdr.lanes[26].b, hdr.lanes[27].b,
-              hdr.lanes[28].b, hdr.lanes[29].b, hdr.lanes[30].b, hdr.lanes[31].b,
-              hdr.lanes[32].b, hdr.lanes[33].b, hdr.lanes[34].b, hdr.lanes[35].b,
-              hdr.lanes[36].b, hdr.lanes[37].b, hdr.lanes[38].b, hdr.lanes[39].b,
-              hdr.lanes[40].b, hdr.lanes[41].b, hdr.lanes[42].b, hdr.lanes[43].b,
-              hdr.lanes[44].b, hdr.lanes[45].b, hdr.lanes[46].b, hdr.lanes[47].b,
-              hdr.lanes[48].b, hdr.lanes[49].b, hdr.lanes[50].b, hdr.lanes[51].b,
-              hdr.lanes[52].b, hdr.lanes[53].b, hdr.lanes[54].b, hdr.lanes[55].b,
-              hdr.lanes[56].b, hdr.lanes[57].b, hdr.lanes[58].b, hdr.lanes[59].b,
-              hdr.lanes[60].b, hdr.lanes[61].b, hdr.lanes[62].b, hdr.lanes[63].b },
+              NETEC_LANE_BYTES(hdr.lanes) },
             meta.csum_zero, HashAlgorithm.csum16);
     }
 }
@@ -273,11 +261,9 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
     }
 
     bit<10> log_coeff;
-    bit<64> bitmatrix;
     bit<16> sender_bit;
-    action set_coeff(bit<10> log_a, bit<64> bm, bit<16> bit_s) {
+    action set_coeff(bit<10> log_a, bit<16> bit_s) {
         log_coeff = log_a;
-        bitmatrix = bm;
         sender_bit = bit_s;  // 1 << sender: a table gives the one-hot bit (no variable shifts)
     }
     action no_coeff() {
@@ -338,12 +324,11 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             mark_to_drop(std);
             return;
         }
-        bit<32> cell = (bit<32>)meta.slot_array << NETEC_SLOTS_LOG2;
+        bit<32> cell = 0;
         bool second_pass = meta.role == ROLE_SURVIVOR && hdr.pass.isValid();
         bool first_pass = meta.role == ROLE_SURVIVOR && !hdr.pass.isValid()
                           && hdr.netec.isValid() && hdr.netec.type == NETEC_DATA;
         log_coeff = GF_LOG_ZERO;
-        bitmatrix = 0;
         sender_bit = 0;
         if (meta.role == ROLE_SURVIVOR) {
             sender_coeff.apply();
@@ -353,13 +338,13 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         bit<32> w0 = 0; bit<32> w1 = 0; bit<32> w2 = 0; bit<32> w3 = 0;
         bit<32> w4 = 0; bit<32> w5 = 0; bit<32> w6 = 0; bit<32> w7 = 0;
         if (first_pass || second_pass) {
-            multiply.apply(hdr.lanes, second_pass ? 1w1 : 1w0, log_coeff, bitmatrix,
+            multiply.apply(hdr.lanes, second_pass ? 1w1 : 1w0, log_coeff,
                            w0, w1, w2, w3, w4, w5, w6, w7);
         }
 
         if (second_pass) {
             // ---- second pass of a DATA packet -----------------------------------------------
-            cell = (bit<32>)hdr.pass.cell;
+            cell = (bit<32>)(hdr.pass.slot_array ++ hdr.pass.slot[NETEC_SLOTS_LOG2 - 1:0]);
             // one read-modify-write per register: overwrite (slot taken over), accumulate,
             // and on completion hand the sum to the packet and clear the cell
             bit<32> s;
@@ -388,22 +373,22 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             slot_seq.write(cell, 0xFFFFFFFF);
             // The last packet of the stripe becomes the RESULT: the first half of the sums
             // rode in the lanes since the first pass, the second half is written now.
-            hdr.lanes[32].b = w0[31:24]; hdr.lanes[33].b = w0[23:16];
-            hdr.lanes[34].b = w0[15:8];  hdr.lanes[35].b = w0[7:0];
-            hdr.lanes[36].b = w1[31:24]; hdr.lanes[37].b = w1[23:16];
-            hdr.lanes[38].b = w1[15:8];  hdr.lanes[39].b = w1[7:0];
-            hdr.lanes[40].b = w2[31:24]; hdr.lanes[41].b = w2[23:16];
-            hdr.lanes[42].b = w2[15:8];  hdr.lanes[43].b = w2[7:0];
-            hdr.lanes[44].b = w3[31:24]; hdr.lanes[45].b = w3[23:16];
-            hdr.lanes[46].b = w3[15:8];  hdr.lanes[47].b = w3[7:0];
-            hdr.lanes[48].b = w4[31:24]; hdr.lanes[49].b = w4[23:16];
-            hdr.lanes[50].b = w4[15:8];  hdr.lanes[51].b = w4[7:0];
-            hdr.lanes[52].b = w5[31:24]; hdr.lanes[53].b = w5[23:16];
-            hdr.lanes[54].b = w5[15:8];  hdr.lanes[55].b = w5[7:0];
-            hdr.lanes[56].b = w6[31:24]; hdr.lanes[57].b = w6[23:16];
-            hdr.lanes[58].b = w6[15:8];  hdr.lanes[59].b = w6[7:0];
-            hdr.lanes[60].b = w7[31:24]; hdr.lanes[61].b = w7[23:16];
-            hdr.lanes[62].b = w7[15:8];  hdr.lanes[63].b = w7[7:0];
+            hdr.lanes.l32.b = w0[31:24]; hdr.lanes.l33.b = w0[23:16];
+            hdr.lanes.l34.b = w0[15:8];  hdr.lanes.l35.b = w0[7:0];
+            hdr.lanes.l36.b = w1[31:24]; hdr.lanes.l37.b = w1[23:16];
+            hdr.lanes.l38.b = w1[15:8];  hdr.lanes.l39.b = w1[7:0];
+            hdr.lanes.l40.b = w2[31:24]; hdr.lanes.l41.b = w2[23:16];
+            hdr.lanes.l42.b = w2[15:8];  hdr.lanes.l43.b = w2[7:0];
+            hdr.lanes.l44.b = w3[31:24]; hdr.lanes.l45.b = w3[23:16];
+            hdr.lanes.l46.b = w3[15:8];  hdr.lanes.l47.b = w3[7:0];
+            hdr.lanes.l48.b = w4[31:24]; hdr.lanes.l49.b = w4[23:16];
+            hdr.lanes.l50.b = w4[15:8];  hdr.lanes.l51.b = w4[7:0];
+            hdr.lanes.l52.b = w5[31:24]; hdr.lanes.l53.b = w5[23:16];
+            hdr.lanes.l54.b = w5[15:8];  hdr.lanes.l55.b = w5[7:0];
+            hdr.lanes.l56.b = w6[31:24]; hdr.lanes.l57.b = w6[23:16];
+            hdr.lanes.l58.b = w6[15:8];  hdr.lanes.l59.b = w6[7:0];
+            hdr.lanes.l60.b = w7[31:24]; hdr.lanes.l61.b = w7[23:16];
+            hdr.lanes.l62.b = w7[15:8];  hdr.lanes.l63.b = w7[7:0];
             hdr.pass.setInvalid();
             hdr.ethernet.ether_type = ETHERTYPE_IPV4;
             hdr.netec.type = NETEC_RESULT;
@@ -427,7 +412,8 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
                 mark_to_drop(std);
                 return;
             }
-            cell = cell + (bit<32>)hdr.netec.slot;
+            // array ++ slot, as on Tofino: Admit let only slot = seq & slot_mask < NETEC_SLOTS in
+            cell = (bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
             // Track: slot_seq, slot_bits and slot_count, one read-modify-write each (a Tofino
             // stateful ALU compares a cell with a value; it cannot test bits against a mask,
             // so the k-th sender is found by counting, the duplicate by the bits returned).
@@ -486,30 +472,30 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
                 // still a valid NetEC packet in a valid segment when it comes back for pass two
                 meta.netec_dirty = 1;
                 meta.tcp_dirty = 1;
-                hdr.lanes[0].b = w0[31:24];  hdr.lanes[1].b = w0[23:16];
-                hdr.lanes[2].b = w0[15:8];   hdr.lanes[3].b = w0[7:0];
-                hdr.lanes[4].b = w1[31:24];  hdr.lanes[5].b = w1[23:16];
-                hdr.lanes[6].b = w1[15:8];   hdr.lanes[7].b = w1[7:0];
-                hdr.lanes[8].b = w2[31:24];  hdr.lanes[9].b = w2[23:16];
-                hdr.lanes[10].b = w2[15:8];  hdr.lanes[11].b = w2[7:0];
-                hdr.lanes[12].b = w3[31:24]; hdr.lanes[13].b = w3[23:16];
-                hdr.lanes[14].b = w3[15:8];  hdr.lanes[15].b = w3[7:0];
-                hdr.lanes[16].b = w4[31:24]; hdr.lanes[17].b = w4[23:16];
-                hdr.lanes[18].b = w4[15:8];  hdr.lanes[19].b = w4[7:0];
-                hdr.lanes[20].b = w5[31:24]; hdr.lanes[21].b = w5[23:16];
-                hdr.lanes[22].b = w5[15:8];  hdr.lanes[23].b = w5[7:0];
-                hdr.lanes[24].b = w6[31:24]; hdr.lanes[25].b = w6[23:16];
-                hdr.lanes[26].b = w6[15:8];  hdr.lanes[27].b = w6[7:0];
-                hdr.lanes[28].b = w7[31:24]; hdr.lanes[29].b = w7[23:16];
-                hdr.lanes[30].b = w7[15:8];  hdr.lanes[31].b = w7[7:0];
+                hdr.lanes.l0.b = w0[31:24];  hdr.lanes.l1.b = w0[23:16];
+                hdr.lanes.l2.b = w0[15:8];   hdr.lanes.l3.b = w0[7:0];
+                hdr.lanes.l4.b = w1[31:24];  hdr.lanes.l5.b = w1[23:16];
+                hdr.lanes.l6.b = w1[15:8];   hdr.lanes.l7.b = w1[7:0];
+                hdr.lanes.l8.b = w2[31:24];  hdr.lanes.l9.b = w2[23:16];
+                hdr.lanes.l10.b = w2[15:8];  hdr.lanes.l11.b = w2[7:0];
+                hdr.lanes.l12.b = w3[31:24]; hdr.lanes.l13.b = w3[23:16];
+                hdr.lanes.l14.b = w3[15:8];  hdr.lanes.l15.b = w3[7:0];
+                hdr.lanes.l16.b = w4[31:24]; hdr.lanes.l17.b = w4[23:16];
+                hdr.lanes.l18.b = w4[15:8];  hdr.lanes.l19.b = w4[7:0];
+                hdr.lanes.l20.b = w5[31:24]; hdr.lanes.l21.b = w5[23:16];
+                hdr.lanes.l22.b = w5[15:8];  hdr.lanes.l23.b = w5[7:0];
+                hdr.lanes.l24.b = w6[31:24]; hdr.lanes.l25.b = w6[23:16];
+                hdr.lanes.l26.b = w6[15:8];  hdr.lanes.l27.b = w6[7:0];
+                hdr.lanes.l28.b = w7[31:24]; hdr.lanes.l29.b = w7[23:16];
+                hdr.lanes.l30.b = w7[15:8];  hdr.lanes.l31.b = w7[7:0];
             }
             hdr.pass.setValid();
             hdr.pass.verdict = complete ? PASS_COMPLETE : PASS_AGGREGATE;
             hdr.pass.reset = reset;
             hdr.pass.task = meta.task;
             hdr.pass.sender = meta.sender;
-            hdr.pass.cell = (bit<16>)cell;
-            hdr.pass.pad = 0;
+            hdr.pass.slot_array = meta.slot_array;
+            hdr.pass.slot = hdr.netec.slot[7:0];
             hdr.ethernet.ether_type = ETHERTYPE_NETEC_PASS;
             meta.recirculate = 1;
             std.egress_spec = RECIRC_PORT;
@@ -653,22 +639,7 @@ control NetecComputeChecksum(inout headers_t hdr, inout metadata_t meta) {
             { hdr.netec.version, hdr.netec.type, hdr.netec.task, hdr.netec.slot_array,
               hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
               hdr.netec.window, hdr.netec.payload_len, 16w0, hdr.netec.reserved,
-              hdr.lanes[0].b, hdr.lanes[1].b, hdr.lanes[2].b, hdr.lanes[3].b,
-              hdr.lanes[4].b, hdr.lanes[5].b, hdr.lanes[6].b, hdr.lanes[7].b,
-              hdr.lanes[8].b, hdr.lanes[9].b, hdr.lanes[10].b, hdr.lanes[11].b,
-              hdr.lanes[12].b, hdr.lanes[13].b, hdr.lanes[14].b, hdr.lanes[15].b,
-              hdr.lanes[16].b, hdr.lanes[17].b, hdr.lanes[18].b, hdr.lanes[19].b,
-              hdr.lanes[20].b, hdr.lanes[21].b, hdr.lanes[22].b, hdr.lanes[23].b,
-              hdr.lanes[24].b, hdr.lanes[25].b, hdr.lanes[26].b, hdr.lanes[27].b,
-              hdr.lanes[28].b, hdr.lanes[29].b, hdr.lanes[30].b, hdr.lanes[31].b,
-              hdr.lanes[32].b, hdr.lanes[33].b, hdr.lanes[34].b, hdr.lanes[35].b,
-              hdr.lanes[36].b, hdr.lanes[37].b, hdr.lanes[38].b, hdr.lanes[39].b,
-              hdr.lanes[40].b, hdr.lanes[41].b, hdr.lanes[42].b, hdr.lanes[43].b,
-              hdr.lanes[44].b, hdr.lanes[45].b, hdr.lanes[46].b, hdr.lanes[47].b,
-              hdr.lanes[48].b, hdr.lanes[49].b, hdr.lanes[50].b, hdr.lanes[51].b,
-              hdr.lanes[52].b, hdr.lanes[53].b, hdr.lanes[54].b, hdr.lanes[55].b,
-              hdr.lanes[56].b, hdr.lanes[57].b, hdr.lanes[58].b, hdr.lanes[59].b,
-              hdr.lanes[60].b, hdr.lanes[61].b, hdr.lanes[62].b, hdr.lanes[63].b },
+              NETEC_LANE_BYTES(hdr.lanes) },
             hdr.netec.checksum, HashAlgorithm.csum16);
         // TCP: pseudo-header, header, options, NetEC header and lanes, then the unparsed
         // payload (a HELLO's JSON)
@@ -681,22 +652,7 @@ control NetecComputeChecksum(inout headers_t hdr, inout metadata_t meta) {
               hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
               hdr.netec.window, hdr.netec.payload_len, hdr.netec.checksum,
               hdr.netec.reserved,
-              hdr.lanes[0].b, hdr.lanes[1].b, hdr.lanes[2].b, hdr.lanes[3].b,
-              hdr.lanes[4].b, hdr.lanes[5].b, hdr.lanes[6].b, hdr.lanes[7].b,
-              hdr.lanes[8].b, hdr.lanes[9].b, hdr.lanes[10].b, hdr.lanes[11].b,
-              hdr.lanes[12].b, hdr.lanes[13].b, hdr.lanes[14].b, hdr.lanes[15].b,
-              hdr.lanes[16].b, hdr.lanes[17].b, hdr.lanes[18].b, hdr.lanes[19].b,
-              hdr.lanes[20].b, hdr.lanes[21].b, hdr.lanes[22].b, hdr.lanes[23].b,
-              hdr.lanes[24].b, hdr.lanes[25].b, hdr.lanes[26].b, hdr.lanes[27].b,
-              hdr.lanes[28].b, hdr.lanes[29].b, hdr.lanes[30].b, hdr.lanes[31].b,
-              hdr.lanes[32].b, hdr.lanes[33].b, hdr.lanes[34].b, hdr.lanes[35].b,
-              hdr.lanes[36].b, hdr.lanes[37].b, hdr.lanes[38].b, hdr.lanes[39].b,
-              hdr.lanes[40].b, hdr.lanes[41].b, hdr.lanes[42].b, hdr.lanes[43].b,
-              hdr.lanes[44].b, hdr.lanes[45].b, hdr.lanes[46].b, hdr.lanes[47].b,
-              hdr.lanes[48].b, hdr.lanes[49].b, hdr.lanes[50].b, hdr.lanes[51].b,
-              hdr.lanes[52].b, hdr.lanes[53].b, hdr.lanes[54].b, hdr.lanes[55].b,
-              hdr.lanes[56].b, hdr.lanes[57].b, hdr.lanes[58].b, hdr.lanes[59].b,
-              hdr.lanes[60].b, hdr.lanes[61].b, hdr.lanes[62].b, hdr.lanes[63].b },
+              NETEC_LANE_BYTES(hdr.lanes) },
             hdr.tcp.checksum, HashAlgorithm.csum16);
     }
 }
