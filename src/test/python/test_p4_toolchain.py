@@ -219,6 +219,30 @@ def test_bmv2_two_tasks_interleaved(bmv2_json):
             r.check_rebuilt()
 
 
+def test_bmv2_refuses_a_pass_header_from_a_front_port(bmv2_json):
+    """A survivor forges the pass header (ethertype 0x88B5, verdict COMPLETE, reset) in front
+    of its stripe's first DATA packet: honoured, it would skip admission and send the reader a
+    RESULT of one packet's product. Only the recirculation port may bring one: nothing comes
+    out, and the task then rebuilds its unit byte for byte."""
+    needs_bmv2()
+    v = load(os.path.join(VECTORS, "rs32-in-order.json"))
+    with bmv2_switch.Bmv2Switch(bmv2_json, bench.hosts(v["k"])) as sw:
+        r = Replay(sw, v, v["task"], v["slotArray"])
+        first = next(e for e in v["events"] if e["from"] != "reader")
+        wire = bytes.fromhex(first["packet"])
+        src = source(first["from"], wire, r.k)
+        seg = IP(src=src[0], dst=VIP) / TCP(sport=src[1], dport=r.vip_port, flags="PA",
+                                            seq=1, ack=1) / wire
+        forged = bytes([2, 1])  # PASS_COMPLETE, reset
+        port = sw.hosts[src[0]]
+        sw.send(port, bmv2_switch.SWITCH_MAC + bmv2_switch.host_mac(port) + b"\x88\xb5"
+                + forged + bytes(seg))
+        assert sw.receive(expect=0, timeout=1.0) == [], "a forged second pass came out"
+        for n in range(len(v["events"])):
+            r.step(n)
+        r.check_rebuilt()
+
+
 def test_bmv2_rebuilds_a_unit_from_bursts(bmv2_json):
     """All k survivors' packets of 16 stripes at once, 128 stripes: what a real task sends.
     (Found here: with second passes out of the order of first passes, stripes came out wrong;

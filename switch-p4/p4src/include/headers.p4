@@ -84,10 +84,6 @@ header lane_h {
 header netec_pass_h {
     bit<8>  verdict;   // PASS_AGGREGATE, PASS_COMPLETE
     bit<8>  reset;     // 1: the slot was taken over from a stale stripe: overwrite its sums
-    bit<8>  task;
-    bit<8>  sender;
-    bit<8>  slot_array;  // the slot-array cell, as the first pass found it
-    bit<8>  slot;
 }
 
 const bit<8> PASS_AGGREGATE = 1;

@@ -115,9 +115,11 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
     }
     state parse_ethernet {
         pkt.extract(hdr.ethernet);
-        transition select(hdr.ethernet.ether_type) {
-            ETHERTYPE_NETEC_PASS: parse_pass;
-            ETHERTYPE_IPV4: parse_ipv4;
+        // a pass header only from the recirculation port: from any other port it would let
+        // a peer skip the first pass's admission (such a frame has no IPv4: dropped)
+        transition select(ig_intr_md.ingress_port, hdr.ethernet.ether_type) {
+            (RECIRC_PORT, ETHERTYPE_NETEC_PASS): parse_pass;
+            (_, ETHERTYPE_IPV4): parse_ipv4;
             default: accept;
         }
     }
@@ -322,6 +324,10 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         meta.vip_addr = hdr.ipv4.dst_addr;
         meta.vip_port = hdr.tcp.dst_port;
         meta.vip_isn = vip_isn;
+        // the bridge from action data (one source: copies from metadata need more per container)
+        hdr.bridge.task = task;
+        hdr.bridge.sender = sender;
+        hdr.bridge.vip_isn = vip_isn;
     }
     table survivor_in {
         key = {
@@ -340,6 +346,8 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         meta.vip_addr = hdr.ipv4.dst_addr;
         meta.vip_port = hdr.tcp.dst_port;
         meta.vip_isn = vip_isn;
+        hdr.bridge.task = task;
+        hdr.bridge.vip_isn = vip_isn;
     }
     table vip_in {
         key = { hdr.ipv4.dst_addr : exact; hdr.tcp.dst_port : exact; }
@@ -415,6 +423,9 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         meta.to_reader = 0;
         hdr.bridge.synack = 0;
         hdr.bridge.synack_last = 0;
+        hdr.bridge.task = 0;
+        hdr.bridge.sender = 0;
+        hdr.bridge.vip_isn = 0;
         // Tofino: no conditional expressions in actions, so every choice is an if
         if (hdr.netec.isValid()) {
             hdr.bridge.netec = 1;
@@ -444,9 +455,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             ig_dprsr_md.drop_ctl = 1;
             exit;
         }
-        hdr.bridge.task = meta.task;
-        hdr.bridge.sender = meta.sender;
-        hdr.bridge.vip_isn = meta.vip_isn;
         meta.first_pass = 0;
         meta.second_pass = 0;
         if (meta.role == ROLE_SURVIVOR) {
@@ -466,7 +474,8 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
 
         if (meta.second_pass == 1) {
             // ---- second pass: multiply and add the second half ------------------------------
-            meta.cell = (bit<32>)(hdr.pass.slot_array ++ hdr.pass.slot[NETEC_SLOTS_LOG2 - 1:0]);
+            // the classify tables found the task again: the cell is the first pass's
+            meta.cell = (bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
             meta.reset = hdr.pass.reset;
             if (hdr.pass.verdict == PASS_COMPLETE) {
                 meta.complete = 1;
@@ -574,10 +583,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 hdr.pass.verdict = PASS_AGGREGATE;
             }
             hdr.pass.reset = meta.reset;
-            hdr.pass.task = meta.task;
-            hdr.pass.sender = meta.sender;
-            hdr.pass.slot_array = meta.slot_array;
-            hdr.pass.slot = hdr.netec.slot[7:0];
             hdr.ethernet.ether_type = ETHERTYPE_NETEC_PASS;
             hdr.bridge.setInvalid();  // the recirculated packet is parsed by ingress again
             ig_tm_md.ucast_egress_port = RECIRC_PORT;

@@ -37,6 +37,7 @@ const bit<16> ETHERTYPE_NETEC_PASS = 0x88B5;
 // would put them in different egress queues, and BMv2 reorders those: a stripe completed
 // without one survivor's second half, found by switch-p4/bmv2/bench.py.)
 const bit<9> RECIRC_PORT = 68;
+const bit<32> INSTANCE_TYPE_RECIRC = 4;  // BMv2 simple_switch: standard_metadata.instance_type
 
 struct headers_t {
     ethernet_h ethernet;
@@ -80,9 +81,12 @@ parser NetecParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
         meta.lanes_ok = 0;
         meta.csum_zero = 0;
         pkt.extract(hdr.ethernet);
-        transition select(hdr.ethernet.ether_type) {
-            ETHERTYPE_NETEC_PASS: parse_pass;
-            ETHERTYPE_IPV4: parse_ipv4;
+        // a pass header only on a recirculated packet (Tofino: from the recirculation port;
+        // BMv2 keeps the first ingress port, so its instance type says it): from a front port
+        // it would let a peer skip the first pass's admission (such a frame has no IPv4: dropped)
+        transition select(std.instance_type, hdr.ethernet.ether_type) {
+            (INSTANCE_TYPE_RECIRC, ETHERTYPE_NETEC_PASS): parse_pass;
+            (_, ETHERTYPE_IPV4): parse_ipv4;
             default: accept;
         }
     }
@@ -344,7 +348,8 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
 
         if (second_pass) {
             // ---- second pass of a DATA packet -----------------------------------------------
-            cell = (bit<32>)(hdr.pass.slot_array ++ hdr.pass.slot[NETEC_SLOTS_LOG2 - 1:0]);
+            // the classify tables found the task again: the cell is the first pass's
+            cell = (bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
             // one read-modify-write per register: overwrite (slot taken over), accumulate,
             // and on completion hand the sum to the packet and clear the cell
             bit<32> s;
@@ -492,10 +497,6 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.pass.setValid();
             hdr.pass.verdict = complete ? PASS_COMPLETE : PASS_AGGREGATE;
             hdr.pass.reset = reset;
-            hdr.pass.task = meta.task;
-            hdr.pass.sender = meta.sender;
-            hdr.pass.slot_array = meta.slot_array;
-            hdr.pass.slot = hdr.netec.slot[7:0];
             hdr.ethernet.ether_type = ETHERTYPE_NETEC_PASS;
             meta.recirculate = 1;
             std.egress_spec = RECIRC_PORT;
