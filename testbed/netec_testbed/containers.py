@@ -50,9 +50,10 @@ def docker_subnets():
     return {c.get("Subnet") for n in nets for c in (n.get("IPAM") or {}).get("Config") or []}
 
 
-def free_subnet():
-    used = [ipaddress.ip_network(s, strict=False) for s in docker_subnets()
-            if s and ":" not in s]
+def free_subnet(taken=None):
+    """The first of SUBNETS that overlaps none of TAKEN (default: the Docker engine's)."""
+    taken = docker_subnets() if taken is None else taken
+    used = [ipaddress.ip_network(s, strict=False) for s in taken if s and ":" not in s]
     for s in SUBNETS:
         if not any(ipaddress.ip_network(s).overlaps(u) for u in used):
             return s

@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "testbed"))
 
-from netec_testbed import Config, Testbed, TestbedError, hadoop, net  # noqa: E402
+from netec_testbed import Config, Testbed, TestbedError, containers, hadoop, net  # noqa: E402
 
 
 def test_link_rates_parse_or_name_the_bad_value():
@@ -59,3 +59,11 @@ def test_java_command_puts_the_conf_dir_first_on_the_classpath():
     assert cmd[cmd.index("-cp") + 1] == "/c:/jar:/hadoop.jar"
     assert "-Djava.io.tmpdir=/t" in cmd
     assert cmd[-2:] == [hadoop.DATANODE, "-x"]
+
+
+def test_container_network_takes_the_first_free_subnet():
+    # a network left by a crashed run holds the default /24: the next cluster takes another
+    assert containers.free_subnet(["198.18.250.0/24", "fd00::/64"]) == "198.18.60.0/24"
+    assert containers.free_subnet(["198.18.60.0/24", "198.18.61.0/25"]) == "198.18.62.0/24"
+    with pytest.raises(TestbedError, match="no free /24"):
+        containers.free_subnet(["198.18.0.0/15"])
