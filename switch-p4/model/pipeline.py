@@ -42,14 +42,15 @@ INVALID_SEQ = 0xFFFFFFFF  # slot_seq of a slot whose stripe completed: the next 
 
 
 def _load_gf_tables(path=GF_TABLES):
-    """The const entries of GfLog and GfExp, parsed from the generated P4 file."""
+    """The const entries of GfLog and of the GfExpByte tables (GF_EXP_ENTRIES), parsed from the
+    generated P4 file."""
     with open(path) as f:
         text = f.read()
-    log_part = text[text.index("control GfLog"):text.index("control GfExp")]
-    exp_part = text[text.index("control GfExp"):]
-    entry = re.compile(r"^\s+(\d+) : set\((\d+)\);$", re.M)
-    log = {int(k): int(v) for k, v in entry.findall(log_part)}
-    exp = {int(k): int(v) for k, v in entry.findall(exp_part)}
+    log_part = text[text.index("control GfLog"):text.index("#define GF_EXP_ENTRIES")]
+    exp_part = text[text.index("#define GF_EXP_ENTRIES"):text.index("control GfExpByte0")]
+    entry = re.compile(r"^\s+(\d+) : set\((\d+)\);( \\)?$", re.M)
+    log = {int(k): int(v) for k, v, _ in entry.findall(log_part)}
+    exp = {int(k): int(v) for k, v, _ in entry.findall(exp_part)}
     return log, exp
 
 

@@ -7,12 +7,14 @@ Run from anywhere: `python3 switch-p4/p4src/generated/gen_gf_tables.py` rewrites
 `--check` exits 1 if the committed file differs (the tests run that).
 
 Multiplying x by a coefficient a on the switch (the table-lookup lanes):
-  log_x = GfLog(x)                   (GF_LOG_ZERO = 511 for x = 0)
-  s     = log_x + log_a              (integer add, 10 bits; log_a from the control plane,
-                                      GF_LOG_ZERO for a = 0)
-  y     = GfExp(s)                   (entries for s = 0..508; the default, 0, covers every
-                                      sum involving a zero, since those are >= 511)
-No modulo is needed: 254 + 254 = 508, and exp(s) = exp(s - 255) above 254.
+  s = GfLog(x, log_a) = log x + log a   (the add is the log action's own: its action data plus
+                                         log_a; GF_LOG_ZERO = 511 for x = 0, and log_a is
+                                         GF_LOG_ZERO for a = 0, so every sum with a zero
+                                         operand is >= 511; 10 bits hold 254 + 511)
+  y = GfExpByteB(s)                     (entries for s = 0..508; the default, 0, covers every
+                                         sum >= 511; written into byte B of a sum word)
+No modulo is needed: 254 + 254 = 508, and exp(s) = exp(s - 255) above 254. The log action adds,
+so a lane holds one 10-bit field between its two tables, not a log and a separate sum.
 """
 
 import os
@@ -46,10 +48,10 @@ def render() -> str:
     w("// The log of 0 does not exist: any sum with it is >= GF_LOG_ZERO and multiplies to 0.")
     w("#define GF_LOG_ZERO %d" % LOG_ZERO)
     w("")
-    w("// x -> log x (0..254), or GF_LOG_ZERO for x = 0. One instance per table-lookup lane.")
-    w("control GfLog(in bit<8> x, out bit<10> log_x) {")
-    w("    action set(bit<10> l) { log_x = l; }")
-    w("    action zero() { log_x = GF_LOG_ZERO; }")
+    w("// x -> log x + log_a (0..508 for x, a != 0), or GF_LOG_ZERO for x = 0.")
+    w("control GfLog(in bit<8> x, in bit<10> log_a, out bit<10> s) {")
+    w("    action set(bit<10> l) { s = l + log_a; }")
+    w("    action zero() { s = GF_LOG_ZERO; }")
     w("    table log_table {")
     w("        key = { x : exact; }")
     w("        actions = { set; zero; }")
@@ -64,22 +66,28 @@ def render() -> str:
     w("}")
     w("")
     w("// s = log x + log a (0..508) -> x * a; any larger sum (a zero operand) -> 0.")
-    w("control GfExp(in bit<10> s, out bit<8> y) {")
-    w("    action set(bit<8> v) { y = v; }")
-    w("    action zero() { y = 0; }")
-    w("    table exp_table {")
-    w("        key = { s : exact; }")
-    w("        actions = { set; zero; }")
-    w("        const default_action = zero();")
-    size(w, 512)
-    w("        const entries = {")
+    w("#define GF_EXP_ENTRIES \\")
     for s in range(0, 509):
-        w("            %d : set(%d);" % (s, gf256.EXP[s]))
-    w("        }")
-    w("    }")
-    w("    apply { exp_table.apply(); }")
-    w("}")
+        w("            %d : set(%d);%s" % (s, gf256.EXP[s], " \\" if s < 508 else ""))
     w("")
+    w("// GfExpByteB writes x * a into byte B of a 32-bit word (0: bits 31..24, big-endian as the")
+    w("// sum registers hold the lanes): the product goes where the register reads it, with no")
+    w("// byte of its own in between (a slice as an out argument would be a copy).")
+    for b in range(4):
+        hi = 31 - 8 * b
+        w("control GfExpByte%d(in bit<10> s, inout bit<32> w) {" % b)
+        w("    action set(bit<8> v) { w[%d:%d] = v; }" % (hi, hi - 7))
+        w("    action zero() { w[%d:%d] = 0; }" % (hi, hi - 7))
+        w("    table exp_table {")
+        w("        key = { s : exact; }")
+        w("        actions = { set; zero; }")
+        w("        const default_action = zero();")
+        size(w, 512)
+        w("        const entries = { GF_EXP_ENTRIES }")
+        w("    }")
+        w("    apply { exp_table.apply(); }")
+        w("}")
+        w("")
     w("#endif")
     return "\n".join(out) + "\n"
 
