@@ -22,6 +22,7 @@ from generated_file import write_or_check  # noqa: E402
 OUT = os.path.join(HERE, "lanes.p4")
 N = pipeline.PASS_BYTES
 assert pipeline.PAYLOAD == 2 * N, "a DATA packet's payload takes exactly two passes"
+LOG_A_GROUP = 8  # lanes per copy of log a (with its 10-bit sums: 9 fields of a container group)
 
 
 def render() -> str:
@@ -55,17 +56,28 @@ def render() -> str:
         w("    STATE(%d, %s)%s" % (i, "parse_lane%d" % (i + 1) if i + 1 < P else "NETEC_LANES_END",
                               " \\" if i + 1 < P else ""))
     w("")
+    G = (N + LOG_A_GROUP - 1) // LOG_A_GROUP
+    w("// log a, one copy per %d lanes of a pass (a program's coefficient action writes them all:" % LOG_A_GROUP)
+    w("// NETEC_SET_LOG_A(copies, value)). Every lane's add reads log a, and p4c-barefoot puts")
+    w("// the fields of one such cluster of instructions in one PHV container group, 16")
+    w("// containers: one copy for %d lanes made a cluster of %d fields, which no group holds." % (N, N + 1))
+    w("struct log_a_t {")
+    for g in range(G):
+        w("    bit<10> g%d;" % g)
+    w("}")
+    w("#define NETEC_SET_LOG_A(C, V) " + " ".join("C.g%d = V;" % g for g in range(G)))
+    w("")
     w("// y_i = a * x_i for the pass's bytes x_0..x_%d (lanes 0..%d in the first pass, %d..%d in"
       % (N - 1, N - 1, N, 2 * N - 1))
     w("// the second); w_j = y_4j ++ .. ++ y_4j+3 (big-endian). log_a: log of the coefficient")
-    w("// (GF_LOG_ZERO for 0). Every payload byte has its own log table, keyed on the byte where")
+    w("// (GF_LOG_ZERO for 0), by group of lanes. Every payload byte has its own log table, keyed on the byte where")
     w("// the parser put it (a copy of the pass's half would cost PHV), which adds log_a; the")
     w("// pass's two lanes i and %d + i share the sum s_i and one exp table, which writes its" % N)
     w("// byte of w in place. A program applies MultiplyPass from one place (BMv2 cannot")
     w("// apply a table from two, and two copies would double the tables on Tofino).")
     words = ", ".join("inout bit<32> w%d" % j for j in range(N // 4))
     w("control MultiplyPass(in lanes_t lanes, in bit<1> second,\n"
-      "        in bit<10> log_a,\n        %s) {" % words)
+      "        in log_a_t log_a,\n        %s) {" % words)
     for i in range(P):
         w("    GfLog() log%d;" % i)
     for i in range(N):
@@ -75,10 +87,11 @@ def render() -> str:
         w("        bit<10> s%d;" % i)
     w("        if (second == 1) {")
     for i in range(N):
-        w("            log%d.apply(lanes.l%d.b, log_a, s%d);" % (N + i, N + i, i))
+        w("            log%d.apply(lanes.l%d.b, log_a.g%d, s%d);"
+          % (N + i, N + i, i // LOG_A_GROUP, i))
     w("        } else {")
     for i in range(N):
-        w("            log%d.apply(lanes.l%d.b, log_a, s%d);" % (i, i, i))
+        w("            log%d.apply(lanes.l%d.b, log_a.g%d, s%d);" % (i, i, i // LOG_A_GROUP, i))
     w("        }")
     for i in range(N):
         w("        exp%d.apply(s%d, w%d);" % (i, i, i // 4))

@@ -153,15 +153,27 @@ struct lanes_t {
     STATE(62, parse_lane63) \
     STATE(63, NETEC_LANES_END)
 
+// log a, one copy per 8 lanes of a pass (a program's coefficient action writes them all:
+// NETEC_SET_LOG_A(copies, value)). Every lane's add reads log a, and p4c-barefoot puts
+// the fields of one such cluster of instructions in one PHV container group, 16
+// containers: one copy for 32 lanes made a cluster of 33 fields, which no group holds.
+struct log_a_t {
+    bit<10> g0;
+    bit<10> g1;
+    bit<10> g2;
+    bit<10> g3;
+}
+#define NETEC_SET_LOG_A(C, V) C.g0 = V; C.g1 = V; C.g2 = V; C.g3 = V;
+
 // y_i = a * x_i for the pass's bytes x_0..x_31 (lanes 0..31 in the first pass, 32..63 in
 // the second); w_j = y_4j ++ .. ++ y_4j+3 (big-endian). log_a: log of the coefficient
-// (GF_LOG_ZERO for 0). Every payload byte has its own log table, keyed on the byte where
+// (GF_LOG_ZERO for 0), by group of lanes. Every payload byte has its own log table, keyed on the byte where
 // the parser put it (a copy of the pass's half would cost PHV), which adds log_a; the
 // pass's two lanes i and 32 + i share the sum s_i and one exp table, which writes its
 // byte of w in place. A program applies MultiplyPass from one place (BMv2 cannot
 // apply a table from two, and two copies would double the tables on Tofino).
 control MultiplyPass(in lanes_t lanes, in bit<1> second,
-        in bit<10> log_a,
+        in log_a_t log_a,
         inout bit<32> w0, inout bit<32> w1, inout bit<32> w2, inout bit<32> w3, inout bit<32> w4, inout bit<32> w5, inout bit<32> w6, inout bit<32> w7) {
     GfLog() log0;
     GfLog() log1;
@@ -293,71 +305,71 @@ control MultiplyPass(in lanes_t lanes, in bit<1> second,
         bit<10> s30;
         bit<10> s31;
         if (second == 1) {
-            log32.apply(lanes.l32.b, log_a, s0);
-            log33.apply(lanes.l33.b, log_a, s1);
-            log34.apply(lanes.l34.b, log_a, s2);
-            log35.apply(lanes.l35.b, log_a, s3);
-            log36.apply(lanes.l36.b, log_a, s4);
-            log37.apply(lanes.l37.b, log_a, s5);
-            log38.apply(lanes.l38.b, log_a, s6);
-            log39.apply(lanes.l39.b, log_a, s7);
-            log40.apply(lanes.l40.b, log_a, s8);
-            log41.apply(lanes.l41.b, log_a, s9);
-            log42.apply(lanes.l42.b, log_a, s10);
-            log43.apply(lanes.l43.b, log_a, s11);
-            log44.apply(lanes.l44.b, log_a, s12);
-            log45.apply(lanes.l45.b, log_a, s13);
-            log46.apply(lanes.l46.b, log_a, s14);
-            log47.apply(lanes.l47.b, log_a, s15);
-            log48.apply(lanes.l48.b, log_a, s16);
-            log49.apply(lanes.l49.b, log_a, s17);
-            log50.apply(lanes.l50.b, log_a, s18);
-            log51.apply(lanes.l51.b, log_a, s19);
-            log52.apply(lanes.l52.b, log_a, s20);
-            log53.apply(lanes.l53.b, log_a, s21);
-            log54.apply(lanes.l54.b, log_a, s22);
-            log55.apply(lanes.l55.b, log_a, s23);
-            log56.apply(lanes.l56.b, log_a, s24);
-            log57.apply(lanes.l57.b, log_a, s25);
-            log58.apply(lanes.l58.b, log_a, s26);
-            log59.apply(lanes.l59.b, log_a, s27);
-            log60.apply(lanes.l60.b, log_a, s28);
-            log61.apply(lanes.l61.b, log_a, s29);
-            log62.apply(lanes.l62.b, log_a, s30);
-            log63.apply(lanes.l63.b, log_a, s31);
+            log32.apply(lanes.l32.b, log_a.g0, s0);
+            log33.apply(lanes.l33.b, log_a.g0, s1);
+            log34.apply(lanes.l34.b, log_a.g0, s2);
+            log35.apply(lanes.l35.b, log_a.g0, s3);
+            log36.apply(lanes.l36.b, log_a.g0, s4);
+            log37.apply(lanes.l37.b, log_a.g0, s5);
+            log38.apply(lanes.l38.b, log_a.g0, s6);
+            log39.apply(lanes.l39.b, log_a.g0, s7);
+            log40.apply(lanes.l40.b, log_a.g1, s8);
+            log41.apply(lanes.l41.b, log_a.g1, s9);
+            log42.apply(lanes.l42.b, log_a.g1, s10);
+            log43.apply(lanes.l43.b, log_a.g1, s11);
+            log44.apply(lanes.l44.b, log_a.g1, s12);
+            log45.apply(lanes.l45.b, log_a.g1, s13);
+            log46.apply(lanes.l46.b, log_a.g1, s14);
+            log47.apply(lanes.l47.b, log_a.g1, s15);
+            log48.apply(lanes.l48.b, log_a.g2, s16);
+            log49.apply(lanes.l49.b, log_a.g2, s17);
+            log50.apply(lanes.l50.b, log_a.g2, s18);
+            log51.apply(lanes.l51.b, log_a.g2, s19);
+            log52.apply(lanes.l52.b, log_a.g2, s20);
+            log53.apply(lanes.l53.b, log_a.g2, s21);
+            log54.apply(lanes.l54.b, log_a.g2, s22);
+            log55.apply(lanes.l55.b, log_a.g2, s23);
+            log56.apply(lanes.l56.b, log_a.g3, s24);
+            log57.apply(lanes.l57.b, log_a.g3, s25);
+            log58.apply(lanes.l58.b, log_a.g3, s26);
+            log59.apply(lanes.l59.b, log_a.g3, s27);
+            log60.apply(lanes.l60.b, log_a.g3, s28);
+            log61.apply(lanes.l61.b, log_a.g3, s29);
+            log62.apply(lanes.l62.b, log_a.g3, s30);
+            log63.apply(lanes.l63.b, log_a.g3, s31);
         } else {
-            log0.apply(lanes.l0.b, log_a, s0);
-            log1.apply(lanes.l1.b, log_a, s1);
-            log2.apply(lanes.l2.b, log_a, s2);
-            log3.apply(lanes.l3.b, log_a, s3);
-            log4.apply(lanes.l4.b, log_a, s4);
-            log5.apply(lanes.l5.b, log_a, s5);
-            log6.apply(lanes.l6.b, log_a, s6);
-            log7.apply(lanes.l7.b, log_a, s7);
-            log8.apply(lanes.l8.b, log_a, s8);
-            log9.apply(lanes.l9.b, log_a, s9);
-            log10.apply(lanes.l10.b, log_a, s10);
-            log11.apply(lanes.l11.b, log_a, s11);
-            log12.apply(lanes.l12.b, log_a, s12);
-            log13.apply(lanes.l13.b, log_a, s13);
-            log14.apply(lanes.l14.b, log_a, s14);
-            log15.apply(lanes.l15.b, log_a, s15);
-            log16.apply(lanes.l16.b, log_a, s16);
-            log17.apply(lanes.l17.b, log_a, s17);
-            log18.apply(lanes.l18.b, log_a, s18);
-            log19.apply(lanes.l19.b, log_a, s19);
-            log20.apply(lanes.l20.b, log_a, s20);
-            log21.apply(lanes.l21.b, log_a, s21);
-            log22.apply(lanes.l22.b, log_a, s22);
-            log23.apply(lanes.l23.b, log_a, s23);
-            log24.apply(lanes.l24.b, log_a, s24);
-            log25.apply(lanes.l25.b, log_a, s25);
-            log26.apply(lanes.l26.b, log_a, s26);
-            log27.apply(lanes.l27.b, log_a, s27);
-            log28.apply(lanes.l28.b, log_a, s28);
-            log29.apply(lanes.l29.b, log_a, s29);
-            log30.apply(lanes.l30.b, log_a, s30);
-            log31.apply(lanes.l31.b, log_a, s31);
+            log0.apply(lanes.l0.b, log_a.g0, s0);
+            log1.apply(lanes.l1.b, log_a.g0, s1);
+            log2.apply(lanes.l2.b, log_a.g0, s2);
+            log3.apply(lanes.l3.b, log_a.g0, s3);
+            log4.apply(lanes.l4.b, log_a.g0, s4);
+            log5.apply(lanes.l5.b, log_a.g0, s5);
+            log6.apply(lanes.l6.b, log_a.g0, s6);
+            log7.apply(lanes.l7.b, log_a.g0, s7);
+            log8.apply(lanes.l8.b, log_a.g1, s8);
+            log9.apply(lanes.l9.b, log_a.g1, s9);
+            log10.apply(lanes.l10.b, log_a.g1, s10);
+            log11.apply(lanes.l11.b, log_a.g1, s11);
+            log12.apply(lanes.l12.b, log_a.g1, s12);
+            log13.apply(lanes.l13.b, log_a.g1, s13);
+            log14.apply(lanes.l14.b, log_a.g1, s14);
+            log15.apply(lanes.l15.b, log_a.g1, s15);
+            log16.apply(lanes.l16.b, log_a.g2, s16);
+            log17.apply(lanes.l17.b, log_a.g2, s17);
+            log18.apply(lanes.l18.b, log_a.g2, s18);
+            log19.apply(lanes.l19.b, log_a.g2, s19);
+            log20.apply(lanes.l20.b, log_a.g2, s20);
+            log21.apply(lanes.l21.b, log_a.g2, s21);
+            log22.apply(lanes.l22.b, log_a.g2, s22);
+            log23.apply(lanes.l23.b, log_a.g2, s23);
+            log24.apply(lanes.l24.b, log_a.g3, s24);
+            log25.apply(lanes.l25.b, log_a.g3, s25);
+            log26.apply(lanes.l26.b, log_a.g3, s26);
+            log27.apply(lanes.l27.b, log_a.g3, s27);
+            log28.apply(lanes.l28.b, log_a.g3, s28);
+            log29.apply(lanes.l29.b, log_a.g3, s29);
+            log30.apply(lanes.l30.b, log_a.g3, s30);
+            log31.apply(lanes.l31.b, log_a.g3, s31);
         }
         exp0.apply(s0, w0);
         exp1.apply(s1, w0);

@@ -61,7 +61,7 @@ struct ig_meta_t {
     bit<16> vip_port;
     bit<32> vip_isn;
     task_cfg_t cfg;
-    bit<10> log_coeff;
+    log_a_t log_coeff;      // log of the sender's coefficient, one copy per group of lanes
     bit<16> sender_bit;
     bit<32> cell;
     bit<32> ack;
@@ -376,7 +376,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     }
 
     action set_coeff(bit<10> log_a, bit<16> bit_s) {
-        meta.log_coeff = log_a;
+        NETEC_SET_LOG_A(meta.log_coeff, log_a)
         meta.sender_bit = bit_s;
     }
     action no_coeff() {

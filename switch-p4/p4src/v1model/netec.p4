@@ -264,10 +264,10 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         size = NETEC_TASKS;
     }
 
-    bit<10> log_coeff;
+    log_a_t log_coeff;  // one copy per group of lanes, as on Tofino
     bit<16> sender_bit;
     action set_coeff(bit<10> log_a, bit<16> bit_s) {
-        log_coeff = log_a;
+        NETEC_SET_LOG_A(log_coeff, log_a)
         sender_bit = bit_s;  // 1 << sender: a table gives the one-hot bit (no variable shifts)
     }
     action no_coeff() {
@@ -332,7 +332,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         bool second_pass = meta.role == ROLE_SURVIVOR && hdr.pass.isValid();
         bool first_pass = meta.role == ROLE_SURVIVOR && !hdr.pass.isValid()
                           && hdr.netec.isValid() && hdr.netec.type == NETEC_DATA;
-        log_coeff = GF_LOG_ZERO;
+        NETEC_SET_LOG_A(log_coeff, GF_LOG_ZERO)
         sender_bit = 0;
         if (meta.role == ROLE_SURVIVOR) {
             sender_coeff.apply();
