@@ -37,6 +37,11 @@ class Refused(Exception):
     """A setup the switch will not run; the message is the answer's reason."""
 
 
+# Stripes per task at most: below 2^31, so the data plane's comparisons of two sequence numbers
+# (a subtraction and its sign bit: Tofino compares a field only with a constant) hold.
+MAX_STRIPES = (1 << 31) - 1
+
+
 class Limits:
     """What the compiled data plane supports (p4src/include/config.p4)."""
 
@@ -290,6 +295,10 @@ class ControlPlane:
             raise Refused("rows %d not supported (this switch: %d)" % (s["rows"], lim.rows))
         if s["k"] > lim.senders:
             raise Refused("k %d not supported (this switch: %d)" % (s["k"], lim.senders))
+        if -(-s["length"] // s["payload"]) > MAX_STRIPES:
+            # the data plane compares sequence numbers by the sign of their difference
+            raise Refused("length %d not supported: more than %d stripes of %d bytes"
+                          % (s["length"], MAX_STRIPES, s["payload"]))
         for sv in s["survivors"]:
             a = ipaddress.ip_address(sv["host"])
             if not any(a in n for n in self.agent_networks):

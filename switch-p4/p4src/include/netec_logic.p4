@@ -24,40 +24,140 @@ struct task_cfg_t {
     bit<16> exposed;    // I = S / 2
 }
 
+// Tofino compares a field with a constant only (a gateway), so every comparison of two fields
+// here is a subtraction in an action and a test of the difference's sign bit, and every
+// condition reads at most a few bytes. The sign is the comparison only while both operands are
+// below 2^31, so each operand is shown to be first: a peer's seq by its top bit, the reader's
+// ackSeq by its top bit (one at 2^31 or above is past every seq), cfg.stripes by the control
+// plane (MAX_STRIPES), the sums by their bounds (noted where they are taken).
+// The differences are written by actions of tables (one default action each): computed in the
+// apply block, the compiler folds them back into the conditions, which Tofino then rejects.
+
 // docs/protocol.md "The switch's rules for DATA", rules 1-2 and the header checks a switch can
 // make without state: returns V_MISMATCH, V_STALE, V_TOO_FAR or 0 (go on to the tracker).
 // lanes_ok: the parser took the payload into lanes (its length is 1..NETEC_PAYLOAD).
 control AdmitData(in netec_h n, in bit<8> lanes_ok, in task_cfg_t cfg, in bit<32> ack_seq,
                   out bit<8> verdict) {
+    bit<32> past_end;   // sign set: seq < stripes
+    bit<32> behind;     // sign set: seq < ackSeq (stale)
+    bit<16> slot_want;
+    bit<16> len_want;
+    bit<16> slot_diff;
+    bit<16> len_diff;
+    bit<16> room;       // sign set: seq - ackSeq > S - 1 (S - 1 < 2^15, so the sign holds)
+    action differences() {
+        past_end = n.seq - cfg.stripes;
+        behind = n.seq - ack_seq;
+        slot_want = n.seq[15:0] & cfg.slot_mask;
+    }
+    @hidden table take_differences {
+        actions = { differences; }
+        const default_action = differences();
+    }
+    action comparisons() {
+        slot_diff = n.slot ^ slot_want;
+        len_diff = n.payload_len ^ len_want;
+        room = cfg.slot_mask - behind[15:0];
+    }
+    @hidden table take_comparisons {
+        actions = { comparisons; }
+        const default_action = comparisons();
+    }
     apply {
-        bit<16> want_len = (n.seq == cfg.stripes - 1) ? cfg.last_len : (bit<16>)NETEC_PAYLOAD;
+        take_differences.apply();
+        len_want = NETEC_PAYLOAD;
+        if (past_end == 0xFFFFFFFF) {  // seq = stripes - 1: the last stripe
+            len_want = cfg.last_len;
+        }
+        take_comparisons.apply();
         verdict = 0;
-        if (n.type != NETEC_DATA || n.seq >= cfg.stripes
-                || n.slot != ((bit<16>)n.seq & cfg.slot_mask)
-                || n.payload_len != want_len || lanes_ok != 1) {
+        if (n.type != NETEC_DATA || lanes_ok != 1) {
             verdict = V_MISMATCH;
-        } else if (n.seq < ack_seq) {
+        } else if (n.seq[31:31] == 1 || past_end[31:31] == 0) {  // seq >= stripes
+            verdict = V_MISMATCH;
+        } else if (slot_diff != 0 || len_diff != 0) {
+            verdict = V_MISMATCH;
+        } else if (ack_seq[31:31] == 1 || behind[31:31] == 1) {
             verdict = V_STALE;
-        } else if (n.seq - ack_seq > (bit<32>)cfg.slot_mask) {
+        } else if (behind[31:15] != 0 || room[15:15] == 1) {
             verdict = V_TOO_FAR;
         }
     }
 }
 
+// The reader's ACK: its seq at most the task's stripes (its last ACK is seq = stripes), and
+// the reader's mark as its sender.
+control ReaderAckCheck(in netec_h n, in task_cfg_t cfg, out bit<1> bad) {
+    bit<32> left;  // sign set: seq > stripes
+    action difference() { left = cfg.stripes - n.seq; }
+    @hidden table take_difference {
+        actions = { difference; }
+        const default_action = difference();
+    }
+    apply {
+        take_difference.apply();
+        bad = 0;
+        if (n.seq[31:31] == 1 || left[31:31] == 1 || n.sender != NETEC_READER) {
+            bad = 1;
+        }
+    }
+}
+
+// A duplicate: the sender's bit among those counted before (bits & one-hot sender bit).
+control DuplicateCheck(in bit<16> bits_before, in bit<16> sender_bit, out bit<1> duplicate) {
+    bit<16> both;
+    action overlap() { both = bits_before & sender_bit; }
+    @hidden table take_overlap {
+        actions = { overlap; }
+        const default_action = overlap();
+    }
+    apply {
+        take_overlap.apply();
+        duplicate = 0;
+        if (both != 0) {
+            duplicate = 1;
+        }
+    }
+}
+
 // EBSN: R = I - C if C < I else 0, C = max(0, maxStarted + 1 - ackSeq); window = min(window, R).
-// max_started_plus1 is maxStarted + 1 (0 while nothing started), so no signed arithmetic.
+// max_started_plus1 is maxStarted + 1 (0 while nothing started), so no signed arithmetic;
+// it is at most stripes < 2^31, and I = S / 2 <= 32.
 control EbsnWindow(in bit<32> ack_seq, in bit<32> max_started_plus1, in bit<16> exposed,
                    inout bit<16> window) {
+    bit<32> ahead;      // sign set: nothing started past ackSeq
+    bit<32> span;
+    bit<16> left;       // sign set: span > I (span < 2^15 where it is used)
+    bit<16> remaining;
+    bit<16> lower;      // sign set: R < window (window < 2^15 where it is used)
+    action spans() { ahead = max_started_plus1 - ack_seq; }
+    @hidden table take_span {
+        actions = { spans; }
+        const default_action = spans();
+    }
+    action lefts() { left = exposed - span[15:0]; }
+    @hidden table take_left {
+        actions = { lefts; }
+        const default_action = lefts();
+    }
+    action lowers() { lower = remaining - window; }
+    @hidden table take_lower {
+        actions = { lowers; }
+        const default_action = lowers();
+    }
     apply {
-        bit<32> span = 0;
-        if (max_started_plus1 > ack_seq) {
-            span = max_started_plus1 - ack_seq;
+        take_span.apply();
+        span = 0;
+        if (ack_seq[31:31] == 0 && ahead[31:31] == 0) {
+            span = ahead;
         }
-        bit<16> remaining = 0;
-        if (span < (bit<32>)exposed) {
-            remaining = exposed - (bit<16>)span;
+        take_left.apply();
+        remaining = 0;
+        if (span[31:15] == 0 && left[15:15] == 0) {
+            remaining = left;
         }
-        if (remaining < window) {
+        take_lower.apply();
+        if (window[15:15] == 1 || lower[15:15] == 1) {
             window = remaining;
         }
     }

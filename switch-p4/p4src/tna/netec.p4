@@ -53,6 +53,7 @@ struct ig_meta_t {
     bit<16> tcp_residual;   // TCP checksum minus the fields ingress may rewrite
     bit<8>  lanes_ok;       // the payload was taken into lanes
     bool    netec_csum_ok;  // the NetEC header and lanes sum to ones'-complement zero
+    bit<1>  netec_checked;  // the parser judged the NetEC checksum (payload_len <= P)
     bit<8>  role;
     bit<8>  task;
     bit<8>  slot_array;
@@ -68,6 +69,8 @@ struct ig_meta_t {
     bit<8>  verdict;
     bit<8>  reset;
     bit<16> bits_before;
+    bit<1>  duplicate;      // DuplicateCheck's verdict
+    bit<1>  ack_bad;        // the reader's ACK fails ReaderAckCheck
     bit<8>  complete;
     bit<32> seq_plus1;
     bit<1>  netec_dirty;    // deparser checksum conditions are 1-bit on Tofino
@@ -110,6 +113,7 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
         pkt.advance(PORT_METADATA_SIZE);
         meta.lanes_ok = 0;
         meta.netec_csum_ok = false;
+        meta.netec_checked = 0;
         meta.tcp_residual = 0;
         transition parse_ethernet;
     }
@@ -196,6 +200,7 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
 #undef NETEC_LANES_END
     state netec_verified {
         meta.netec_csum_ok = netec_csum.verify();
+        meta.netec_checked = 1;
         transition accept;
     }
 }
@@ -405,6 +410,8 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
 
     AdmitData() admit;
     EbsnWindow() ebsn;
+    ReaderAckCheck() ack_check;
+    DuplicateCheck() dup_check;
     MultiplyPass() multiply;
 
     action drop_counted(bit<8> why) {
@@ -448,12 +455,14 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 sender_coeff.apply();
             }
         }
-        if (meta.role != ROLE_NONE && hdr.netec.isValid()
-                && hdr.netec.payload_len <= NETEC_PAYLOAD && !meta.netec_csum_ok) {
-            // a task's NetEC packet, corrupt or sent wrong: its bytes never enter a sum (other
-            // traffic is only forwarded: a payload that merely looks like a header is not ours)
-            ig_dprsr_md.drop_ctl = 1;
-            exit;
+        if (meta.role != ROLE_NONE && hdr.netec.isValid()) {
+            if (meta.netec_checked == 1 && !meta.netec_csum_ok) {
+                // a task's NetEC packet, corrupt or sent wrong: its bytes never enter a sum
+                // (other traffic is only forwarded: a payload that merely looks like a header
+                // is not ours)
+                ig_dprsr_md.drop_ctl = 1;
+                exit;
+            }
         }
         meta.first_pass = 0;
         meta.second_pass = 0;
@@ -517,10 +526,15 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             // ---- first pass: admit, track, multiply and add the first half ------------------
             meta.ack = ack_read.execute((bit<32>)meta.task);
             admit.apply(hdr.netec, meta.lanes_ok, meta.cfg, meta.ack, meta.verdict);
-            if (meta.sender_bit == 0 || hdr.netec.version != NETEC_VERSION
-                    || hdr.netec.reserved != 0 || hdr.netec.flags != 0
-                    || hdr.netec.task != meta.task || hdr.netec.slot_array != meta.slot_array
-                    || hdr.netec.sender != meta.sender) {  // one connection, one survivor
+            // one connection, one survivor (a condition reads a few bytes at most on Tofino)
+            if (meta.sender_bit == 0 || hdr.netec.version != NETEC_VERSION) {
+                meta.verdict = V_MISMATCH;
+            }
+            if (hdr.netec.reserved != 0 || hdr.netec.flags != 0) {
+                meta.verdict = V_MISMATCH;
+            }
+            if (hdr.netec.task != meta.task || hdr.netec.slot_array != meta.slot_array
+                    || hdr.netec.sender != meta.sender) {
                 meta.verdict = V_MISMATCH;
             }
             if (meta.verdict != 0) {
@@ -536,7 +550,8 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             } else {
                 meta.bits_before = bits_add.execute(meta.cell);
             }
-            if ((meta.bits_before & meta.sender_bit) != 0) {
+            dup_check.apply(meta.bits_before, meta.sender_bit, meta.duplicate);
+            if (meta.duplicate == 1) {
                 drop_counted(V_DUPLICATE);
                 exit;
             }
@@ -615,7 +630,8 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 synack_clear.execute((bit<32>)meta.task);
             }
             if (hdr.netec.isValid() && hdr.netec.type == NETEC_ACK) {
-                if (hdr.netec.seq > meta.cfg.stripes || hdr.netec.sender != NETEC_READER) {
+                ack_check.apply(hdr.netec, meta.cfg, meta.ack_bad);
+                if (meta.ack_bad == 1) {
                     drop_counted(V_MISMATCH);
                     exit;
                 }

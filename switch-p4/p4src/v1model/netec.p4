@@ -296,6 +296,8 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
 
     AdmitData() admit;
     EbsnWindow() ebsn;
+    ReaderAckCheck() ack_check;
+    DuplicateCheck() dup_check;
     MultiplyPass() multiply;
 
     // ---- the DATA path ---------------------------------------------------------------------
@@ -406,10 +408,15 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             ack_seq.read(ack, (bit<32>)meta.task);
             bit<8> verdict;
             admit.apply(hdr.netec, meta.lanes_ok, meta.cfg, ack, verdict);
-            if (sender_bit == 0 || hdr.netec.version != NETEC_VERSION
-                    || hdr.netec.reserved != 0 || hdr.netec.flags != 0
-                    || hdr.netec.task != meta.task || hdr.netec.slot_array != meta.slot_array
-                    || hdr.netec.sender != meta.sender) {  // one connection, one survivor
+            // one connection, one survivor (in conditions of a few bytes, as on Tofino)
+            if (sender_bit == 0 || hdr.netec.version != NETEC_VERSION) {
+                verdict = V_MISMATCH;
+            }
+            if (hdr.netec.reserved != 0 || hdr.netec.flags != 0) {
+                verdict = V_MISMATCH;
+            }
+            if (hdr.netec.task != meta.task || hdr.netec.slot_array != meta.slot_array
+                    || hdr.netec.sender != meta.sender) {
                 verdict = V_MISMATCH;
             }
             if (verdict != 0) {
@@ -434,7 +441,9 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
                 bits = 0;
             }
             slot_bits.write(cell, bits | sender_bit);
-            if ((bits & sender_bit) != 0) {
+            bit<1> duplicate;
+            dup_check.apply(bits, sender_bit, duplicate);
+            if (duplicate == 1) {
                 verdicts.count((bit<32>)V_DUPLICATE);
                 mark_to_drop(std);
                 return;
@@ -526,7 +535,9 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             }
             if (hdr.netec.isValid() && hdr.netec.type == NETEC_ACK) {
                 // EBSN: ackSeq = max(ackSeq, seq); window = min(window, I - span)
-                if (hdr.netec.seq > meta.cfg.stripes || hdr.netec.sender != NETEC_READER) {
+                bit<1> ack_bad;
+                ack_check.apply(hdr.netec, meta.cfg, ack_bad);
+                if (ack_bad == 1) {
                     verdicts.count((bit<32>)V_MISMATCH);
                     mark_to_drop(std);
                     return;
