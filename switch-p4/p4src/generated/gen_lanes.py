@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Writes lanes.p4: the GF multiply of one pass (NETEC_PASS_BYTES payload bytes) by a
-coefficient, packed into the 32-bit words the sum registers hold.
+"""Writes lanes.p4: the payload as whole words and a tail (lanes_t, the parser's states over
+it, TailIn and TailOut), and the GF multiply of one pass (NETEC_PASS_BYTES payload bytes) by a
+coefficient into the 32-bit words the sum registers hold.
 
-Every lane multiplies by table lookup: each payload byte has a GfLog instance keyed on it (which
-also adds the coefficient's log), each of a pass's lanes a GfExp instance (a table applies once
-per pass, so every lane needs its own copy). No lane uses the bitmatrix method (AND with a row
-of M(a), then a parity fold): on Tofino the fold is a chain of dependent ALU steps, one stage
-each, where a lane's two tables take two. The constants come from p4src/include/config.p4
-through model/pipeline.py, which checks them.
+Every lane multiplies by table lookup: each payload byte has a GfLog instance keyed on its byte
+of its word (which also adds the coefficient's log), each of a pass's lanes a GfExp instance (a
+table applies once per pass, so every lane needs its own copy). No lane uses the bitmatrix
+method (AND with a row of M(a), then a parity fold): on Tofino the fold is a chain of dependent
+ALU steps, one stage each, where a lane's two tables take two. The constants come from
+p4src/include/config.p4 through model/pipeline.py, which checks them.
 `--check` exits 1 if the committed file differs.
 """
 
@@ -25,6 +26,11 @@ assert pipeline.PAYLOAD == 2 * N, "a DATA packet's payload takes exactly two pas
 LOG_A_GROUP = 8  # lanes per copy of log a (with its 10-bit sums: 9 fields of a container group)
 
 
+def byte(i):
+    """Payload byte i in lanes_t: a byte of its word (big-endian)."""
+    return "lanes.q%d.v[%d:%d]" % (i // 4, 31 - 8 * (i % 4), 24 - 8 * (i % 4))
+
+
 def render() -> str:
     out = []
     w = out.append
@@ -36,25 +42,91 @@ def render() -> str:
     w('#include "gf_tables.p4"')
     w("")
     P = 2 * N
-    w("// A packet's payload: one header per byte, valid up to its payload length. Not a header")
-    w("// stack: Tofino keeps a stack's validity bits in one PHV container (32 bits at most).")
+    W = P // 4
+    w("// A packet's payload: whole 4-byte words, then its last 1..3 bytes (payload_len mod 4) in")
+    w("// one tail header. Words, not one header per byte: Tofino fills a header's PHV containers")
+    w("// exactly, so %d one-byte headers took all of Tofino 1's %d 8-bit containers; a word" % (P, P))
+    w("// takes one 32-bit container, and the sum registers read and write it whole. Not a")
+    w("// header stack: Tofino keeps a stack's validity bits in one container.")
     w("struct lanes_t {")
-    for i in range(P):
-        w("    lane_h l%d;" % i)
+    for j in range(W):
+        w("    word_h q%d;" % j)
+    for t in (1, 2, 3):
+        w("    tail%d_h t%d;" % (t, t))
     w("}")
     w("")
-    w("// Every lane byte, in order, for checksum field lists: NETEC_LANE_BYTES(hdr.lanes).")
+    w("// The payload's fields in wire order, for checksum field lists: NETEC_LANE_BYTES(hdr.lanes)")
+    w("// (at most one tail is valid, and its word is not when the packet leaves: TailOut).")
     w("#define NETEC_LANE_BYTES(L) \\")
-    for i in range(0, P, 8):
-        w("    " + ", ".join("L.l%d.b" % j for j in range(i, i + 8))
-          + (", \\" if i + 8 < P else ""))
+    for j in range(0, W, 8):
+        w("    " + ", ".join("L.q%d.v" % i for i in range(j, min(j + 8, W))) + ", \\")
+    w("    L.t1.v, L.t2.v, L.t3.v")
     w("")
-    w("// The parser's lane states, unrolled (a program defines STATE(lane, next state) and")
-    w("// NETEC_LANES_END, the state after the last lane): NETEC_LANE_STATES(STATE).")
-    w("#define NETEC_LANE_STATES(STATE) \\")
-    for i in range(P):
-        w("    STATE(%d, %s)%s" % (i, "parse_lane%d" % (i + 1) if i + 1 < P else "NETEC_LANES_END",
-                              " \\" if i + 1 < P else ""))
+    w("// The parser's payload states, unrolled. payload_len = 4 * words + tail: the program")
+    w("// selects on (payload_len[15:2], payload_len[1:0]) with NETEC_PAYLOAD_CASES(END) (END:")
+    w("// the state after the payload), sets a counter to the words, and defines")
+    w("// WORD(T, J, NEXT, AFTER) (word J of chain T = the tail's length: NEXT, the next word's")
+    w("// state, while words remain, else AFTER: parse_tailT, or END for T = 0), LAST_WORD(T, J,")
+    w("// AFTER) (no word can follow) and TAIL(T).")
+    w("#define NETEC_PAYLOAD_CASES(END) \\")
+    w("    (0, 0): END; \\")
+    for t in (1, 2, 3):
+        w("    (0, %d): parse_tail%d; \\" % (t, t))
+    w("    (1 .. %d, 0): parse_w0_0; \\" % W)
+    for t in (1, 2, 3):
+        w("    (1 .. %d, %d): parse_w%d_0;%s" % (W - 1, t, t, " \\" if t < 3 else ""))
+    w("#define NETEC_WORD_STATES(WORD, LAST_WORD, END) \\")
+    rows = []
+    for t in range(4):
+        after = "END" if t == 0 else "parse_tail%d" % t
+        for j in range(W - 1):
+            rows.append("    WORD(%d, %d, parse_w%d_%d, %s)" % (t, j, t, j + 1, after))
+        rows.append("    LAST_WORD(%d, %d, %s)" % (t, W - 1, after))
+    w(" \\\n".join(rows))
+    w("#define NETEC_TAIL_STATES(TAIL) TAIL(1) TAIL(2) TAIL(3)")
+    w("")
+    w("// The tail into its word, zero-padded, valid: the multiply and the sums see whole words")
+    w("// (keyed on payload_len; a payload of whole words has no entry).")
+    tails = [(j, t) for j in range(W) for t in (1, 2, 3) if 4 * j + t < P]
+    w("control TailIn(inout lanes_t lanes, in bit<16> len) {")
+    for j, t in tails:
+        w("    action w%d_t%d() { lanes.q%d.setValid(); lanes.q%d.v = lanes.t%d.v ++ %dw0; }"
+          % (j, t, j, j, t, 32 - 8 * t))
+    w("    table tail_in {")
+    w("        key = { len : exact; }")
+    w("        actions = { %s; NoAction; }" % "; ".join("w%d_t%d" % jt for jt in tails))
+    w("        const default_action = NoAction();")
+    w("#ifdef __TARGET_TOFINO__")
+    w("        size = %d;" % len(tails))
+    w("#endif")
+    w("        const entries = {")
+    for j, t in tails:
+        w("            %d : w%d_t%d();" % (4 * j + t, j, t))
+    w("        }")
+    w("    }")
+    w("    apply { tail_in.apply(); }")
+    w("}")
+    w("")
+    w("// Back before the deparser: the tail's bytes from its word (summed or not), the word")
+    w("// invalid, so the packet keeps its length.")
+    w("control TailOut(inout lanes_t lanes, in bit<16> len) {")
+    for j, t in tails:
+        w("    action w%d_t%d() { lanes.t%d.v = lanes.q%d.v[31:%d]; lanes.q%d.setInvalid(); }"
+          % (j, t, t, j, 32 - 8 * t, j))
+    w("    table tail_out {")
+    w("        key = { len : exact; }")
+    w("        actions = { %s; NoAction; }" % "; ".join("w%d_t%d" % jt for jt in tails))
+    w("        const default_action = NoAction();")
+    w("#ifdef __TARGET_TOFINO__")
+    w("        size = %d;" % len(tails))
+    w("#endif")
+    w("        const entries = {")
+    for j, t in tails:
+        w("            %d : w%d_t%d();" % (4 * j + t, j, t))
+    w("        }")
+    w("    }")
+    w("    apply { tail_out.apply(); }")
+    w("}")
     w("")
     G = (N + LOG_A_GROUP - 1) // LOG_A_GROUP
     w("// log a, one copy per %d lanes of a pass (a program's coefficient action writes them all:" % LOG_A_GROUP)
@@ -87,11 +159,11 @@ def render() -> str:
         w("        bit<10> s%d;" % i)
     w("        if (second == 1) {")
     for i in range(N):
-        w("            log%d.apply(lanes.l%d.b, log_a.g%d, s%d);"
-          % (N + i, N + i, i // LOG_A_GROUP, i))
+        w("            log%d.apply(%s, log_a.g%d, s%d);"
+          % (N + i, byte(N + i), i // LOG_A_GROUP, i))
     w("        } else {")
     for i in range(N):
-        w("            log%d.apply(lanes.l%d.b, log_a.g%d, s%d);" % (i, i, i // LOG_A_GROUP, i))
+        w("            log%d.apply(%s, log_a.g%d, s%d);" % (i, byte(i), i // LOG_A_GROUP, i))
     w("        }")
     for i in range(N):
         w("        exp%d.apply(s%d, w%d);" % (i, i, i // 4))

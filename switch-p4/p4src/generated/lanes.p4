@@ -5,153 +5,345 @@
 
 #include "gf_tables.p4"
 
-// A packet's payload: one header per byte, valid up to its payload length. Not a header
-// stack: Tofino keeps a stack's validity bits in one PHV container (32 bits at most).
+// A packet's payload: whole 4-byte words, then its last 1..3 bytes (payload_len mod 4) in
+// one tail header. Words, not one header per byte: Tofino fills a header's PHV containers
+// exactly, so 64 one-byte headers took all of Tofino 1's 64 8-bit containers; a word
+// takes one 32-bit container, and the sum registers read and write it whole. Not a
+// header stack: Tofino keeps a stack's validity bits in one container.
 struct lanes_t {
-    lane_h l0;
-    lane_h l1;
-    lane_h l2;
-    lane_h l3;
-    lane_h l4;
-    lane_h l5;
-    lane_h l6;
-    lane_h l7;
-    lane_h l8;
-    lane_h l9;
-    lane_h l10;
-    lane_h l11;
-    lane_h l12;
-    lane_h l13;
-    lane_h l14;
-    lane_h l15;
-    lane_h l16;
-    lane_h l17;
-    lane_h l18;
-    lane_h l19;
-    lane_h l20;
-    lane_h l21;
-    lane_h l22;
-    lane_h l23;
-    lane_h l24;
-    lane_h l25;
-    lane_h l26;
-    lane_h l27;
-    lane_h l28;
-    lane_h l29;
-    lane_h l30;
-    lane_h l31;
-    lane_h l32;
-    lane_h l33;
-    lane_h l34;
-    lane_h l35;
-    lane_h l36;
-    lane_h l37;
-    lane_h l38;
-    lane_h l39;
-    lane_h l40;
-    lane_h l41;
-    lane_h l42;
-    lane_h l43;
-    lane_h l44;
-    lane_h l45;
-    lane_h l46;
-    lane_h l47;
-    lane_h l48;
-    lane_h l49;
-    lane_h l50;
-    lane_h l51;
-    lane_h l52;
-    lane_h l53;
-    lane_h l54;
-    lane_h l55;
-    lane_h l56;
-    lane_h l57;
-    lane_h l58;
-    lane_h l59;
-    lane_h l60;
-    lane_h l61;
-    lane_h l62;
-    lane_h l63;
+    word_h q0;
+    word_h q1;
+    word_h q2;
+    word_h q3;
+    word_h q4;
+    word_h q5;
+    word_h q6;
+    word_h q7;
+    word_h q8;
+    word_h q9;
+    word_h q10;
+    word_h q11;
+    word_h q12;
+    word_h q13;
+    word_h q14;
+    word_h q15;
+    tail1_h t1;
+    tail2_h t2;
+    tail3_h t3;
 }
 
-// Every lane byte, in order, for checksum field lists: NETEC_LANE_BYTES(hdr.lanes).
+// The payload's fields in wire order, for checksum field lists: NETEC_LANE_BYTES(hdr.lanes)
+// (at most one tail is valid, and its word is not when the packet leaves: TailOut).
 #define NETEC_LANE_BYTES(L) \
-    L.l0.b, L.l1.b, L.l2.b, L.l3.b, L.l4.b, L.l5.b, L.l6.b, L.l7.b, \
-    L.l8.b, L.l9.b, L.l10.b, L.l11.b, L.l12.b, L.l13.b, L.l14.b, L.l15.b, \
-    L.l16.b, L.l17.b, L.l18.b, L.l19.b, L.l20.b, L.l21.b, L.l22.b, L.l23.b, \
-    L.l24.b, L.l25.b, L.l26.b, L.l27.b, L.l28.b, L.l29.b, L.l30.b, L.l31.b, \
-    L.l32.b, L.l33.b, L.l34.b, L.l35.b, L.l36.b, L.l37.b, L.l38.b, L.l39.b, \
-    L.l40.b, L.l41.b, L.l42.b, L.l43.b, L.l44.b, L.l45.b, L.l46.b, L.l47.b, \
-    L.l48.b, L.l49.b, L.l50.b, L.l51.b, L.l52.b, L.l53.b, L.l54.b, L.l55.b, \
-    L.l56.b, L.l57.b, L.l58.b, L.l59.b, L.l60.b, L.l61.b, L.l62.b, L.l63.b
+    L.q0.v, L.q1.v, L.q2.v, L.q3.v, L.q4.v, L.q5.v, L.q6.v, L.q7.v, \
+    L.q8.v, L.q9.v, L.q10.v, L.q11.v, L.q12.v, L.q13.v, L.q14.v, L.q15.v, \
+    L.t1.v, L.t2.v, L.t3.v
 
-// The parser's lane states, unrolled (a program defines STATE(lane, next state) and
-// NETEC_LANES_END, the state after the last lane): NETEC_LANE_STATES(STATE).
-#define NETEC_LANE_STATES(STATE) \
-    STATE(0, parse_lane1) \
-    STATE(1, parse_lane2) \
-    STATE(2, parse_lane3) \
-    STATE(3, parse_lane4) \
-    STATE(4, parse_lane5) \
-    STATE(5, parse_lane6) \
-    STATE(6, parse_lane7) \
-    STATE(7, parse_lane8) \
-    STATE(8, parse_lane9) \
-    STATE(9, parse_lane10) \
-    STATE(10, parse_lane11) \
-    STATE(11, parse_lane12) \
-    STATE(12, parse_lane13) \
-    STATE(13, parse_lane14) \
-    STATE(14, parse_lane15) \
-    STATE(15, parse_lane16) \
-    STATE(16, parse_lane17) \
-    STATE(17, parse_lane18) \
-    STATE(18, parse_lane19) \
-    STATE(19, parse_lane20) \
-    STATE(20, parse_lane21) \
-    STATE(21, parse_lane22) \
-    STATE(22, parse_lane23) \
-    STATE(23, parse_lane24) \
-    STATE(24, parse_lane25) \
-    STATE(25, parse_lane26) \
-    STATE(26, parse_lane27) \
-    STATE(27, parse_lane28) \
-    STATE(28, parse_lane29) \
-    STATE(29, parse_lane30) \
-    STATE(30, parse_lane31) \
-    STATE(31, parse_lane32) \
-    STATE(32, parse_lane33) \
-    STATE(33, parse_lane34) \
-    STATE(34, parse_lane35) \
-    STATE(35, parse_lane36) \
-    STATE(36, parse_lane37) \
-    STATE(37, parse_lane38) \
-    STATE(38, parse_lane39) \
-    STATE(39, parse_lane40) \
-    STATE(40, parse_lane41) \
-    STATE(41, parse_lane42) \
-    STATE(42, parse_lane43) \
-    STATE(43, parse_lane44) \
-    STATE(44, parse_lane45) \
-    STATE(45, parse_lane46) \
-    STATE(46, parse_lane47) \
-    STATE(47, parse_lane48) \
-    STATE(48, parse_lane49) \
-    STATE(49, parse_lane50) \
-    STATE(50, parse_lane51) \
-    STATE(51, parse_lane52) \
-    STATE(52, parse_lane53) \
-    STATE(53, parse_lane54) \
-    STATE(54, parse_lane55) \
-    STATE(55, parse_lane56) \
-    STATE(56, parse_lane57) \
-    STATE(57, parse_lane58) \
-    STATE(58, parse_lane59) \
-    STATE(59, parse_lane60) \
-    STATE(60, parse_lane61) \
-    STATE(61, parse_lane62) \
-    STATE(62, parse_lane63) \
-    STATE(63, NETEC_LANES_END)
+// The parser's payload states, unrolled. payload_len = 4 * words + tail: the program
+// selects on (payload_len[15:2], payload_len[1:0]) with NETEC_PAYLOAD_CASES(END) (END:
+// the state after the payload), sets a counter to the words, and defines
+// WORD(T, J, NEXT, AFTER) (word J of chain T = the tail's length: NEXT, the next word's
+// state, while words remain, else AFTER: parse_tailT, or END for T = 0), LAST_WORD(T, J,
+// AFTER) (no word can follow) and TAIL(T).
+#define NETEC_PAYLOAD_CASES(END) \
+    (0, 0): END; \
+    (0, 1): parse_tail1; \
+    (0, 2): parse_tail2; \
+    (0, 3): parse_tail3; \
+    (1 .. 16, 0): parse_w0_0; \
+    (1 .. 15, 1): parse_w1_0; \
+    (1 .. 15, 2): parse_w2_0; \
+    (1 .. 15, 3): parse_w3_0;
+#define NETEC_WORD_STATES(WORD, LAST_WORD, END) \
+    WORD(0, 0, parse_w0_1, END) \
+    WORD(0, 1, parse_w0_2, END) \
+    WORD(0, 2, parse_w0_3, END) \
+    WORD(0, 3, parse_w0_4, END) \
+    WORD(0, 4, parse_w0_5, END) \
+    WORD(0, 5, parse_w0_6, END) \
+    WORD(0, 6, parse_w0_7, END) \
+    WORD(0, 7, parse_w0_8, END) \
+    WORD(0, 8, parse_w0_9, END) \
+    WORD(0, 9, parse_w0_10, END) \
+    WORD(0, 10, parse_w0_11, END) \
+    WORD(0, 11, parse_w0_12, END) \
+    WORD(0, 12, parse_w0_13, END) \
+    WORD(0, 13, parse_w0_14, END) \
+    WORD(0, 14, parse_w0_15, END) \
+    LAST_WORD(0, 15, END) \
+    WORD(1, 0, parse_w1_1, parse_tail1) \
+    WORD(1, 1, parse_w1_2, parse_tail1) \
+    WORD(1, 2, parse_w1_3, parse_tail1) \
+    WORD(1, 3, parse_w1_4, parse_tail1) \
+    WORD(1, 4, parse_w1_5, parse_tail1) \
+    WORD(1, 5, parse_w1_6, parse_tail1) \
+    WORD(1, 6, parse_w1_7, parse_tail1) \
+    WORD(1, 7, parse_w1_8, parse_tail1) \
+    WORD(1, 8, parse_w1_9, parse_tail1) \
+    WORD(1, 9, parse_w1_10, parse_tail1) \
+    WORD(1, 10, parse_w1_11, parse_tail1) \
+    WORD(1, 11, parse_w1_12, parse_tail1) \
+    WORD(1, 12, parse_w1_13, parse_tail1) \
+    WORD(1, 13, parse_w1_14, parse_tail1) \
+    WORD(1, 14, parse_w1_15, parse_tail1) \
+    LAST_WORD(1, 15, parse_tail1) \
+    WORD(2, 0, parse_w2_1, parse_tail2) \
+    WORD(2, 1, parse_w2_2, parse_tail2) \
+    WORD(2, 2, parse_w2_3, parse_tail2) \
+    WORD(2, 3, parse_w2_4, parse_tail2) \
+    WORD(2, 4, parse_w2_5, parse_tail2) \
+    WORD(2, 5, parse_w2_6, parse_tail2) \
+    WORD(2, 6, parse_w2_7, parse_tail2) \
+    WORD(2, 7, parse_w2_8, parse_tail2) \
+    WORD(2, 8, parse_w2_9, parse_tail2) \
+    WORD(2, 9, parse_w2_10, parse_tail2) \
+    WORD(2, 10, parse_w2_11, parse_tail2) \
+    WORD(2, 11, parse_w2_12, parse_tail2) \
+    WORD(2, 12, parse_w2_13, parse_tail2) \
+    WORD(2, 13, parse_w2_14, parse_tail2) \
+    WORD(2, 14, parse_w2_15, parse_tail2) \
+    LAST_WORD(2, 15, parse_tail2) \
+    WORD(3, 0, parse_w3_1, parse_tail3) \
+    WORD(3, 1, parse_w3_2, parse_tail3) \
+    WORD(3, 2, parse_w3_3, parse_tail3) \
+    WORD(3, 3, parse_w3_4, parse_tail3) \
+    WORD(3, 4, parse_w3_5, parse_tail3) \
+    WORD(3, 5, parse_w3_6, parse_tail3) \
+    WORD(3, 6, parse_w3_7, parse_tail3) \
+    WORD(3, 7, parse_w3_8, parse_tail3) \
+    WORD(3, 8, parse_w3_9, parse_tail3) \
+    WORD(3, 9, parse_w3_10, parse_tail3) \
+    WORD(3, 10, parse_w3_11, parse_tail3) \
+    WORD(3, 11, parse_w3_12, parse_tail3) \
+    WORD(3, 12, parse_w3_13, parse_tail3) \
+    WORD(3, 13, parse_w3_14, parse_tail3) \
+    WORD(3, 14, parse_w3_15, parse_tail3) \
+    LAST_WORD(3, 15, parse_tail3)
+#define NETEC_TAIL_STATES(TAIL) TAIL(1) TAIL(2) TAIL(3)
+
+// The tail into its word, zero-padded, valid: the multiply and the sums see whole words
+// (keyed on payload_len; a payload of whole words has no entry).
+control TailIn(inout lanes_t lanes, in bit<16> len) {
+    action w0_t1() { lanes.q0.setValid(); lanes.q0.v = lanes.t1.v ++ 24w0; }
+    action w0_t2() { lanes.q0.setValid(); lanes.q0.v = lanes.t2.v ++ 16w0; }
+    action w0_t3() { lanes.q0.setValid(); lanes.q0.v = lanes.t3.v ++ 8w0; }
+    action w1_t1() { lanes.q1.setValid(); lanes.q1.v = lanes.t1.v ++ 24w0; }
+    action w1_t2() { lanes.q1.setValid(); lanes.q1.v = lanes.t2.v ++ 16w0; }
+    action w1_t3() { lanes.q1.setValid(); lanes.q1.v = lanes.t3.v ++ 8w0; }
+    action w2_t1() { lanes.q2.setValid(); lanes.q2.v = lanes.t1.v ++ 24w0; }
+    action w2_t2() { lanes.q2.setValid(); lanes.q2.v = lanes.t2.v ++ 16w0; }
+    action w2_t3() { lanes.q2.setValid(); lanes.q2.v = lanes.t3.v ++ 8w0; }
+    action w3_t1() { lanes.q3.setValid(); lanes.q3.v = lanes.t1.v ++ 24w0; }
+    action w3_t2() { lanes.q3.setValid(); lanes.q3.v = lanes.t2.v ++ 16w0; }
+    action w3_t3() { lanes.q3.setValid(); lanes.q3.v = lanes.t3.v ++ 8w0; }
+    action w4_t1() { lanes.q4.setValid(); lanes.q4.v = lanes.t1.v ++ 24w0; }
+    action w4_t2() { lanes.q4.setValid(); lanes.q4.v = lanes.t2.v ++ 16w0; }
+    action w4_t3() { lanes.q4.setValid(); lanes.q4.v = lanes.t3.v ++ 8w0; }
+    action w5_t1() { lanes.q5.setValid(); lanes.q5.v = lanes.t1.v ++ 24w0; }
+    action w5_t2() { lanes.q5.setValid(); lanes.q5.v = lanes.t2.v ++ 16w0; }
+    action w5_t3() { lanes.q5.setValid(); lanes.q5.v = lanes.t3.v ++ 8w0; }
+    action w6_t1() { lanes.q6.setValid(); lanes.q6.v = lanes.t1.v ++ 24w0; }
+    action w6_t2() { lanes.q6.setValid(); lanes.q6.v = lanes.t2.v ++ 16w0; }
+    action w6_t3() { lanes.q6.setValid(); lanes.q6.v = lanes.t3.v ++ 8w0; }
+    action w7_t1() { lanes.q7.setValid(); lanes.q7.v = lanes.t1.v ++ 24w0; }
+    action w7_t2() { lanes.q7.setValid(); lanes.q7.v = lanes.t2.v ++ 16w0; }
+    action w7_t3() { lanes.q7.setValid(); lanes.q7.v = lanes.t3.v ++ 8w0; }
+    action w8_t1() { lanes.q8.setValid(); lanes.q8.v = lanes.t1.v ++ 24w0; }
+    action w8_t2() { lanes.q8.setValid(); lanes.q8.v = lanes.t2.v ++ 16w0; }
+    action w8_t3() { lanes.q8.setValid(); lanes.q8.v = lanes.t3.v ++ 8w0; }
+    action w9_t1() { lanes.q9.setValid(); lanes.q9.v = lanes.t1.v ++ 24w0; }
+    action w9_t2() { lanes.q9.setValid(); lanes.q9.v = lanes.t2.v ++ 16w0; }
+    action w9_t3() { lanes.q9.setValid(); lanes.q9.v = lanes.t3.v ++ 8w0; }
+    action w10_t1() { lanes.q10.setValid(); lanes.q10.v = lanes.t1.v ++ 24w0; }
+    action w10_t2() { lanes.q10.setValid(); lanes.q10.v = lanes.t2.v ++ 16w0; }
+    action w10_t3() { lanes.q10.setValid(); lanes.q10.v = lanes.t3.v ++ 8w0; }
+    action w11_t1() { lanes.q11.setValid(); lanes.q11.v = lanes.t1.v ++ 24w0; }
+    action w11_t2() { lanes.q11.setValid(); lanes.q11.v = lanes.t2.v ++ 16w0; }
+    action w11_t3() { lanes.q11.setValid(); lanes.q11.v = lanes.t3.v ++ 8w0; }
+    action w12_t1() { lanes.q12.setValid(); lanes.q12.v = lanes.t1.v ++ 24w0; }
+    action w12_t2() { lanes.q12.setValid(); lanes.q12.v = lanes.t2.v ++ 16w0; }
+    action w12_t3() { lanes.q12.setValid(); lanes.q12.v = lanes.t3.v ++ 8w0; }
+    action w13_t1() { lanes.q13.setValid(); lanes.q13.v = lanes.t1.v ++ 24w0; }
+    action w13_t2() { lanes.q13.setValid(); lanes.q13.v = lanes.t2.v ++ 16w0; }
+    action w13_t3() { lanes.q13.setValid(); lanes.q13.v = lanes.t3.v ++ 8w0; }
+    action w14_t1() { lanes.q14.setValid(); lanes.q14.v = lanes.t1.v ++ 24w0; }
+    action w14_t2() { lanes.q14.setValid(); lanes.q14.v = lanes.t2.v ++ 16w0; }
+    action w14_t3() { lanes.q14.setValid(); lanes.q14.v = lanes.t3.v ++ 8w0; }
+    action w15_t1() { lanes.q15.setValid(); lanes.q15.v = lanes.t1.v ++ 24w0; }
+    action w15_t2() { lanes.q15.setValid(); lanes.q15.v = lanes.t2.v ++ 16w0; }
+    action w15_t3() { lanes.q15.setValid(); lanes.q15.v = lanes.t3.v ++ 8w0; }
+    table tail_in {
+        key = { len : exact; }
+        actions = { w0_t1; w0_t2; w0_t3; w1_t1; w1_t2; w1_t3; w2_t1; w2_t2; w2_t3; w3_t1; w3_t2; w3_t3; w4_t1; w4_t2; w4_t3; w5_t1; w5_t2; w5_t3; w6_t1; w6_t2; w6_t3; w7_t1; w7_t2; w7_t3; w8_t1; w8_t2; w8_t3; w9_t1; w9_t2; w9_t3; w10_t1; w10_t2; w10_t3; w11_t1; w11_t2; w11_t3; w12_t1; w12_t2; w12_t3; w13_t1; w13_t2; w13_t3; w14_t1; w14_t2; w14_t3; w15_t1; w15_t2; w15_t3; NoAction; }
+        const default_action = NoAction();
+#ifdef __TARGET_TOFINO__
+        size = 48;
+#endif
+        const entries = {
+            1 : w0_t1();
+            2 : w0_t2();
+            3 : w0_t3();
+            5 : w1_t1();
+            6 : w1_t2();
+            7 : w1_t3();
+            9 : w2_t1();
+            10 : w2_t2();
+            11 : w2_t3();
+            13 : w3_t1();
+            14 : w3_t2();
+            15 : w3_t3();
+            17 : w4_t1();
+            18 : w4_t2();
+            19 : w4_t3();
+            21 : w5_t1();
+            22 : w5_t2();
+            23 : w5_t3();
+            25 : w6_t1();
+            26 : w6_t2();
+            27 : w6_t3();
+            29 : w7_t1();
+            30 : w7_t2();
+            31 : w7_t3();
+            33 : w8_t1();
+            34 : w8_t2();
+            35 : w8_t3();
+            37 : w9_t1();
+            38 : w9_t2();
+            39 : w9_t3();
+            41 : w10_t1();
+            42 : w10_t2();
+            43 : w10_t3();
+            45 : w11_t1();
+            46 : w11_t2();
+            47 : w11_t3();
+            49 : w12_t1();
+            50 : w12_t2();
+            51 : w12_t3();
+            53 : w13_t1();
+            54 : w13_t2();
+            55 : w13_t3();
+            57 : w14_t1();
+            58 : w14_t2();
+            59 : w14_t3();
+            61 : w15_t1();
+            62 : w15_t2();
+            63 : w15_t3();
+        }
+    }
+    apply { tail_in.apply(); }
+}
+
+// Back before the deparser: the tail's bytes from its word (summed or not), the word
+// invalid, so the packet keeps its length.
+control TailOut(inout lanes_t lanes, in bit<16> len) {
+    action w0_t1() { lanes.t1.v = lanes.q0.v[31:24]; lanes.q0.setInvalid(); }
+    action w0_t2() { lanes.t2.v = lanes.q0.v[31:16]; lanes.q0.setInvalid(); }
+    action w0_t3() { lanes.t3.v = lanes.q0.v[31:8]; lanes.q0.setInvalid(); }
+    action w1_t1() { lanes.t1.v = lanes.q1.v[31:24]; lanes.q1.setInvalid(); }
+    action w1_t2() { lanes.t2.v = lanes.q1.v[31:16]; lanes.q1.setInvalid(); }
+    action w1_t3() { lanes.t3.v = lanes.q1.v[31:8]; lanes.q1.setInvalid(); }
+    action w2_t1() { lanes.t1.v = lanes.q2.v[31:24]; lanes.q2.setInvalid(); }
+    action w2_t2() { lanes.t2.v = lanes.q2.v[31:16]; lanes.q2.setInvalid(); }
+    action w2_t3() { lanes.t3.v = lanes.q2.v[31:8]; lanes.q2.setInvalid(); }
+    action w3_t1() { lanes.t1.v = lanes.q3.v[31:24]; lanes.q3.setInvalid(); }
+    action w3_t2() { lanes.t2.v = lanes.q3.v[31:16]; lanes.q3.setInvalid(); }
+    action w3_t3() { lanes.t3.v = lanes.q3.v[31:8]; lanes.q3.setInvalid(); }
+    action w4_t1() { lanes.t1.v = lanes.q4.v[31:24]; lanes.q4.setInvalid(); }
+    action w4_t2() { lanes.t2.v = lanes.q4.v[31:16]; lanes.q4.setInvalid(); }
+    action w4_t3() { lanes.t3.v = lanes.q4.v[31:8]; lanes.q4.setInvalid(); }
+    action w5_t1() { lanes.t1.v = lanes.q5.v[31:24]; lanes.q5.setInvalid(); }
+    action w5_t2() { lanes.t2.v = lanes.q5.v[31:16]; lanes.q5.setInvalid(); }
+    action w5_t3() { lanes.t3.v = lanes.q5.v[31:8]; lanes.q5.setInvalid(); }
+    action w6_t1() { lanes.t1.v = lanes.q6.v[31:24]; lanes.q6.setInvalid(); }
+    action w6_t2() { lanes.t2.v = lanes.q6.v[31:16]; lanes.q6.setInvalid(); }
+    action w6_t3() { lanes.t3.v = lanes.q6.v[31:8]; lanes.q6.setInvalid(); }
+    action w7_t1() { lanes.t1.v = lanes.q7.v[31:24]; lanes.q7.setInvalid(); }
+    action w7_t2() { lanes.t2.v = lanes.q7.v[31:16]; lanes.q7.setInvalid(); }
+    action w7_t3() { lanes.t3.v = lanes.q7.v[31:8]; lanes.q7.setInvalid(); }
+    action w8_t1() { lanes.t1.v = lanes.q8.v[31:24]; lanes.q8.setInvalid(); }
+    action w8_t2() { lanes.t2.v = lanes.q8.v[31:16]; lanes.q8.setInvalid(); }
+    action w8_t3() { lanes.t3.v = lanes.q8.v[31:8]; lanes.q8.setInvalid(); }
+    action w9_t1() { lanes.t1.v = lanes.q9.v[31:24]; lanes.q9.setInvalid(); }
+    action w9_t2() { lanes.t2.v = lanes.q9.v[31:16]; lanes.q9.setInvalid(); }
+    action w9_t3() { lanes.t3.v = lanes.q9.v[31:8]; lanes.q9.setInvalid(); }
+    action w10_t1() { lanes.t1.v = lanes.q10.v[31:24]; lanes.q10.setInvalid(); }
+    action w10_t2() { lanes.t2.v = lanes.q10.v[31:16]; lanes.q10.setInvalid(); }
+    action w10_t3() { lanes.t3.v = lanes.q10.v[31:8]; lanes.q10.setInvalid(); }
+    action w11_t1() { lanes.t1.v = lanes.q11.v[31:24]; lanes.q11.setInvalid(); }
+    action w11_t2() { lanes.t2.v = lanes.q11.v[31:16]; lanes.q11.setInvalid(); }
+    action w11_t3() { lanes.t3.v = lanes.q11.v[31:8]; lanes.q11.setInvalid(); }
+    action w12_t1() { lanes.t1.v = lanes.q12.v[31:24]; lanes.q12.setInvalid(); }
+    action w12_t2() { lanes.t2.v = lanes.q12.v[31:16]; lanes.q12.setInvalid(); }
+    action w12_t3() { lanes.t3.v = lanes.q12.v[31:8]; lanes.q12.setInvalid(); }
+    action w13_t1() { lanes.t1.v = lanes.q13.v[31:24]; lanes.q13.setInvalid(); }
+    action w13_t2() { lanes.t2.v = lanes.q13.v[31:16]; lanes.q13.setInvalid(); }
+    action w13_t3() { lanes.t3.v = lanes.q13.v[31:8]; lanes.q13.setInvalid(); }
+    action w14_t1() { lanes.t1.v = lanes.q14.v[31:24]; lanes.q14.setInvalid(); }
+    action w14_t2() { lanes.t2.v = lanes.q14.v[31:16]; lanes.q14.setInvalid(); }
+    action w14_t3() { lanes.t3.v = lanes.q14.v[31:8]; lanes.q14.setInvalid(); }
+    action w15_t1() { lanes.t1.v = lanes.q15.v[31:24]; lanes.q15.setInvalid(); }
+    action w15_t2() { lanes.t2.v = lanes.q15.v[31:16]; lanes.q15.setInvalid(); }
+    action w15_t3() { lanes.t3.v = lanes.q15.v[31:8]; lanes.q15.setInvalid(); }
+    table tail_out {
+        key = { len : exact; }
+        actions = { w0_t1; w0_t2; w0_t3; w1_t1; w1_t2; w1_t3; w2_t1; w2_t2; w2_t3; w3_t1; w3_t2; w3_t3; w4_t1; w4_t2; w4_t3; w5_t1; w5_t2; w5_t3; w6_t1; w6_t2; w6_t3; w7_t1; w7_t2; w7_t3; w8_t1; w8_t2; w8_t3; w9_t1; w9_t2; w9_t3; w10_t1; w10_t2; w10_t3; w11_t1; w11_t2; w11_t3; w12_t1; w12_t2; w12_t3; w13_t1; w13_t2; w13_t3; w14_t1; w14_t2; w14_t3; w15_t1; w15_t2; w15_t3; NoAction; }
+        const default_action = NoAction();
+#ifdef __TARGET_TOFINO__
+        size = 48;
+#endif
+        const entries = {
+            1 : w0_t1();
+            2 : w0_t2();
+            3 : w0_t3();
+            5 : w1_t1();
+            6 : w1_t2();
+            7 : w1_t3();
+            9 : w2_t1();
+            10 : w2_t2();
+            11 : w2_t3();
+            13 : w3_t1();
+            14 : w3_t2();
+            15 : w3_t3();
+            17 : w4_t1();
+            18 : w4_t2();
+            19 : w4_t3();
+            21 : w5_t1();
+            22 : w5_t2();
+            23 : w5_t3();
+            25 : w6_t1();
+            26 : w6_t2();
+            27 : w6_t3();
+            29 : w7_t1();
+            30 : w7_t2();
+            31 : w7_t3();
+            33 : w8_t1();
+            34 : w8_t2();
+            35 : w8_t3();
+            37 : w9_t1();
+            38 : w9_t2();
+            39 : w9_t3();
+            41 : w10_t1();
+            42 : w10_t2();
+            43 : w10_t3();
+            45 : w11_t1();
+            46 : w11_t2();
+            47 : w11_t3();
+            49 : w12_t1();
+            50 : w12_t2();
+            51 : w12_t3();
+            53 : w13_t1();
+            54 : w13_t2();
+            55 : w13_t3();
+            57 : w14_t1();
+            58 : w14_t2();
+            59 : w14_t3();
+            61 : w15_t1();
+            62 : w15_t2();
+            63 : w15_t3();
+        }
+    }
+    apply { tail_out.apply(); }
+}
 
 // log a, one copy per 8 lanes of a pass (a program's coefficient action writes them all:
 // NETEC_SET_LOG_A(copies, value)). Every lane's add reads log a, and p4c-barefoot puts
@@ -305,71 +497,71 @@ control MultiplyPass(in lanes_t lanes, in bit<1> second,
         bit<10> s30;
         bit<10> s31;
         if (second == 1) {
-            log32.apply(lanes.l32.b, log_a.g0, s0);
-            log33.apply(lanes.l33.b, log_a.g0, s1);
-            log34.apply(lanes.l34.b, log_a.g0, s2);
-            log35.apply(lanes.l35.b, log_a.g0, s3);
-            log36.apply(lanes.l36.b, log_a.g0, s4);
-            log37.apply(lanes.l37.b, log_a.g0, s5);
-            log38.apply(lanes.l38.b, log_a.g0, s6);
-            log39.apply(lanes.l39.b, log_a.g0, s7);
-            log40.apply(lanes.l40.b, log_a.g1, s8);
-            log41.apply(lanes.l41.b, log_a.g1, s9);
-            log42.apply(lanes.l42.b, log_a.g1, s10);
-            log43.apply(lanes.l43.b, log_a.g1, s11);
-            log44.apply(lanes.l44.b, log_a.g1, s12);
-            log45.apply(lanes.l45.b, log_a.g1, s13);
-            log46.apply(lanes.l46.b, log_a.g1, s14);
-            log47.apply(lanes.l47.b, log_a.g1, s15);
-            log48.apply(lanes.l48.b, log_a.g2, s16);
-            log49.apply(lanes.l49.b, log_a.g2, s17);
-            log50.apply(lanes.l50.b, log_a.g2, s18);
-            log51.apply(lanes.l51.b, log_a.g2, s19);
-            log52.apply(lanes.l52.b, log_a.g2, s20);
-            log53.apply(lanes.l53.b, log_a.g2, s21);
-            log54.apply(lanes.l54.b, log_a.g2, s22);
-            log55.apply(lanes.l55.b, log_a.g2, s23);
-            log56.apply(lanes.l56.b, log_a.g3, s24);
-            log57.apply(lanes.l57.b, log_a.g3, s25);
-            log58.apply(lanes.l58.b, log_a.g3, s26);
-            log59.apply(lanes.l59.b, log_a.g3, s27);
-            log60.apply(lanes.l60.b, log_a.g3, s28);
-            log61.apply(lanes.l61.b, log_a.g3, s29);
-            log62.apply(lanes.l62.b, log_a.g3, s30);
-            log63.apply(lanes.l63.b, log_a.g3, s31);
+            log32.apply(lanes.q8.v[31:24], log_a.g0, s0);
+            log33.apply(lanes.q8.v[23:16], log_a.g0, s1);
+            log34.apply(lanes.q8.v[15:8], log_a.g0, s2);
+            log35.apply(lanes.q8.v[7:0], log_a.g0, s3);
+            log36.apply(lanes.q9.v[31:24], log_a.g0, s4);
+            log37.apply(lanes.q9.v[23:16], log_a.g0, s5);
+            log38.apply(lanes.q9.v[15:8], log_a.g0, s6);
+            log39.apply(lanes.q9.v[7:0], log_a.g0, s7);
+            log40.apply(lanes.q10.v[31:24], log_a.g1, s8);
+            log41.apply(lanes.q10.v[23:16], log_a.g1, s9);
+            log42.apply(lanes.q10.v[15:8], log_a.g1, s10);
+            log43.apply(lanes.q10.v[7:0], log_a.g1, s11);
+            log44.apply(lanes.q11.v[31:24], log_a.g1, s12);
+            log45.apply(lanes.q11.v[23:16], log_a.g1, s13);
+            log46.apply(lanes.q11.v[15:8], log_a.g1, s14);
+            log47.apply(lanes.q11.v[7:0], log_a.g1, s15);
+            log48.apply(lanes.q12.v[31:24], log_a.g2, s16);
+            log49.apply(lanes.q12.v[23:16], log_a.g2, s17);
+            log50.apply(lanes.q12.v[15:8], log_a.g2, s18);
+            log51.apply(lanes.q12.v[7:0], log_a.g2, s19);
+            log52.apply(lanes.q13.v[31:24], log_a.g2, s20);
+            log53.apply(lanes.q13.v[23:16], log_a.g2, s21);
+            log54.apply(lanes.q13.v[15:8], log_a.g2, s22);
+            log55.apply(lanes.q13.v[7:0], log_a.g2, s23);
+            log56.apply(lanes.q14.v[31:24], log_a.g3, s24);
+            log57.apply(lanes.q14.v[23:16], log_a.g3, s25);
+            log58.apply(lanes.q14.v[15:8], log_a.g3, s26);
+            log59.apply(lanes.q14.v[7:0], log_a.g3, s27);
+            log60.apply(lanes.q15.v[31:24], log_a.g3, s28);
+            log61.apply(lanes.q15.v[23:16], log_a.g3, s29);
+            log62.apply(lanes.q15.v[15:8], log_a.g3, s30);
+            log63.apply(lanes.q15.v[7:0], log_a.g3, s31);
         } else {
-            log0.apply(lanes.l0.b, log_a.g0, s0);
-            log1.apply(lanes.l1.b, log_a.g0, s1);
-            log2.apply(lanes.l2.b, log_a.g0, s2);
-            log3.apply(lanes.l3.b, log_a.g0, s3);
-            log4.apply(lanes.l4.b, log_a.g0, s4);
-            log5.apply(lanes.l5.b, log_a.g0, s5);
-            log6.apply(lanes.l6.b, log_a.g0, s6);
-            log7.apply(lanes.l7.b, log_a.g0, s7);
-            log8.apply(lanes.l8.b, log_a.g1, s8);
-            log9.apply(lanes.l9.b, log_a.g1, s9);
-            log10.apply(lanes.l10.b, log_a.g1, s10);
-            log11.apply(lanes.l11.b, log_a.g1, s11);
-            log12.apply(lanes.l12.b, log_a.g1, s12);
-            log13.apply(lanes.l13.b, log_a.g1, s13);
-            log14.apply(lanes.l14.b, log_a.g1, s14);
-            log15.apply(lanes.l15.b, log_a.g1, s15);
-            log16.apply(lanes.l16.b, log_a.g2, s16);
-            log17.apply(lanes.l17.b, log_a.g2, s17);
-            log18.apply(lanes.l18.b, log_a.g2, s18);
-            log19.apply(lanes.l19.b, log_a.g2, s19);
-            log20.apply(lanes.l20.b, log_a.g2, s20);
-            log21.apply(lanes.l21.b, log_a.g2, s21);
-            log22.apply(lanes.l22.b, log_a.g2, s22);
-            log23.apply(lanes.l23.b, log_a.g2, s23);
-            log24.apply(lanes.l24.b, log_a.g3, s24);
-            log25.apply(lanes.l25.b, log_a.g3, s25);
-            log26.apply(lanes.l26.b, log_a.g3, s26);
-            log27.apply(lanes.l27.b, log_a.g3, s27);
-            log28.apply(lanes.l28.b, log_a.g3, s28);
-            log29.apply(lanes.l29.b, log_a.g3, s29);
-            log30.apply(lanes.l30.b, log_a.g3, s30);
-            log31.apply(lanes.l31.b, log_a.g3, s31);
+            log0.apply(lanes.q0.v[31:24], log_a.g0, s0);
+            log1.apply(lanes.q0.v[23:16], log_a.g0, s1);
+            log2.apply(lanes.q0.v[15:8], log_a.g0, s2);
+            log3.apply(lanes.q0.v[7:0], log_a.g0, s3);
+            log4.apply(lanes.q1.v[31:24], log_a.g0, s4);
+            log5.apply(lanes.q1.v[23:16], log_a.g0, s5);
+            log6.apply(lanes.q1.v[15:8], log_a.g0, s6);
+            log7.apply(lanes.q1.v[7:0], log_a.g0, s7);
+            log8.apply(lanes.q2.v[31:24], log_a.g1, s8);
+            log9.apply(lanes.q2.v[23:16], log_a.g1, s9);
+            log10.apply(lanes.q2.v[15:8], log_a.g1, s10);
+            log11.apply(lanes.q2.v[7:0], log_a.g1, s11);
+            log12.apply(lanes.q3.v[31:24], log_a.g1, s12);
+            log13.apply(lanes.q3.v[23:16], log_a.g1, s13);
+            log14.apply(lanes.q3.v[15:8], log_a.g1, s14);
+            log15.apply(lanes.q3.v[7:0], log_a.g1, s15);
+            log16.apply(lanes.q4.v[31:24], log_a.g2, s16);
+            log17.apply(lanes.q4.v[23:16], log_a.g2, s17);
+            log18.apply(lanes.q4.v[15:8], log_a.g2, s18);
+            log19.apply(lanes.q4.v[7:0], log_a.g2, s19);
+            log20.apply(lanes.q5.v[31:24], log_a.g2, s20);
+            log21.apply(lanes.q5.v[23:16], log_a.g2, s21);
+            log22.apply(lanes.q5.v[15:8], log_a.g2, s22);
+            log23.apply(lanes.q5.v[7:0], log_a.g2, s23);
+            log24.apply(lanes.q6.v[31:24], log_a.g3, s24);
+            log25.apply(lanes.q6.v[23:16], log_a.g3, s25);
+            log26.apply(lanes.q6.v[15:8], log_a.g3, s26);
+            log27.apply(lanes.q6.v[7:0], log_a.g3, s27);
+            log28.apply(lanes.q7.v[31:24], log_a.g3, s28);
+            log29.apply(lanes.q7.v[23:16], log_a.g3, s29);
+            log30.apply(lanes.q7.v[15:8], log_a.g3, s30);
+            log31.apply(lanes.q7.v[7:0], log_a.g3, s31);
         }
         exp0.apply(s0, w0);
         exp1.apply(s1, w0);

@@ -74,10 +74,19 @@ header netec_h {
     bit<16> reserved;
 }
 
-// One payload byte; a packet's payload is a stack of NETEC_PAYLOAD of them, valid up to its
-// payload length (the last stripe of a stream may be short).
-header lane_h {
-    bit<8> b;
+// The payload (lanes_t in lanes.p4): whole words, big-endian as the sum registers hold them,
+// then the last payload_len mod 4 bytes in one tail header.
+header word_h {
+    bit<32> v;
+}
+header tail1_h {
+    bit<8> v;
+}
+header tail2_h {
+    bit<16> v;
+}
+header tail3_h {
+    bit<24> v;
 }
 
 // Carried by a DATA packet into its second pass (recirculation): what the first pass decided.

@@ -106,7 +106,7 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
                          out ingress_intrinsic_metadata_t ig_intr_md) {
     Checksum() tcp_csum;
     Checksum() netec_csum;
-    ParserCounter() lanes_left;
+    ParserCounter() words_left;
 
     state start {
         pkt.extract(ig_intr_md);
@@ -173,31 +173,47 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
         // is added in the state that extracts it; Tofino writes the verdict once, in
         // netec_verified, after the last lane.
         netec_csum.add(hdr.netec);
-        // Set here, used only by parse_lane (p4c-barefoot 9.13.4 fails with "Shifting
-        // extract to negative position" merging a state of its own that sets it into the loop)
-        lanes_left.set(hdr.netec.payload_len, NETEC_PAYLOAD, 0, 6, 0);
-        transition select(hdr.netec.payload_len) {
-            0: netec_verified;
-            1 .. NETEC_PAYLOAD: parse_lane0;
+        // The payload's whole words. Set here, used only by the word states (p4c-barefoot
+        // 9.13.4 fails with "Shifting extract to negative position" merging a state of its own
+        // that sets it into the loop): payload_len rotated right by 2, masked to 5 bits.
+        words_left.set(hdr.netec.payload_len, NETEC_PAYLOAD, 2, 4, 0);
+        transition select(hdr.netec.payload_len[15:2], hdr.netec.payload_len[1:0]) {
+            NETEC_PAYLOAD_CASES(netec_verified)
             default: accept;  // a HELLO's JSON: left as payload (and never summed)
         }
     }
-    // One state per lane (lanes.p4); the counter says where the payload ends.
-#define NETEC_LANES_END netec_verified
-#define LANE_STATE(I, NEXT)                                                                   \
-    state parse_lane##I {                                                                     \
+    // The payload's states (lanes.p4): a chain of word states per tail length, the counter
+    // says where the words end.
+#define WORD_STATE(T, J, NEXT, AFTER)                                                         \
+    state parse_w##T##_##J {                                                                  \
         meta.lanes_ok = 1;                                                                    \
-        pkt.extract(hdr.lanes.l##I);                                                          \
-        netec_csum.add(hdr.lanes.l##I);                                                       \
-        lanes_left.decrement(1);                                                              \
-        transition select(lanes_left.is_zero()) {                                             \
-            true: netec_verified;                                                             \
+        pkt.extract(hdr.lanes.q##J);                                                          \
+        netec_csum.add(hdr.lanes.q##J);                                                       \
+        words_left.decrement(1);                                                              \
+        transition select(words_left.is_zero()) {                                             \
+            true: AFTER;                                                                      \
             false: NEXT;                                                                      \
         }                                                                                     \
     }
-    NETEC_LANE_STATES(LANE_STATE)
-#undef LANE_STATE
-#undef NETEC_LANES_END
+#define LAST_WORD_STATE(T, J, AFTER)                                                          \
+    state parse_w##T##_##J {                                                                  \
+        meta.lanes_ok = 1;                                                                    \
+        pkt.extract(hdr.lanes.q##J);                                                          \
+        netec_csum.add(hdr.lanes.q##J);                                                       \
+        transition AFTER;                                                                     \
+    }
+#define TAIL_STATE(T)                                                                         \
+    state parse_tail##T {                                                                     \
+        meta.lanes_ok = 1;                                                                    \
+        pkt.extract(hdr.lanes.t##T);                                                          \
+        netec_csum.add(hdr.lanes.t##T);                                                       \
+        transition netec_verified;                                                            \
+    }
+    NETEC_WORD_STATES(WORD_STATE, LAST_WORD_STATE, netec_verified)
+    NETEC_TAIL_STATES(TAIL_STATE)
+#undef WORD_STATE
+#undef LAST_WORD_STATE
+#undef TAIL_STATE
     state netec_verified {
         meta.netec_csum_ok = netec_csum.verify();
         meta.netec_checked = 1;
@@ -303,10 +319,12 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     RegisterAction<bit<32>, bit<32>, bit<32>>(sum##N) sum##N##_set_take = {                  \
         void apply(inout bit<32> v, out bit<32> rv) { rv = W; v = 0; }                       \
     };
-#define SUM_APPLY(N, W)                                                                      \
+// W: the pass's product word; OUT: the payload word the completing packet carries the sum in
+// (the register writes it straight into the header: no byte moves through metadata).
+#define SUM_APPLY(N, W, OUT)                                                                 \
     if (meta.complete == 1) {                                                                \
-        if (meta.reset == 1) { W = sum##N##_set_take.execute(meta.cell); }                   \
-        else { W = sum##N##_acc_take.execute(meta.cell); }                                   \
+        if (meta.reset == 1) { OUT = sum##N##_set_take.execute(meta.cell); }                 \
+        else { OUT = sum##N##_acc_take.execute(meta.cell); }                                 \
     } else {                                                                                 \
         if (meta.reset == 1) { sum##N##_set.execute(meta.cell); }                            \
         else { sum##N##_acc.execute(meta.cell); }                                            \
@@ -413,6 +431,8 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     ReaderAckCheck() ack_check;
     DuplicateCheck() dup_check;
     MultiplyPass() multiply;
+    TailIn() tail_in;
+    TailOut() tail_out;
 
     action drop_counted(bit<8> why) {
         verdicts.count(why);
@@ -476,6 +496,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         // Multiply depends on nothing Admit and Track decide: it can run beside them. One
         // call site for both passes, so each lane's tables exist once.
         if (meta.first_pass == 1 || meta.second_pass == 1) {
+            tail_in.apply(hdr.lanes, hdr.netec.payload_len);  // the tail as a whole word
             multiply.apply(hdr.lanes, meta.second_pass, meta.log_coeff,
                            meta.w0, meta.w1, meta.w2, meta.w3, meta.w4, meta.w5, meta.w6,
                            meta.w7);
@@ -491,30 +512,15 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             } else {
                 meta.complete = 0;
             }
-            SUM_APPLY(8, meta.w0)  SUM_APPLY(9, meta.w1)  SUM_APPLY(10, meta.w2)
-            SUM_APPLY(11, meta.w3) SUM_APPLY(12, meta.w4) SUM_APPLY(13, meta.w5)
-            SUM_APPLY(14, meta.w6) SUM_APPLY(15, meta.w7)
+            SUM_APPLY(8, meta.w0, hdr.lanes.q8.v) SUM_APPLY(9, meta.w1, hdr.lanes.q9.v)
+            SUM_APPLY(10, meta.w2, hdr.lanes.q10.v) SUM_APPLY(11, meta.w3, hdr.lanes.q11.v)
+            SUM_APPLY(12, meta.w4, hdr.lanes.q12.v) SUM_APPLY(13, meta.w5, hdr.lanes.q13.v)
+            SUM_APPLY(14, meta.w6, hdr.lanes.q14.v) SUM_APPLY(15, meta.w7, hdr.lanes.q15.v)
             if (meta.complete == 0) {
                 ig_dprsr_md.drop_ctl = 1;  // counted; its stripe is not complete yet
                 exit;
             }
             seq_release.execute(meta.cell);  // the slot's next packet starts afresh
-            hdr.lanes.l32.b = meta.w0[31:24]; hdr.lanes.l33.b = meta.w0[23:16];
-            hdr.lanes.l34.b = meta.w0[15:8];  hdr.lanes.l35.b = meta.w0[7:0];
-            hdr.lanes.l36.b = meta.w1[31:24]; hdr.lanes.l37.b = meta.w1[23:16];
-            hdr.lanes.l38.b = meta.w1[15:8];  hdr.lanes.l39.b = meta.w1[7:0];
-            hdr.lanes.l40.b = meta.w2[31:24]; hdr.lanes.l41.b = meta.w2[23:16];
-            hdr.lanes.l42.b = meta.w2[15:8];  hdr.lanes.l43.b = meta.w2[7:0];
-            hdr.lanes.l44.b = meta.w3[31:24]; hdr.lanes.l45.b = meta.w3[23:16];
-            hdr.lanes.l46.b = meta.w3[15:8];  hdr.lanes.l47.b = meta.w3[7:0];
-            hdr.lanes.l48.b = meta.w4[31:24]; hdr.lanes.l49.b = meta.w4[23:16];
-            hdr.lanes.l50.b = meta.w4[15:8];  hdr.lanes.l51.b = meta.w4[7:0];
-            hdr.lanes.l52.b = meta.w5[31:24]; hdr.lanes.l53.b = meta.w5[23:16];
-            hdr.lanes.l54.b = meta.w5[15:8];  hdr.lanes.l55.b = meta.w5[7:0];
-            hdr.lanes.l56.b = meta.w6[31:24]; hdr.lanes.l57.b = meta.w6[23:16];
-            hdr.lanes.l58.b = meta.w6[15:8];  hdr.lanes.l59.b = meta.w6[7:0];
-            hdr.lanes.l60.b = meta.w7[31:24]; hdr.lanes.l61.b = meta.w7[23:16];
-            hdr.lanes.l62.b = meta.w7[15:8];  hdr.lanes.l63.b = meta.w7[7:0];
             hdr.pass.setInvalid();
             hdr.ethernet.ether_type = ETHERTYPE_IPV4;
             hdr.netec.type = NETEC_RESULT;
@@ -569,26 +575,11 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 meta.seq_plus1 = hdr.netec.seq + 1;
                 started_raise.execute((bit<32>)meta.task);
             }
-            SUM_APPLY(0, meta.w0) SUM_APPLY(1, meta.w1) SUM_APPLY(2, meta.w2)
-            SUM_APPLY(3, meta.w3) SUM_APPLY(4, meta.w4) SUM_APPLY(5, meta.w5)
-            SUM_APPLY(6, meta.w6) SUM_APPLY(7, meta.w7)
+            SUM_APPLY(0, meta.w0, hdr.lanes.q0.v) SUM_APPLY(1, meta.w1, hdr.lanes.q1.v)
+            SUM_APPLY(2, meta.w2, hdr.lanes.q2.v) SUM_APPLY(3, meta.w3, hdr.lanes.q3.v)
+            SUM_APPLY(4, meta.w4, hdr.lanes.q4.v) SUM_APPLY(5, meta.w5, hdr.lanes.q5.v)
+            SUM_APPLY(6, meta.w6, hdr.lanes.q6.v) SUM_APPLY(7, meta.w7, hdr.lanes.q7.v)
             if (meta.complete == 1) {
-                hdr.lanes.l0.b = meta.w0[31:24];  hdr.lanes.l1.b = meta.w0[23:16];
-                hdr.lanes.l2.b = meta.w0[15:8];   hdr.lanes.l3.b = meta.w0[7:0];
-                hdr.lanes.l4.b = meta.w1[31:24];  hdr.lanes.l5.b = meta.w1[23:16];
-                hdr.lanes.l6.b = meta.w1[15:8];   hdr.lanes.l7.b = meta.w1[7:0];
-                hdr.lanes.l8.b = meta.w2[31:24];  hdr.lanes.l9.b = meta.w2[23:16];
-                hdr.lanes.l10.b = meta.w2[15:8];  hdr.lanes.l11.b = meta.w2[7:0];
-                hdr.lanes.l12.b = meta.w3[31:24]; hdr.lanes.l13.b = meta.w3[23:16];
-                hdr.lanes.l14.b = meta.w3[15:8];  hdr.lanes.l15.b = meta.w3[7:0];
-                hdr.lanes.l16.b = meta.w4[31:24]; hdr.lanes.l17.b = meta.w4[23:16];
-                hdr.lanes.l18.b = meta.w4[15:8];  hdr.lanes.l19.b = meta.w4[7:0];
-                hdr.lanes.l20.b = meta.w5[31:24]; hdr.lanes.l21.b = meta.w5[23:16];
-                hdr.lanes.l22.b = meta.w5[15:8];  hdr.lanes.l23.b = meta.w5[7:0];
-                hdr.lanes.l24.b = meta.w6[31:24]; hdr.lanes.l25.b = meta.w6[23:16];
-                hdr.lanes.l26.b = meta.w6[15:8];  hdr.lanes.l27.b = meta.w6[7:0];
-                hdr.lanes.l28.b = meta.w7[31:24]; hdr.lanes.l29.b = meta.w7[23:16];
-                hdr.lanes.l30.b = meta.w7[15:8];  hdr.lanes.l31.b = meta.w7[7:0];
                 meta.netec_dirty = 1;  // a valid NetEC packet again when it comes back
             }
             hdr.pass.setValid();
@@ -602,7 +593,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             hdr.bridge.setInvalid();  // the recirculated packet is parsed by ingress again
             ig_tm_md.ucast_egress_port = RECIRC_PORT;
             ig_tm_md.bypass_egress = 1;
-            exit;
         } else if (meta.role == ROLE_SURVIVOR) {
             // ---- a survivor's TCP control segments ----------------------------------------
             if ((hdr.tcp.flags & TCP_SYN) != 0) {
@@ -644,6 +634,14 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             exit;
         }
 
+        if (meta.first_pass == 1 || meta.second_pass == 1) {
+            // the tail back out of its word: one call site for both passes (a table applies
+            // from one place), so the first pass's packet recirculates from here
+            tail_out.apply(hdr.lanes, hdr.netec.payload_len);
+        }
+        if (meta.first_pass == 1) {
+            exit;
+        }
         if (meta.to_reader == 1) {
             hdr.ipv4.src_addr = meta.vip_addr;
             hdr.tcp.src_port = meta.vip_port;

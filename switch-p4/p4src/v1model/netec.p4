@@ -52,7 +52,7 @@ struct headers_t {
 struct metadata_t {
     bit<16> tcp_len;       // TCP header + payload (the pseudo-header's length)
     bit<16> tcp_payload;   // TCP payload bytes
-    bit<16> lanes_left;    // parser: lanes still to extract
+    bit<16> lanes_left;    // parser: whole words still to extract
     bit<8>  lanes_ok;      // the payload was taken into lanes
     bit<16> csum_zero;     // 0: what a valid NetEC packet's whole sum complements to
     bit<8>  role;          // ROLE_*
@@ -123,28 +123,41 @@ parser NetecParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
     }
     state parse_netec {
         pkt.extract(hdr.netec);
-        meta.lanes_left = hdr.netec.payload_len;
-        transition select(hdr.netec.payload_len) {
-            0: accept;
-            1 .. NETEC_PAYLOAD: parse_lane0;
+        meta.lanes_left = hdr.netec.payload_len >> 2;  // whole words, as on Tofino
+        transition select(hdr.netec.payload_len[15:2], hdr.netec.payload_len[1:0]) {
+            NETEC_PAYLOAD_CASES(lanes_done)
             default: accept;  // a HELLO's JSON: left as payload
         }
     }
-    // One state per lane (lanes.p4), as on Tofino; the count says where the payload ends.
-#define NETEC_LANES_END lanes_done
-#define LANE_STATE(I, NEXT)                                                                   \
-    state parse_lane##I {                                                                     \
+    // The payload's states (lanes.p4), as on Tofino: a chain of word states per tail length,
+    // the count says where the words end.
+#define WORD_STATE(T, J, NEXT, AFTER)                                                         \
+    state parse_w##T##_##J {                                                                  \
         meta.lanes_ok = 1;                                                                    \
-        pkt.extract(hdr.lanes.l##I);                                                          \
+        pkt.extract(hdr.lanes.q##J);                                                          \
         meta.lanes_left = meta.lanes_left - 1;                                                \
         transition select(meta.lanes_left) {                                                  \
-            0: accept;                                                                        \
+            0: AFTER;                                                                         \
             default: NEXT;                                                                    \
         }                                                                                     \
     }
-    NETEC_LANE_STATES(LANE_STATE)
-#undef LANE_STATE
-#undef NETEC_LANES_END
+#define LAST_WORD_STATE(T, J, AFTER)                                                          \
+    state parse_w##T##_##J {                                                                  \
+        meta.lanes_ok = 1;                                                                    \
+        pkt.extract(hdr.lanes.q##J);                                                          \
+        transition AFTER;                                                                     \
+    }
+#define TAIL_STATE(T)                                                                         \
+    state parse_tail##T {                                                                     \
+        meta.lanes_ok = 1;                                                                    \
+        pkt.extract(hdr.lanes.t##T);                                                          \
+        transition lanes_done;                                                                \
+    }
+    NETEC_WORD_STATES(WORD_STATE, LAST_WORD_STATE, lanes_done)
+    NETEC_TAIL_STATES(TAIL_STATE)
+#undef WORD_STATE
+#undef LAST_WORD_STATE
+#undef TAIL_STATE
     state lanes_done {
         transition accept;
     }
@@ -299,6 +312,8 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
     ReaderAckCheck() ack_check;
     DuplicateCheck() dup_check;
     MultiplyPass() multiply;
+    TailIn() tail_in;
+    TailOut() tail_out;
 
     // ---- the DATA path ---------------------------------------------------------------------
     // First pass: admit, track, multiply and add the first half; recirculate unless dropped.
@@ -344,6 +359,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         bit<32> w0 = 0; bit<32> w1 = 0; bit<32> w2 = 0; bit<32> w3 = 0;
         bit<32> w4 = 0; bit<32> w5 = 0; bit<32> w6 = 0; bit<32> w7 = 0;
         if (first_pass || second_pass) {
+            tail_in.apply(hdr.lanes, hdr.netec.payload_len);  // the tail as a whole word
             multiply.apply(hdr.lanes, second_pass ? 1w1 : 1w0, log_coeff,
                            w0, w1, w2, w3, w4, w5, w6, w7);
         }
@@ -379,23 +395,9 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             // retransmission after a lost RESULT is aggregated again from scratch)
             slot_seq.write(cell, 0xFFFFFFFF);
             // The last packet of the stripe becomes the RESULT: the first half of the sums
-            // rode in the lanes since the first pass, the second half is written now.
-            hdr.lanes.l32.b = w0[31:24]; hdr.lanes.l33.b = w0[23:16];
-            hdr.lanes.l34.b = w0[15:8];  hdr.lanes.l35.b = w0[7:0];
-            hdr.lanes.l36.b = w1[31:24]; hdr.lanes.l37.b = w1[23:16];
-            hdr.lanes.l38.b = w1[15:8];  hdr.lanes.l39.b = w1[7:0];
-            hdr.lanes.l40.b = w2[31:24]; hdr.lanes.l41.b = w2[23:16];
-            hdr.lanes.l42.b = w2[15:8];  hdr.lanes.l43.b = w2[7:0];
-            hdr.lanes.l44.b = w3[31:24]; hdr.lanes.l45.b = w3[23:16];
-            hdr.lanes.l46.b = w3[15:8];  hdr.lanes.l47.b = w3[7:0];
-            hdr.lanes.l48.b = w4[31:24]; hdr.lanes.l49.b = w4[23:16];
-            hdr.lanes.l50.b = w4[15:8];  hdr.lanes.l51.b = w4[7:0];
-            hdr.lanes.l52.b = w5[31:24]; hdr.lanes.l53.b = w5[23:16];
-            hdr.lanes.l54.b = w5[15:8];  hdr.lanes.l55.b = w5[7:0];
-            hdr.lanes.l56.b = w6[31:24]; hdr.lanes.l57.b = w6[23:16];
-            hdr.lanes.l58.b = w6[15:8];  hdr.lanes.l59.b = w6[7:0];
-            hdr.lanes.l60.b = w7[31:24]; hdr.lanes.l61.b = w7[23:16];
-            hdr.lanes.l62.b = w7[15:8];  hdr.lanes.l63.b = w7[7:0];
+            // rode in the payload since the first pass, the second half is written now.
+            hdr.lanes.q8.v = w0;  hdr.lanes.q9.v = w1;  hdr.lanes.q10.v = w2;  hdr.lanes.q11.v = w3;
+            hdr.lanes.q12.v = w4; hdr.lanes.q13.v = w5; hdr.lanes.q14.v = w6;  hdr.lanes.q15.v = w7;
             hdr.pass.setInvalid();
             hdr.ethernet.ether_type = ETHERTYPE_IPV4;
             hdr.netec.type = NETEC_RESULT;
@@ -486,22 +488,8 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
                 // still a valid NetEC packet in a valid segment when it comes back for pass two
                 meta.netec_dirty = 1;
                 meta.tcp_dirty = 1;
-                hdr.lanes.l0.b = w0[31:24];  hdr.lanes.l1.b = w0[23:16];
-                hdr.lanes.l2.b = w0[15:8];   hdr.lanes.l3.b = w0[7:0];
-                hdr.lanes.l4.b = w1[31:24];  hdr.lanes.l5.b = w1[23:16];
-                hdr.lanes.l6.b = w1[15:8];   hdr.lanes.l7.b = w1[7:0];
-                hdr.lanes.l8.b = w2[31:24];  hdr.lanes.l9.b = w2[23:16];
-                hdr.lanes.l10.b = w2[15:8];  hdr.lanes.l11.b = w2[7:0];
-                hdr.lanes.l12.b = w3[31:24]; hdr.lanes.l13.b = w3[23:16];
-                hdr.lanes.l14.b = w3[15:8];  hdr.lanes.l15.b = w3[7:0];
-                hdr.lanes.l16.b = w4[31:24]; hdr.lanes.l17.b = w4[23:16];
-                hdr.lanes.l18.b = w4[15:8];  hdr.lanes.l19.b = w4[7:0];
-                hdr.lanes.l20.b = w5[31:24]; hdr.lanes.l21.b = w5[23:16];
-                hdr.lanes.l22.b = w5[15:8];  hdr.lanes.l23.b = w5[7:0];
-                hdr.lanes.l24.b = w6[31:24]; hdr.lanes.l25.b = w6[23:16];
-                hdr.lanes.l26.b = w6[15:8];  hdr.lanes.l27.b = w6[7:0];
-                hdr.lanes.l28.b = w7[31:24]; hdr.lanes.l29.b = w7[23:16];
-                hdr.lanes.l30.b = w7[15:8];  hdr.lanes.l31.b = w7[7:0];
+                hdr.lanes.q0.v = w0; hdr.lanes.q1.v = w1; hdr.lanes.q2.v = w2; hdr.lanes.q3.v = w3;
+                hdr.lanes.q4.v = w4; hdr.lanes.q5.v = w5; hdr.lanes.q6.v = w6; hdr.lanes.q7.v = w7;
             }
             hdr.pass.setValid();
             hdr.pass.verdict = complete ? PASS_COMPLETE : PASS_AGGREGATE;
@@ -509,7 +497,6 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.ethernet.ether_type = ETHERTYPE_NETEC_PASS;
             meta.recirculate = 1;
             std.egress_spec = RECIRC_PORT;
-            return;
         } else if (meta.role == ROLE_SURVIVOR) {
             // ---- a survivor's TCP control segments ----------------------------------------
             if ((hdr.tcp.flags & TCP_SYN) != 0) {
@@ -558,6 +545,14 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             return;
         }
 
+        if (first_pass || second_pass) {
+            // the tail back out of its word: one call site for both passes (a table applies
+            // from one place), so the first pass's packet recirculates from here
+            tail_out.apply(hdr.lanes, hdr.netec.payload_len);
+        }
+        if (first_pass) {
+            return;
+        }
         if (meta.to_reader == 1) {
             // to the reader, from the VIP; egress translates the sequence number
             bit<32> raddr;
