@@ -71,6 +71,7 @@ struct ig_meta_t {
     bit<16> bits_before;
     bit<1>  duplicate;      // DuplicateCheck's verdict
     bit<1>  ack_bad;        // the reader's ACK fails ReaderAckCheck
+    bit<1>  reader_syn;     // the reader's SYN: learn its address and port
     bit<8>  complete;
     bit<32> seq_plus1;
     bit<1>  netec_dirty;    // deparser checksum conditions are 1-bit on Tofino
@@ -280,19 +281,26 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         }
     };
 
+    // The reader's address and port: learnt from its SYN, read for every segment to it. One
+    // action per register at one call site: Tofino places a register's actions in one stage,
+    // which the reader's branch and the survivors' could not share.
     Register<bit<32>, bit<32>>(NETEC_TASKS, 0) reader_addr;
-    RegisterAction<bit<32>, bit<32>, bit<32>>(reader_addr) reader_addr_learn = {
-        void apply(inout bit<32> v) { v = hdr.ipv4.src_addr; }
-    };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(reader_addr) reader_addr_read = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    RegisterAction<bit<32>, bit<32>, bit<32>>(reader_addr) reader_addr_access = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            if (meta.reader_syn == 1) {
+                v = hdr.ipv4.src_addr;
+            }
+            rv = v;
+        }
     };
     Register<bit<16>, bit<32>>(NETEC_TASKS, 0) reader_port;
-    RegisterAction<bit<16>, bit<32>, bit<16>>(reader_port) reader_port_learn = {
-        void apply(inout bit<16> v) { v = hdr.tcp.src_port; }
-    };
-    RegisterAction<bit<16>, bit<32>, bit<16>>(reader_port) reader_port_read = {
-        void apply(inout bit<16> v, out bit<16> rv) { rv = v; }
+    RegisterAction<bit<16>, bit<32>, bit<16>>(reader_port) reader_port_access = {
+        void apply(inout bit<16> v, out bit<16> rv) {
+            if (meta.reader_syn == 1) {
+                v = hdr.tcp.src_port;
+            }
+            rv = v;
+        }
     };
     Register<bit<16>, bit<32>>(NETEC_TASKS, 0) synack_bits;
     RegisterAction<bit<16>, bit<32>, bit<16>>(synack_bits) synack_clear = {
@@ -448,6 +456,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         hdr.bridge.setValid();
         hdr.bridge.to_reader = 0;
         meta.to_reader = 0;
+        meta.reader_syn = 0;
         hdr.bridge.synack = 0;
         hdr.bridge.synack_last = 0;
         hdr.bridge.task = 0;
@@ -615,8 +624,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         } else if (meta.role == ROLE_READER) {
             // ---- the reader's segments: to every survivor ---------------------------------
             if ((hdr.tcp.flags & TCP_SYN) != 0) {
-                reader_addr_learn.execute((bit<32>)meta.task);
-                reader_port_learn.execute((bit<32>)meta.task);
+                meta.reader_syn = 1;  // learnt below, where the reader's address is read
                 synack_clear.execute((bit<32>)meta.task);
             }
             if (hdr.netec.isValid() && hdr.netec.type == NETEC_ACK) {
@@ -631,7 +639,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 meta.netec_dirty = 1;
             }
             ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
-            exit;
         }
 
         if (meta.first_pass == 1 || meta.second_pass == 1) {
@@ -642,12 +649,19 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         if (meta.first_pass == 1) {
             exit;
         }
+        if (meta.to_reader == 1 || meta.reader_syn == 1) {
+            // to the reader (a reader's own SYN, going to every survivor, gets its address
+            // here too: egress gives each copy its survivor's)
+            hdr.ipv4.dst_addr = reader_addr_access.execute((bit<32>)meta.task);
+            hdr.tcp.dst_port = reader_port_access.execute((bit<32>)meta.task);
+            meta.tcp_dirty = 1;
+        }
+        if (meta.role == ROLE_READER) {
+            exit;  // to every survivor (multicast group)
+        }
         if (meta.to_reader == 1) {
             hdr.ipv4.src_addr = meta.vip_addr;
             hdr.tcp.src_port = meta.vip_port;
-            hdr.ipv4.dst_addr = reader_addr_read.execute((bit<32>)meta.task);
-            hdr.tcp.dst_port = reader_port_read.execute((bit<32>)meta.task);
-            meta.tcp_dirty = 1;
         }
         l3_forward.apply();
     }

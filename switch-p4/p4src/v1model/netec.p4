@@ -346,6 +346,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             return;
         }
         bit<32> cell = 0;
+        bool reader_syn = false;  // the reader's SYN: learn its address and port
         bool second_pass = meta.role == ROLE_SURVIVOR && hdr.pass.isValid();
         bool first_pass = meta.role == ROLE_SURVIVOR && !hdr.pass.isValid()
                           && hdr.netec.isValid() && hdr.netec.type == NETEC_DATA;
@@ -516,8 +517,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (meta.role == ROLE_READER) {
             // ---- the reader's segments: to every survivor ---------------------------------
             if ((hdr.tcp.flags & TCP_SYN) != 0) {
-                reader_addr.write((bit<32>)meta.task, hdr.ipv4.src_addr);
-                reader_port.write((bit<32>)meta.task, hdr.tcp.src_port);
+                reader_syn = true;  // learnt below, where the reader's address is read
                 synack_bits.write((bit<32>)meta.task, 0);
             }
             if (hdr.netec.isValid() && hdr.netec.type == NETEC_ACK) {
@@ -542,7 +542,6 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             }
             std.mcast_grp = (bit<16>)meta.task + 1;  // replicas: one per survivor
             meta.tcp_dirty = 1;
-            return;
         }
 
         if (first_pass || second_pass) {
@@ -553,17 +552,31 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         if (first_pass) {
             return;
         }
-        if (meta.to_reader == 1) {
-            // to the reader, from the VIP; egress translates the sequence number
+        if (meta.to_reader == 1 || reader_syn) {
+            // the reader's address and port, learnt from its SYN and read for every segment to
+            // it, at one place as on Tofino (a reader's own SYN, going to every survivor, gets
+            // its address here too: egress gives each copy its survivor's)
             bit<32> raddr;
             bit<16> rport;
             reader_addr.read(raddr, (bit<32>)meta.task);
             reader_port.read(rport, (bit<32>)meta.task);
-            hdr.ipv4.src_addr = meta.vip_addr;
-            hdr.tcp.src_port = meta.vip_port;
+            if (reader_syn) {
+                raddr = hdr.ipv4.src_addr;
+                rport = hdr.tcp.src_port;
+            }
+            reader_addr.write((bit<32>)meta.task, raddr);
+            reader_port.write((bit<32>)meta.task, rport);
             hdr.ipv4.dst_addr = raddr;
             hdr.tcp.dst_port = rport;
             meta.tcp_dirty = 1;
+        }
+        if (meta.role == ROLE_READER) {
+            return;  // to every survivor (multicast group)
+        }
+        if (meta.to_reader == 1) {
+            // to the reader, from the VIP; egress translates the sequence number
+            hdr.ipv4.src_addr = meta.vip_addr;
+            hdr.tcp.src_port = meta.vip_port;
         }
         l3_forward.apply();
     }
