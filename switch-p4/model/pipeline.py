@@ -15,7 +15,7 @@ Controls, in pipeline order (each a method below, named as in the P4 source):
                 complete
   Multiply      coefficient x payload byte by log/exp tables, PASS_BYTES lanes per pass; a
                 second pass (recirculation) does bytes PASS_BYTES..2*PASS_BYTES-1
-  Aggregate     XOR into the slot's sum registers (32-bit words); read-and-clear on complete
+  Aggregate     XOR into the slot's sum registers (32-bit words), each returning the new sum
   Ebsn          ACK from the reader: ack_seq = max, window = min(window, I - span), multicast
 """
 
@@ -204,16 +204,15 @@ class Pipeline:
                 x = lanes[ps * PASS_BYTES + lane]
                 y = gf_exp(gf_log(x) + co["log_a"])
                 product[ps * PASS_BYTES + lane] = y
-            # Aggregate: XOR into this pass's words; the last packet reads and clears them.
-            # A slot taken afresh over a stale stripe's sums (reset) overwrites them.
+            # Aggregate: XOR into this pass's words, one action returning the new sum; the last
+            # packet carries it. A slot taken afresh over a stale stripe's sums (reset), as
+            # every stripe's first packet after a completed one is, overwrites them.
             for w in range(ps * PASS_BYTES // 4, (ps + 1) * PASS_BYTES // 4):
                 word = struct.unpack("!I", bytes(product[4 * w:4 * w + 4]))[0]
 
                 def agg(old, word=word):
-                    base = 0 if reset else old
-                    if verdict == "COMPLETED":
-                        return 0, base ^ word
-                    return base ^ word, None
+                    new = (0 if reset else old) ^ word
+                    return new, new
 
                 out = self.sums[w].execute(idx, agg)
                 if verdict == "COMPLETED":

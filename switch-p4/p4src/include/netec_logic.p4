@@ -125,12 +125,17 @@ control DuplicateCheck(in bit<16> bits_before, in bit<16> sender_bit, out bit<1>
 // it is at most stripes < 2^31, and I = S / 2 <= 32.
 control EbsnWindow(in bit<32> ack_seq, in bit<32> max_started_plus1, in bit<16> exposed,
                    inout bit<16> window) {
+    bit<16> cur;        // the ACK's window as a field of its own (the header's shares its
+                        // container with payload_len, and Tofino's arithmetic takes whole ones)
     bit<32> ahead;      // sign set: nothing started past ackSeq
     bit<32> span;
     bit<16> left;       // sign set: span > I (span < 2^15 where it is used)
     bit<16> remaining;
     bit<16> lower;      // sign set: R < window (window < 2^15 where it is used)
-    action spans() { ahead = max_started_plus1 - ack_seq; }
+    action spans() {
+        ahead = max_started_plus1 - ack_seq;
+        cur = window;
+    }
     @hidden table take_span {
         actions = { spans; }
         const default_action = spans();
@@ -140,7 +145,7 @@ control EbsnWindow(in bit<32> ack_seq, in bit<32> max_started_plus1, in bit<16> 
         actions = { lefts; }
         const default_action = lefts();
     }
-    action lowers() { lower = remaining - window; }
+    action lowers() { lower = remaining - cur; }
     @hidden table take_lower {
         actions = { lowers; }
         const default_action = lowers();
@@ -157,9 +162,10 @@ control EbsnWindow(in bit<32> ack_seq, in bit<32> max_started_plus1, in bit<16> 
             remaining = left;
         }
         take_lower.apply();
-        if (window[15:15] == 1 || lower[15:15] == 1) {
-            window = remaining;
+        if (cur[15:15] == 1 || lower[15:15] == 1) {
+            cur = remaining;
         }
+        window = cur;
     }
 }
 

@@ -72,6 +72,9 @@ struct ig_meta_t {
     bit<1>  duplicate;      // DuplicateCheck's verdict
     bit<1>  ack_bad;        // the reader's ACK fails ReaderAckCheck
     bit<1>  reader_syn;     // the reader's SYN: learn its address and port
+    bit<1>  ack_raise;      // the reader's ACK, checked: raises ackSeq, gets the EBSN window
+    bit<1>  started_raise;  // a stripe's first packet: raises maxStarted + 1
+    bit<32> started;        // maxStarted + 1
     bit<8>  complete;
     bit<32> seq_plus1;
     bit<1>  netec_dirty;    // deparser checksum conditions are 1-bit on Tofino
@@ -229,24 +232,26 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
 
     // ---- registers and their one action per pass -------------------------------------------
+    // ackSeq, raised by the reader's ACK (it only grows) and read by a DATA packet's first
+    // pass; maxStarted + 1, raised by a stripe's first packet and read by the reader's ACK
+    // (EBSN). One action each at one call site: p4c-barefoot places a register's actions in one
+    // stage, which the reader's branch and the survivors' could not share.
     Register<bit<32>, bit<32>>(NETEC_TASKS, 0) ack_seq;
-    RegisterAction<bit<32>, bit<32>, bit<32>>(ack_seq) ack_read = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
-    };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(ack_seq) ack_raise = {
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ack_seq) ack_access = {
         void apply(inout bit<32> v, out bit<32> rv) {
-            if (hdr.netec.seq > v) { v = hdr.netec.seq; }
+            if (meta.ack_raise == 1 && hdr.netec.seq > v) {
+                v = hdr.netec.seq;
+            }
             rv = v;
         }
     };
-
     Register<bit<32>, bit<32>>(NETEC_TASKS, 0) max_started_plus1;
-    RegisterAction<bit<32>, bit<32>, bit<32>>(max_started_plus1) started_read = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
-    };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(max_started_plus1) started_raise = {
-        void apply(inout bit<32> v) {
-            if (meta.seq_plus1 > v) { v = meta.seq_plus1; }
+    RegisterAction<bit<32>, bit<32>, bit<32>>(max_started_plus1) started_access = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            if (meta.started_raise == 1 && meta.seq_plus1 > v) {
+                v = meta.seq_plus1;
+            }
+            rv = v;
         }
     };
 
@@ -313,30 +318,26 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
 // One sum register and its four actions: overwrite (slot taken over) or accumulate; on
 // completion also hand the sum to the packet and clear the cell. SUM_APPLY picks one in the
 // control flow (a Tofino action cannot branch).
+// One action per sum register, at one call site per pass (p4c-barefoot places a register's
+// actions in one stage; four, chosen by complete and reset, were four tables it could not
+// place together): overwrite on reset (the slot's first packet of a stripe: after a completed
+// stripe the slot is released, so no clearing is needed), XOR otherwise, and return the new
+// sum, which the register writes straight into the packet's payload word OUT. Only the
+// completing packet's words leave as sums; the others' are dropped or, after the first pass,
+// carried to the second unread (their NetEC checksum recomputed).
 #define SUM_REGISTER(N, W)                                                                   \
     Register<bit<32>, bit<32>>(NETEC_SLOT_CELLS, 0) sum##N;                                  \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(sum##N) sum##N##_acc = {                       \
-        void apply(inout bit<32> v) { v = v ^ W; }                                           \
-    };                                                                                       \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(sum##N) sum##N##_set = {                       \
-        void apply(inout bit<32> v) { v = W; }                                               \
-    };                                                                                       \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(sum##N) sum##N##_acc_take = {                  \
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v ^ W; v = 0; }                   \
-    };                                                                                       \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(sum##N) sum##N##_set_take = {                  \
-        void apply(inout bit<32> v, out bit<32> rv) { rv = W; v = 0; }                       \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(sum##N) sum##N##_add = {                       \
+        void apply(inout bit<32> v, out bit<32> rv) {                                        \
+            if (meta.reset == 1) {                                                           \
+                v = W;                                                                       \
+            } else {                                                                         \
+                v = v ^ W;                                                                   \
+            }                                                                                \
+            rv = v;                                                                          \
+        }                                                                                    \
     };
-// W: the pass's product word; OUT: the payload word the completing packet carries the sum in
-// (the register writes it straight into the header: no byte moves through metadata).
-#define SUM_APPLY(N, W, OUT)                                                                 \
-    if (meta.complete == 1) {                                                                \
-        if (meta.reset == 1) { OUT = sum##N##_set_take.execute(meta.cell); }                 \
-        else { OUT = sum##N##_acc_take.execute(meta.cell); }                                 \
-    } else {                                                                                 \
-        if (meta.reset == 1) { sum##N##_set.execute(meta.cell); }                            \
-        else { sum##N##_acc.execute(meta.cell); }                                            \
-    }
+#define SUM_APPLY(N, W, OUT) OUT = sum##N##_add.execute(meta.cell);
     SUM_REGISTER(0, meta.w0)  SUM_REGISTER(1, meta.w1)  SUM_REGISTER(2, meta.w2)
     SUM_REGISTER(3, meta.w3)  SUM_REGISTER(4, meta.w4)  SUM_REGISTER(5, meta.w5)
     SUM_REGISTER(6, meta.w6)  SUM_REGISTER(7, meta.w7)  SUM_REGISTER(8, meta.w0)
@@ -457,6 +458,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         hdr.bridge.to_reader = 0;
         meta.to_reader = 0;
         meta.reader_syn = 0;
+        meta.started_raise = 0;
         hdr.bridge.synack = 0;
         hdr.bridge.synack_last = 0;
         hdr.bridge.task = 0;
@@ -502,6 +504,21 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 meta.first_pass = 1;
             }
         }
+        // The reader's ACK, checked before it may raise ackSeq; ackSeq for it or a first pass.
+        meta.ack_raise = 0;
+        if (meta.role == ROLE_READER && hdr.netec.isValid()) {
+            if (hdr.netec.type == NETEC_ACK) {
+                ack_check.apply(hdr.netec, meta.cfg, meta.ack_bad);
+                if (meta.ack_bad == 1) {
+                    drop_counted(V_MISMATCH);
+                    exit;
+                }
+                meta.ack_raise = 1;
+            }
+        }
+        if (meta.first_pass == 1 || meta.ack_raise == 1) {
+            meta.ack = ack_access.execute((bit<32>)meta.task);
+        }
         // Multiply depends on nothing Admit and Track decide: it can run beside them. One
         // call site for both passes, so each lane's tables exist once.
         if (meta.first_pass == 1 || meta.second_pass == 1) {
@@ -539,7 +556,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             meta.to_reader = 1;
         } else if (meta.first_pass == 1) {
             // ---- first pass: admit, track, multiply and add the first half ------------------
-            meta.ack = ack_read.execute((bit<32>)meta.task);
             admit.apply(hdr.netec, meta.lanes_ok, meta.cfg, meta.ack, meta.verdict);
             // one connection, one survivor (a condition reads a few bytes at most on Tofino)
             if (meta.sender_bit == 0 || hdr.netec.version != NETEC_VERSION) {
@@ -582,15 +598,13 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             }
             if (meta.reset == 1 || meta.bits_before == 0) {
                 meta.seq_plus1 = hdr.netec.seq + 1;
-                started_raise.execute((bit<32>)meta.task);
+                meta.started_raise = 1;  // raised after the branches
             }
             SUM_APPLY(0, meta.w0, hdr.lanes.q0.v) SUM_APPLY(1, meta.w1, hdr.lanes.q1.v)
             SUM_APPLY(2, meta.w2, hdr.lanes.q2.v) SUM_APPLY(3, meta.w3, hdr.lanes.q3.v)
             SUM_APPLY(4, meta.w4, hdr.lanes.q4.v) SUM_APPLY(5, meta.w5, hdr.lanes.q5.v)
             SUM_APPLY(6, meta.w6, hdr.lanes.q6.v) SUM_APPLY(7, meta.w7, hdr.lanes.q7.v)
-            if (meta.complete == 1) {
-                meta.netec_dirty = 1;  // a valid NetEC packet again when it comes back
-            }
+            meta.netec_dirty = 1;  // a valid NetEC packet again when it comes back
             hdr.pass.setValid();
             if (meta.complete == 1) {
                 hdr.pass.verdict = PASS_COMPLETE;
@@ -627,20 +641,19 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 meta.reader_syn = 1;  // learnt below, where the reader's address is read
                 synack_clear.execute((bit<32>)meta.task);
             }
-            if (hdr.netec.isValid() && hdr.netec.type == NETEC_ACK) {
-                ack_check.apply(hdr.netec, meta.cfg, meta.ack_bad);
-                if (meta.ack_bad == 1) {
-                    drop_counted(V_MISMATCH);
-                    exit;
-                }
-                meta.ack = ack_raise.execute((bit<32>)meta.task);
-                bit<32> started = started_read.execute((bit<32>)meta.task);
-                ebsn.apply(meta.ack, started, meta.cfg.exposed, hdr.netec.window);
-                meta.netec_dirty = 1;
+            if (meta.ack_raise == 1) {
+                meta.netec_dirty = 1;  // its window, from EBSN below
             }
             ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
         }
 
+        // EBSN: maxStarted raised by a stripe's first packet, read for the reader's ACK
+        if (meta.started_raise == 1 || meta.ack_raise == 1) {
+            meta.started = started_access.execute((bit<32>)meta.task);
+        }
+        if (meta.ack_raise == 1) {
+            ebsn.apply(meta.ack, meta.started, meta.cfg.exposed, hdr.netec.window);
+        }
         if (meta.first_pass == 1 || meta.second_pass == 1) {
             // the tail back out of its word: one call site for both passes (a table applies
             // from one place), so the first pass's packet recirculates from here

@@ -319,6 +319,9 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
     // First pass: admit, track, multiply and add the first half; recirculate unless dropped.
     // Second pass: multiply and add the second half; the completing packet becomes RESULT.
     apply {
+        bool ack_raise = false;      // the reader's ACK, checked: raises ackSeq, gets EBSN
+        bit<32> ack = 0;             // ackSeq
+        bool started_raise = false;  // a stripe's first packet: raises maxStarted + 1
         meta.role = ROLE_NONE;
         meta.to_reader = 0;
         meta.synack = 0;
@@ -355,6 +358,27 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         if (meta.role == ROLE_SURVIVOR) {
             sender_coeff.apply();
         }
+        // The reader's ACK, checked before it may raise ackSeq (seq only grows); ackSeq read
+        // for it or a first pass, at one place as on Tofino.
+        if (meta.role == ROLE_READER && hdr.netec.isValid()) {
+            if (hdr.netec.type == NETEC_ACK) {
+                bit<1> ack_bad;
+                ack_check.apply(hdr.netec, meta.cfg, ack_bad);
+                if (ack_bad == 1) {
+                    verdicts.count((bit<32>)V_MISMATCH);
+                    mark_to_drop(std);
+                    return;
+                }
+                ack_raise = true;
+            }
+        }
+        if (first_pass || ack_raise) {
+            ack_seq.read(ack, (bit<32>)meta.task);
+            if (ack_raise && hdr.netec.seq > ack) {
+                ack = hdr.netec.seq;
+            }
+            ack_seq.write((bit<32>)meta.task, ack);
+        }
         // Multiply depends on nothing Admit and Track decide: it can run beside them. One
         // call site for both passes (the lanes it reads depend on the pass).
         bit<32> w0 = 0; bit<32> w1 = 0; bit<32> w2 = 0; bit<32> w3 = 0;
@@ -369,25 +393,26 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             // ---- second pass of a DATA packet -----------------------------------------------
             // the classify tables found the task again: the cell is the first pass's
             cell = (bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
-            // one read-modify-write per register: overwrite (slot taken over), accumulate,
-            // and on completion hand the sum to the packet and clear the cell
+            // one read-modify-write per register, as on Tofino: overwrite (slot taken over),
+            // accumulate, and hand the new sum to the packet (after a completed stripe the slot
+            // is released, so its next packet overwrites: no clearing)
             bit<32> s;
             sum8.read(s, cell);  s = (hdr.pass.reset == 1 ? 0 : s) ^ w0;
-            sum8.write(cell, hdr.pass.verdict == PASS_COMPLETE ? 0 : s);  w0 = s;
+            sum8.write(cell, s);  w0 = s;
             sum9.read(s, cell);  s = (hdr.pass.reset == 1 ? 0 : s) ^ w1;
-            sum9.write(cell, hdr.pass.verdict == PASS_COMPLETE ? 0 : s);  w1 = s;
+            sum9.write(cell, s);  w1 = s;
             sum10.read(s, cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ w2;
-            sum10.write(cell, hdr.pass.verdict == PASS_COMPLETE ? 0 : s); w2 = s;
+            sum10.write(cell, s); w2 = s;
             sum11.read(s, cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ w3;
-            sum11.write(cell, hdr.pass.verdict == PASS_COMPLETE ? 0 : s); w3 = s;
+            sum11.write(cell, s); w3 = s;
             sum12.read(s, cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ w4;
-            sum12.write(cell, hdr.pass.verdict == PASS_COMPLETE ? 0 : s); w4 = s;
+            sum12.write(cell, s); w4 = s;
             sum13.read(s, cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ w5;
-            sum13.write(cell, hdr.pass.verdict == PASS_COMPLETE ? 0 : s); w5 = s;
+            sum13.write(cell, s); w5 = s;
             sum14.read(s, cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ w6;
-            sum14.write(cell, hdr.pass.verdict == PASS_COMPLETE ? 0 : s); w6 = s;
+            sum14.write(cell, s); w6 = s;
             sum15.read(s, cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ w7;
-            sum15.write(cell, hdr.pass.verdict == PASS_COMPLETE ? 0 : s); w7 = s;
+            sum15.write(cell, s); w7 = s;
             if (hdr.pass.verdict != PASS_COMPLETE) {
                 mark_to_drop(std);  // counted; its stripe is not complete yet
                 return;
@@ -407,8 +432,6 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             meta.to_reader = 1;
         } else if (first_pass) {
             // ---- first pass of a DATA packet ------------------------------------------------
-            bit<32> ack;
-            ack_seq.read(ack, (bit<32>)meta.task);
             bit<8> verdict;
             admit.apply(hdr.netec, meta.lanes_ok, meta.cfg, ack, verdict);
             // one connection, one survivor (in conditions of a few bytes, as on Tofino)
@@ -461,37 +484,33 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             slot_count.write(cell, complete ? 8w0 : n + 1);
             verdicts.count(complete ? (bit<32>)V_COMPLETE : (bit<32>)V_AGGREGATE);
             if (fresh) {
-                bit<32> m;
-                max_started_plus1.read(m, (bit<32>)meta.task);
-                if (hdr.netec.seq + 1 > m) {
-                    m = hdr.netec.seq + 1;
-                }
-                max_started_plus1.write((bit<32>)meta.task, m);
+                started_raise = true;  // raised after the branches
             }
             bit<32> s;
             sum0.read(s, cell); s = (reset == 1 ? 0 : s) ^ w0;
-            sum0.write(cell, complete ? 0 : s); w0 = s;
+            sum0.write(cell, s); w0 = s;
             sum1.read(s, cell); s = (reset == 1 ? 0 : s) ^ w1;
-            sum1.write(cell, complete ? 0 : s); w1 = s;
+            sum1.write(cell, s); w1 = s;
             sum2.read(s, cell); s = (reset == 1 ? 0 : s) ^ w2;
-            sum2.write(cell, complete ? 0 : s); w2 = s;
+            sum2.write(cell, s); w2 = s;
             sum3.read(s, cell); s = (reset == 1 ? 0 : s) ^ w3;
-            sum3.write(cell, complete ? 0 : s); w3 = s;
+            sum3.write(cell, s); w3 = s;
             sum4.read(s, cell); s = (reset == 1 ? 0 : s) ^ w4;
-            sum4.write(cell, complete ? 0 : s); w4 = s;
+            sum4.write(cell, s); w4 = s;
             sum5.read(s, cell); s = (reset == 1 ? 0 : s) ^ w5;
-            sum5.write(cell, complete ? 0 : s); w5 = s;
+            sum5.write(cell, s); w5 = s;
             sum6.read(s, cell); s = (reset == 1 ? 0 : s) ^ w6;
-            sum6.write(cell, complete ? 0 : s); w6 = s;
+            sum6.write(cell, s); w6 = s;
             sum7.read(s, cell); s = (reset == 1 ? 0 : s) ^ w7;
-            sum7.write(cell, complete ? 0 : s); w7 = s;
-            if (complete) {  // the packet carries the first half of the stripe's sums
-                // still a valid NetEC packet in a valid segment when it comes back for pass two
-                meta.netec_dirty = 1;
-                meta.tcp_dirty = 1;
-                hdr.lanes.q0.v = w0; hdr.lanes.q1.v = w1; hdr.lanes.q2.v = w2; hdr.lanes.q3.v = w3;
-                hdr.lanes.q4.v = w4; hdr.lanes.q5.v = w5; hdr.lanes.q6.v = w6; hdr.lanes.q7.v = w7;
-            }
+            sum7.write(cell, s); w7 = s;
+            // the new sums into the first half's words, as on Tofino (the registers write them):
+            // the completing packet carries the first half of the stripe's sums, the others'
+            // second passes never read them; still a valid NetEC packet in a valid segment when
+            // it comes back for pass two
+            hdr.lanes.q0.v = w0; hdr.lanes.q1.v = w1; hdr.lanes.q2.v = w2; hdr.lanes.q3.v = w3;
+            hdr.lanes.q4.v = w4; hdr.lanes.q5.v = w5; hdr.lanes.q6.v = w6; hdr.lanes.q7.v = w7;
+            meta.netec_dirty = 1;
+            meta.tcp_dirty = 1;
             hdr.pass.setValid();
             hdr.pass.verdict = complete ? PASS_COMPLETE : PASS_AGGREGATE;
             hdr.pass.reset = reset;
@@ -520,30 +539,26 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
                 reader_syn = true;  // learnt below, where the reader's address is read
                 synack_bits.write((bit<32>)meta.task, 0);
             }
-            if (hdr.netec.isValid() && hdr.netec.type == NETEC_ACK) {
-                // EBSN: ackSeq = max(ackSeq, seq); window = min(window, I - span)
-                bit<1> ack_bad;
-                ack_check.apply(hdr.netec, meta.cfg, ack_bad);
-                if (ack_bad == 1) {
-                    verdicts.count((bit<32>)V_MISMATCH);
-                    mark_to_drop(std);
-                    return;
-                }
-                bit<32> ack;
-                ack_seq.read(ack, (bit<32>)meta.task);
-                if (hdr.netec.seq > ack) {
-                    ack = hdr.netec.seq;
-                }
-                ack_seq.write((bit<32>)meta.task, ack);
-                bit<32> m;
-                max_started_plus1.read(m, (bit<32>)meta.task);
-                ebsn.apply(ack, m, meta.cfg.exposed, hdr.netec.window);
-                meta.netec_dirty = 1;
+            if (ack_raise) {
+                meta.netec_dirty = 1;  // its window, from EBSN below
             }
             std.mcast_grp = (bit<16>)meta.task + 1;  // replicas: one per survivor
             meta.tcp_dirty = 1;
         }
 
+        // EBSN: maxStarted + 1 raised by a stripe's first packet, read for the reader's ACK
+        // (window = min(window, I - span)), at one place as on Tofino
+        if (started_raise || ack_raise) {
+            bit<32> m;
+            max_started_plus1.read(m, (bit<32>)meta.task);
+            if (started_raise && hdr.netec.seq + 1 > m) {
+                m = hdr.netec.seq + 1;
+            }
+            max_started_plus1.write((bit<32>)meta.task, m);
+            if (ack_raise) {
+                ebsn.apply(ack, m, meta.cfg.exposed, hdr.netec.window);
+            }
+        }
         if (first_pass || second_pass) {
             // the tail back out of its word: one call site for both passes (a table applies
             // from one place), so the first pass's packet recirculates from here
