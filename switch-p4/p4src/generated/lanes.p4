@@ -32,7 +32,8 @@ struct lanes_t {
     tail3_h t3;
 }
 
-// The payload's fields in wire order, for checksum field lists: NETEC_LANE_BYTES(hdr.lanes)
+// The payload's fields in wire order, for checksum field lists:
+// NETEC_LANE_BYTES(hdr.lanes)
 // (at most one tail is valid, and its word is not when the packet leaves: TailOut).
 #define NETEC_LANE_BYTES(L) \
     L.q0.v, L.q1.v, L.q2.v, L.q3.v, L.q4.v, L.q5.v, L.q6.v, L.q7.v, \
@@ -345,9 +346,9 @@ control TailOut(inout lanes_t lanes, in bit<16> len) {
     apply { tail_out.apply(); }
 }
 
-// log a, one copy per 8 lanes of a pass (a program's coefficient action writes them all:
-// NETEC_SET_LOG_A(copies, value)). Every lane's add reads log a, and p4c-barefoot puts
-// the fields of one such cluster of instructions in one PHV container group, 16
+// log a, one copy per 8 lanes of a pass (a program's coefficient action writes them
+// all: NETEC_SET_LOG_A(copies, value)). Every lane's add reads log a, and p4c-barefoot
+// puts the fields of one such cluster of instructions in one PHV container group, 16
 // containers: one copy for 32 lanes made a cluster of 33 fields, which no group holds.
 struct log_a_t {
     bit<10> g0;
@@ -359,11 +360,12 @@ struct log_a_t {
 
 // y_i = a * x_i for the pass's bytes x_0..x_31 (lanes 0..31 in the first pass, 32..63 in
 // the second); w_j = y_4j ++ .. ++ y_4j+3 (big-endian). log_a: log of the coefficient
-// (GF_LOG_ZERO for 0), by group of lanes. Every payload byte has its own log table, keyed on the byte where
-// the parser put it (a copy of the pass's half would cost PHV), which adds log_a; the
-// pass's two lanes i and 32 + i share the sum s_i and one exp table, which writes its
-// byte of w in place. A program applies MultiplyPass from one place (BMv2 cannot
-// apply a table from two, and two copies would double the tables on Tofino).
+// (GF_LOG_ZERO for 0), by group of lanes. Every payload byte has its own log table,
+// keyed on the byte where the parser put it (a copy of the pass's half would cost PHV),
+// which adds log_a; the pass's two lanes i and 32 + i share the sum s_i and one exp
+// table, which writes its byte of w in place. A program applies MultiplyPass from one
+// place (BMv2 cannot apply a table from two, and two copies would double the tables on
+// Tofino).
 control MultiplyPass(in lanes_t lanes, in bit<1> second,
         in log_a_t log_a,
         inout bit<32> w0, inout bit<32> w1, inout bit<32> w2, inout bit<32> w3, inout bit<32> w4, inout bit<32> w5, inout bit<32> w6, inout bit<32> w7) {
