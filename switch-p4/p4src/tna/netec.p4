@@ -315,9 +315,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         void apply(inout bit<16> v, out bit<16> rv) { v = v | meta.sender_bit; rv = v; }
     };
 
-// One sum register and its four actions: overwrite (slot taken over) or accumulate; on
-// completion also hand the sum to the packet and clear the cell. SUM_APPLY picks one in the
-// control flow (a Tofino action cannot branch).
 // One action per sum register, at one call site per pass (p4c-barefoot places a register's
 // actions in one stage; four, chosen by complete and reset, were four tables it could not
 // place together): overwrite on reset (the slot's first packet of a stripe: after a completed
@@ -337,7 +334,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             rv = v;                                                                          \
         }                                                                                    \
     };
-#define SUM_APPLY(N, W, OUT) OUT = sum##N##_add.execute(meta.cell);
+#define SUM_APPLY(N, OUT) OUT = sum##N##_add.execute(meta.cell);
     SUM_REGISTER(0, meta.w0)  SUM_REGISTER(1, meta.w1)  SUM_REGISTER(2, meta.w2)
     SUM_REGISTER(3, meta.w3)  SUM_REGISTER(4, meta.w4)  SUM_REGISTER(5, meta.w5)
     SUM_REGISTER(6, meta.w6)  SUM_REGISTER(7, meta.w7)  SUM_REGISTER(8, meta.w0)
@@ -538,10 +535,10 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             } else {
                 meta.complete = 0;
             }
-            SUM_APPLY(8, meta.w0, hdr.lanes.q8.v) SUM_APPLY(9, meta.w1, hdr.lanes.q9.v)
-            SUM_APPLY(10, meta.w2, hdr.lanes.q10.v) SUM_APPLY(11, meta.w3, hdr.lanes.q11.v)
-            SUM_APPLY(12, meta.w4, hdr.lanes.q12.v) SUM_APPLY(13, meta.w5, hdr.lanes.q13.v)
-            SUM_APPLY(14, meta.w6, hdr.lanes.q14.v) SUM_APPLY(15, meta.w7, hdr.lanes.q15.v)
+            SUM_APPLY(8, hdr.lanes.q8.v) SUM_APPLY(9, hdr.lanes.q9.v)
+            SUM_APPLY(10, hdr.lanes.q10.v) SUM_APPLY(11, hdr.lanes.q11.v)
+            SUM_APPLY(12, hdr.lanes.q12.v) SUM_APPLY(13, hdr.lanes.q13.v)
+            SUM_APPLY(14, hdr.lanes.q14.v) SUM_APPLY(15, hdr.lanes.q15.v)
             if (meta.complete == 0) {
                 ig_dprsr_md.drop_ctl = 1;  // counted; its stripe is not complete yet
                 exit;
@@ -600,10 +597,10 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 meta.seq_plus1 = hdr.netec.seq + 1;
                 meta.started_raise = 1;  // raised after the branches
             }
-            SUM_APPLY(0, meta.w0, hdr.lanes.q0.v) SUM_APPLY(1, meta.w1, hdr.lanes.q1.v)
-            SUM_APPLY(2, meta.w2, hdr.lanes.q2.v) SUM_APPLY(3, meta.w3, hdr.lanes.q3.v)
-            SUM_APPLY(4, meta.w4, hdr.lanes.q4.v) SUM_APPLY(5, meta.w5, hdr.lanes.q5.v)
-            SUM_APPLY(6, meta.w6, hdr.lanes.q6.v) SUM_APPLY(7, meta.w7, hdr.lanes.q7.v)
+            SUM_APPLY(0, hdr.lanes.q0.v) SUM_APPLY(1, hdr.lanes.q1.v)
+            SUM_APPLY(2, hdr.lanes.q2.v) SUM_APPLY(3, hdr.lanes.q3.v)
+            SUM_APPLY(4, hdr.lanes.q4.v) SUM_APPLY(5, hdr.lanes.q5.v)
+            SUM_APPLY(6, hdr.lanes.q6.v) SUM_APPLY(7, hdr.lanes.q7.v)
             meta.netec_dirty = 1;  // a valid NetEC packet again when it comes back
             hdr.pass.setValid();
             if (meta.complete == 1) {
@@ -641,9 +638,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 meta.reader_syn = 1;  // learnt below, where the reader's address is read
                 synack_clear.execute((bit<32>)meta.task);
             }
-            if (meta.ack_raise == 1) {
-                meta.netec_dirty = 1;  // its window, from EBSN below
-            }
             ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
         }
 
@@ -653,6 +647,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         }
         if (meta.ack_raise == 1) {
             ebsn.apply(meta.ack, meta.started, meta.cfg.exposed, hdr.netec.window);
+            meta.netec_dirty = 1;  // its window rewritten
         }
         if (meta.first_pass == 1 || meta.second_pass == 1) {
             // the tail back out of its word: one call site for both passes (a table applies

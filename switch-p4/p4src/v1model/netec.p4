@@ -539,9 +539,6 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
                 reader_syn = true;  // learnt below, where the reader's address is read
                 synack_bits.write((bit<32>)meta.task, 0);
             }
-            if (ack_raise) {
-                meta.netec_dirty = 1;  // its window, from EBSN below
-            }
             std.mcast_grp = (bit<16>)meta.task + 1;  // replicas: one per survivor
             meta.tcp_dirty = 1;
         }
@@ -557,6 +554,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             max_started_plus1.write((bit<32>)meta.task, m);
             if (ack_raise) {
                 ebsn.apply(ack, m, meta.cfg.exposed, hdr.netec.window);
+                meta.netec_dirty = 1;  // its window rewritten
             }
         }
         if (first_pass || second_pass) {
