@@ -42,6 +42,14 @@ if ! python3 -c 'import scapy' 2>/dev/null && ! python3 -m pip install -q scapy 
   $sudo apt-get install -y -qq --no-install-recommends python3-scapy >/dev/null
 fi
 
+# matplotlib: the benchmarks' plots (scripts/plot_bench.py, the testbed's report) and their test.
+if ! python3 -c 'import matplotlib' 2>/dev/null && ! python3 -m pip install -q matplotlib 2>/dev/null; then
+  echo "setup: installing python3-matplotlib"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null
+fi
+
 # thrift: the control plane's BMv2 backend, where the P4 toolchain is (README.md, P4 toolchain).
 if python3 switch-p4/bmv2/p4tools.py has simple_switch && ! python3 -c 'import thrift' 2>/dev/null; then
   python3 -m pip install -q thrift || { echo "setup: pip could not install thrift" >&2; exit 1; }

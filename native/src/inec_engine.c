@@ -28,6 +28,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/eventfd.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "inec_verbs.h"
@@ -37,6 +38,8 @@
 #define HDR 16
 #define MAX_ROWS 16
 #define MAX_COLS 32
+#define CACHE_BUFS 16               /* op buffers an engine keeps for the next ops */
+#define CACHE_BYTES (64u << 20)     /* and their bytes at most */
 
 enum op_type { OP_EC_SEND, OP_RECV_EC_SEND, OP_RECV_EC };
 
@@ -54,9 +57,11 @@ struct inec_conn {
   size_t hdr_got;
   size_t body_got;
   int reading; /* waiting for the op's current chunk */
-  const unsigned char *send_buf;
-  size_t send_len, send_off;
-  uint32_t events; /* registered epoll interest */
+  struct iovec siov[MAX_ROWS + 1]; /* the chunk being sent: header, then rows */
+  int siov_i, siov_n;               /* next piece, pieces; siov_i < siov_n while sending */
+  int sending;
+  int rx_ready, tx_ready; /* TCP: no EAGAIN since the last edge (reading/sending may move) */
+  uint32_t events; /* registered epoll interest (verbs: the bootstrap socket) */
   int broken;
   int hup;       /* peer closed: no longer polled; buffered data is drained from `ready` */
   int in_ready;
@@ -81,7 +86,10 @@ struct op {
   int have;                      /* inputs that delivered chunk c */
   int in_rows;                   /* rows each input carries */
   unsigned char *inbuf;          /* nsrc x in_rows x chunk */
-  unsigned char *outbuf;         /* HDR + rows x chunk */
+  unsigned char *outbuf;         /* rows x chunk; NULL when the rows are the local units */
+  size_t inbuf_cap, outbuf_cap;  /* their sizes as allocated (they go back to the cache) */
+  int passthrough;               /* identity matrix over the local units: send them as they are */
+  unsigned char hdr[HDR];        /* the chunk header being sent */
   inec_done_fn done;
   void *arg;
   int finished;
@@ -99,8 +107,12 @@ struct inec_engine {
   inec_conn *ready;   /* connections that can move now without an epoll event (engine thread) */
   int stop;
   int closing;        /* some conn waits to be closed (guarded by lock) */
+  int sleeping;       /* the thread is (about to be) in epoll_wait with nothing to start */
   inec_conn *dead;    /* closed this round; freed at its end (epoll may still name them) */
   const struct netec_isal_api *isal;
+  struct { void *p; size_t cap; } cache[CACHE_BUFS]; /* freed op buffers (guarded by lock) */
+  int ncache;
+  size_t cache_bytes;
   struct inec_verbs *verbs; /* NULL: TCP only */
   char verbs_why[256];      /* why not, when verbs is NULL */
   char describe[384];
@@ -139,33 +151,30 @@ static void conn_interest(inec_conn *c) {
   if (c->broken) return;
   if (c->transport == INEC_TRANSPORT_VERBS) {
     if ((c->reading && (c->hup || inec_verbs_readable(c->vc))) ||
-        (c->send_buf && inec_verbs_writable(c->vc)) ||
+        (c->sending && inec_verbs_writable(c->vc)) ||
         (c->writer && c->writer->draining && inec_verbs_send_idle(c->vc)))
       conn_schedule(c);
     return;
   }
-  if (c->hup) {
-    if (c->reading) conn_schedule(c);
-    return;
-  }
-  uint32_t want = (c->reading ? EPOLLIN : 0) | (c->send_buf ? EPOLLOUT : 0);
-  if (want == c->events || c->broken) return;
-  struct epoll_event ev = {.events = want, .data.ptr = c};
-  epoll_ctl(c->e->epfd, EPOLL_CTL_MOD, c->fd, &ev);
-  c->events = want;
+  /* TCP sockets are watched edge-triggered for both directions from the start: a connection
+   * that begins to read or send tries at once (the data is often there already), and waits for
+   * the next edge only after EAGAIN. No epoll_ctl per chunk. */
+  if ((c->reading && (c->rx_ready || c->hup)) || (c->sending && c->tx_ready && !c->hup))
+    conn_schedule(c);
 }
 
 static void op_finish(struct op *op, int status) {
   if (op->finished) return;
   op->finished = 1;
   for (int i = 0; i < op->nsrc; i++) {
+    if (op->src[i]->reader != op) continue; /* refused at start: another op's connection */
     op->src[i]->reader = NULL;
     op->src[i]->reading = 0;
     conn_interest(op->src[i]);
   }
-  if (op->dst) {
+  if (op->dst && op->dst->writer == op) {
     op->dst->writer = NULL;
-    op->dst->send_buf = NULL;
+    op->dst->sending = 0;
     conn_interest(op->dst);
   }
   op->done(op->arg, status);
@@ -184,65 +193,98 @@ static void xor_into(unsigned char *dst, const unsigned char *src, size_t n) {
 }
 
 static void op_send_chunk(inec_engine *e, struct op *op);
+static void op_chunk_begin(inec_engine *e, struct op *op);
 
-/* All inputs of chunk c are in: calculate, then send or store, then go on. */
-static void op_compute(inec_engine *e, struct op *op) {
+/* The output rows of chunk c (n bytes each). */
+static void op_rows(const struct op *op, size_t n, unsigned char **rowp) {
+  for (int r = 0; r < op->rows; r++)
+    rowp[r] = op->type == OP_RECV_EC ? op->out[r] + op->c * op->chunk : op->outbuf + (size_t)r * n;
+}
+
+/* Chunk c begins: its output rows start as the local units' share (zero without any), then
+ * every input is read and what arrives is added while it is still in cache (op_accumulate):
+ * the calculation overlaps the wait for the slowest input instead of following it. */
+static void op_chunk_begin(inec_engine *e, struct op *op) {
   size_t n = chunk_len(op, op->c);
-  unsigned char *rowp[MAX_ROWS];
-  if (op->type == OP_RECV_EC) {
-    for (int r = 0; r < op->rows; r++) rowp[r] = op->out[r] + op->c * op->chunk;
-  } else {
-    for (int r = 0; r < op->rows; r++) rowp[r] = op->outbuf + HDR + (size_t)r * n;
-  }
-  if (op->type == OP_RECV_EC && op->kind == INEC_CALC_EC) {
-    unsigned char *in[MAX_COLS];
-    for (int i = 0; i < op->nsrc; i++) in[i] = op->inbuf + (size_t)i * op->chunk;
-    e->isal->ec_encode_data((int)n, op->nsrc, op->rows, op->gftbls, in, rowp);
-  } else {
-    /* XOR of the inputs' rows (none for ec_send), then the local units' share. */
+  op->have = 0;
+  if (!op->passthrough) { /* passthrough: op_send_chunk sends the local units as they are */
+    unsigned char *rowp[MAX_ROWS];
+    op_rows(op, n, rowp);
     for (int r = 0; r < op->rows; r++) memset(rowp[r], 0, n);
-    for (int i = 0; i < op->nsrc; i++) {
-      for (int r = 0; r < op->rows; r++) {
-        xor_into(rowp[r], op->inbuf + ((size_t)i * op->in_rows + r) * op->chunk, n);
-      }
-    }
     for (int j = 0; j < op->nlocal; j++) {
       e->isal->ec_encode_data_update((int)n, op->nlocal, op->rows, j, op->gftbls,
                                      (unsigned char *)op->local[j] + op->c * op->chunk, rowp);
     }
   }
-  if (op->type == OP_RECV_EC) {
-    op->have = 0;
-    if (++op->c == op->nchunks) {
-      op_finish(op, 0);
-      return;
-    }
-    for (int i = 0; i < op->nsrc; i++) {
-      op->src[i]->reading = 1;
-      conn_interest(op->src[i]);
-    }
+  if (op->nsrc == 0) {
+    op_send_chunk(e, op);
     return;
   }
-  op_send_chunk(e, op);
+  for (int i = 0; i < op->nsrc; i++) {
+    op->src[i]->reading = 1;
+    conn_interest(op->src[i]);
+  }
 }
 
+/* Bytes [off, off + len) of input i's rows of chunk c have arrived: add them to the output
+ * rows (EC over raw units: each input's column of the matrix; otherwise XOR, row by row). */
+static void op_accumulate(inec_engine *e, struct op *op, int i, size_t off, size_t len) {
+  size_t n = chunk_len(op, op->c);
+  unsigned char *rowp[MAX_ROWS], *dst[MAX_ROWS];
+  op_rows(op, n, rowp);
+  const unsigned char *in = op->inbuf + (size_t)i * op->in_rows * op->chunk;
+  while (len) {
+    size_t row = off / n, at = off % n, piece = len < n - at ? len : n - at;
+    unsigned char *src = (unsigned char *)in + row * op->chunk + at;
+    if (op->type == OP_RECV_EC && op->kind == INEC_CALC_EC) {
+      for (int r = 0; r < op->rows; r++) dst[r] = rowp[r] + at;
+      e->isal->ec_encode_data_update((int)piece, op->nsrc, op->rows, i, op->gftbls, src, dst);
+    } else {
+      xor_into(rowp[row] + at, src, piece);
+    }
+    off += piece;
+    len -= piece;
+  }
+}
+
+/* Every input delivered chunk c: send it, or (stored) go on to the next chunk. */
+static void op_chunk_done(inec_engine *e, struct op *op) {
+  if (op->type != OP_RECV_EC) {
+    op_send_chunk(e, op);
+    return;
+  }
+  if (++op->c == op->nchunks) {
+    op_finish(op, 0);
+    return;
+  }
+  op_chunk_begin(e, op);
+}
+
+/* Hands chunk c to the output connection as one gathered write: header, then the rows. */
 static void op_send_chunk(inec_engine *e, struct op *op) {
   (void)e;
   size_t n = chunk_len(op, op->c);
-  put32(op->outbuf, INEC_MAGIC);
-  put32(op->outbuf + 4, (uint32_t)op->c);
-  put32(op->outbuf + 8, (uint32_t)op->rows);
-  put32(op->outbuf + 12, (uint32_t)n);
+  put32(op->hdr, INEC_MAGIC);
+  put32(op->hdr + 4, (uint32_t)op->c);
+  put32(op->hdr + 8, (uint32_t)op->rows);
+  put32(op->hdr + 12, (uint32_t)n);
   inec_conn *d = op->dst;
-  d->send_buf = op->outbuf;
-  d->send_len = HDR + (size_t)op->rows * n;
-  d->send_off = 0;
+  d->siov[0] = (struct iovec){op->hdr, HDR};
+  if (op->passthrough) {
+    for (int r = 0; r < op->rows; r++)
+      d->siov[1 + r] = (struct iovec){(void *)(op->local[r] + op->c * op->chunk), n};
+    d->siov_n = 1 + op->rows;
+  } else {
+    d->siov[1] = (struct iovec){op->outbuf, (size_t)op->rows * n};
+    d->siov_n = 2;
+  }
+  d->siov_i = 0;
+  d->sending = 1;
   conn_interest(d);
 }
 
 /* The output connection took chunk c: next chunk, or done. */
 static void op_sent(inec_engine *e, struct op *op) {
-  op->have = 0;
   if (++op->c == op->nchunks) {
     /* A queue pair drops the sends still queued when it is destroyed: over verbs the op is
      * done when every send completed, so its poster may close the connection at once. */
@@ -254,14 +296,7 @@ static void op_sent(inec_engine *e, struct op *op) {
     op_finish(op, 0);
     return;
   }
-  if (op->type == OP_EC_SEND) {
-    op_compute(e, op);
-    return;
-  }
-  for (int i = 0; i < op->nsrc; i++) {
-    op->src[i]->reading = 1;
-    conn_interest(op->src[i]);
-  }
+  op_chunk_begin(e, op);
 }
 
 static void conn_fail(inec_conn *c, int status) {
@@ -271,24 +306,43 @@ static void conn_fail(inec_conn *c, int status) {
   if (c->writer) op_finish(c->writer, status);
 }
 
-/* The transport seam: bytes moved, 0 at the end of the stream, or -errno (-EAGAIN: later). */
-static ssize_t conn_recv(inec_conn *c, void *buf, size_t n) {
-  if (c->transport == INEC_TRANSPORT_VERBS) {
-    ssize_t r = inec_verbs_read(c->vc, buf, n);
-    if (r == -EAGAIN && c->hup) { /* the peer left: what it sent before is all there is */
+/* The transport seam: bytes moved into / out of the pieces in order, 0 at the end of the
+ * stream, or -errno (-EAGAIN: later). TCP moves all pieces in one system call. */
+static ssize_t verbs_readv(inec_conn *c, const struct iovec *iov, int n) {
+  ssize_t total = 0;
+  for (int i = 0; i < n; i++) {
+    ssize_t r = inec_verbs_read(c->vc, iov[i].iov_base, iov[i].iov_len);
+    if (r == -EAGAIN && c->hup && total == 0) { /* the peer left: what it sent is all */
       inec_verbs_poll(c->vc);
-      r = inec_verbs_read(c->vc, buf, n);
+      r = inec_verbs_read(c->vc, iov[i].iov_base, iov[i].iov_len);
       if (r == -EAGAIN) r = 0;
     }
-    return r;
+    if (r <= 0) return total ? total : r;
+    total += r;
+    if ((size_t)r < iov[i].iov_len) break;
   }
-  ssize_t r = read(c->fd, buf, n);
+  return total;
+}
+
+static ssize_t conn_recv(inec_conn *c, const struct iovec *iov, int n) {
+  if (c->transport == INEC_TRANSPORT_VERBS) return verbs_readv(c, iov, n);
+  ssize_t r = readv(c->fd, iov, n);
   return r < 0 ? -errno : r;
 }
 
-static ssize_t conn_send(inec_conn *c, const void *buf, size_t n) {
-  if (c->transport == INEC_TRANSPORT_VERBS) return inec_verbs_write(c->vc, buf, n);
-  ssize_t w = send(c->fd, buf, n, MSG_NOSIGNAL); /* a gone peer is -EPIPE, not SIGPIPE */
+static ssize_t conn_send(inec_conn *c, const struct iovec *iov, int n) {
+  if (c->transport == INEC_TRANSPORT_VERBS) {
+    ssize_t total = 0;
+    for (int i = 0; i < n; i++) {
+      ssize_t w = inec_verbs_write(c->vc, iov[i].iov_base, iov[i].iov_len);
+      if (w < 0) return total ? total : w;
+      total += w;
+      if ((size_t)w < iov[i].iov_len) break;
+    }
+    return total;
+  }
+  struct msghdr m = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n};
+  ssize_t w = sendmsg(c->fd, &m, MSG_NOSIGNAL); /* a gone peer is -EPIPE, not SIGPIPE */
   return w < 0 ? -errno : w;
 }
 
@@ -297,60 +351,78 @@ static void conn_read(inec_engine *e, inec_conn *c) {
   while (op && c->reading) {
     size_t n = chunk_len(op, op->c);
     size_t body = (size_t)op->in_rows * n;
-    ssize_t r;
-    if (c->hdr_got < HDR) {
-      r = conn_recv(c, c->hdr + c->hdr_got, HDR - c->hdr_got);
-    } else {
-      /* rows arrive back to back; row i of this input lands at its own chunk-sized slot */
-      size_t row = c->body_got / n, in_row = c->body_got % n;
-      unsigned char *dst = op->inbuf + ((size_t)c->src * op->in_rows + row) * op->chunk + in_row;
-      r = conn_recv(c, dst, n - in_row);
+    /* One read for what is missing of the header and the rows: the rows arrive back to back,
+     * each lands in its own chunk-sized slot of the calculator's input (no staging copy). A
+     * bad header fails the connection, so rows read with it are never used. */
+    struct iovec iov[MAX_ROWS + 1];
+    int niov = 0;
+    if (c->hdr_got < HDR) iov[niov++] = (struct iovec){c->hdr + c->hdr_got, HDR - c->hdr_got};
+    for (size_t got = c->body_got; got < body; got += n - got % n) {
+      size_t row = got / n, in_row = got % n;
+      iov[niov++] = (struct iovec){
+          op->inbuf + ((size_t)c->src * op->in_rows + row) * op->chunk + in_row, n - in_row};
     }
+    ssize_t r = conn_recv(c, iov, niov);
     if (r == 0) {
       conn_fail(c, -EPIPE);
       return;
     }
     if (r < 0) {
-      if (r == -EAGAIN || r == -EWOULDBLOCK) return;
+      if (r == -EAGAIN || r == -EWOULDBLOCK) {
+        c->rx_ready = 0; /* until the next edge */
+        return;
+      }
       if (r == -EINTR) continue;
       conn_fail(c, (int)r);
       return;
     }
     __atomic_fetch_add(&c->bytes_in, (unsigned long long)r, __ATOMIC_RELAXED);
     if (c->hdr_got < HDR) {
-      c->hdr_got += (size_t)r;
+      size_t h = (size_t)r < HDR - c->hdr_got ? (size_t)r : HDR - c->hdr_got;
+      c->hdr_got += h;
+      r -= (ssize_t)h;
       if (c->hdr_got == HDR &&
           (get32(c->hdr) != INEC_MAGIC || get32(c->hdr + 4) != op->c ||
            get32(c->hdr + 8) != (uint32_t)op->in_rows || get32(c->hdr + 12) != n)) {
         conn_fail(c, -EPROTO);
         return;
       }
-      continue;
     }
+    if (r > 0) op_accumulate(e, op, c->src, c->body_got, (size_t)r);
     c->body_got += (size_t)r;
     if (c->body_got == body) {
       c->hdr_got = c->body_got = 0;
       c->reading = 0;
       conn_interest(c);
-      if (++op->have == op->nsrc) op_compute(e, op);
+      if (++op->have == op->nsrc) op_chunk_done(e, op);
       return;
     }
   }
 }
 
 static void conn_write(inec_engine *e, inec_conn *c) {
-  while (c->send_buf && c->send_off < c->send_len) {
-    ssize_t w = conn_send(c, c->send_buf + c->send_off, c->send_len - c->send_off);
+  while (c->sending && c->siov_i < c->siov_n) {
+    ssize_t w = conn_send(c, c->siov + c->siov_i, c->siov_n - c->siov_i);
     if (w < 0) {
-      if (w == -EAGAIN || w == -EWOULDBLOCK) return;
+      if (w == -EAGAIN || w == -EWOULDBLOCK) {
+        c->tx_ready = 0; /* until the next edge */
+        return;
+      }
       if (w == -EINTR) continue;
       conn_fail(c, (int)w);
       return;
     }
-    c->send_off += (size_t)w;
+    while (w > 0) { /* past the pieces sent whole, into the one sent in part */
+      struct iovec *v = &c->siov[c->siov_i];
+      size_t step = (size_t)w < v->iov_len ? (size_t)w : v->iov_len;
+      v->iov_base = (unsigned char *)v->iov_base + step;
+      v->iov_len -= step;
+      w -= (ssize_t)step;
+      if (v->iov_len == 0) c->siov_i++;
+    }
   }
-  if (c->send_buf) {
-    c->send_buf = NULL;
+  if (c->sending) {
+    c->sending = 0;
     conn_interest(c);
     if (c->writer) op_sent(e, c->writer);
   }
@@ -364,8 +436,6 @@ static void op_start(inec_engine *e, struct op *op) {
     }
     op->src[i]->reader = op;
     op->src[i]->src = i;
-    op->src[i]->reading = 1;
-    conn_interest(op->src[i]);
   }
   if (op->dst) {
     if (op->dst->writer || op->dst->broken || op->dst->hup) {
@@ -374,20 +444,52 @@ static void op_start(inec_engine *e, struct op *op) {
     }
     op->dst->writer = op;
   }
-  if (op->type == OP_EC_SEND) op_compute(e, op);
+  op_chunk_begin(e, op);
 }
 
-static void op_free(struct op *op) {
+/* Op buffers come from the engine's cache: a fresh buffer of a few hundred KiB costs a page
+ * fault per 4 KiB on first touch, which was most of a small repair's time. */
+static void *buf_take(inec_engine *e, size_t n, size_t *cap) {
+  int best = -1;
+  pthread_mutex_lock(&e->lock);
+  for (int i = 0; i < e->ncache; i++)
+    if (e->cache[i].cap >= n && (best < 0 || e->cache[i].cap < e->cache[best].cap)) best = i;
+  void *p = NULL;
+  if (best >= 0) {
+    p = e->cache[best].p;
+    *cap = e->cache[best].cap;
+    e->cache_bytes -= *cap;
+    e->cache[best] = e->cache[--e->ncache];
+  }
+  pthread_mutex_unlock(&e->lock);
+  if (!p && (p = malloc(n))) *cap = n;
+  return p;
+}
+
+static void buf_give(inec_engine *e, void *p, size_t cap) {
+  if (!p) return;
+  pthread_mutex_lock(&e->lock);
+  if (e->ncache < CACHE_BUFS && e->cache_bytes + cap <= CACHE_BYTES) {
+    e->cache[e->ncache].p = p;
+    e->cache[e->ncache++].cap = cap;
+    e->cache_bytes += cap;
+    p = NULL;
+  }
+  pthread_mutex_unlock(&e->lock);
+  free(p);
+}
+
+static void op_free(inec_engine *e, struct op *op) {
   free(op->gftbls);
   free(op->src);
-  free(op->inbuf);
-  free(op->outbuf);
+  buf_give(e, op->inbuf, op->inbuf_cap);
+  buf_give(e, op->outbuf, op->outbuf_cap);
   free(op);
 }
 
 /* The peer of c closed (or broke) its socket. */
 static void conn_hup(inec_engine *e, inec_conn *c) {
-  if (c->send_buf) {
+  if (c->sending) {
     conn_fail(c, -EPIPE); /* nothing more can be sent */
     return;
   }
@@ -463,8 +565,15 @@ static void *engine_main(void *arg) {
   inec_engine *e = arg;
   struct epoll_event evs[64];
   while (1) {
-    int n = epoll_wait(e->epfd, evs, 64, 100);
+    /* Posters write the wake eventfd only while the thread sleeps (see wake_needed): a busy
+     * engine picks new ops up on its next round without a system call on either side. */
     pthread_mutex_lock(&e->lock);
+    e->sleeping = !e->pending && !e->closing && !e->stop && !e->ready;
+    int timeout = e->sleeping ? 100 : 0;
+    pthread_mutex_unlock(&e->lock);
+    int n = epoll_wait(e->epfd, evs, 64, timeout);
+    pthread_mutex_lock(&e->lock);
+    e->sleeping = 0;
     int stop = e->stop;
     struct op *start = e->pending;
     e->pending = NULL;
@@ -479,12 +588,7 @@ static void *engine_main(void *arg) {
     close_marked(e); /* after starting: an op posted before its conn's close fails cleanly */
     if (stop) break;
     for (int i = 0; i < n; i++) {
-      if (evs[i].data.ptr == &wake_tag) {
-        uint64_t v;
-        if (read(e->wakefd, &v, sizeof v) < 0) { /* nothing to drain */
-        }
-        continue;
-      }
+      if (evs[i].data.ptr == &wake_tag) continue; /* edge-triggered: nothing to drain */
       if (evs[i].data.ptr == &verbs_tag) continue; /* polled below, every round */
       inec_conn *c = evs[i].data.ptr;
       if (c->broken || c->hup || c->closing) continue;
@@ -492,8 +596,14 @@ static void *engine_main(void *arg) {
         conn_hup(e, c);
         continue;
       }
-      if (evs[i].events & EPOLLIN) conn_read(e, c);
-      if (!c->broken && (evs[i].events & EPOLLOUT)) conn_write(e, c);
+      if (evs[i].events & EPOLLIN) {
+        c->rx_ready = 1;
+        conn_read(e, c);
+      }
+      if (!c->broken && (evs[i].events & EPOLLOUT)) {
+        c->tx_ready = 1;
+        conn_write(e, c);
+      }
       if (!c->broken && (evs[i].events & (EPOLLERR | EPOLLHUP))) conn_hup(e, c);
     }
     if (e->verbs) poll_verbs(e);
@@ -502,7 +612,7 @@ static void *engine_main(void *arg) {
       e->ready = c->ready_next;
       c->in_ready = 0;
       if (!c->broken && c->reading) conn_read(e, c); /* data, or EOF: fails the op */
-      if (!c->broken && c->send_buf) conn_write(e, c);
+      if (!c->broken && c->sending) conn_write(e, c);
       if (!c->broken && c->writer && c->writer->draining && inec_verbs_send_idle(c->vc))
         op_finish(c->writer, inec_verbs_failed(c->vc));
     }
@@ -513,7 +623,7 @@ static void *engine_main(void *arg) {
       if ((*pp)->finished) {
         struct op *dead = *pp;
         *pp = dead->next;
-        op_free(dead);
+        op_free(e, dead);
       } else {
         pp = &(*pp)->next;
       }
@@ -539,7 +649,7 @@ inec_engine *inec_engine_create(const inec_options *opt, char *err, size_t errle
   e->epfd = epoll_create1(EPOLL_CLOEXEC);
   e->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   pthread_mutex_init(&e->lock, NULL);
-  struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &wake_tag};
+  struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.ptr = &wake_tag};
   struct epoll_event vev = {.events = EPOLLIN, .data.ptr = &verbs_tag};
   if (e->epfd < 0 || e->wakefd < 0 || epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->wakefd, &ev) < 0 ||
       (e->verbs &&
@@ -562,6 +672,13 @@ const char *inec_engine_describe(const inec_engine *e) { return e->describe; }
 
 int inec_engine_has_verbs(const inec_engine *e) { return e->verbs != NULL; }
 
+/* Under e->lock: whether the poster must wake the thread (once: the flag is taken). */
+static int wake_needed(inec_engine *e) {
+  int sleeping = e->sleeping;
+  e->sleeping = 0;
+  return sleeping;
+}
+
 static void wake(inec_engine *e) {
   uint64_t one = 1;
   if (write(e->wakefd, &one, sizeof one) < 0) { /* already awake */
@@ -578,7 +695,7 @@ void inec_engine_destroy(inec_engine *e) {
   for (struct op *op = e->ops; op;) {
     struct op *next = op->next;
     op_finish(op, -ECANCELED);
-    op_free(op);
+    op_free(e, op);
     op = next;
   }
   for (inec_conn *c = e->conns; c;) {
@@ -587,6 +704,7 @@ void inec_engine_destroy(inec_engine *e) {
     c = next;
   }
   free_dead(e);
+  for (int i = 0; i < e->ncache; i++) free(e->cache[i].p);
   close(e->epfd);
   close(e->wakefd);
   inec_verbs_close(e->verbs);
@@ -649,9 +767,12 @@ static inec_conn *conn_add(inec_engine *e, int fd, inec_transport t, struct inec
   c->e = e;
   c->transport = t;
   c->vc = vc;
+  c->rx_ready = c->tx_ready = 1; /* until a first EAGAIN says otherwise */
   int flags = fcntl(fd, F_GETFL);
-  /* TCP: interest follows the op; verbs: the bootstrap socket only reports the peer leaving */
-  struct epoll_event ev = {.events = t == INEC_TRANSPORT_VERBS ? EPOLLIN | EPOLLRDHUP : 0,
+  /* TCP: both directions, edge-triggered (see conn_interest); verbs: the bootstrap socket
+   * only reports the peer leaving */
+  struct epoll_event ev = {.events = t == INEC_TRANSPORT_VERBS ? EPOLLIN | EPOLLRDHUP
+                                                               : EPOLLIN | EPOLLOUT | EPOLLET,
                            .data.ptr = c};
   c->events = ev.events;
   if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 ||
@@ -744,8 +865,9 @@ void inec_conn_close(inec_engine *e, inec_conn *c) {
   pthread_mutex_lock(&e->lock);
   c->closing = 1;
   e->closing = 1;
+  int w = wake_needed(e);
   pthread_mutex_unlock(&e->lock);
-  wake(e);
+  if (w) wake(e);
 }
 /* Validates and builds an op; returns 0 and enqueues it, or a negative errno. */
 static int post(inec_engine *e, enum op_type type, const inec_calc *calc,
@@ -782,12 +904,19 @@ static int post(inec_engine *e, enum op_type type, const inec_calc *calc,
   op->nsrc = nsrc;
   /* recv_ec with EC takes raw units (one row each); XOR inputs carry every row */
   op->in_rows = type == OP_RECV_EC && ec ? 1 : calc->rows;
+  /* ec_send with an identity matrix (a plain send of units) sends them from where they are */
+  op->passthrough = type == OP_EC_SEND && ec && op->rows == cols;
+  for (int i = 0; op->passthrough && i < cols * cols; i++)
+    op->passthrough = calc->matrix[i] == (i % (cols + 1) == 0);
+  if (op->passthrough) ec = 0; /* no tables */
   op->src = calloc((size_t)nsrc + 1, sizeof *op->src);
-  op->inbuf = malloc((size_t)(nsrc ? nsrc : 1) * op->in_rows * op->chunk);
-  op->outbuf = type == OP_RECV_EC ? NULL : malloc(HDR + (size_t)op->rows * op->chunk);
+  if (nsrc) op->inbuf = buf_take(e, (size_t)nsrc * op->in_rows * op->chunk, &op->inbuf_cap);
+  if (type != OP_RECV_EC && !op->passthrough)
+    op->outbuf = buf_take(e, (size_t)op->rows * op->chunk, &op->outbuf_cap);
   if (ec) op->gftbls = malloc(32 * (size_t)op->rows * (size_t)cols);
-  if (!op->src || !op->inbuf || (type != OP_RECV_EC && !op->outbuf) || (ec && !op->gftbls)) {
-    op_free(op);
+  if (!op->src || (nsrc && !op->inbuf) || (type != OP_RECV_EC && !op->passthrough && !op->outbuf) ||
+      (ec && !op->gftbls)) {
+    op_free(e, op);
     return -ENOMEM;
   }
   if (nsrc) memcpy(op->src, src, (size_t)nsrc * sizeof *src);
@@ -795,8 +924,9 @@ static int post(inec_engine *e, enum op_type type, const inec_calc *calc,
   pthread_mutex_lock(&e->lock);
   op->next = e->pending;
   e->pending = op;
+  int w = wake_needed(e);
   pthread_mutex_unlock(&e->lock);
-  wake(e);
+  if (w) wake(e);
   return 0;
 }
 
