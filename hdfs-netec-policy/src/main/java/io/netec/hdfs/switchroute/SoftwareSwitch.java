@@ -106,12 +106,13 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   private final LongAdder dropped = new LongAdder();
 
   private final PeerNetworks agentNetworks;
+  private final CpuAccountedThreads ioThreads = new CpuAccountedThreads("netec-switch");
 
   public SoftwareSwitch(Options opts) throws IOException {
     this.opts = opts;
     this.agentNetworks = PeerNetworks.of(opts.agentNetworks, AGENT_NETWORKS, "--agent-networks");
     this.arrayUsed = new boolean[Math.min(256, opts.slotArrays)];
-    this.group = new NioEventLoopGroup(opts.ioThreads);
+    this.group = new NioEventLoopGroup(opts.ioThreads, ioThreads);
     try {
       control = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
           .childHandler(new ChannelInitializer<SocketChannel>() {
@@ -247,6 +248,11 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   @Override
   public long getPacketsDropped() {
     return dropped.sum();
+  }
+
+  @Override
+  public long getCpuNanos() {
+    return ioThreads.cpuNanos();
   }
 
   @Override

@@ -28,4 +28,11 @@ public interface SoftwareSwitchMXBean {
   long getStalls();
 
   long getPacketsDropped();
+
+  /**
+   * CPU time, in nanoseconds, of the switch's I/O threads (where all its packet work runs:
+   * framing, checksums, multiply-accumulate), alive or ended; -1 where the JVM cannot measure
+   * thread CPU time.
+   */
+  long getCpuNanos();
 }

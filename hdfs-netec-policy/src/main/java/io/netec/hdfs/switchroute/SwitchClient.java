@@ -36,6 +36,8 @@ public final class SwitchClient {
   static final int INITIAL_RTO_MS = 1000;
   static final int MAX_RTO_MS = 8000;
   static final int CLOSE_WAIT_MS = 2000;
+  /** Packets the receive buffer holds: one read takes many, each checked where it lies. */
+  static final int RECEIVE_PACKETS = 16;
 
   /** Receives one rebuilt stream, in order. */
   public interface Sink {
@@ -152,7 +154,8 @@ public final class SwitchClient {
     }
 
     void run(SocketChannel ch, Selector selector) throws IOException {
-      ByteBuffer buf = ByteBuffer.allocate(4 * (NetecPacket.HEADER_BYTES + setup.payload()));
+      int maxFrame = NetecPacket.HEADER_BYTES + setup.payload();
+      ByteBuffer buf = ByteBuffer.allocate(RECEIVE_PACKETS * maxFrame);
       long lastProgress = System.nanoTime();
       long timeout = TimeUnit.MILLISECONDS.toNanos(setup.timeoutMs());
       int rto = INITIAL_RTO_MS;
@@ -178,11 +181,17 @@ public final class SwitchClient {
         long before = firstMissing;
         int len;
         while ((len = NetecPacket.frameLength(buf)) > 0 && buf.remaining() >= len) {
+          int at = buf.position();
           try {
-            accept(NetecPacket.decode(buf));
+            if (len > maxFrame) {
+              throw new ProtocolException("a packet of " + len + " bytes, more than the task's "
+                  + maxFrame);
+            }
+            accept(NetecPacket.decodeFrame(buf.array(), at, len)); // a view: no copy
           } catch (ProtocolException e) {
             throw new IOException("corrupt packet from the switch: " + e.getMessage());
           }
+          buf.position(at + len);
         }
         buf.compact();
         if (firstMissing > before) {
@@ -229,24 +238,33 @@ public final class SwitchClient {
       if (seq < nextSeq[row]) {
         return; // a duplicate of what we have
       }
-      pending[row].put(seq, p.payload());
-      if (pending[row].size() > answer.slots()) {
-        throw new IOException("switch sent stripes beyond the window: " + p);
+      if (seq > nextSeq[row]) { // early: kept (copied out of the receive buffer) until its turn
+        pending[row].put(seq, p.payload());
+        if (pending[row].size() > answer.slots()) {
+          throw new IOException("switch sent stripes beyond the window: " + p);
+        }
+        return;
       }
+      deliver(row, p.payloadArray(), p.payloadOffset(), p.payloadLength());
       while (!pending[row].isEmpty() && pending[row].firstKey() == nextSeq[row]) {
         byte[] b = pending[row].pollFirstEntry().getValue();
-        int take = (int) Math.max(0, Math.min(b.length, rowLength[row] - written[row]));
-        if (take > 0) {
-          sinks[row].write(b, 0, take);
-          written[row] += take;
-        }
-        nextSeq[row]++;
+        deliver(row, b, 0, b.length);
       }
       long min = Long.MAX_VALUE;
       for (long q : nextSeq) {
         min = Math.min(min, q);
       }
       firstMissing = min;
+    }
+
+    /** Stripe nextSeq[row] of the row, to its sink up to the row's length. */
+    private void deliver(int row, byte[] b, int off, int len) throws IOException {
+      int take = (int) Math.max(0, Math.min(len, rowLength[row] - written[row]));
+      if (take > 0) {
+        sinks[row].write(b, off, take);
+        written[row] += take;
+      }
+      nextSeq[row]++;
     }
 
     private void ack(SocketChannel ch, int flags) throws IOException {

@@ -185,13 +185,13 @@ public final class SwitchTask {
     if ((tracker[i] & bit) != 0) {
       return Verdict.DUPLICATE;
     }
-    byte[] payload = p.payload();
-    int len = payload.length;
+    int len = p.payloadLength();
     if (sums[i] == null) { // memory is taken when data flows, not at setup
       sums[i] = new byte[rows][payloadBytes];
       slotsHeld++;
     }
-    accumulator.accumulate(sender, payload, 0, len, sums[i], zeroOffsets);
+    accumulator.accumulate(sender, p.payloadArray(), p.payloadOffset(), len, sums[i],
+        zeroOffsets);
     if (tracker[i] == 0) {
       partialSlots++;
       slotSeq[i] = q;

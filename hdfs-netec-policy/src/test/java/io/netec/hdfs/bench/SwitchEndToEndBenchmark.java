@@ -27,19 +27,28 @@ import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
  * software switch and a reader ({@link SwitchClient}) rebuilding one 64 MiB unit, against the
  * baseline measured in the same run: the reader pulls the k survivor streams itself over TCP
  * and decodes with ISA-L (what Hadoop's reconstruction does, minus HDFS). Reported: rebuilt
- * MB/s and bytes the reader took in per rebuilt byte. Everything shares the machine's cores,
- * so this measures software overhead, not a network's line rate.
+ * MB/s, bytes the reader took in per rebuilt byte, the switch's own CPU seconds per GiB of
+ * survivor input (its I/O threads: what a switch host would spend), and this process's CPU
+ * seconds per rebuilt GiB on each path (agents, switch and reader, or senders and reader: on
+ * one machine every hop of the switch path costs CPU that a network would carry instead).
+ * Everything shares the machine's cores, so this measures software overhead, not a network's
+ * line rate.
  */
 public final class SwitchEndToEndBenchmark {
   private static final int UNIT = 64 << 20;
   private static final int PAYLOAD = 32 * 1024;
+  /** Runs before measuring: until the JIT has compiled the path, it competes for the cores. */
+  private static final int WARM_UPS = Integer.getInteger("warmups", 8);
+  private static final int ROUNDS = 5;
 
   public static void main(String[] args) throws Exception {
     System.out.printf(Locale.ROOT, "# End to end over TCP loopback, one %d MiB unit rebuilt,"
-        + " best of 3 (%d cores)%n%n", UNIT >> 20, Runtime.getRuntime().availableProcessors());
-    System.out.println("| k | switch MB/s | switch ingress/rebuilt | host decode MB/s |"
-        + " host ingress/rebuilt | switch/host |");
-    System.out.println("|---|---|---|---|---|---|");
+        + " best of %d after %d warm-ups (%d cores)%n%n", UNIT >> 20, ROUNDS, WARM_UPS,
+        Runtime.getRuntime().availableProcessors());
+    System.out.println("| k | switch MB/s | switch ingress/rebuilt | switch CPU s/GiB in |"
+        + " path CPU s/GiB | host decode MB/s | host ingress/rebuilt | host CPU s/GiB |"
+        + " switch/host |");
+    System.out.println("|---|---|---|---|---|---|---|---|---|");
     for (int k : new int[] {3, 6}) {
       byte[][] units = new byte[k][UNIT];
       Random rnd = new Random(k);
@@ -48,8 +57,9 @@ public final class SwitchEndToEndBenchmark {
       }
       double[] sw = best(() -> viaSwitch(units));
       double[] host = best(() -> viaHost(units));
-      System.out.printf(Locale.ROOT, "| %d | %.0f | %.4f | %.0f | %.2f | %.2fx |%n", k, sw[0],
-          sw[1], host[0], host[1], sw[0] / host[0]);
+      System.out.printf(Locale.ROOT, "| %d | %.0f | %.4f | %.2f | %.2f | %.0f | %.2f | %.2f |"
+          + " %.2fx |%n", k, sw[0], sw[1], sw[3], sw[2], host[0], host[1], host[2],
+          sw[0] / host[0]);
     }
   }
 
@@ -58,8 +68,11 @@ public final class SwitchEndToEndBenchmark {
   }
 
   private static double[] best(Run r) throws Exception {
-    double[] best = r.go(); // includes warm-up
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < WARM_UPS; i++) {
+      r.go();
+    }
+    double[] best = r.go();
+    for (int i = 1; i < ROUNDS; i++) {
       double[] x = r.go();
       if (x[0] > best[0]) {
         best = x;
@@ -68,7 +81,18 @@ public final class SwitchEndToEndBenchmark {
     return best;
   }
 
-  /** {MB/s rebuilt, reader bytes in per rebuilt byte} through the software switch. */
+  private static final double GIB = 1 << 30;
+
+  /** CPU nanoseconds this process has used so far (every thread). */
+  private static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean)
+        java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+  }
+
+  /**
+   * {MB/s rebuilt, reader bytes in per rebuilt byte, process CPU s per rebuilt GiB, switch CPU
+   * s per GiB of survivor input} through the software switch.
+   */
   private static double[] viaSwitch(byte[][] units) throws Exception {
     int k = units.length;
     BlockSource memory = new BlockSource() {
@@ -99,11 +123,16 @@ public final class SwitchEndToEndBenchmark {
       SetupRequest setup = new SetupRequest("bench", PAYLOAD, UNIT, 30_000, sv,
           new byte[][] {row});
       long[] got = {0};
+      long cpu0 = processCpuNanos();
+      long switchCpu0 = sw.getCpuNanos();
       long t0 = System.nanoTime();
       SwitchClient.Result res = SwitchClient.rebuild(sw.controlAddress(), setup,
           new long[] {UNIT}, () -> new SwitchClient.Sink[] {(b, off, len) -> got[0] += len});
       double secs = (System.nanoTime() - t0) / 1e9;
-      return new double[] {got[0] / secs / 1e6, (double) res.bytesReceived / got[0]};
+      double cpu = (processCpuNanos() - cpu0) / 1e9;
+      double switchCpu = (sw.getCpuNanos() - switchCpu0) / 1e9;
+      return new double[] {got[0] / secs / 1e6, (double) res.bytesReceived / got[0],
+          cpu / (got[0] / GIB), switchCpu / (sw.getBytesIn() / GIB)};
     } finally {
       for (AutoCloseable c : open) {
         c.close();
@@ -111,7 +140,10 @@ public final class SwitchEndToEndBenchmark {
     }
   }
 
-  /** {MB/s rebuilt, reader bytes in per rebuilt byte}: k TCP streams in, ISA-L decode here. */
+  /**
+   * {MB/s rebuilt, reader bytes in per rebuilt byte, process CPU s per rebuilt GiB}: k TCP
+   * streams in, ISA-L decode here.
+   */
   private static double[] viaHost(byte[][] units) throws Exception {
     int k = units.length;
     List<ServerSocket> servers = new ArrayList<>();
@@ -132,6 +164,7 @@ public final class SwitchEndToEndBenchmark {
         senders.add(t);
       }
       NetecCoding.Decoder decoder = new NetecCoding.Decoder(k, 3, CoderBackend.ISAL, "bench");
+      long cpu0 = processCpuNanos();
       long t0 = System.nanoTime();
       Socket[] socks = new Socket[k];
       DataInputStream[] in = new DataInputStream[k];
@@ -165,7 +198,12 @@ public final class SwitchEndToEndBenchmark {
       for (Socket c : socks) {
         c.close();
       }
-      return new double[] {rebuilt / secs / 1e6, (double) taken / rebuilt};
+      for (Thread t : senders) {
+        t.join(); // their CPU is the path's too
+      }
+      double cpu = (processCpuNanos() - cpu0) / 1e9;
+      return new double[] {rebuilt / secs / 1e6, (double) taken / rebuilt,
+          cpu / (rebuilt / GIB)};
     } finally {
       for (ServerSocket ss : servers) {
         ss.close();

@@ -164,8 +164,14 @@ class SoftwareSwitchTest {
     assertEquals(sw.getBytesIn(), jmx.getAttribute(name, "BytesIn"));
     assertEquals(1L, jmx.getAttribute(name, "TasksCompleted"));
     assertEquals(0, jmx.getAttribute(name, "SlotArraysInUse"));
+    // the packet work ran on the switch's own threads, and their CPU time is counted
+    long cpu = sw.getCpuNanos();
+    assertTrue(cpu > 0, "switch CPU " + cpu);
+    assertTrue((Long) jmx.getAttribute(name, "CpuNanos") >= cpu);
     sw.close();
     assertTrue(!jmx.isRegistered(name), "unregistered on close");
+    // ended threads keep their CPU time in the sum
+    waitFor(() -> sw.getCpuNanos() >= cpu);
   }
 
   @Test

@@ -1,41 +1,75 @@
 package io.netec.hdfs.switchroute.wire;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
-/** RFC 1071 ones'-complement sum, the checksum a Tofino deparser can compute over payload. */
-final class InternetChecksum {
+/**
+ * RFC 1071 ones'-complement checksum, the one a Tofino deparser can compute over payload. It
+ * runs over every byte each hop sends or receives, so it reads eight bytes at a time in the
+ * machine's order and adds them as two 32-bit halves: the ones'-complement sum is independent
+ * of byte order up to a final swap (RFC 1071 §2(B)) and of the word width up to the final fold
+ * (2^32 and 2^16 are both 1 modulo 2^16 - 1). Two adds per eight bytes, no byte shuffling.
+ */
+public final class InternetChecksum {
+  private static final VarHandle ARRAY_LONGS =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+  private static final VarHandle BUFFER_LONGS =
+      MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+
   private InternetChecksum() {
   }
 
   /**
-   * Adds bytes [from, to) of {@code b} (absolute indices) to a running sum of 16-bit words
-   * counted from {@code from}. Eight bytes (four words) per step: the sum is the same, the
-   * bounds checks and shifts are a quarter (this runs over every byte a switch touches).
+   * The checksum of bytes [from, to) of {@code b}, 16-bit words counted from {@code from}: 0 for
+   * a packet whose checksum field is right, else the value that field must hold (0 meaning 0xffff
+   * on the wire, as the sender writes it).
    */
-  static long add(long sum, ByteBuffer b, int from, int to) {
-    if (b.order() != ByteOrder.BIG_ENDIAN) {
-      b = b.duplicate().order(ByteOrder.BIG_ENDIAN);
-    }
+  public static int of(byte[] b, int from, int to) {
+    long sum = 0;
     int i = from;
     for (; i + 8 <= to; i += 8) {
-      long v = b.getLong(i);
-      sum += (v >>> 48) + ((v >>> 32) & 0xffff) + ((v >>> 16) & 0xffff) + (v & 0xffff);
+      long v = (long) ARRAY_LONGS.get(b, i);
+      sum += (v & 0xffffffffL) + (v >>> 32);
     }
     for (; i + 1 < to; i += 2) {
-      sum += ((b.get(i) & 0xff) << 8) | (b.get(i + 1) & 0xff);
+      sum += (b[i] & 0xff) | (b[i + 1] & 0xff) << 8;
     }
     if (i < to) {
-      sum += (b.get(i) & 0xff) << 8; // odd length: pad with a zero byte
+      sum += b[i] & 0xff; // odd length: pad with a zero byte
     }
-    return sum;
+    return finish(sum);
   }
 
-  /** Folds a running sum to 16 bits and complements it. */
-  static int finish(long sum) {
+  /** As {@link #of(byte[], int, int)}, over absolute indices of a heap or direct buffer. */
+  public static int of(ByteBuffer b, int from, int to) {
+    if (b.hasArray()) {
+      return of(b.array(), b.arrayOffset() + from, b.arrayOffset() + to);
+    }
+    long sum = 0;
+    int i = from;
+    for (; i + 8 <= to; i += 8) {
+      long v = (long) BUFFER_LONGS.get(b, i);
+      sum += (v & 0xffffffffL) + (v >>> 32);
+    }
+    for (; i + 1 < to; i += 2) {
+      sum += (b.get(i) & 0xff) | (b.get(i + 1) & 0xff) << 8;
+    }
+    if (i < to) {
+      sum += b.get(i) & 0xff;
+    }
+    return finish(sum);
+  }
+
+  /** Folds a sum of little-endian words to 16 bits, swaps it to network order, complements. */
+  private static int finish(long sum) {
+    sum = (sum & 0xffffffffL) + (sum >>> 32);
+    sum = (sum & 0xffffffffL) + (sum >>> 32);
     while ((sum >>> 16) != 0) {
       sum = (sum & 0xffff) + (sum >>> 16);
     }
-    return (int) (~sum & 0xffff);
+    int s = (int) sum;
+    return ~(((s & 0xff) << 8) | (s >>> 8)) & 0xffff;
   }
 }

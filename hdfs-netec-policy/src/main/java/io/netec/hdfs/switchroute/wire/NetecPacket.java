@@ -1,10 +1,13 @@
 package io.netec.hdfs.switchroute.wire;
 
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 
 /**
  * One NetEC data-plane packet (docs/protocol.md, "Data packets"): a 20-byte header and its
  * payload. Immutable; {@link #decode} checks everything a receiver must check before acting.
+ * The payload may be a view of a larger array (a received frame, {@link #decodeFrame}): hot
+ * paths read it in place through {@link #payloadArray()} and {@link #payloadOffset()}.
  */
 public final class NetecPacket {
   public static final int VERSION = 1;
@@ -34,9 +37,17 @@ public final class NetecPacket {
   private final long seq;
   private final int window;
   private final byte[] payload;
+  private final int payloadOffset;
+  private final int payloadLength;
 
   public NetecPacket(int type, int task, int slotArray, int sender, int flags, int slot, long seq,
       int window, byte[] payload) {
+    this(type, task, slotArray, sender, flags, slot, seq, window, payload, 0, payload.length);
+  }
+
+  /** A packet whose payload is bytes [off, off + len) of {@code array} (not copied). */
+  public NetecPacket(int type, int task, int slotArray, int sender, int flags, int slot, long seq,
+      int window, byte[] array, int off, int len) {
     this.type = checkRange("type", type, DATA, HELLO);
     this.task = checkRange("task", task, 0, 255);
     this.slotArray = checkRange("slotArray", slotArray, 0, 255);
@@ -48,10 +59,16 @@ public final class NetecPacket {
     }
     this.seq = seq;
     this.window = checkRange("window", window, 0, 0xffff);
-    if (payload.length > MAX_PAYLOAD) {
-      throw new IllegalArgumentException("payload of " + payload.length + " bytes");
+    if (len > MAX_PAYLOAD) {
+      throw new IllegalArgumentException("payload of " + len + " bytes");
     }
-    this.payload = payload;
+    if (off < 0 || len < 0 || off > array.length - len) {
+      throw new IllegalArgumentException("payload [" + off + ", +" + len + ") outside an array"
+          + " of " + array.length);
+    }
+    this.payload = array;
+    this.payloadOffset = off;
+    this.payloadLength = len;
   }
 
   private static int checkRange(String what, int v, int lo, int hi) {
@@ -98,32 +115,54 @@ public final class NetecPacket {
   }
 
   public int payloadLength() {
-    return payload.length;
+    return payloadLength;
   }
 
-  /** The payload (shared, do not modify). */
+  /** The payload (shared, do not modify); a copy when this packet is a view of a frame. */
   public byte[] payload() {
+    return payloadOffset == 0 && payloadLength == payload.length ? payload
+        : Arrays.copyOfRange(payload, payloadOffset, payloadOffset + payloadLength);
+  }
+
+  /** The array holding the payload at {@link #payloadOffset()} (shared, do not modify). */
+  public byte[] payloadArray() {
     return payload;
+  }
+
+  public int payloadOffset() {
+    return payloadOffset;
   }
 
   /** A copy with another window (the switch's EBSN rewrite of an ACK). */
   public NetecPacket withWindow(int newWindow) {
-    return new NetecPacket(type, task, slotArray, sender, flags, slot, seq, newWindow, payload);
+    return new NetecPacket(type, task, slotArray, sender, flags, slot, seq, newWindow, payload,
+        payloadOffset, payloadLength);
   }
 
   public int encodedLength() {
-    return HEADER_BYTES + payload.length;
+    return HEADER_BYTES + payloadLength;
+  }
+
+  /** Writes the header, checksum field zero, at the buffer's position. */
+  public void encodeHeader(ByteBuffer out) {
+    out.put((byte) VERSION).put((byte) type).put((byte) task).put((byte) slotArray)
+        .put((byte) sender).put((byte) flags).putShort((short) slot).putInt((int) seq)
+        .putShort((short) window).putShort((short) payloadLength).putShort((short) 0)
+        .putShort((short) 0);
+  }
+
+  /** Sets the checksum field of the frame at [start, start + len) of {@code frame}. */
+  public static void seal(ByteBuffer frame, int start, int len) {
+    int sum = InternetChecksum.of(frame, start, start + len);
+    frame.putShort(start + 16, (short) (sum == 0 ? 0xffff : sum));
   }
 
   /** Writes header and payload at the buffer's position, checksum included. */
   public void encode(ByteBuffer out) {
     int start = out.position();
-    out.put((byte) VERSION).put((byte) type).put((byte) task).put((byte) slotArray)
-        .put((byte) sender).put((byte) flags).putShort((short) slot).putInt((int) seq)
-        .putShort((short) window).putShort((short) payload.length).putShort((short) 0)
-        .putShort((short) 0).put(payload);
-    int sum = InternetChecksum.finish(InternetChecksum.add(0, out, start, out.position()));
-    out.putShort(start + 16, (short) (sum == 0 ? 0xffff : sum));
+    encodeHeader(out);
+    out.put(payload, payloadOffset, payloadLength);
+    seal(out, start, encodedLength());
   }
 
   public byte[] toBytes() {
@@ -143,8 +182,41 @@ public final class NetecPacket {
     return HEADER_BYTES + (in.getShort(in.position() + 14) & 0xffff);
   }
 
-  /** Reads one packet from the buffer's position; checks version, fields and checksum. */
+  /**
+   * Reads one packet from the buffer's position (the payload copied out); checks version,
+   * fields and checksum.
+   */
   public static NetecPacket decode(ByteBuffer in) throws ProtocolException {
+    int start = in.position();
+    int len = check(in);
+    byte[] payload = new byte[len - HEADER_BYTES];
+    in.position(start + HEADER_BYTES);
+    in.get(payload);
+    return new NetecPacket(in.get(start + 1) & 0xff, in.get(start + 2) & 0xff,
+        in.get(start + 3) & 0xff, in.get(start + 4) & 0xff, in.get(start + 5) & 0xff,
+        in.getShort(start + 6) & 0xffff, in.getInt(start + 8) & 0xffffffffL,
+        in.getShort(start + 12) & 0xffff, payload);
+  }
+
+  /**
+   * The packet at [off, off + len) of {@code frame}, checked as {@link #decode} checks it, its
+   * payload a view of the frame (not copied). {@code len} must be the frame's length.
+   */
+  public static NetecPacket decodeFrame(byte[] frame, int off, int len)
+      throws ProtocolException {
+    ByteBuffer in = ByteBuffer.wrap(frame, off, len);
+    if (check(in) != len) {
+      throw new ProtocolException("frame of " + len + " bytes holds a packet of "
+          + frameLength(in));
+    }
+    return new NetecPacket(frame[off + 1] & 0xff, frame[off + 2] & 0xff, frame[off + 3] & 0xff,
+        frame[off + 4] & 0xff, frame[off + 5] & 0xff, in.getShort(off + 6) & 0xffff,
+        in.getInt(off + 8) & 0xffffffffL, in.getShort(off + 12) & 0xffff, frame,
+        off + HEADER_BYTES, len - HEADER_BYTES);
+  }
+
+  /** Checks the packet at the buffer's position; its length. */
+  private static int check(ByteBuffer in) throws ProtocolException {
     int start = in.position();
     int len = frameLength(in);
     if (len < 0 || in.remaining() < len) {
@@ -165,16 +237,10 @@ public final class NetecPacket {
     if (in.getShort(start + 18) != 0) {
       throw new ProtocolException("reserved bytes not zero");
     }
-    int check = InternetChecksum.finish(InternetChecksum.add(0, in, start, start + len));
-    if (check != 0) {
+    if (InternetChecksum.of(in, start, start + len) != 0) {
       throw new ProtocolException("checksum mismatch");
     }
-    byte[] payload = new byte[len - HEADER_BYTES];
-    in.position(start + HEADER_BYTES);
-    in.get(payload);
-    return new NetecPacket(type, in.get(start + 2) & 0xff, in.get(start + 3) & 0xff,
-        in.get(start + 4) & 0xff, flags, in.getShort(start + 6) & 0xffff,
-        in.getInt(start + 8) & 0xffffffffL, in.getShort(start + 12) & 0xffff, payload);
+    return len;
   }
 
   @Override
@@ -182,6 +248,6 @@ public final class NetecPacket {
     String[] names = {"?", "DATA", "RESULT", "ACK", "HELLO"};
     return names[type] + "{task=" + task + " array=" + slotArray + " sender=" + sender
         + " flags=" + flags + " slot=" + slot + " seq=" + seq + " window=" + window + " len="
-        + payload.length + "}";
+        + payloadLength + "}";
   }
 }

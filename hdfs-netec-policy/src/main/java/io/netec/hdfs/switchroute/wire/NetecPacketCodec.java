@@ -5,7 +5,6 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.MessageToByteEncoder;
-import java.nio.ByteBuffer;
 import java.util.List;
 
 /**
@@ -17,8 +16,17 @@ public final class NetecPacketCodec {
   private NetecPacketCodec() {
   }
 
-  /** Bytes to packets. */
+  /**
+   * Bytes to packets: each frame copied once out of the cumulation, then checked in place; the
+   * packet's payload is a view of that copy.
+   */
   public static final class Decoder extends ByteToMessageDecoder {
+    public Decoder() {
+      // Frames straddle socket reads; a composite cumulation appends the next read without
+      // copying it (the merging default copies every read that follows a partial frame).
+      setCumulator(COMPOSITE_CUMULATOR);
+    }
+
     @Override
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out)
         throws CorruptedFrameException {
@@ -27,11 +35,10 @@ public final class NetecPacketCodec {
         if (in.readableBytes() < len) {
           return;
         }
-        ByteBuffer frame = ByteBuffer.allocate(len);
+        byte[] frame = new byte[len];
         in.readBytes(frame);
-        frame.flip();
         try {
-          out.add(NetecPacket.decode(frame));
+          out.add(NetecPacket.decodeFrame(frame, 0, len));
         } catch (ProtocolException e) {
           throw new CorruptedFrameException("malformed NetEC packet: " + e.getMessage());
         }
@@ -39,14 +46,23 @@ public final class NetecPacketCodec {
     }
   }
 
-  /** Packets to bytes. */
+  /**
+   * Packets to bytes, straight into the channel's (direct) buffer: the header, the payload in
+   * one copy, then the checksum over the buffer itself.
+   */
   public static final class Encoder extends MessageToByteEncoder<NetecPacket> {
     @Override
     protected void encode(ChannelHandlerContext ctx, NetecPacket p, ByteBuf out) {
-      ByteBuffer b = ByteBuffer.allocate(p.encodedLength());
-      p.encode(b);
-      b.flip();
-      out.writeBytes(b);
+      int start = out.writerIndex();
+      int len = p.encodedLength();
+      out.ensureWritable(len);
+      out.writeByte(NetecPacket.VERSION).writeByte(p.type()).writeByte(p.task())
+          .writeByte(p.slotArray()).writeByte(p.sender()).writeByte(p.flags())
+          .writeShort(p.slot()).writeInt((int) p.seq()).writeShort(p.window())
+          .writeShort(p.payloadLength()).writeShort(0).writeShort(0)
+          .writeBytes(p.payloadArray(), p.payloadOffset(), p.payloadLength());
+      int sum = InternetChecksum.of(out.nioBuffer(start, len), 0, len);
+      out.setShort(start + 16, sum == 0 ? 0xffff : sum);
     }
   }
 }

@@ -52,6 +52,62 @@ class WireFormatTest {
     assertFalse(stream.hasRemaining());
   }
 
+  /** RFC 1071 as written: big-endian byte pairs, end-around carry, complement. */
+  private static int referenceChecksum(byte[] b, int from, int to) {
+    long sum = 0;
+    for (int i = from; i < to; i += 2) {
+      sum += (b[i] & 0xff) << 8 | (i + 1 < to ? b[i + 1] & 0xff : 0);
+    }
+    while ((sum >>> 16) != 0) {
+      sum = (sum & 0xffff) + (sum >>> 16);
+    }
+    return (int) (~sum & 0xffff);
+  }
+
+  /** The word-at-a-time checksum equals RFC 1071's, on arrays and direct buffers alike. */
+  @Test
+  void checksumIsRfc1071() {
+    Random rnd = new Random(1071);
+    for (int round = 0; round < 3000; round++) {
+      byte[] b = new byte[rnd.nextInt(300)];
+      int fill = round % 3; // random bytes, all ones (carries everywhere), zeros
+      for (int i = 0; i < b.length; i++) {
+        b[i] = fill == 0 ? (byte) rnd.nextInt() : fill == 1 ? (byte) 0xff : 0;
+      }
+      int from = b.length == 0 ? 0 : rnd.nextInt(b.length);
+      int to = from + rnd.nextInt(b.length - from + 1);
+      int want = referenceChecksum(b, from, to);
+      assertEquals(want, InternetChecksum.of(b, from, to), "array " + round);
+      ByteBuffer direct = ByteBuffer.allocateDirect(b.length).put(b);
+      assertEquals(want, InternetChecksum.of(direct, from, to), "direct " + round);
+      assertEquals(want, InternetChecksum.of(ByteBuffer.wrap(b).asReadOnlyBuffer(), from, to),
+          "read-only " + round);
+    }
+  }
+
+  /** decodeFrame checks a frame where it lies and gives a packet viewing it, not a copy. */
+  @Test
+  void decodeFrameViewsTheFrame() throws Exception {
+    byte[] packet = sample(100).toBytes();
+    byte[] frames = new byte[7 + packet.length + 5];
+    System.arraycopy(packet, 0, frames, 7, packet.length);
+    NetecPacket v = NetecPacket.decodeFrame(frames, 7, packet.length);
+    assertEquals(sample(100).toString(), v.toString());
+    assertTrue(v.payloadArray() == frames && v.payloadOffset() == 7 + NetecPacket.HEADER_BYTES);
+    assertArrayEquals(sample(100).payload(), v.payload());
+    assertArrayEquals(packet, v.toBytes());
+    assertEquals(5, v.withWindow(5).window());
+    assertArrayEquals(sample(100).payload(), v.withWindow(5).payload());
+    frames[7 + 40] ^= 1;
+    assertThrows(ProtocolException.class, () -> NetecPacket.decodeFrame(frames, 7,
+        packet.length));
+    frames[7 + 40] ^= 1;
+    assertThrows(ProtocolException.class, () -> NetecPacket.decodeFrame(frames, 7,
+        packet.length + 1), "a frame longer than its packet");
+    assertThrows(IllegalArgumentException.class, () -> new NetecPacket(NetecPacket.DATA, 0, 0,
+        0, 0, 0, 0, 0, new byte[10], 6, 5));
+  }
+
   /** Every single-bit error anywhere in a packet is refused. */
   @Test
   void everySingleBitFlipIsRejected() {
@@ -89,7 +145,7 @@ class WireFormatTest {
     b[16] = 0;
     b[17] = 0;
     ByteBuffer bb = ByteBuffer.wrap(b);
-    int sum = InternetChecksum.finish(InternetChecksum.add(0, bb, 0, b.length));
+    int sum = InternetChecksum.of(bb, 0, b.length);
     bb.putShort(16, (short) (sum == 0 ? 0xffff : sum));
     ProtocolException e = assertThrows(ProtocolException.class,
         () -> NetecPacket.decode(ByteBuffer.wrap(b)));
