@@ -50,12 +50,17 @@ def plot_inec(rows, plt):
 
 
 def plot_switch(rows, plt):
-    """MB/s against k: the switch path and decoding at the reader."""
+    """MB/s against k: the switch path and decoding at the reader, each switch point labelled
+    with its ratio to the reader's decode."""
     fig, ax = plt.subplots(figsize=(6, 4))
     ks = [int(number(r["k"])) for r in rows]
     for col, label in (("switch MB/s", "software switch"), ("host decode MB/s",
                                                             "reader decodes k streams")):
         ax.plot(ks, [number(r[col]) for r in rows], marker="o", label=label)
+    for k, r in zip(ks, rows):
+        if "switch/host" in r:
+            ax.annotate(r["switch/host"], (k, number(r["switch MB/s"])),
+                        textcoords="offset points", xytext=(0, 7), ha="center", fontsize=8)
     ax.set_xticks(ks)
     ax.set_xlabel("k (survivor streams)")
     ax.set_ylabel("rebuilt MB/s")

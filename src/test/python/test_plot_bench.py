@@ -45,3 +45,23 @@ def test_draws_a_png(tmp_path):
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+SWITCH = """# End to end over TCP loopback, one 64 MiB unit rebuilt
+
+| k | switch MB/s | switch ingress/rebuilt | switch CPU s/GiB in | agents CPU s/GiB | reader CPU s/GiB | path CPU s/GiB | host decode MB/s | host ingress/rebuilt | host CPU s/GiB | switch/host |
+|---|---|---|---|---|---|---|---|---|---|---|
+| 3 | 525 | 1.0006 | 0.38 | 1.46 | 0.37 | 3.36 | 1168 | 3.00 | 1.28 | 0.45x |
+| 6 | 320 | 1.0006 | 0.32 | 2.74 | 0.36 | 5.12 | 516 | 6.00 | 2.88 | 0.62x |
+"""
+
+
+def test_draws_the_switch_table_against_k(tmp_path):
+    rows = plot_bench.table(SWITCH.splitlines())
+    assert [plot_bench.number(r["k"]) for r in rows] == [3.0, 6.0]
+    assert plot_bench.number(rows[1]["switch/host"]) == 0.62
+    out = tmp_path / "switch.png"
+    p = subprocess.run([sys.executable, SCRIPT, "switch-e2e", str(out)], input=SWITCH,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -439,7 +439,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
             .handler(new ChannelInitializer<SocketChannel>() {
               @Override
               protected void initChannel(SocketChannel ch) {
-                ch.pipeline().addLast(new NetecPacketCodec.Decoder(),
+                // SurvivorHandler is done with each DATA packet when onData returns
+                ch.pipeline().addLast(NetecPacketCodec.Decoder.reusingOneBuffer(),
                     new NetecPacketCodec.Encoder(), new SurvivorHandler(Live.this, sender));
               }
             }).connect(hp[0], Integer.parseInt(hp[1])).addListener((ChannelFutureListener) f -> {

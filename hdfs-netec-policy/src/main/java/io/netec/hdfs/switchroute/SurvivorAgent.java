@@ -7,6 +7,7 @@ import io.netec.hdfs.switchroute.wire.NetecPacketCodec;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
 import io.netec.hdfs.switchroute.wire.StreamRequest;
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
@@ -24,6 +25,10 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
@@ -45,7 +50,9 @@ public final class SurvivorAgent implements Closeable {
 
   private final BlockSource source;
   private final int maxStreams;
-  private final EventLoopGroup io = new NioEventLoopGroup(1);
+  /** Its I/O loop and block readers: what streaming costs a survivor (see {@link #cpuNanos}). */
+  private final CpuAccountedThreads threads = new CpuAccountedThreads("netec-agent");
+  private final EventLoopGroup io = new NioEventLoopGroup(1, threads);
   private final EventExecutorGroup readers;
   private final Channel server;
   private final AtomicInteger streams = new AtomicInteger();
@@ -62,7 +69,7 @@ public final class SurvivorAgent implements Closeable {
     this.source = source;
     this.maxStreams = maxStreams;
     this.readers = new DefaultEventExecutorGroup(Math.max(2,
-        Runtime.getRuntime().availableProcessors()));
+        Runtime.getRuntime().availableProcessors()), threads);
     try {
       server = new ServerBootstrap().group(io).channel(NioServerSocketChannel.class)
           .childOption(ChannelOption.TCP_NODELAY, true)
@@ -83,6 +90,11 @@ public final class SurvivorAgent implements Closeable {
 
   public InetSocketAddress address() {
     return (InetSocketAddress) server.localAddress();
+  }
+
+  /** CPU nanoseconds of this agent's threads so far (-1 if this JVM cannot measure it). */
+  public long cpuNanos() {
+    return threads.cpuNanos();
   }
 
   public long bytesSent() {
@@ -120,6 +132,8 @@ public final class SurvivorAgent implements Closeable {
     private long next;
     private long limit;
     private boolean counted;
+    /** Each payload is read here, then copied once into its frame (one thread uses it). */
+    private byte[] scratch;
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, NetecPacket p) throws Exception {
@@ -165,23 +179,52 @@ public final class SurvivorAgent implements Closeable {
       pump(ctx);
     }
 
+    /**
+     * Sends what the window allows and the channel can take. Frames are built here (a reader
+     * thread: block reads may block) and handed to the event loop as one batch, so the loop
+     * wakes once per batch, not once per frame.
+     */
     private void pump(ChannelHandlerContext ctx) throws IOException {
       long stripes = req.stripes();
-      boolean wrote = false;
-      while (next < Math.min(limit, stripes) && ctx.channel().isWritable()) {
-        ctx.write(data(next++));
-        wrote = true;
+      long room = ctx.channel().bytesBeforeUnwritable();
+      List<ByteBuf> batch = new ArrayList<>();
+      try {
+        while (next < Math.min(limit, stripes) && (batch.isEmpty() || room > 0)) {
+          ByteBuf frame = data(ctx, next++);
+          room -= frame.readableBytes();
+          batch.add(frame);
+        }
+      } catch (IOException | RuntimeException e) {
+        batch.forEach(ByteBuf::release);
+        throw e;
       }
-      if (wrote) {
-        ctx.flush();
+      if (!batch.isEmpty()) {
+        try {
+          ctx.channel().eventLoop().execute(() -> {
+            for (ByteBuf f : batch) {
+              ctx.write(f, ctx.voidPromise()); // a failed write releases f and closes (below)
+            }
+            ctx.flush();
+          });
+        } catch (RejectedExecutionException e) { // the agent is closing
+          batch.forEach(ByteBuf::release);
+        }
       }
     }
 
-    private NetecPacket data(long seq) throws IOException {
+    /**
+     * Stripe {@code seq}'s DATA frame, built here (off the event loop) in a pooled direct buffer:
+     * the bytes are read into the scratch array, checksummed there and copied into the frame.
+     */
+    private ByteBuf data(ChannelHandlerContext ctx, long seq) throws IOException {
       int len = req.payloadLength(seq);
       long offset = req.offset() + seq * req.payload();
-      byte[] payload = new byte[len];
+      if (scratch == null || scratch.length < len) {
+        scratch = new byte[req.payload()];
+      }
+      byte[] payload = scratch;
       int have = (int) Math.max(0, Math.min(len, req.unitLength() - offset));
+      Arrays.fill(payload, have, len, (byte) 0); // past the unit's end: zeros
       if (have > 0) {
         if (in == null || inOffset != offset) {
           IOUtils.closeStream(in);
@@ -192,8 +235,8 @@ public final class SurvivorAgent implements Closeable {
         inOffset += have;
       }
       bytesSent.add(len);
-      return new NetecPacket(NetecPacket.DATA, task, array, sender, 0,
-          (int) (seq % req.slots()), seq, 0, payload);
+      return NetecPacketCodec.frame(new NetecPacket(NetecPacket.DATA, task, array, sender, 0,
+          (int) (seq % req.slots()), seq, 0, payload, 0, len), ctx.alloc());
     }
 
     @Override

@@ -201,11 +201,16 @@ public final class SwitchTask {
     if (tracker[i] != fullMask) {
       return Verdict.AGGREGATED;
     }
+    // Each row's sum leaves as the RESULT's payload, not copied; the slot gets a zeroed row
+    // in its place (the zeroing a cleared slot needs anyway).
     for (int r = 0; r < rows; r++) {
+      byte[] sum = sums[i][r];
+      sums[i][r] = new byte[payloadBytes];
       reader.accept(new NetecPacket(NetecPacket.RESULT, taskId, slotArray, r, 0, i, q, 0,
-          Arrays.copyOf(sums[i][r], len)));
+          sum, 0, len));
     }
-    clear(i);
+    tracker[i] = 0;
+    partialSlots--;
     return Verdict.COMPLETED;
   }
 

@@ -27,6 +27,15 @@ public final class InternetChecksum {
    * on the wire, as the sender writes it).
    */
   public static int of(byte[] b, int from, int to) {
+    return finish(sum(b, from, to));
+  }
+
+  /**
+   * The unfolded sum of bytes [from, to) as little-endian 16-bit words: sums of ranges that
+   * start at even distances from a packet's first byte add up to the packet's sum (only the last
+   * range may have an odd length). For a checksum over a header and a payload held apart.
+   */
+  static long sum(byte[] b, int from, int to) {
     long sum = 0;
     int i = from;
     for (; i + 8 <= to; i += 8) {
@@ -39,7 +48,7 @@ public final class InternetChecksum {
     if (i < to) {
       sum += b[i] & 0xff; // odd length: pad with a zero byte
     }
-    return finish(sum);
+    return sum;
   }
 
   /** As {@link #of(byte[], int, int)}, over absolute indices of a heap or direct buffer. */
@@ -63,7 +72,7 @@ public final class InternetChecksum {
   }
 
   /** Folds a sum of little-endian words to 16 bits, swaps it to network order, complements. */
-  private static int finish(long sum) {
+  static int finish(long sum) {
     sum = (sum & 0xffffffffL) + (sum >>> 32);
     sum = (sum & 0xffffffffL) + (sum >>> 32);
     while ((sum >>> 16) != 0) {

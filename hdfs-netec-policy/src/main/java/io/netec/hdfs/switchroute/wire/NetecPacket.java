@@ -151,18 +151,24 @@ public final class NetecPacket {
         .putShort((short) 0);
   }
 
-  /** Sets the checksum field of the frame at [start, start + len) of {@code frame}. */
-  public static void seal(ByteBuffer frame, int start, int len) {
-    int sum = InternetChecksum.of(frame, start, start + len);
-    frame.putShort(start + 16, (short) (sum == 0 ? 0xffff : sum));
+  /**
+   * The value of this packet's checksum field, computed from the header fields and the payload
+   * where they are (the payload is read once, on the heap, before any copy of it is made).
+   */
+  public int checksum() {
+    byte[] header = new byte[HEADER_BYTES];
+    encodeHeader(ByteBuffer.wrap(header));
+    int sum = InternetChecksum.finish(InternetChecksum.sum(header, 0, HEADER_BYTES)
+        + InternetChecksum.sum(payload, payloadOffset, payloadOffset + payloadLength));
+    return sum == 0 ? 0xffff : sum;
   }
 
   /** Writes header and payload at the buffer's position, checksum included. */
   public void encode(ByteBuffer out) {
     int start = out.position();
     encodeHeader(out);
+    out.putShort(start + 16, (short) checksum());
     out.put(payload, payloadOffset, payloadLength);
-    seal(out, start, encodedLength());
   }
 
   public byte[] toBytes() {

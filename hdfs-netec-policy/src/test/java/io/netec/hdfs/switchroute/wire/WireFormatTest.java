@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.UnpooledByteBufAllocator;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -106,6 +108,41 @@ class WireFormatTest {
         packet.length + 1), "a frame longer than its packet");
     assertThrows(IllegalArgumentException.class, () -> new NetecPacket(NetecPacket.DATA, 0, 0,
         0, 0, 0, 0, 0, new byte[10], 6, 5));
+  }
+
+  /**
+   * The checksum computed from the fields and the payload where it lies (header and payload held
+   * apart, odd lengths, payload views at odd offsets) seals the frame as a checksum over the
+   * frame's own bytes does; the frame a sender builds in a direct buffer is the packet's bytes.
+   */
+  @Test
+  void checksumFromFieldsSealsTheFrame() throws Exception {
+    Random rnd = new Random(16);
+    for (int i = 0; i < 2000; i++) {
+      int len = rnd.nextInt(i < 1000 ? 80 : 3000);
+      int off = rnd.nextInt(9);
+      byte[] array = new byte[off + len + rnd.nextInt(5)];
+      rnd.nextBytes(array);
+      if (i % 7 == 0) {
+        java.util.Arrays.fill(array, (byte) 0xff); // sums that fold to 0 and 0xffff
+      }
+      NetecPacket p = new NetecPacket(1 + rnd.nextInt(4), rnd.nextInt(256), rnd.nextInt(256),
+          rnd.nextInt(256), rnd.nextInt(4), rnd.nextInt(0x10000), rnd.nextInt() & 0xffffffffL,
+          rnd.nextInt(0x10000), array, off, len);
+      ByteBuf frame = NetecPacketCodec.frame(p, UnpooledByteBufAllocator.DEFAULT);
+      try {
+        byte[] bytes = new byte[frame.readableBytes()];
+        frame.getBytes(frame.readerIndex(), bytes);
+        assertTrue(frame.isDirect());
+        assertEquals(0, InternetChecksum.of(bytes, 0, bytes.length), "packet " + i);
+        assertArrayEquals(bytes, p.toBytes());
+        NetecPacket back = NetecPacket.decode(ByteBuffer.wrap(bytes));
+        assertEquals(p.toString(), back.toString());
+        assertArrayEquals(p.payload(), back.payload());
+      } finally {
+        frame.release();
+      }
+    }
   }
 
   /** Every single-bit error anywhere in a packet is refused. */
