@@ -63,7 +63,7 @@ def burst_rebuild(sw, k, m, stripes):
     survivors = [u for u in range(k + m) if u != 0][:k]
     row = gf256.decode_rows(k, m, survivors, [0])[0]
     setup = nc.parse_setup({
-        "version": 1, "group": "bench", "k": k, "rows": 1, "payload": P, "length": length,
+        "version": nc.VERSION, "group": "bench", "k": k, "rows": 1, "payload": P, "length": length,
         "timeoutMs": 60000, "coefficients": [row],
         "survivors": [{"sender": s, "agent": "%s:50300" % agent(s), "block": "b",
                        "unitLength": length, "token": ""} for s in range(k)]})

@@ -30,7 +30,8 @@ EGRESS_TABLES = {"replica"}
 
 # Registers cleared when a task id / slot array is reused: per task, per slot-array cell (both
 # in ingress), per task and sender (egress).
-TASK_REGISTERS = ["ack_seq", "max_started_plus1", "reader_addr", "reader_port", "synack_bits"]
+TASK_REGISTERS = ["ack_seq", "max_started_plus1", "partial_slots", "reader_addr", "reader_port",
+                  "synack_bits"]
 SLOT_REGISTERS = ["slot_seq", "slot_bits", "slot_count"] + ["sum%d" % i for i in range(16)]
 SLOTS = 64
 SENDERS = 16

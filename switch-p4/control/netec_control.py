@@ -28,8 +28,7 @@ import os
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "model"))
 import gf256  # noqa: E402
-
-VERSION = 1
+from netec_model import VERSION  # noqa: E402
 MAX_FRAME = 65536
 
 

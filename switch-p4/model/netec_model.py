@@ -1,4 +1,4 @@
-"""Packet-by-packet reference model of a NetEC switch task (docs/protocol.md, version 1).
+"""Packet-by-packet reference model of a NetEC switch task (docs/protocol.md, version 2).
 
 One task's slot ring, progress trackers and partial sums, with the DATA and ACK rules of the
 protocol. The P4 pipeline (switch-p4/) and the Java software switch (SwitchTask) implement the
@@ -9,7 +9,7 @@ import struct
 
 import gf256
 
-VERSION = 1
+VERSION = 2
 HEADER = 20
 DATA, RESULT, ACK, HELLO = 1, 2, 3, 4
 FIN, RETX = 1, 2
@@ -88,9 +88,13 @@ class Task:
     def span(self):
         return max(0, self.max_started + 1 - self.ack_seq)
 
+    def partial_slots(self):
+        """Slots holding partial sums (a late duplicate's below ack_seq included)."""
+        return sum(1 for t in self.tracker if t)
+
     def ebsn_window(self):
         exposed = self.slots // 2
-        c = self.span()
+        c = min(self.partial_slots(), self.span())
         return exposed - c if c < exposed else 0
 
     def on_data(self, p: Packet):

@@ -16,7 +16,8 @@ Controls, in pipeline order (each a method below, named as in the P4 source):
   Multiply      coefficient x payload byte by log/exp tables, PASS_BYTES lanes per pass; a
                 second pass (recirculation) does bytes PASS_BYTES..2*PASS_BYTES-1
   Aggregate     XOR into the slot's sum registers (32-bit words), each returning the new sum
-  Ebsn          ACK from the reader: ack_seq = max, window = min(window, I - span), multicast
+  Ebsn          ACK from the reader: ack_seq = max, window = min(window, I - C) with C =
+                min(partial slots, span), multicast
 """
 
 import os
@@ -39,6 +40,7 @@ PASS_BYTES = 32
 ROWS = 1
 GF_LOG_ZERO = 511
 INVALID_SEQ = 0xFFFFFFFF  # slot_seq of a slot whose stripe completed: the next packet resets
+FREED, STALE_TAKEN = 1, 2  # what slot_seq's action answers when a packet takes a slot
 
 
 def _load_gf_tables(path=GF_TABLES):
@@ -90,6 +92,7 @@ class Pipeline:
         # registers
         self.ack_seq = Register(TASKS)
         self.max_started = Register(TASKS)  # highest stripe begun + 1 (0: none)
+        self.partial_slots = Register(TASKS)  # slots holding partial sums
         self.slot_seq = Register(TASKS * SLOTS, INVALID_SEQ)
         self.slot_bits = Register(TASKS * SLOTS)
         self.slot_count = Register(TASKS * SLOTS)
@@ -117,6 +120,7 @@ class Pipeline:
         """What the control plane clears when a task id and its slot array are reused."""
         self.ack_seq.cells[task] = 0
         self.max_started.cells[task] = 0
+        self.partial_slots.cells[task] = 0
         self.reader_addr.cells[task] = 0
         self.reader_port.cells[task] = 0
         self.synack_bits.cells[task] = 0
@@ -177,7 +181,12 @@ class Pipeline:
         idx = p.array * SLOTS + p.slot
         bit = 1 << p.sender
         k = c["k_minus1"] + 1
-        reset = self.slot_seq.execute(idx, lambda held: (q, held != q))
+        # slot_seq answers 0 (the slot holds q), FREED (it held nothing: a stripe's first packet
+        # takes a free slot) or STALE_TAKEN (it held a stale stripe's partial sums)
+        taken = self.slot_seq.execute(
+            idx, lambda held: (q, 0 if held == q else FREED if held == INVALID_SEQ
+                               else STALE_TAKEN))
+        reset = taken != 0
         old = self.slot_bits.execute(
             idx, lambda bits: (bit, 0) if reset else (bits | bit, bits))
         if old & bit:
@@ -193,6 +202,11 @@ class Pipeline:
 
         complete = self.slot_count.execute(idx, count)
         verdict = "COMPLETED" if complete else "AGGREGATED"
+        # EBSN's partial slots: one more when a free slot starts a stripe, one fewer when a
+        # stripe completes (both for k = 1: no change); a stale partial taken over stays one
+        delta = (1 if taken == FREED else 0) - (1 if complete else 0)
+        if delta:
+            self.partial_slots.execute(p.task, lambda n: ((n + delta) & 0xFFFF, None))
         # Multiply, two passes of PASS_BYTES lanes (the packet recirculates once)
         _, co = coeff
         lanes = list(p.payload) + [0] * (PAYLOAD - len(p.payload))
@@ -236,8 +250,9 @@ class Pipeline:
         ack = self.ack_seq.execute(p.task, lambda a: (max(a, p.seq), max(a, p.seq)))
         started_plus1 = self.max_started.cells[p.task]
         span = max(0, started_plus1 - ack)
+        held = min(span, self.partial_slots.cells[p.task])
         exposed = c["exposed"]
-        remaining = exposed - span if span < exposed else 0
+        remaining = exposed - held if held < exposed else 0
         out = nm.Packet(nm.ACK, p.task, p.array, p.sender, p.flags, p.slot, p.seq,
                         min(p.window, remaining), p.payload)
         return "ACK", [out]

@@ -47,8 +47,9 @@ def test_config_p4_holds_the_models_constants():
 def setup_of(v):
     survivors = [{"sender": s, "agent": "198.18.1.%d:50300" % (s + 1), "block": "b%d" % s,
                   "unitLength": v["length"], "token": ""} for s in range(v["k"])]
-    return nc.parse_setup({"version": 1, "group": v["name"], "k": v["k"], "rows": v["rows"],
-                           "payload": v["payload"], "length": v["length"], "timeoutMs": 1000,
+    return nc.parse_setup({"version": nc.VERSION, "group": v["name"], "k": v["k"],
+                           "rows": v["rows"], "payload": v["payload"], "length": v["length"],
+                           "timeoutMs": 1000,
                            "survivors": survivors, "coefficients": v["coefficients"]})
 
 

@@ -49,7 +49,7 @@ def declarations(text):
 
 
 def sample_entries():
-    req = {"version": 1, "group": "g", "k": 6, "rows": 1, "payload": 64, "length": 1000,
+    req = {"version": nc.VERSION, "group": "g", "k": 6, "rows": 1, "payload": 64, "length": 1000,
            "timeoutMs": 1000, "coefficients": [[0, 1, 2, 3, 200, 255]],
            "survivors": [{"sender": s, "agent": "198.18.1.%d:50300" % (s + 1), "block": "b",
                           "unitLength": 1000, "token": ""} for s in range(6)]}

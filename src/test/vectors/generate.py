@@ -69,8 +69,11 @@ class Scenario:
         self.events.append({"from": "survivor", "packet": wire.hex(), "verdict": verdict,
                             "emit": [r.encode().hex() for r in out]})
 
-    def reader(self, wire):
+    def reader(self, wire, window=None):
         out = self.task.on_ack(nm.Packet.decode(wire))
+        if window is not None and out.window != window:
+            raise AssertionError("%s: expected window %d, model said %d"
+                                 % (self.name, window, out.window))
         self.events.append({"from": "reader", "packet": wire.hex(),
                             "emit": [] if out is None else [out.encode().hex()]})
 
@@ -85,7 +88,7 @@ class Scenario:
                 raise AssertionError("%s: unit %d not rebuilt" % (self.name, e))
         if not self.task.finished:
             raise AssertionError("%s: task not finished" % self.name)
-        doc = {"name": self.name, "description": self.description, "protocol": 1,
+        doc = {"name": self.name, "description": self.description, "protocol": nm.VERSION,
                "task": 3, "slotArray": 1, "slots": SLOTS, "k": self.k, "m": self.m,
                "rows": len(self.erased),
                "payload": P, "length": self.length, "coefficients": self.coefficients,
@@ -166,9 +169,12 @@ def malformed():
     foreign = nm.Packet.decode(s.data(0, 0))
     foreign.sender = 3  # no sender 3 in a k=3 task
     s.survivor(foreign.encode(), "MISMATCH")
-    bad_version = bytearray(good)
-    bad_version[0] = 2
-    s.survivor(bytes(bad_version), "MALFORMED")
+    # a version 1 packet, sealed as its sender would seal it: refused for its version
+    v1 = bytearray(good)
+    v1[0], v1[16], v1[17] = 1, 0, 0
+    c = nm.checksum(bytes(v1))
+    v1[16:18] = (c if c else 0xFFFF).to_bytes(2, "big")
+    s.survivor(bytes(v1), "MALFORMED")
     for q in range(s.task.stripes):
         s.stripe(q)
     s.reader(s.ack(s.task.stripes, nm.FIN))
@@ -193,6 +199,33 @@ def slot_reuse():
     s.write()
 
 
+def ebsn_partial_slots():
+    """EBSN's C (version 2): the slots holding partial sums, bounded by the span."""
+    s = Scenario("rs32-ebsn-partial-slots", "RS(3,2), unit 2 erased: EBSN counts the slots "
+                 "holding partial sums, not stripes completed but not yet ACKed, and the span "
+                 "bounds a late duplicate's partial sums below ackSeq", 3, 2, [2], 15 * P, 7)
+    exposed = SLOTS // 2
+    for q in range(3):
+        s.stripe(q)
+    s.reader(s.ack(0), window=exposed)  # three stripes complete, none held: the whole I
+    s.survivor(s.data(0, 3))
+    s.reader(s.ack(3), window=exposed - 1)  # stripe 3 holds partial sums
+    s.stripe(3, [1, 2])
+    s.stripe(4)
+    s.stripe(5)
+    s.reader(s.ack(4, nm.RETX), window=exposed)  # the reader misses stripe 4
+    s.survivor(s.data(0, 4))  # go-back-N: stripe 4 again, and 5, which the reader has
+    s.survivor(s.data(0, 5))
+    s.reader(s.ack(4), window=exposed - 2)
+    s.stripe(4, [1, 2])
+    s.reader(s.ack(6), window=exposed)  # stripe 5's partial sums lie below ackSeq: span 0
+    for q in range(6, s.task.stripes):
+        s.stripe(q)  # stripe 13 takes over slot 5 from stripe 5's stale partial sums
+        s.reader(s.ack(q + 1), window=exposed)
+    s.reader(s.ack(s.task.stripes, nm.FIN))
+    s.write()
+
+
 def main(out=HERE):
     global OUT
     OUT = out
@@ -203,6 +236,7 @@ def main(out=HERE):
     three_rows()
     malformed()
     slot_reuse()
+    ebsn_partial_slots()
     return out
 
 

@@ -120,15 +120,24 @@ control DuplicateCheck(in bit<16> bits_before, in bit<16> sender_bit, out bit<1>
     }
 }
 
-// EBSN: R = I - C if C < I else 0, C = max(0, maxStarted + 1 - ackSeq); window = min(window, R).
-// max_started_plus1 is maxStarted + 1 (0 while nothing started), so no signed arithmetic;
-// it is at most stripes < 2^31, and I = S / 2 <= 32.
-control EbsnWindow(in bit<32> ack_seq, in bit<32> max_started_plus1, in bit<16> exposed,
-                   inout bit<16> window) {
+// What a slot_seq access found (SlotTaken below): the slot held this stripe, held nothing (its
+// last stripe completed, or the task is new) or held a stale stripe's partial sums.
+const bit<8> SLOT_SAME = 0;
+const bit<8> SLOT_STALE = 1;
+const bit<8> SLOT_FREE = 2;
+const bit<32> SEQ_NONE = 0xFFFFFFFF;  // slot_seq of a free slot
+
+// EBSN (protocol version 2): R = I - C if C < I else 0, window = min(window, R), where C is the
+// slots holding partial sums bounded by the span: C = min(partial, max(0, maxStarted + 1 -
+// ackSeq)). max_started_plus1 is maxStarted + 1 (0 while nothing started), so no signed
+// arithmetic; it is at most stripes < 2^31, partial < 2^16 and I = S / 2 <= 32.
+control EbsnWindow(in bit<32> ack_seq, in bit<32> max_started_plus1, in bit<16> partial,
+                   in bit<16> exposed, inout bit<16> window) {
     bit<16> cur;        // the ACK's window as a field of its own (the header's shares its
                         // container with payload_len, and Tofino's arithmetic takes whole ones)
     bit<32> ahead;      // sign set: nothing started past ackSeq
     bit<32> span;
+    bit<32> fewer;      // sign set: partial < span (both < 2^31)
     bit<16> left;       // sign set: span > I (span < 2^15 where it is used)
     bit<16> remaining;
     bit<16> lower;      // sign set: R < window (window < 2^15 where it is used)
@@ -139,6 +148,11 @@ control EbsnWindow(in bit<32> ack_seq, in bit<32> max_started_plus1, in bit<16> 
     @hidden table take_span {
         actions = { spans; }
         const default_action = spans();
+    }
+    action fewers() { fewer = (bit<32>)partial - span; }
+    @hidden table take_fewer {
+        actions = { fewers; }
+        const default_action = fewers();
     }
     action lefts() { left = exposed - span[15:0]; }
     @hidden table take_left {
@@ -155,6 +169,10 @@ control EbsnWindow(in bit<32> ack_seq, in bit<32> max_started_plus1, in bit<16> 
         span = 0;
         if (ack_seq[31:31] == 0 && ahead[31:31] == 0) {
             span = ahead;
+        }
+        take_fewer.apply();
+        if (fewer[31:31] == 1) {
+            span = (bit<32>)partial;  // C: the slots holding partial sums, when fewer
         }
         take_left.apply();
         remaining = 0;

@@ -67,7 +67,8 @@ struct ig_meta_t {
     bit<32> cell;
     bit<32> ack;
     bit<8>  verdict;
-    bit<8>  reset;
+    bit<8>  taken;          // SLOT_SAME, SLOT_STALE or SLOT_FREE: what slot_seq held
+    bit<8>  reset;          // the slot was taken over (taken != SLOT_SAME)
     bit<16> bits_before;
     bit<1>  duplicate;      // DuplicateCheck's verdict
     bit<1>  ack_bad;        // the reader's ACK fails ReaderAckCheck
@@ -75,6 +76,8 @@ struct ig_meta_t {
     bit<1>  ack_raise;      // the reader's ACK, checked: raises ackSeq, gets the EBSN window
     bit<1>  started_raise;  // a stripe's first packet: raises maxStarted + 1
     bit<32> started;        // maxStarted + 1
+    bit<16> partial_delta;  // +1 a free slot starts a stripe, -1 (0xFFFF) a stripe completes
+    bit<16> partial;        // slots holding partial sums
     bit<8>  complete;
     bit<32> seq_plus1;
     bit<1>  netec_dirty;    // deparser checksum conditions are 1-bit on Tofino
@@ -255,15 +258,31 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         }
     };
 
-    Register<bit<32>, bit<32>>(NETEC_SLOT_CELLS, 0xFFFFFFFF) slot_seq;
+    // slots holding partial sums (EBSN's C): changed by a stripe's first packet in a free slot
+    // and by its completing one, read by the reader's ACK
+    Register<bit<16>, bit<32>>(NETEC_TASKS, 0) partial_slots;
+    RegisterAction<bit<16>, bit<32>, bit<16>>(partial_slots) partial_access = {
+        void apply(inout bit<16> v, out bit<16> rv) {
+            v = v + meta.partial_delta;  // 0 for the reader's ACK: a read
+            rv = v;
+        }
+    };
+
+    Register<bit<32>, bit<32>>(NETEC_SLOT_CELLS, SEQ_NONE) slot_seq;
     RegisterAction<bit<32>, bit<32>, bit<8>>(slot_seq) seq_check = {
         void apply(inout bit<32> v, out bit<8> rv) {
-            if (v != hdr.netec.seq) { rv = 1; } else { rv = 0; }
+            if (v == hdr.netec.seq) {
+                rv = SLOT_SAME;
+            } else if (v == SEQ_NONE) {
+                rv = SLOT_FREE;
+            } else {
+                rv = SLOT_STALE;
+            }
             v = hdr.netec.seq;
         }
     };
     RegisterAction<bit<32>, bit<32>, bit<8>>(slot_seq) seq_release = {
-        void apply(inout bit<32> v) { v = 0xFFFFFFFF; }
+        void apply(inout bit<32> v) { v = SEQ_NONE; }
     };
 
     Register<bit<16>, bit<32>>(NETEC_SLOT_CELLS, 0) slot_bits;
@@ -456,6 +475,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         meta.to_reader = 0;
         meta.reader_syn = 0;
         meta.started_raise = 0;
+        meta.partial_delta = 0;
         hdr.bridge.synack = 0;
         hdr.bridge.synack_last = 0;
         hdr.bridge.task = 0;
@@ -572,7 +592,10 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             // array ++ slot: Admit let only slot = seq & slot_mask < NETEC_SLOTS in (and a
             // concatenation is a move on Tofino, where shift-and-add inside a slice is not)
             meta.cell = (bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
-            meta.reset = seq_check.execute(meta.cell);
+            meta.taken = seq_check.execute(meta.cell);
+            if (meta.taken != SLOT_SAME) {
+                meta.reset = 1;
+            }
             if (meta.reset == 1) {
                 meta.bits_before = bits_restart.execute(meta.cell);
             } else {
@@ -596,6 +619,15 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             if (meta.reset == 1 || meta.bits_before == 0) {
                 meta.seq_plus1 = hdr.netec.seq + 1;
                 meta.started_raise = 1;  // raised after the branches
+            }
+            // EBSN's partial slots, changed after the branches: one more when a free slot
+            // starts a stripe, one fewer when one completes (k = 1: both, no change); a stale
+            // stripe's slot taken over stays one
+            if (meta.taken == SLOT_FREE) {
+                meta.partial_delta = 1;
+            }
+            if (meta.complete == 1) {
+                meta.partial_delta = meta.partial_delta - 1;
             }
             SUM_APPLY(0, hdr.lanes.q0.v) SUM_APPLY(1, hdr.lanes.q1.v)
             SUM_APPLY(2, hdr.lanes.q2.v) SUM_APPLY(3, hdr.lanes.q3.v)
@@ -641,12 +673,17 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
         }
 
-        // EBSN: maxStarted raised by a stripe's first packet, read for the reader's ACK
+        // EBSN: maxStarted raised by a stripe's first packet, the partial slots changed by a
+        // stripe's first and last packets, both read for the reader's ACK
         if (meta.started_raise == 1 || meta.ack_raise == 1) {
             meta.started = started_access.execute((bit<32>)meta.task);
         }
+        if (meta.partial_delta != 0 || meta.ack_raise == 1) {
+            meta.partial = partial_access.execute((bit<32>)meta.task);
+        }
         if (meta.ack_raise == 1) {
-            ebsn.apply(meta.ack, meta.started, meta.cfg.exposed, hdr.netec.window);
+            ebsn.apply(meta.ack, meta.started, meta.partial, meta.cfg.exposed,
+                       hdr.netec.window);
             meta.netec_dirty = 1;  // its window rewritten
         }
         if (meta.first_pass == 1 || meta.second_pass == 1) {

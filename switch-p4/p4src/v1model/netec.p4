@@ -3,7 +3,7 @@
 // It is structured like the TNA program on purpose: every register is accessed once per pass
 // (read-modify-write in one place, as a Tofino stateful ALU would), every table applies once
 // per pass, and a DATA packet recirculates once to multiply the second half of its payload.
-// docs/protocol.md (version 1) is what it implements; switch-p4/README.md describes the
+// docs/protocol.md (version 2) is what it implements; switch-p4/README.md describes the
 // pipeline and its resources; model/pipeline.py is its executable model.
 //
 // Build: p4c-bm2-ss --arch v1model -I ../include -o netec.json --p4runtime-files netec.p4info.txtpb netec.p4
@@ -199,6 +199,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
     // ---- state ---------------------------------------------------------------------------
     register<bit<32>>(NETEC_TASKS) ack_seq;             // reader's first missing stripe
     register<bit<32>>(NETEC_TASKS) max_started_plus1;   // highest stripe begun, + 1
+    register<bit<16>>(NETEC_TASKS) partial_slots;       // slots holding partial sums
     register<bit<32>>(NETEC_SLOT_CELLS) slot_seq;       // stripe a slot holds
     register<bit<16>>(NETEC_SLOT_CELLS) slot_bits;      // progress tracker: senders counted
     register<bit<8>>(NETEC_SLOT_CELLS) slot_count;      // ... and how many (0 after the k-th)
@@ -322,6 +323,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         bool ack_raise = false;      // the reader's ACK, checked: raises ackSeq, gets EBSN
         bit<32> ack = 0;             // ackSeq
         bool started_raise = false;  // a stripe's first packet: raises maxStarted + 1
+        bit<16> partial_delta = 0;   // +1 a free slot starts a stripe, -1 a stripe completes
         meta.role = ROLE_NONE;
         meta.to_reader = 0;
         meta.synack = 0;
@@ -419,7 +421,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             }
             // the stripe's slot is free again: the next packet for it starts afresh (a
             // retransmission after a lost RESULT is aggregated again from scratch)
-            slot_seq.write(cell, 0xFFFFFFFF);
+            slot_seq.write(cell, SEQ_NONE);
             // The last packet of the stripe becomes the RESULT: the first half of the sums
             // rode in the payload since the first pass, the second half is written now.
             hdr.lanes.q8.v = w0;  hdr.lanes.q9.v = w1;  hdr.lanes.q10.v = w2;  hdr.lanes.q11.v = w3;
@@ -459,7 +461,9 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             // stripe with the same slot would be too far): take it over.
             bit<32> held;
             slot_seq.read(held, cell);
-            bit<8> reset = held != hdr.netec.seq ? 8w1 : 8w0;
+            bit<8> taken = held == hdr.netec.seq ? SLOT_SAME
+                         : (held == SEQ_NONE ? SLOT_FREE : SLOT_STALE);
+            bit<8> reset = taken != SLOT_SAME ? 8w1 : 8w0;
             slot_seq.write(cell, hdr.netec.seq);
             bit<16> bits;
             slot_bits.read(bits, cell);
@@ -485,6 +489,15 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             verdicts.count(complete ? (bit<32>)V_COMPLETE : (bit<32>)V_AGGREGATE);
             if (fresh) {
                 started_raise = true;  // raised after the branches
+            }
+            // EBSN's partial slots, changed after the branches: one more when a free slot
+            // starts a stripe, one fewer when one completes (k = 1: both, no change); a stale
+            // stripe's slot taken over stays one
+            if (taken == SLOT_FREE) {
+                partial_delta = 1;
+            }
+            if (complete) {
+                partial_delta = partial_delta - 1;
             }
             bit<32> s;
             sum0.read(s, cell); s = (reset == 1 ? 0 : s) ^ w0;
@@ -543,19 +556,26 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             meta.tcp_dirty = 1;
         }
 
-        // EBSN: maxStarted + 1 raised by a stripe's first packet, read for the reader's ACK
-        // (window = min(window, I - span)), at one place as on Tofino
+        // EBSN: maxStarted + 1 raised by a stripe's first packet, the partial slots changed by
+        // a stripe's first and last packets, both read for the reader's ACK (window =
+        // min(window, I - C)), each at one place as on Tofino
+        bit<32> m = 0;
         if (started_raise || ack_raise) {
-            bit<32> m;
             max_started_plus1.read(m, (bit<32>)meta.task);
             if (started_raise && hdr.netec.seq + 1 > m) {
                 m = hdr.netec.seq + 1;
             }
             max_started_plus1.write((bit<32>)meta.task, m);
-            if (ack_raise) {
-                ebsn.apply(ack, m, meta.cfg.exposed, hdr.netec.window);
-                meta.netec_dirty = 1;  // its window rewritten
-            }
+        }
+        bit<16> partial = 0;
+        if (partial_delta != 0 || ack_raise) {
+            partial_slots.read(partial, (bit<32>)meta.task);
+            partial = partial + partial_delta;
+            partial_slots.write((bit<32>)meta.task, partial);
+        }
+        if (ack_raise) {
+            ebsn.apply(ack, m, partial, meta.cfg.exposed, hdr.netec.window);
+            meta.netec_dirty = 1;  // its window rewritten
         }
         if (first_pass || second_pass) {
             // the tail back out of its word: one call site for both passes (a table applies

@@ -146,10 +146,16 @@ public final class SwitchTask {
     return Math.max(0, maxStarted + 1 - ackSeq);
   }
 
-  /** EBSN: R = I - C if C < I else 0, with I = S/2 exposed to senders. */
+  /**
+   * EBSN: R = I - C if C < I else 0, with I = S/2 exposed to senders and C the slots holding
+   * partial sums, bounded by the span: min(partialSlots, span). Stripes completed but not yet
+   * ACKed hold no memory, so they do not count (version 1 counted the span alone); partial
+   * sums a late duplicate left below ackSeq do count until their slot is reused, and the span
+   * bounds them.
+   */
   public int ebsnWindow() {
     int exposed = slots / 2;
-    long c = span();
+    long c = Math.min(partialSlots, span());
     return c < exposed ? (int) (exposed - c) : 0;
   }
 

@@ -38,7 +38,12 @@ class SoftwareSwitchMainTest {
       try (Socket s = new Socket("127.0.0.1", control)) {
         DataOutputStream o = new DataOutputStream(s.getOutputStream());
         DataInputStream i = new DataInputStream(s.getInputStream());
+        // a reader of protocol version 1 is refused with the reason, the connection serves on
         ControlFrames.write(o, "{\"op\":\"setup\",\"version\":1}".getBytes(StandardCharsets.UTF_8));
+        SetupAnswer old = SetupAnswer.fromJson(ControlFrames.read(i));
+        assertFalse(old.ok());
+        assertEquals("version: 1 not supported (this side speaks 2)", old.reason());
+        ControlFrames.write(o, "{\"op\":\"setup\",\"version\":2}".getBytes(StandardCharsets.UTF_8));
         SetupAnswer a = SetupAnswer.fromJson(ControlFrames.read(i));
         assertFalse(a.ok());
         assertTrue(a.reason().startsWith("survivors"), a.reason());
@@ -46,14 +51,14 @@ class SoftwareSwitchMainTest {
         assertTrue(SetupAnswer.fromJson(ControlFrames.read(i)).reason().contains("JSON"));
       }
       assertTrue(p.isAlive(), "malformed requests must not stop the switch");
-      // The metrics page counts what happened: the malformed requests were refusals.
+      // The metrics page counts what happened: the three malformed requests were refusals.
       java.net.URL prom = new java.net.URL(line.substring(line.indexOf("metrics ") + 8));
       String page = new String(prom.openStream().readAllBytes(), StandardCharsets.UTF_8);
-      assertTrue(page.contains("\nnetec_switch_tasks_refused 2\n"), page);
+      assertTrue(page.contains("\nnetec_switch_tasks_refused 3\n"), page);
       assertTrue(page.contains("\nnetec_switch_tasks_accepted 0\n"), page);
       String jmx = new String(new java.net.URL(prom.toString().replace("/prom", "/jmx"))
           .openStream().readAllBytes(), StandardCharsets.UTF_8);
-      assertTrue(jmx.contains("\"TasksRefused\":2"), jmx);
+      assertTrue(jmx.contains("\"TasksRefused\":3"), jmx);
     } finally {
       p.destroy();
       assertTrue(p.waitFor(10, TimeUnit.SECONDS));

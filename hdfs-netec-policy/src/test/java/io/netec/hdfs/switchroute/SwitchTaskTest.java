@@ -2,6 +2,7 @@ package io.netec.hdfs.switchroute;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -338,17 +339,57 @@ class SwitchTaskTest {
   }
 
   @Test
-  void ebsnWindowShrinksWithTheSpanAndFloorsAtZero() throws Exception {
+  void ebsnWindowShrinksWithThePartialSlotsAndFloorsAtZero() throws Exception {
     Group g = new Group(3, 2, new int[] {0}, 40 * P, 4);
     SwitchTask t = new SwitchTask(0, 0, 16, g.setup);
     assertEquals(8, t.ebsnWindow());
     t.onData(g.data(t, 0, 2), p -> { });
     assertEquals(3, t.span());
-    assertEquals(5, t.ebsnWindow());
-    t.onData(g.data(t, 0, 9), p -> { });
-    assertEquals(0, t.ebsnWindow());
+    assertEquals(1, t.partialSlots());
+    assertEquals(7, t.ebsnWindow(), "one slot holds partial sums");
+    for (int q = 3; q < 10; q++) {
+      t.onData(g.data(t, 0, q), p -> { });
+    }
+    assertEquals(8, t.partialSlots());
+    assertEquals(0, t.ebsnWindow(), "I slots hold partial sums");
     NetecPacket rewritten = t.onAck(new NetecPacket(NetecPacket.ACK, 0, 0, NetecPacket.READER,
         0, 0, 0, 0xffff, new byte[0]));
     assertEquals(0, rewritten.window());
+  }
+
+  /**
+   * Version 2: stripes completed but not yet ACKed hold no memory and leave the window whole;
+   * partial sums a late duplicate left below ackSeq count only as far as the span reaches.
+   */
+  @Test
+  void completedStripesDoNotShrinkTheWindowAndTheSpanBoundsStalePartials() throws Exception {
+    Group g = new Group(3, 2, new int[] {0}, 40 * P, 4);
+    SwitchTask t = new SwitchTask(0, 0, 16, g.setup);
+    for (int q = 0; q < 6; q++) {
+      for (int s = 0; s < 3; s++) {
+        assertNotEquals(Verdict.MISMATCH, t.onData(g.data(t, s, q), p -> { }));
+      }
+    }
+    assertEquals(6, t.span());
+    assertEquals(8, t.ebsnWindow(), "six stripes complete, none ACKed: nothing held");
+    // the reader missed stripe 4: go-back-N resends 4 and 5, which start partial sums again
+    t.onData(g.data(t, 0, 4), p -> { });
+    t.onData(g.data(t, 0, 5), p -> { });
+    assertEquals(2, t.partialSlots());
+    assertEquals(6, t.onAck(new NetecPacket(NetecPacket.ACK, 0, 0, NetecPacket.READER, 0, 0, 4,
+        0xffff, new byte[0])).window());
+    t.onData(g.data(t, 1, 4), p -> { });
+    assertEquals(Verdict.COMPLETED, t.onData(g.data(t, 2, 4), p -> { }));
+    // the reader has 4 and 5 now: stripe 5's partial sums lie below ackSeq, the span is 0
+    NetecPacket ack6 = t.onAck(new NetecPacket(NetecPacket.ACK, 0, 0, NetecPacket.READER, 0, 0,
+        6, 0xffff, new byte[0]));
+    assertEquals(1, t.partialSlots());
+    assertEquals(0, t.span());
+    assertEquals(8, ack6.window());
+    // stripe 21 reuses slot 5 and clears the stale partial sums: one slot held, not two
+    t.onAck(new NetecPacket(NetecPacket.ACK, 0, 0, NetecPacket.READER, 0, 0, 20, 0xffff,
+        new byte[0]));
+    assertEquals(Verdict.AGGREGATED, t.onData(g.data(t, 0, 21), p -> { }));
+    assertEquals(1, t.partialSlots());
   }
 }

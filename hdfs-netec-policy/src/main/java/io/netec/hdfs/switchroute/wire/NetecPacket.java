@@ -10,7 +10,8 @@ import java.util.Arrays;
  * paths read it in place through {@link #payloadArray()} and {@link #payloadOffset()}.
  */
 public final class NetecPacket {
-  public static final int VERSION = 1;
+  /** 2: EBSN counts slots holding partial sums (docs/protocol.md, Versioning). */
+  public static final int VERSION = 2;
   public static final int HEADER_BYTES = 20;
   public static final int MAX_PAYLOAD = 65536 - 1; // payloadLength is 16 bits
   /** Largest stream payload: a multiple of 64 that the 16-bit length field holds. */

@@ -205,7 +205,8 @@ public final class SetupRequest {
     check(o != null && o.isObject(), "not a JSON object");
     check("setup".equals(text(o, "op")), "op: expected \"setup\"");
     check(integer(o, "version") == NetecPacket.VERSION,
-        "version: " + o.get("version") + " not supported (this side speaks 1)");
+        "version: " + o.get("version") + " not supported (this side speaks "
+        + NetecPacket.VERSION + ")");
     JsonNode sv = o.get("survivors");
     check(sv != null && sv.isArray() && sv.size() <= MAX_K, "survivors: missing or too many");
     List<Survivor> survivors = new ArrayList<>();

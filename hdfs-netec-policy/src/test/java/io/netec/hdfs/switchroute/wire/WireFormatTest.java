@@ -28,7 +28,7 @@ class WireFormatTest {
         NetecPacket.FLAG_RETX, 0x1234, 0x89abcdefL, 0x0102, new byte[] {9, 8, 7});
     byte[] b = p.toBytes();
     assertEquals(23, b.length);
-    assertArrayEquals(new byte[] {1, 3, (byte) 0xab, 0x0c, (byte) 0xff, 2, 0x12, 0x34,
+    assertArrayEquals(new byte[] {2, 3, (byte) 0xab, 0x0c, (byte) 0xff, 2, 0x12, 0x34,
         (byte) 0x89, (byte) 0xab, (byte) 0xcd, (byte) 0xef, 1, 2, 0, 3},
         java.util.Arrays.copyOf(b, 16));
     assertEquals(0, b[18] | b[19], "reserved");
@@ -162,7 +162,9 @@ class WireFormatTest {
 
   @Test
   void malformedHeadersAreRefusedWithAReason() {
-    assertReason(b -> b[0] = 2, "version");
+    // version 1 (EBSN over the span) is refused, sealed as its sender would seal it
+    assertReason(b -> b[0] = 1, "version 1, expected 2");
+    assertReason(b -> b[0] = 3, "version 3, expected 2");
     assertReason(b -> b[1] = 9, "type");
     assertReason(b -> b[5] = (byte) 0x80, "flags");
     assertReason(b -> b[19] = 1, "reserved");
@@ -227,7 +229,9 @@ class WireFormatTest {
     assertSetupError(good.replace("\"unitLength\":999000", "\"unitLength\":-1"),
         "survivors[0].unitLength");
     assertSetupError(good.replace("\"sender\":1", "\"sender\":0"), "survivors");
-    assertSetupError(good.replace("\"version\":1", "\"version\":2"), "version");
+    assertTrue(good.contains("\"version\":2"), good);
+    assertSetupError(good.replace("\"version\":2", "\"version\":1"),
+        "version: 1 not supported (this side speaks 2)");
     // the packet's 16-bit length holds 65535: 65472 is the largest payload, 65536 is refused
     assertSetupError(good.replace("\"payload\":4096", "\"payload\":65536"), "payload");
     SetupRequest.fromJson(good.replace("\"payload\":4096", "\"payload\":65472")
