@@ -6,6 +6,7 @@ import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
+import org.apache.hadoop.fs.ByteBufferReadable;
 import org.apache.hadoop.hdfs.DFSConfigKeys;
 import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
@@ -57,8 +58,11 @@ public final class DataNodeBlockSource implements BlockSource {
     return new Verified(dn.getFSDataset(), block, offset);
   }
 
-  /** The block's bytes from an offset, each checksum chunk verified before it is returned. */
-  private static final class Verified extends InputStream {
+  /**
+   * The block's bytes from an offset, each checksum chunk verified before it is returned; read
+   * into arrays or, with no copy of its own between, into a caller's (direct) buffer.
+   */
+  private static final class Verified extends InputStream implements ByteBufferReadable {
     private final ExtendedBlock block;
     private final InputStream data;
     private final DataInputStream meta;
@@ -136,6 +140,22 @@ public final class DataNodeBlockSource implements BlockSource {
       }
       int n = Math.min(len, buf.remaining());
       buf.get(b, off, n);
+      return n;
+    }
+
+    @Override
+    public int read(ByteBuffer dst) throws IOException {
+      if (!dst.hasRemaining()) {
+        return 0;
+      }
+      while (!buf.hasRemaining()) {
+        if (!fill()) {
+          return -1;
+        }
+      }
+      int n = Math.min(dst.remaining(), buf.remaining());
+      dst.put(buf.array(), buf.arrayOffset() + buf.position(), n);
+      buf.position(buf.position() + n);
       return n;
     }
 

@@ -22,10 +22,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.handler.codec.LengthFieldPrepender;
 import java.io.Closeable;
@@ -112,9 +109,9 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     this.opts = opts;
     this.agentNetworks = PeerNetworks.of(opts.agentNetworks, AGENT_NETWORKS, "--agent-networks");
     this.arrayUsed = new boolean[Math.min(256, opts.slotArrays)];
-    this.group = new NioEventLoopGroup(opts.ioThreads, ioThreads);
+    this.group = Transport.group(opts.ioThreads, ioThreads);
     try {
-      control = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
+      control = new ServerBootstrap().group(group).channel(Transport.serverChannel())
           .childHandler(new ChannelInitializer<SocketChannel>() {
             @Override
             protected void initChannel(SocketChannel ch) {
@@ -130,8 +127,9 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
                   new LengthFieldPrepender(4), new ControlHandler());
             }
           }).bind(opts.bindHost, opts.controlPort).sync().channel();
-      data = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
+      data = new ServerBootstrap().group(group).channel(Transport.serverChannel())
           .childOption(ChannelOption.TCP_NODELAY, true)
+          .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, Transport.WATER_MARK)
           .childHandler(new ChannelInitializer<SocketChannel>() {
             @Override
             protected void initChannel(SocketChannel ch) {
@@ -153,8 +151,9 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
           + ":" + opts.metricsPort, e);
     }
     LOG.info("NetEC software switch: control {}, data {}, {} slot arrays x {} slots, {} MiB,"
-        + " metrics {}", controlAddress(), dataAddress(), arrayUsed.length, opts.slotsPerArray,
-        opts.memoryBudgetBytes >> 20, mbean);
+        + " {} I/O threads ({}), metrics {}", controlAddress(), dataAddress(), arrayUsed.length,
+        opts.slotsPerArray, opts.memoryBudgetBytes >> 20, opts.ioThreads, Transport.name(),
+        mbean);
   }
 
   private ObjectName registerMBean() {
@@ -434,8 +433,9 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
         SetupRequest.Survivor sv = s.survivors().get(i);
         String[] hp = sv.agent().split(":");
         int sender = i;
-        survivors[i] = new Bootstrap().group(reader.eventLoop()).channel(NioSocketChannel.class)
+        survivors[i] = new Bootstrap().group(reader.eventLoop()).channel(Transport.socketChannel())
             .option(ChannelOption.TCP_NODELAY, true)
+            .option(ChannelOption.RCVBUF_ALLOCATOR, Transport.STREAM_READS)
             .handler(new ChannelInitializer<SocketChannel>() {
               @Override
               protected void initChannel(SocketChannel ch) {

@@ -14,24 +14,24 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultEventExecutorGroup;
 import io.netty.util.concurrent.EventExecutorGroup;
 import java.io.Closeable;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import org.apache.hadoop.fs.ByteBufferReadable;
 import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
 import org.apache.hadoop.io.IOUtils;
 import org.slf4j.Logger;
@@ -52,7 +52,7 @@ public final class SurvivorAgent implements Closeable {
   private final int maxStreams;
   /** Its I/O loop and block readers: what streaming costs a survivor (see {@link #cpuNanos}). */
   private final CpuAccountedThreads threads = new CpuAccountedThreads("netec-agent");
-  private final EventLoopGroup io = new NioEventLoopGroup(1, threads);
+  private final EventLoopGroup io = Transport.group(1, threads);
   private final EventExecutorGroup readers;
   private final Channel server;
   private final AtomicInteger streams = new AtomicInteger();
@@ -71,8 +71,9 @@ public final class SurvivorAgent implements Closeable {
     this.readers = new DefaultEventExecutorGroup(Math.max(2,
         Runtime.getRuntime().availableProcessors()), threads);
     try {
-      server = new ServerBootstrap().group(io).channel(NioServerSocketChannel.class)
+      server = new ServerBootstrap().group(io).channel(Transport.serverChannel())
           .childOption(ChannelOption.TCP_NODELAY, true)
+          .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, Transport.WATER_MARK)
           .childHandler(new ChannelInitializer<SocketChannel>() {
             @Override
             protected void initChannel(SocketChannel ch) {
@@ -132,7 +133,7 @@ public final class SurvivorAgent implements Closeable {
     private long next;
     private long limit;
     private boolean counted;
-    /** Each payload is read here, then copied once into its frame (one thread uses it). */
+    /** A source that is only an InputStream is read here, then copied into the frame. */
     private byte[] scratch;
 
     @Override
@@ -189,7 +190,7 @@ public final class SurvivorAgent implements Closeable {
       long room = ctx.channel().bytesBeforeUnwritable();
       List<ByteBuf> batch = new ArrayList<>();
       try {
-        while (next < Math.min(limit, stripes) && (batch.isEmpty() || room > 0)) {
+        while (next < Math.min(limit, stripes) && room > 0) { // not writable: room is 0
           ByteBuf frame = data(ctx, next++);
           room -= frame.readableBytes();
           batch.add(frame);
@@ -214,29 +215,47 @@ public final class SurvivorAgent implements Closeable {
 
     /**
      * Stripe {@code seq}'s DATA frame, built here (off the event loop) in a pooled direct buffer:
-     * the bytes are read into the scratch array, checksummed there and copied into the frame.
+     * a source that reads into buffers ({@link ByteBufferReadable}, as the DataNode's does)
+     * reads straight into the frame; any other is read through one scratch array.
      */
     private ByteBuf data(ChannelHandlerContext ctx, long seq) throws IOException {
       int len = req.payloadLength(seq);
       long offset = req.offset() + seq * req.payload();
-      if (scratch == null || scratch.length < len) {
-        scratch = new byte[req.payload()];
-      }
-      byte[] payload = scratch;
       int have = (int) Math.max(0, Math.min(len, req.unitLength() - offset));
-      Arrays.fill(payload, have, len, (byte) 0); // past the unit's end: zeros
+      bytesSent.add(len);
+      return NetecPacketCodec.dataFrame(task, array, sender, (int) (seq % req.slots()), seq, len,
+          payload -> read(payload, offset, have), ctx.alloc());
+    }
+
+    /** The unit's bytes [offset, offset + have) into the payload, zeros after them. */
+    private void read(ByteBuffer payload, long offset, int have) throws IOException {
       if (have > 0) {
         if (in == null || inOffset != offset) {
           IOUtils.closeStream(in);
           in = source.open(req.block(), offset);
           inOffset = offset;
         }
-        IOUtils.readFully(in, payload, 0, have);
+        int end = payload.limit();
+        payload.limit(payload.position() + have);
+        if (in instanceof ByteBufferReadable) {
+          while (payload.hasRemaining()) {
+            if (((ByteBufferReadable) in).read(payload) < 0) {
+              throw new EOFException(req.block() + " ends before byte " + (offset + have));
+            }
+          }
+        } else {
+          if (scratch == null) {
+            scratch = new byte[req.payload()];
+          }
+          IOUtils.readFully(in, scratch, 0, have);
+          payload.put(scratch, 0, have);
+        }
+        payload.limit(end);
         inOffset += have;
       }
-      bytesSent.add(len);
-      return NetecPacketCodec.frame(new NetecPacket(NetecPacket.DATA, task, array, sender, 0,
-          (int) (seq % req.slots()), seq, 0, payload, 0, len), ctx.alloc());
+      while (payload.hasRemaining()) {
+        payload.put((byte) 0); // past the unit's end (the last stripe only)
+      }
     }
 
     @Override

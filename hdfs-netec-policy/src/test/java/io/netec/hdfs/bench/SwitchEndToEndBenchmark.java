@@ -4,11 +4,11 @@ import io.netec.hdfs.route.BlockSource;
 import io.netec.hdfs.codec.CoderBackend;
 import io.netec.hdfs.codec.NetecCoding;
 import io.netec.hdfs.codec.RsMatrix;
+import io.netec.hdfs.switchroute.BufferReadableBytes;
 import io.netec.hdfs.switchroute.SoftwareSwitch;
 import io.netec.hdfs.switchroute.SurvivorAgent;
 import io.netec.hdfs.switchroute.SwitchClient;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
-import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -33,21 +33,27 @@ import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
  * this process's CPU seconds per rebuilt GiB on each path (agents, switch and reader, or senders
  * and reader: on one machine every hop of the switch path costs CPU that a network would carry
  * instead). Everything shares the machine's cores, so this measures software overhead, not a
- * network's line rate. {@code -Dpayload=}, {@code -Dwarmups=}, {@code -Drounds=} change the run.
+ * network's line rate. {@code -Dpayload=}, {@code -Dwarmups=}, {@code -DwarmupSeconds=},
+ * {@code -Drounds=} and {@code -Dks=} change the run.
  */
 public final class SwitchEndToEndBenchmark {
   private static final int UNIT = 64 << 20;
   private static final int PAYLOAD = Integer.getInteger("payload", 32 * 1024);
-  /** Runs before measuring: until the JIT has compiled the path, it competes for the cores. */
+  /**
+   * Runs before measuring, at least this many and for at least this long: until the JIT has
+   * compiled both paths (several seconds of C2 on this machine), it competes for the cores.
+   */
   private static final int WARM_UPS = Integer.getInteger("warmups", 8);
-  private static final int ROUNDS = Integer.getInteger("rounds", 7);
-  /** Survivor counts: RS(3,2), RS(6,3), RS(10,4) and one between. */
-  private static final int[] KS = {3, 4, 6, 10};
+  private static final int WARM_UP_SECONDS = Integer.getInteger("warmupSeconds", 20);
+  private static final int ROUNDS = Integer.getInteger("rounds", 11);
+  /** Survivor counts: RS(3,2), RS(6,3), RS(10,4) and one between ({@code -Dks=3,6}: fewer). */
+  private static final int[] KS = java.util.Arrays.stream(System.getProperty("ks", "3,4,6,10")
+      .split(",")).mapToInt(Integer::parseInt).toArray();
 
   public static void main(String[] args) throws Exception {
     System.out.printf(Locale.ROOT, "# End to end over TCP loopback, one %d MiB unit rebuilt,"
-        + " %d-byte payloads, best of %d alternating rounds after %d warm-ups (%d cores)%n%n",
-        UNIT >> 20, PAYLOAD, ROUNDS, WARM_UPS,
+        + " %d-byte payloads, best of %d alternating rounds after %d warm-ups and %d s"
+        + " (%d cores)%n%n", UNIT >> 20, PAYLOAD, ROUNDS, WARM_UPS, WARM_UP_SECONDS,
         Runtime.getRuntime().availableProcessors());
     System.out.println("| k | switch MB/s | switch ingress/rebuilt | switch CPU s/GiB in |"
         + " agents CPU s/GiB | reader CPU s/GiB | path CPU s/GiB | host decode MB/s |"
@@ -59,7 +65,9 @@ public final class SwitchEndToEndBenchmark {
       for (byte[] u : units) {
         rnd.nextBytes(u);
       }
-      for (int i = 0; i < (k == KS[0] ? WARM_UPS : 2); i++) { // the JIT is warm after the first k
+      long warmUntil = System.nanoTime() + (k == KS[0] ? WARM_UP_SECONDS * 1_000_000_000L : 0);
+      // the JIT is warm after the first k
+      for (int i = 0; i < (k == KS[0] ? WARM_UPS : 2) || System.nanoTime() < warmUntil; i++) {
         viaSwitch(units);
         viaHost(units);
       }
@@ -115,7 +123,8 @@ public final class SwitchEndToEndBenchmark {
       @Override
       public InputStream open(ExtendedBlock block, long offset) {
         byte[] u = units[(int) block.getBlockId()];
-        return new ByteArrayInputStream(u, (int) offset, u.length - (int) offset);
+        // read into the agents' frames as a DataNode's blocks are (ByteBufferReadable)
+        return new BufferReadableBytes(u, (int) offset, u.length - (int) offset);
       }
     };
     List<AutoCloseable> open = new ArrayList<>();

@@ -40,7 +40,10 @@ class SoftwareSwitchTest {
   /** When set, opening a block blocks: a survivor that stalls. */
   private volatile boolean stall;
 
-  /** Blocks from memory; tokens checked when {@link #requiredToken} is set. */
+  /**
+   * Blocks from memory (odd block ids also ByteBufferReadable); tokens checked when
+   * {@link #requiredToken} is set.
+   */
   private final BlockSource memory = new BlockSource() {
     @Override
     public void check(ExtendedBlock block, String token, long minLength) throws IOException {
@@ -63,7 +66,11 @@ class SoftwareSwitchTest {
         }
       }
       byte[] b = blocks.get(block.toString());
-      return new ByteArrayInputStream(b, (int) offset, b.length - (int) offset);
+      // odd blocks read into the agents' buffers directly, even ones through an array: every
+      // rebuild takes both paths
+      return (block.getBlockId() & 1) != 0
+          ? new BufferReadableBytes(b, (int) offset, b.length - (int) offset)
+          : new ByteArrayInputStream(b, (int) offset, b.length - (int) offset);
     }
   };
 
@@ -614,6 +621,21 @@ class SoftwareSwitchTest {
     SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {2}, 50_000, 5);
     assertArrayEquals(g.units[2], rebuild(sw.controlAddress(), setup(g, agents, 4096, "",
         "after"), null)[0]);
+  }
+
+  /**
+   * On Linux the data connections run on Netty's native epoll transport, which Hadoop ships:
+   * a class path that lost it would fall back to NIO silently, and slower.
+   */
+  @Test
+  void dataConnectionsUseEpollOnLinux() {
+    if (System.getProperty("os.name").startsWith("Linux")) {
+      assertTrue(io.netty.channel.epoll.Epoll.isAvailable(),
+          () -> "epoll unavailable: " + io.netty.channel.epoll.Epoll.unavailabilityCause());
+      assertEquals("epoll", Transport.name());
+    } else {
+      assertEquals("nio", Transport.name());
+    }
   }
 
   @Test

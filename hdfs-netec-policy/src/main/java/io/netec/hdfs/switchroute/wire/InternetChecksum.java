@@ -10,7 +10,8 @@ import java.nio.ByteOrder;
  * runs over every byte each hop sends or receives, so it reads eight bytes at a time in the
  * machine's order and adds them as two 32-bit halves: the ones'-complement sum is independent
  * of byte order up to a final swap (RFC 1071 §2(B)) and of the word width up to the final fold
- * (2^32 and 2^16 are both 1 modulo 2^16 - 1). Two adds per eight bytes, no byte shuffling.
+ * (2^32 and 2^16 are both 1 modulo 2^16 - 1). Two adds per eight bytes, no byte shuffling, in
+ * four independent sums (one sum is a chain of dependent adds: half the speed).
  */
 public final class InternetChecksum {
   private static final VarHandle ARRAY_LONGS =
@@ -36,8 +37,22 @@ public final class InternetChecksum {
    * range may have an odd length). For a checksum over a header and a payload held apart.
    */
   static long sum(byte[] b, int from, int to) {
-    long sum = 0;
+    long s0 = 0;
+    long s1 = 0;
+    long s2 = 0;
+    long s3 = 0;
     int i = from;
+    for (; i + 32 <= to; i += 32) { // four sums: four add chains the core runs side by side
+      long v0 = (long) ARRAY_LONGS.get(b, i);
+      long v1 = (long) ARRAY_LONGS.get(b, i + 8);
+      long v2 = (long) ARRAY_LONGS.get(b, i + 16);
+      long v3 = (long) ARRAY_LONGS.get(b, i + 24);
+      s0 += (v0 & 0xffffffffL) + (v0 >>> 32);
+      s1 += (v1 & 0xffffffffL) + (v1 >>> 32);
+      s2 += (v2 & 0xffffffffL) + (v2 >>> 32);
+      s3 += (v3 & 0xffffffffL) + (v3 >>> 32);
+    }
+    long sum = s0 + s1 + s2 + s3; // each below 2^59 for any array: no overflow
     for (; i + 8 <= to; i += 8) {
       long v = (long) ARRAY_LONGS.get(b, i);
       sum += (v & 0xffffffffL) + (v >>> 32);
@@ -53,11 +68,30 @@ public final class InternetChecksum {
 
   /** As {@link #of(byte[], int, int)}, over absolute indices of a heap or direct buffer. */
   public static int of(ByteBuffer b, int from, int to) {
+    return finish(sum(b, from, to));
+  }
+
+  /** As {@link #sum(byte[], int, int)}, over absolute indices of a heap or direct buffer. */
+  static long sum(ByteBuffer b, int from, int to) {
     if (b.hasArray()) {
-      return of(b.array(), b.arrayOffset() + from, b.arrayOffset() + to);
+      return sum(b.array(), b.arrayOffset() + from, b.arrayOffset() + to);
     }
-    long sum = 0;
+    long s0 = 0;
+    long s1 = 0;
+    long s2 = 0;
+    long s3 = 0;
     int i = from;
+    for (; i + 32 <= to; i += 32) {
+      long v0 = (long) BUFFER_LONGS.get(b, i);
+      long v1 = (long) BUFFER_LONGS.get(b, i + 8);
+      long v2 = (long) BUFFER_LONGS.get(b, i + 16);
+      long v3 = (long) BUFFER_LONGS.get(b, i + 24);
+      s0 += (v0 & 0xffffffffL) + (v0 >>> 32);
+      s1 += (v1 & 0xffffffffL) + (v1 >>> 32);
+      s2 += (v2 & 0xffffffffL) + (v2 >>> 32);
+      s3 += (v3 & 0xffffffffL) + (v3 >>> 32);
+    }
+    long sum = s0 + s1 + s2 + s3;
     for (; i + 8 <= to; i += 8) {
       long v = (long) BUFFER_LONGS.get(b, i);
       sum += (v & 0xffffffffL) + (v >>> 32);
@@ -68,7 +102,7 @@ public final class InternetChecksum {
     if (i < to) {
       sum += b.get(i) & 0xff;
     }
-    return finish(sum);
+    return sum;
   }
 
   /** Folds a sum of little-endian words to 16 bits, swaps it to network order, complements. */

@@ -1,0 +1,70 @@
+package io.netec.hdfs.switchroute;
+
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollEventLoopGroup;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import java.util.concurrent.ThreadFactory;
+
+/**
+ * The Netty transport of the switch route's data connections (software switch and survivor
+ * agents): Linux's native epoll where Netty's native library loads (Hadoop ships it with
+ * Netty), else Java NIO. Epoll reads and writes straight from direct buffers' addresses
+ * (writev of a whole batch of frames in one call) and needs no selector wake-ups, which is
+ * per-packet CPU the data path spends otherwise.
+ */
+final class Transport {
+  /**
+   * A channel turns unwritable above this many queued bytes: a batch of frames (the agents
+   * build one per writability window) and a switch's backlog to a reader are a few dozen
+   * frames, not Netty's default two (64 KiB), which paused and resumed every stream per pair
+   * of packets.
+   */
+  static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(512 << 10, 1 << 20);
+
+  /**
+   * Reads of survivor streams: up to 1 MiB a read (Netty's default stops at 64 KiB, two
+   * 32 KiB frames a system call), sized by what the last reads brought.
+   */
+  static final AdaptiveRecvByteBufAllocator STREAM_READS =
+      new AdaptiveRecvByteBufAllocator(4096, 64 << 10, 1 << 20);
+
+  private static final boolean EPOLL = epollLoads();
+
+  private static boolean epollLoads() {
+    try {
+      return Epoll.isAvailable();
+    } catch (LinkageError e) { // a Hadoop without Netty's epoll classes
+      return false;
+    }
+  }
+
+  private Transport() {
+  }
+
+  /** "epoll" or "nio": what this JVM's data connections use (logged at start). */
+  static String name() {
+    return EPOLL ? "epoll" : "nio";
+  }
+
+  static EventLoopGroup group(int threads, ThreadFactory factory) {
+    return EPOLL ? new EpollEventLoopGroup(threads, factory)
+        : new NioEventLoopGroup(threads, factory);
+  }
+
+  static Class<? extends ServerChannel> serverChannel() {
+    return EPOLL ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+  }
+
+  static Class<? extends SocketChannel> socketChannel() {
+    return EPOLL ? EpollSocketChannel.class : NioSocketChannel.class;
+  }
+}
