@@ -11,6 +11,10 @@ DataNode holding the most internal blocks is killed with kill -9, and the run me
     their links, read on the bridge), and CPU seconds per rebuilt GiB of every process
     (/proc/PID/stat), by role;
   - every rebuilt block compared byte for byte with the dead DataNode's copy.
+Before a route's measured runs, --warmup untimed rounds (default 1) of the same size let the
+DataNodes' JIT compile the route's code, as on a cluster that has been up for a while (C2
+needs some 10,000 packets per method: a survivor streams 2,048 per 64 MiB; lowering HotSpot's
+thresholds made it compile far more of Hadoop and was slower).
 Then degraded-read latency (one whole internal block, its holder dead, through each client
 route, against a healthy block and a replicated block; with and without a reconstruction
 running) and concurrent losses (1..3 DataNodes at once through the switch).
@@ -83,6 +87,9 @@ def summarize(o, link, tb):
         "survivor_egress_per_byte": round(sum(
             n for h, n in o.egress.items() if h.startswith("dn") and h not in o.targets)
             / o.bytes, 3) if o.bytes else 0,
+        # CPU seconds of every daemon over the window's seconds: near the machine's core count,
+        # the run was CPU-bound, whatever the links allowed
+        "cores_busy": round(sum(roles.values()) / o.window_s, 2) if o.bytes else 0,
         "equal": o.all_equal, "wall_s": round(o.wall_s, 1)}
 
 
@@ -177,6 +184,10 @@ def main(argv=None):
                    help="one task per run instead: one block group of MB-MiB internal blocks, "
                         "so that one rebuilding node's link is what is measured (the paper's "
                         "single-block rate); skips degraded reads and concurrent losses")
+    p.add_argument("--warmup", type=int, default=1, metavar="N",
+                   help="untimed rounds per code and route before its measured ones, of the "
+                        "same size: a DataNode's first tasks on a route run while the JIT "
+                        "compiles it, which a long-running cluster has long done")
     p.add_argument("--reads-link", default="1gbit")
     p.add_argument("--concurrent", type=int, default=3, help="most DataNodes lost at once")
     p.add_argument("--out", default=os.path.join(REPO, "docs", "testbed-benchmark.md"))
@@ -203,6 +214,13 @@ def main(argv=None):
                 say("%s, route %s: DataNodes restarted with netec.route.order=%s, "
                     "netec.inec.scheme=%s" % (code, route, order, scheme))
                 tb.restart_datanodes(route_order=order, inec_scheme=scheme, revive=True)
+                for n in range(a.warmup):
+                    seed += 1
+                    o = run_one(tb, code, route, links[-1], 1 if a.single else a.groups, seed,
+                                (a.single << 20) if a.single else tb.cfg.block_size)
+                    say("  warm-up %d (not measured): %s" % (n + 1, scenario.describe(o)))
+                    for v in o.victims:
+                        tb.revive(v)
                 for link in links:
                     seed += 1
                     o = run_one(tb, code, route, link, 1 if a.single else a.groups, seed,
@@ -229,6 +247,7 @@ def main(argv=None):
     finally:
         tb.down()
     results["command"] = cmdline
+    results["warmup"] = a.warmup
     results["seconds"] = round(time.time() - started)
     write_report(results, a.out)
     say("wrote %s (and its PNG plots and JSON) in %d s" % (a.out, results["seconds"]))
@@ -264,33 +283,36 @@ def write_report(res, out):
          "Printed by `%s` in one run (%d s) on %s. Hadoop 3.4.3 daemons in network namespaces "
          "(bin/netec-testbed); every host link shaped both ways with tc tbf, the software "
          "switch's host unshaped (it stands for a switching ASIC). Figures are this run's; "
-         "ratios compare routes measured in the same run." % (res["command"], res["seconds"],
-                                                              machine()), "",
+         "ratios compare routes measured in the same run, each after %d untimed warm-up "
+         "round(s) on its route (the DataNodes' JIT compiling the route's code)." % (
+             res["command"], res["seconds"], machine(), res.get("warmup", 0)), "",
          "## Reconstruction", "",
          "rate: rebuilt bytes / (last task end - first task start); task rate: mean of one "
          "task's bytes / its time (what one rebuilding node achieves); link: fraction of the "
          "link rate; ingress: bytes received by the rebuilding DataNodes' links per rebuilt "
          "byte; CPU: seconds per rebuilt GiB (targets = rebuilding DataNodes, survivors = the "
-         "other live DataNodes).", "",
+         "other live DataNodes); cores busy: every daemon's CPU seconds over the window's "
+         "seconds (near %d, this machine's cores, the run was CPU-bound)." % os.cpu_count(), "",
          "busiest link: the shaped host link that carried the most during the window, and its "
          "utilization (1.00 = full): where a run was network-bound. Survivors' egress: bytes "
          "sent by the live DataNodes that did not rebuild, per rebuilt byte.", "",
          "| code | route | link | tasks | served by | MiB | rate MB/s | rate/link | task MB/s "
          "| task/link | ingress/B | survivors' egress/B | busiest link | CPU s/GiB targets "
-         "| survivors | switch | equal |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+         "| survivors | switch | cores busy | equal |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in res["rebuild"]:
         c = r["cpu_s_per_gib"]
         timed = r["task_rate_MBps"] > 0  # re-replication has no per-task times
         L.append("| %s | %s | %s | %d | %s | %.0f | %.1f | %.2f | %s | %s | %.2f | %s | %s "
-                 "| %.1f | %.1f | %.1f | %s |" % (
+                 "| %.1f | %.1f | %.1f | %s | %s |" % (
                      r["code"], r["route"], r["link"], r["tasks"],
                      ", ".join("%s %d" % kv for kv in sorted(r["served_by"].items())),
                      r["bytes"] / 2**20, r["rate_MBps"], r["link_fraction"],
                      "%.1f" % r["task_rate_MBps"] if timed else "-",
                      "%.2f" % r["task_link_fraction"] if timed else "-", r["ingress_per_byte"],
                      r.get("survivor_egress_per_byte", "-"), r.get("busiest", "-"),
-                     c["targets"], c["survivors"], c["switch"], "yes" if r["equal"] else "NO"))
+                     c["targets"], c["survivors"], c["switch"], r.get("cores_busy", "-"),
+                     "yes" if r["equal"] else "NO"))
     L += ["", "Ratios against native in the same run (rate, and one task's rate):", "",
           "| code | link | route | rate / native | task rate / native |", "|---|---|---|---|---|"]
     for r in res["rebuild"]:

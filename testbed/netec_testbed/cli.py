@@ -23,7 +23,7 @@ from .net import TestbedError
 def _config(a):
     return Config(prefix=a.prefix, datanodes=a.datanodes, link=a.link, delay_us=a.delay_us,
                   loss=a.loss, shape_switch=a.shape_switch, hadoop=a.hadoop,
-                  block_size=a.block_mb << 20, run_dir=a.run_dir)
+                  block_size=a.block_mb << 20, run_dir=a.run_dir, jvm_options=a.jvm_option)
 
 
 def parser():
@@ -40,6 +40,8 @@ def parser():
                    help="shape the software switch's host too (by default it stands for a switch ASIC)")
     p.add_argument("--hadoop", default="3.4.3", choices=["3.4.3", "3.5.0"])
     p.add_argument("--block-mb", type=int, default=8, help="internal block size in MiB (default 8)")
+    p.add_argument("--jvm-option", action="append", default=[], metavar="OPT",
+                   help="an extra JVM option of every daemon (repeatable)")
     p.add_argument("--keep", action="store_true", help="demo: leave the testbed up afterwards")
     return p
 

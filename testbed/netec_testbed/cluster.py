@@ -32,6 +32,7 @@ class Config:
         self.route_timeout_ms = 30000
         self.run_dir = None
         self.hdfs = {}              # extra hdfs-site keys for every host
+        self.jvm_options = []       # extra JVM options of the daemons (NameNode, DataNodes, switch)
         for k, v in kw.items():
             if not hasattr(self, k):
                 raise TypeError("unknown testbed setting " + k)
@@ -316,7 +317,7 @@ class Testbed(Cluster):
         os.makedirs(os.path.join(d, "tmp"), exist_ok=True)
         cmd = ["ip", "netns", "exec", self.fabric.ns(host)] + hadoop.java_command(
             os.path.join(d, "conf"), self.classpath, main, args, heap=heap,
-            tmp=os.path.join(d, "tmp"))
+            tmp=os.path.join(d, "tmp"), options=() if host == "cl" else self.cfg.jvm_options)
         if wait:
             p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                timeout=600)

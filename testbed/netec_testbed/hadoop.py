@@ -93,12 +93,12 @@ def write_conf(conf_dir, core, hdfs):
         f.write(LOG4J)
 
 
-def java_command(conf_dir, classpath, main, args=(), heap="512m", tmp=None):
+def java_command(conf_dir, classpath, main, args=(), heap="512m", tmp=None, options=()):
     java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") \
         if os.environ.get("JAVA_HOME") else "java"
-    cmd = [java, "-Xmx" + heap, "-XX:+UseSerialGC",
-           "-Dlog4j.configuration=file:" + os.path.join(conf_dir, "log4j.properties"),
-           "-Dhadoop.log.dir=" + conf_dir]
+    cmd = [java, "-Xmx" + heap, "-XX:+UseSerialGC"] + list(options) + [
+        "-Dlog4j.configuration=file:" + os.path.join(conf_dir, "log4j.properties"),
+        "-Dhadoop.log.dir=" + conf_dir]
     if tmp:
         # libnetec.so is extracted from the jar here, not into the machine's /tmp.
         cmd.append("-Djava.io.tmpdir=" + tmp)

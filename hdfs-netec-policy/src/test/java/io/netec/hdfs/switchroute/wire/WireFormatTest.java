@@ -66,7 +66,10 @@ class WireFormatTest {
     return (int) (~sum & 0xffff);
   }
 
-  /** The word-at-a-time checksum equals RFC 1071's, on arrays and direct buffers alike. */
+  /**
+   * The word-at-a-time checksum equals RFC 1071's, on arrays and direct buffers alike, in
+   * libnetec.so (ranges from 256 bytes, unless the run forces native code off) and in Java.
+   */
   @Test
   void checksumIsRfc1071() {
     Random rnd = new Random(1071);
@@ -82,11 +85,20 @@ class WireFormatTest {
       int to = from + rnd.nextInt(b.length - from + 1);
       int want = referenceChecksum(b, from, to);
       assertEquals(want, InternetChecksum.of(b, from, to), "array " + round);
+      assertEquals(want, InternetChecksum.finish(InternetChecksum.javaSum(b, from, to)),
+          "Java loops " + round);
       ByteBuffer direct = ByteBuffer.allocateDirect(b.length).put(b);
       assertEquals(want, InternetChecksum.of(direct, from, to), "direct " + round);
       assertEquals(want, InternetChecksum.of(ByteBuffer.wrap(b).asReadOnlyBuffer(), from, to),
           "read-only " + round);
     }
+  }
+
+  /** Long ranges are summed in libnetec.so unless the run forces native code off. */
+  @Test
+  void checksumRunsNativeUnlessForcedOff() {
+    assertEquals(!Boolean.getBoolean(io.netec.hdfs.codec.IsalNative.DISABLE_PROPERTY),
+        InternetChecksum.isNative(), io.netec.hdfs.codec.IsalNative.libraryUnavailableReason());
   }
 
   /** decodeFrame checks a frame where it lies and gives a packet viewing it, not a copy. */
