@@ -89,7 +89,7 @@ docker/run-demo.sh --image "$image" --project "$project"
 # run-demo took its cluster down: nothing of it may be left
 left=$(docker ps -a -q --filter "label=com.docker.compose.project=$project")
 [ -z "$left" ] || { echo "docker-test: containers left: $left" >&2; exit 1; }
-docker network ls --format '{{.Name}}' | grep -q "^${project}_" &&
+docker network ls --format '{{.Name}}' | grep "^${project}_" >/dev/null &&
   { echo "docker-test: network ${project}_* left" >&2; exit 1; }
 new=$(docker volume ls -q | sort | comm -13 "$run/volumes-before" -)
 [ -z "$new" ] || { echo "docker-test: volumes left: $new" >&2; exit 1; }

@@ -7,7 +7,10 @@ sudo=""
 [ "$(id -u)" = 0 ] || sudo="sudo"
 need=()
 # ISA-L: libnetec.so dlopen's libisal.so.2 (the native coder and the benchmarks use it).
-{ ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q 'libisal\.so\.2 ' || need+=(libisal2)
+# grep reads all of ldconfig's list: with -q it would stop at the match, ldconfig would die of
+# SIGPIPE, and pipefail would call ISA-L missing (and reinstall it on every run).
+{ ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep 'libisal\.so\.2 ' >/dev/null ||
+  need+=(libisal2)
 command -v cmake >/dev/null || need+=(cmake)
 # The testbed (bin/netec-testbed, its tests and benchmark): ip and tc.
 { command -v ip && command -v tc; } >/dev/null 2>&1 || need+=(iproute2)

@@ -44,6 +44,15 @@ final class CpuAccountedThreads extends DefaultThreadFactory {
     live.remove(t);
   }
 
+  /** CPU nanoseconds of each live thread, in the order they were made (empty if unmeasurable). */
+  synchronized long[] liveCpuNanos() {
+    if (!THREADS.isThreadCpuTimeSupported()) {
+      return new long[0];
+    }
+    return live.stream().mapToLong(t -> Math.max(0, THREADS.getThreadCpuTime(t.getId())))
+        .toArray();
+  }
+
   /** CPU nanoseconds of every thread made so far; -1 if this JVM cannot measure it. */
   synchronized long cpuNanos() {
     if (!THREADS.isThreadCpuTimeSupported()) {

@@ -254,6 +254,11 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     return ioThreads.cpuNanos();
   }
 
+  /** CPU nanoseconds of each live I/O thread: how tasks spread over them. */
+  long[] ioThreadCpuNanos() {
+    return ioThreads.liveCpuNanos();
+  }
+
   @Override
   public void close() {
     if (metricsPage != null) {

@@ -233,6 +233,14 @@ class SoftwareSwitchTest {
             + ", memory in use " + sw.getMemoryInUse());
     assertEquals(0, sw.getTasksRefused());
     assertEquals(0, sw.getTasksFailed());
+    // tasks spread over the switch's I/O threads (readers are accepted round-robin, a task's
+    // survivors join its reader's loop): each of the two did a good part of the packet work
+    long[] cpu = sw.ioThreadCpuNanos();
+    assertEquals(2, cpu.length, "I/O threads");
+    long sum = cpu[0] + cpu[1];
+    for (long c : cpu) {
+      assertTrue(c > sum / 5, "CPU of the I/O threads: " + java.util.Arrays.toString(cpu));
+    }
   }
 
   /**
