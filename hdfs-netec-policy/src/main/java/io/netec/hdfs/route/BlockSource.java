@@ -16,7 +16,8 @@ public interface BlockSource {
   /**
    * The block's bytes from {@code offset}; a read of bytes that fail their checksum throws
    * (a survivor must never stream a corrupt replica). A stream that is also Hadoop's
-   * {@code ByteBufferReadable} is read straight into the switch route's packet buffers.
+   * {@code ByteBufferReadable} is read straight into the switch route's packet buffers; its
+   * {@code read(ByteBuffer)} returns -1 at the end, else at least one byte.
    */
   InputStream open(ExtendedBlock block, long offset) throws IOException;
 }
