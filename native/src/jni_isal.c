@@ -166,11 +166,14 @@ JNIEXPORT void JNICALL Java_io_netec_hdfs_codec_IsalNative_encodeArrays0(
   if (pinned != n) throw_ise(env, "cannot pin arrays");
 }
 
-/* ISA-L ec_encode_data_update: out[r] ^= M[r][vec_i] * src for every row r (heap arrays). */
-JNIEXPORT void JNICALL Java_io_netec_hdfs_codec_IsalNative_updateArrays0(
-    JNIEnv *env, jclass cls, jint len, jint k, jint rows, jint vecI, jobject gftbls,
-    jbyteArray src, jint srcOff, jobjectArray out, jintArray outOff) {
-  (void)cls;
+/*
+ * ISA-L ec_encode_data_update: out[r] ^= M[r][vec_i] * src for every row r, into heap arrays;
+ * the source is a heap array (src, from srcOff) or, when src is NULL, direct memory at srcAddr
+ * (its bounds already checked).
+ */
+static void update_into_arrays(JNIEnv *env, jint len, jint k, jint rows, jint vecI,
+                               jobject gftbls, jbyteArray src, jint srcOff,
+                               unsigned char *srcAddr, jobjectArray out, jintArray outOff) {
   if (!check_shape(env, len, k, rows)) return;
   if (vecI < 0 || vecI >= k) {
     throw_iae(env, "vec_i outside 0..k-1");
@@ -178,28 +181,56 @@ JNIEXPORT void JNICALL Java_io_netec_hdfs_codec_IsalNative_updateArrays0(
   }
   unsigned char *t = tables_address(env, gftbls, k, rows);
   if (!t) return;
-  if (!src || srcOff < 0 || (jlong)srcOff + len > (*env)->GetArrayLength(env, src) ||
+  if ((src && (srcOff < 0 || (jlong)srcOff + len > (*env)->GetArrayLength(env, src))) ||
       (*env)->GetArrayLength(env, out) < rows || (*env)->GetArrayLength(env, outOff) < rows) {
     throw_iae(env, "source too short or too few outputs");
     return;
   }
+  /* a heap source is pinned first (read only, released with JNI_ABORT), the outputs after */
+  jint in = src ? 1 : 0;
   jbyteArray arrs[MAX_UNITS + 1];
   jint offs[MAX_UNITS + 1];
   arrs[0] = src;
   offs[0] = srcOff;
-  (*env)->GetIntArrayRegion(env, outOff, 0, rows, offs + 1);
+  (*env)->GetIntArrayRegion(env, outOff, 0, rows, offs + in);
   for (jint r = 0; r < rows; r++) {
-    arrs[r + 1] = (*env)->GetObjectArrayElement(env, out, r);
-    if (!arrs[r + 1] || offs[r + 1] < 0 ||
-        (jlong)offs[r + 1] + len > (*env)->GetArrayLength(env, arrs[r + 1])) {
+    arrs[r + in] = (*env)->GetObjectArrayElement(env, out, r);
+    if (!arrs[r + in] || offs[r + in] < 0 ||
+        (jlong)offs[r + in] + len > (*env)->GetArrayLength(env, arrs[r + in])) {
       throw_iae(env, "output is null or too short");
       return;
     }
   }
   unsigned char *ptrs[MAX_UNITS + 1];
-  jint n = rows + 1;
+  jint n = rows + in;
   jint pinned = pin_arrays(env, arrs, offs, n, ptrs);
-  if (pinned == n && len > 0) isal->ec_encode_data_update(len, k, rows, vecI, t, ptrs[0], ptrs + 1);
-  unpin_arrays(env, arrs, offs, ptrs, pinned, 1);
+  if (pinned == n && len > 0)
+    isal->ec_encode_data_update(len, k, rows, vecI, t, in ? ptrs[0] : srcAddr, ptrs + in);
+  unpin_arrays(env, arrs, offs, ptrs, pinned, in);
   if (pinned != n) throw_ise(env, "cannot pin arrays");
+}
+
+JNIEXPORT void JNICALL Java_io_netec_hdfs_codec_IsalNative_updateArrays0(
+    JNIEnv *env, jclass cls, jint len, jint k, jint rows, jint vecI, jobject gftbls,
+    jbyteArray src, jint srcOff, jobjectArray out, jintArray outOff) {
+  (void)cls;
+  if (!src) {
+    throw_iae(env, "source too short or too few outputs");
+    return;
+  }
+  update_into_arrays(env, len, k, rows, vecI, gftbls, src, srcOff, NULL, out, outOff);
+}
+
+/* As updateArrays0, the source in a direct buffer at an absolute position. */
+JNIEXPORT void JNICALL Java_io_netec_hdfs_codec_IsalNative_updateFromDirect0(
+    JNIEnv *env, jclass cls, jint len, jint k, jint rows, jint vecI, jobject gftbls,
+    jobject src, jint srcPos, jobjectArray out, jintArray outOff) {
+  (void)cls;
+  unsigned char *addr = src ? (*env)->GetDirectBufferAddress(env, src) : NULL;
+  if (!addr || srcPos < 0 || len < 0 ||
+      (jlong)srcPos + len > (*env)->GetDirectBufferCapacity(env, src)) {
+    throw_iae(env, "source is null, not direct, or too short");
+    return;
+  }
+  update_into_arrays(env, len, k, rows, vecI, gftbls, NULL, 0, addr + srcPos, out, outOff);
 }

@@ -137,6 +137,10 @@ public final class IsalNative {
   static native void updateArrays0(int len, int k, int rows, int vecI, ByteBuffer gftbls,
       byte[] src, int srcOff, byte[][] out, int[] outOff);
 
+  /** As {@link #updateArrays0}, the source in a direct buffer at an absolute position. */
+  static native void updateFromDirect0(int len, int k, int rows, int vecI, ByteBuffer gftbls,
+      ByteBuffer src, int srcPos, byte[][] out, int[] outOff);
+
   /** ISA-L ec_encode_data over heap arrays at the given offsets. */
   static native void encodeArrays0(int len, int k, int rows, ByteBuffer gftbls,
       byte[][] in, int[] inOff, byte[][] out, int[] outOff);

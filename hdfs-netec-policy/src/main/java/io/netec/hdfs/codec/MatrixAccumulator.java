@@ -1,5 +1,7 @@
 package io.netec.hdfs.codec;
 
+import java.nio.ByteBuffer;
+
 /**
  * Adds one input unit's share to every output: out[r] ^= M[r][j] * in, for a fixed rows x k
  * GF(2^8) matrix. What a NetEC switch does per packet, one sender at a time, as packets arrive
@@ -8,8 +10,21 @@ package io.netec.hdfs.codec;
 public interface MatrixAccumulator {
   void accumulate(int j, byte[] in, int inOff, int len, byte[][] out, int[] outOff);
 
+  /**
+   * As {@link #accumulate(int, byte[], int, int, byte[][], int[])}, the input between the
+   * buffer's position and limit (a received packet where it lies; the position is not moved).
+   */
+  void accumulate(int j, ByteBuffer in, byte[][] out, int[] outOff);
+
   /** "isal" or "java". */
   String name();
+
+  /** The bytes between a buffer's position and limit, copied out (the position not moved). */
+  private static byte[] bytes(ByteBuffer in) {
+    byte[] copy = new byte[in.remaining()];
+    in.duplicate().get(copy);
+    return copy;
+  }
 
   /** ISA-L when the native library is available, else the Java table method. */
   static MatrixAccumulator create(int k, int rows, byte[] matrix) {
@@ -38,6 +53,14 @@ public interface MatrixAccumulator {
       }
 
       @Override
+      public void accumulate(int j, ByteBuffer in, byte[][] out, int[] outOff) {
+        // without an array, a copy: the table lookups below cost more than it does
+        byte[] a = in.hasArray() ? in.array() : bytes(in);
+        accumulate(j, a, in.hasArray() ? in.arrayOffset() + in.position() : 0, in.remaining(),
+            out, outOff);
+      }
+
+      @Override
       public String name() {
         return "java";
       }
@@ -52,6 +75,19 @@ public interface MatrixAccumulator {
       @Override
       public void accumulate(int j, byte[] in, int inOff, int len, byte[][] out, int[] outOff) {
         IsalNative.updateArrays0(len, k, rows, j, gftbls, in, inOff, out, outOff);
+      }
+
+      @Override
+      public void accumulate(int j, ByteBuffer in, byte[][] out, int[] outOff) {
+        if (in.isDirect()) {
+          IsalNative.updateFromDirect0(in.remaining(), k, rows, j, gftbls, in, in.position(),
+              out, outOff);
+        } else if (in.hasArray()) {
+          accumulate(j, in.array(), in.arrayOffset() + in.position(), in.remaining(), out,
+              outOff);
+        } else {
+          accumulate(j, bytes(in), 0, in.remaining(), out, outOff);
+        }
       }
 
       @Override

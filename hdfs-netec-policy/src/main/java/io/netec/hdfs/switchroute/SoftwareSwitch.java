@@ -444,8 +444,9 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
             .handler(new ChannelInitializer<SocketChannel>() {
               @Override
               protected void initChannel(SocketChannel ch) {
-                // SurvivorHandler is done with each DATA packet when onData returns
-                ch.pipeline().addLast(NetecPacketCodec.Decoder.reusingOneBuffer(),
+                // SurvivorHandler is done with each DATA packet when onData returns: packets
+                // view the bytes where the read put them
+                ch.pipeline().addLast(new NetecPacketCodec.InPlaceDecoder(),
                     new NetecPacketCodec.Encoder(), new SurvivorHandler(Live.this, sender));
               }
             }).connect(hp[0], Integer.parseInt(hp[1])).addListener((ChannelFutureListener) f -> {

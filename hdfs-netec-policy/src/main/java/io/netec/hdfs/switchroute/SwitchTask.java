@@ -196,8 +196,7 @@ public final class SwitchTask {
       sums[i] = new byte[rows][payloadBytes];
       slotsHeld++;
     }
-    accumulator.accumulate(sender, p.payloadArray(), p.payloadOffset(), len, sums[i],
-        zeroOffsets);
+    accumulator.accumulate(sender, p.payloadBuffer(), sums[i], zeroOffsets);
     if (tracker[i] == 0) {
       partialSlots++;
       slotSeq[i] = q;

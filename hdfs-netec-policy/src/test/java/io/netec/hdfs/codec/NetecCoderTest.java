@@ -289,13 +289,41 @@ class NetecCoderTest {
     MatrixAccumulator acc = which.equals("isal") ? MatrixAccumulator.isal(k, rows, matrix)
         : MatrixAccumulator.java(k, rows, matrix);
     assertEquals(which, acc.name());
-    byte[][] got = new byte[rows][len + 9];
     int[] off = {0, 4, 9};
-    for (int j : new int[] {3, 0, 5, 1, 4, 2}) {
-      acc.accumulate(j, in[j], 0, len, got, off);
+    // inputs from arrays, and between position and limit of direct, heap and read-only buffers
+    // (a packet read where it lies), and all of these mixed in one sum
+    for (String from : new String[] {"array", "direct", "heap", "read-only", "mixed"}) {
+      byte[][] got = new byte[rows][len + 9];
+      int n = 0;
+      for (int j : new int[] {3, 0, 5, 1, 4, 2}) {
+        String kind = from.equals("mixed")
+            ? new String[] {"array", "direct", "heap", "read-only"}[n++ % 4] : from;
+        if (kind.equals("array")) {
+          acc.accumulate(j, in[j], 0, len, got, off);
+          continue;
+        }
+        int pos = 7 + j;
+        ByteBuffer b = kind.equals("direct") ? ByteBuffer.allocateDirect(pos + len + 3)
+            : ByteBuffer.allocate(pos + len + 3);
+        b.position(pos);
+        b.put(in[j]);
+        b.limit(pos + len).position(pos);
+        ByteBuffer src = kind.equals("read-only") ? b.asReadOnlyBuffer() : b;
+        acc.accumulate(j, src, got, off);
+        assertEquals(pos, src.position(), "the input's position is not moved");
+      }
+      for (int r = 0; r < rows; r++) {
+        assertArrayEquals(want[r], Arrays.copyOfRange(got[r], off[r], off[r] + len),
+            from + ": row " + r);
+      }
     }
-    for (int r = 0; r < rows; r++) {
-      assertArrayEquals(want[r], Arrays.copyOfRange(got[r], off[r], off[r] + len), "row " + r);
+    if (which.equals("isal")) { // a source outside its direct buffer is refused, nothing written
+      byte[][] untouched = new byte[rows][len];
+      assertThrows(IllegalArgumentException.class, () -> IsalNative.updateFromDirect0(len, k,
+          rows, 0, null, ByteBuffer.allocateDirect(len), 1, untouched, new int[rows]));
+      assertThrows(IllegalArgumentException.class, () -> IsalNative.updateFromDirect0(len, k,
+          rows, 0, null, ByteBuffer.allocate(len), 0, untouched, new int[rows]));
+      assertArrayEquals(new byte[len], untouched[0]);
     }
   }
 

@@ -6,8 +6,9 @@ import java.util.Arrays;
 /**
  * One NetEC data-plane packet (docs/protocol.md, "Data packets"): a 20-byte header and its
  * payload. Immutable; {@link #decode} checks everything a receiver must check before acting.
- * The payload may be a view of a larger array (a received frame, {@link #decodeFrame}): hot
- * paths read it in place through {@link #payloadArray()} and {@link #payloadOffset()}.
+ * The payload may be a view of a larger array or of a (direct) buffer, a received frame
+ * ({@link #decodeFrame}): hot paths read it in place through {@link #payloadBuffer()}, or
+ * {@link #payloadArray()} and {@link #payloadOffset()} when it is in an array.
  */
 public final class NetecPacket {
   /** 2: EBSN counts slots holding partial sums (docs/protocol.md, Versioning). */
@@ -37,7 +38,9 @@ public final class NetecPacket {
   private final int slot;
   private final long seq;
   private final int window;
+  /** Where the payload is: one of the two, the other null. */
   private final byte[] payload;
+  private final ByteBuffer buffer;
   private final int payloadOffset;
   private final int payloadLength;
 
@@ -49,6 +52,12 @@ public final class NetecPacket {
   /** A packet whose payload is bytes [off, off + len) of {@code array} (not copied). */
   public NetecPacket(int type, int task, int slotArray, int sender, int flags, int slot, long seq,
       int window, byte[] array, int off, int len) {
+    this(type, task, slotArray, sender, flags, slot, seq, window, array, null, off, len);
+  }
+
+  /** The payload at [off, off + len) of {@code array}, or else of {@code buffer} (absolute). */
+  private NetecPacket(int type, int task, int slotArray, int sender, int flags, int slot,
+      long seq, int window, byte[] array, ByteBuffer buffer, int off, int len) {
     this.type = checkRange("type", type, DATA, HELLO);
     this.task = checkRange("task", task, 0, 255);
     this.slotArray = checkRange("slotArray", slotArray, 0, 255);
@@ -63,11 +72,13 @@ public final class NetecPacket {
     if (len > MAX_PAYLOAD) {
       throw new IllegalArgumentException("payload of " + len + " bytes");
     }
-    if (off < 0 || len < 0 || off > array.length - len) {
-      throw new IllegalArgumentException("payload [" + off + ", +" + len + ") outside an array"
-          + " of " + array.length);
+    int room = array != null ? array.length : buffer.capacity();
+    if (off < 0 || len < 0 || off > room - len) {
+      throw new IllegalArgumentException("payload [" + off + ", +" + len + ") outside "
+          + (array != null ? "an array" : "a buffer") + " of " + room);
     }
     this.payload = array;
+    this.buffer = array != null ? null : buffer;
     this.payloadOffset = off;
     this.payloadLength = len;
   }
@@ -121,12 +132,33 @@ public final class NetecPacket {
 
   /** The payload (shared, do not modify); a copy when this packet is a view of a frame. */
   public byte[] payload() {
+    if (buffer != null) {
+      byte[] b = new byte[payloadLength];
+      payloadBuffer().get(b);
+      return b;
+    }
     return payloadOffset == 0 && payloadLength == payload.length ? payload
         : Arrays.copyOfRange(payload, payloadOffset, payloadOffset + payloadLength);
   }
 
-  /** The array holding the payload at {@link #payloadOffset()} (shared, do not modify). */
+  /** The payload between a new view's position and limit, wherever it is (do not modify). */
+  public ByteBuffer payloadBuffer() {
+    if (buffer == null) {
+      return ByteBuffer.wrap(payload, payloadOffset, payloadLength);
+    }
+    ByteBuffer b = buffer.duplicate();
+    b.limit(payloadOffset + payloadLength).position(payloadOffset);
+    return b;
+  }
+
+  /**
+   * The array holding the payload at {@link #payloadOffset()} (shared, do not modify); for a
+   * packet viewing a buffer, an IllegalStateException ({@link #payloadBuffer()} serves both).
+   */
   public byte[] payloadArray() {
+    if (buffer != null) {
+      throw new IllegalStateException("the payload is in a buffer, not an array");
+    }
     return payload;
   }
 
@@ -137,7 +169,7 @@ public final class NetecPacket {
   /** A copy with another window (the switch's EBSN rewrite of an ACK). */
   public NetecPacket withWindow(int newWindow) {
     return new NetecPacket(type, task, slotArray, sender, flags, slot, seq, newWindow, payload,
-        payloadOffset, payloadLength);
+        buffer, payloadOffset, payloadLength);
   }
 
   public int encodedLength() {
@@ -159,8 +191,10 @@ public final class NetecPacket {
   public int checksum() {
     byte[] header = new byte[HEADER_BYTES];
     encodeHeader(ByteBuffer.wrap(header));
+    int end = payloadOffset + payloadLength;
     int sum = InternetChecksum.finish(InternetChecksum.sum(header, 0, HEADER_BYTES)
-        + InternetChecksum.sum(payload, payloadOffset, payloadOffset + payloadLength));
+        + (buffer != null ? InternetChecksum.sum(buffer, payloadOffset, end)
+            : InternetChecksum.sum(payload, payloadOffset, end)));
     return sum == 0 ? 0xffff : sum;
   }
 
@@ -169,7 +203,7 @@ public final class NetecPacket {
     int start = out.position();
     encodeHeader(out);
     out.putShort(start + 16, (short) checksum());
-    out.put(payload, payloadOffset, payloadLength);
+    out.put(payloadBuffer());
   }
 
   public byte[] toBytes() {
@@ -220,6 +254,28 @@ public final class NetecPacket {
         frame[off + 4] & 0xff, frame[off + 5] & 0xff, in.getShort(off + 6) & 0xffff,
         in.getInt(off + 8) & 0xffffffffL, in.getShort(off + 12) & 0xffff, frame,
         off + HEADER_BYTES, len - HEADER_BYTES);
+  }
+
+  /**
+   * The packet between the buffer's position and limit (exactly one frame), checked as
+   * {@link #decode} checks it, its payload a view of the buffer (not copied): valid only while
+   * the buffer's bytes are.
+   */
+  public static NetecPacket decodeFrame(ByteBuffer frame) throws ProtocolException {
+    if (frame.hasArray()) {
+      return decodeFrame(frame.array(), frame.arrayOffset() + frame.position(),
+          frame.remaining());
+    }
+    int at = frame.position();
+    int len = frame.remaining();
+    if (check(frame) != len) {
+      throw new ProtocolException("frame of " + len + " bytes holds a packet of "
+          + frameLength(frame));
+    }
+    return new NetecPacket(frame.get(at + 1) & 0xff, frame.get(at + 2) & 0xff,
+        frame.get(at + 3) & 0xff, frame.get(at + 4) & 0xff, frame.get(at + 5) & 0xff,
+        frame.getShort(at + 6) & 0xffff, frame.getInt(at + 8) & 0xffffffffL,
+        frame.getShort(at + 12) & 0xffff, null, frame, at + HEADER_BYTES, len - HEADER_BYTES);
   }
 
   /** Checks the packet at the buffer's position; its length. */

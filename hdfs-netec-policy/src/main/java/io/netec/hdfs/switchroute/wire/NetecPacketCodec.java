@@ -3,11 +3,13 @@ package io.netec.hdfs.switchroute.wire;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.MessageToByteEncoder;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.List;
 
 /**
@@ -21,45 +23,24 @@ public final class NetecPacketCodec {
 
   /**
    * Bytes to packets, one per call (Netty passes each on before decoding the next): each frame
-   * copied once out of the cumulation, then checked in place; the packet's payload is a view of
-   * that copy.
+   * copied out of the cumulation into an array of its own, then checked in place; the packet's
+   * payload is a view of that copy, so handlers may keep packets or pass them on.
    */
   public static final class Decoder extends ByteToMessageDecoder {
-    /** Non-null: every frame lands here (see {@link #reusingOneBuffer}). */
-    private final byte[] shared;
-
-    /** Each packet has a payload of its own: handlers may keep packets or pass them on. */
     public Decoder() {
-      this(null);
-    }
-
-    private Decoder(byte[] shared) {
-      this.shared = shared;
       // Frames straddle socket reads; a composite cumulation appends the next read without
       // copying it (the merging default copies every read that follows a partial frame).
       setCumulator(COMPOSITE_CUMULATOR);
     }
 
-    /**
-     * A decoder that reads every frame into one buffer of its own: no allocation per packet,
-     * for a pipeline whose handlers are done with each packet when their channelRead returns
-     * (on the channel's event loop) and keep nothing of it without copying.
-     */
-    public static Decoder reusingOneBuffer() {
-      return new Decoder(new byte[NetecPacket.HEADER_BYTES + 0xffff]);
-    }
-
     @Override
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out)
         throws CorruptedFrameException {
-      if (in.readableBytes() < NetecPacket.HEADER_BYTES) {
+      int len = frameLength(in);
+      if (len < 0 || in.readableBytes() < len) {
         return;
       }
-      int len = NetecPacket.HEADER_BYTES + in.getUnsignedShort(in.readerIndex() + 14);
-      if (in.readableBytes() < len) {
-        return;
-      }
-      byte[] frame = shared != null ? shared : new byte[len];
+      byte[] frame = new byte[len];
       in.readBytes(frame, 0, len);
       try {
         out.add(NetecPacket.decodeFrame(frame, 0, len));
@@ -67,6 +48,98 @@ public final class NetecPacketCodec {
         throw new CorruptedFrameException("malformed NetEC packet: " + e.getMessage());
       }
     }
+  }
+
+  /**
+   * Bytes to packets where they lie, for a pipeline whose handlers are done with each packet
+   * when their channelRead returns (on the channel's event loop) and keep nothing of it without
+   * copying, as the switch's survivor streams are: each packet views its frame in the buffer
+   * the transport read into (no staging copy; checked and aggregated there) and is passed on
+   * at once, while that buffer is alive. Only a frame split between two reads is put together,
+   * in one direct buffer of this handler's own. After a malformed frame nothing more is read
+   * from the connection (it cannot be trusted to delimit the next one).
+   */
+  public static final class InPlaceDecoder extends ChannelInboundHandlerAdapter {
+    /** A frame split between reads, put together here (allocated at the first split). */
+    private ByteBuf carry;
+    private boolean broken;
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
+      if (!(msg instanceof ByteBuf)) {
+        ctx.fireChannelRead(msg);
+        return;
+      }
+      ByteBuf in = (ByteBuf) msg;
+      try {
+        if (broken) {
+          return;
+        }
+        if (carry != null && carry.isReadable()) {
+          if (!fillCarry(in)) {
+            return; // the whole read went into the split frame, which is still short
+          }
+          pass(ctx, carry, frameLength(carry));
+          carry.clear();
+        }
+        int len;
+        while ((len = frameLength(in)) >= 0 && in.readableBytes() >= len) {
+          pass(ctx, in, len);
+          in.skipBytes(len);
+        }
+        if (in.isReadable()) {
+          if (carry == null) {
+            carry = ctx.alloc().directBuffer(NetecPacket.HEADER_BYTES + 0xffff);
+          }
+          carry.writeBytes(in);
+        }
+      } finally {
+        in.release();
+      }
+    }
+
+    /** Moves bytes of {@code in} into the split frame; true once it is whole. */
+    private boolean fillCarry(ByteBuf in) {
+      if (carry.readableBytes() < NetecPacket.HEADER_BYTES) {
+        carry.writeBytes(in, Math.min(in.readableBytes(),
+            NetecPacket.HEADER_BYTES - carry.readableBytes()));
+        if (carry.readableBytes() < NetecPacket.HEADER_BYTES) {
+          return false;
+        }
+      }
+      int need = frameLength(carry) - carry.readableBytes();
+      int n = Math.min(need, in.readableBytes());
+      carry.writeBytes(in, n);
+      return n == need;
+    }
+
+    /** The frame at the buffer's reader index as a packet viewing it, to the next handler. */
+    private void pass(ChannelHandlerContext ctx, ByteBuf buf, int len)
+        throws CorruptedFrameException {
+      ByteBuffer frame = buf.nioBuffer(buf.readerIndex(), len).order(ByteOrder.BIG_ENDIAN);
+      NetecPacket p;
+      try {
+        p = NetecPacket.decodeFrame(frame);
+      } catch (ProtocolException e) {
+        broken = true;
+        throw new CorruptedFrameException("malformed NetEC packet: " + e.getMessage());
+      }
+      ctx.fireChannelRead(p);
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+      if (carry != null) {
+        carry.release();
+        carry = null;
+      }
+    }
+  }
+
+  /** The length of the frame at the buffer's reader index, or -1 before its header is in. */
+  private static int frameLength(ByteBuf in) {
+    return in.readableBytes() < NetecPacket.HEADER_BYTES ? -1
+        : NetecPacket.HEADER_BYTES + in.getUnsignedShort(in.readerIndex() + 14);
   }
 
   /**
@@ -142,6 +215,6 @@ public final class NetecPacketCodec {
   private static void writeFrame(NetecPacket p, ByteBuf out) {
     out.ensureWritable(p.encodedLength());
     writeHeader(p, p.payloadLength(), p.checksum(), out);
-    out.writeBytes(p.payloadArray(), p.payloadOffset(), p.payloadLength());
+    out.writeBytes(p.payloadBuffer());
   }
 }

@@ -94,6 +94,111 @@ class WireFormatTest {
     }
   }
 
+  /**
+   * A frame in a direct buffer decodes to the same packet as from an array, its payload a view
+   * of the buffer (payloadBuffer; payloadArray refuses), and encodes back to the same bytes;
+   * a corrupt frame or a buffer holding more than one frame is refused.
+   */
+  @Test
+  void decodeFrameViewsADirectBuffer() throws Exception {
+    Random rnd = new Random(7);
+    for (int i = 0; i < 200; i++) {
+      byte[] payload = new byte[rnd.nextInt(i < 100 ? 300 : 40000)];
+      rnd.nextBytes(payload);
+      NetecPacket p = new NetecPacket(1 + rnd.nextInt(4), rnd.nextInt(256), rnd.nextInt(256),
+          rnd.nextInt(256), rnd.nextInt(4), rnd.nextInt(0x10000), rnd.nextInt() & 0xffffffffL,
+          rnd.nextInt(0x10000), payload);
+      byte[] bytes = p.toBytes();
+      int at = rnd.nextInt(5);
+      ByteBuffer direct = ByteBuffer.allocateDirect(at + bytes.length + 3);
+      direct.position(at);
+      direct.put(bytes);
+      direct.limit(at + bytes.length).position(at);
+      NetecPacket v = NetecPacket.decodeFrame(direct);
+      assertEquals(p.toString(), v.toString());
+      assertArrayEquals(payload, v.payload());
+      assertEquals(at + NetecPacket.HEADER_BYTES, v.payloadOffset());
+      assertEquals(p.checksum(), v.checksum());
+      assertArrayEquals(bytes, v.toBytes());
+      assertThrows(IllegalStateException.class, v::payloadArray);
+      ByteBuf frame = NetecPacketCodec.frame(v, UnpooledByteBufAllocator.DEFAULT);
+      try {
+        byte[] encoded = new byte[frame.readableBytes()];
+        frame.getBytes(0, encoded);
+        assertArrayEquals(bytes, encoded);
+      } finally {
+        frame.release();
+      }
+      if (payload.length > 0) { // the view sees the buffer's bytes, not a copy
+        direct.put(at + NetecPacket.HEADER_BYTES, (byte) (payload[0] + 1));
+        assertEquals((byte) (payload[0] + 1), v.payload()[0]);
+        assertThrows(ProtocolException.class, () -> NetecPacket.decodeFrame(direct));
+        direct.put(at + NetecPacket.HEADER_BYTES, payload[0]);
+      }
+      direct.limit(at + bytes.length + 1);
+      assertThrows(ProtocolException.class, () -> NetecPacket.decodeFrame(direct));
+    }
+  }
+
+  /**
+   * The in-place decoder gives every frame of a stream cut into reads at random points (a
+   * frame split over two or more reads, many frames in one read) once, in order and intact;
+   * a corrupt frame fails the connection and nothing after it is passed on.
+   */
+  @Test
+  void inPlaceDecoderPassesFramesSplitAnywhere() throws Exception {
+    Random rnd = new Random(21);
+    List<NetecPacket> sent = new java.util.ArrayList<>();
+    java.io.ByteArrayOutputStream stream = new java.io.ByteArrayOutputStream();
+    for (int i = 0; i < 300; i++) {
+      byte[] payload = new byte[rnd.nextInt(i % 10 == 0 ? 65_000 : 3000)];
+      rnd.nextBytes(payload);
+      NetecPacket p = new NetecPacket(NetecPacket.DATA, 1, 2, rnd.nextInt(6), 0, i % 64, i, 0,
+          payload);
+      sent.add(p);
+      stream.write(p.toBytes());
+    }
+    byte[] all = stream.toByteArray();
+    List<String> got = new java.util.ArrayList<>();
+    io.netty.channel.embedded.EmbeddedChannel ch = new io.netty.channel.embedded.EmbeddedChannel(
+        new NetecPacketCodec.InPlaceDecoder(),
+        new io.netty.channel.SimpleChannelInboundHandler<NetecPacket>() {
+          @Override
+          protected void channelRead0(io.netty.channel.ChannelHandlerContext ctx,
+              NetecPacket p) {
+            // what a handler that is done when channelRead returns may do: read it now
+            got.add(p + java.util.Arrays.toString(p.payload()));
+          }
+        });
+    io.netty.buffer.PooledByteBufAllocator pool =
+        new io.netty.buffer.PooledByteBufAllocator(true);
+    for (int at = 0; at < all.length; ) {
+      int n = Math.min(all.length - at, rnd.nextInt(4) == 0 ? 1 + rnd.nextInt(30)
+          : 1 + rnd.nextInt(200_000));
+      ByteBuf read = pool.directBuffer(n);
+      read.writeBytes(all, at, n);
+      ch.writeInbound(read);
+      assertEquals(0, read.refCnt(), "each read released once its frames are passed on");
+      at += n;
+    }
+    assertEquals(sent.size(), got.size());
+    for (int i = 0; i < sent.size(); i++) {
+      NetecPacket p = sent.get(i);
+      assertEquals(p + java.util.Arrays.toString(p.payload()), got.get(i), "packet " + i);
+    }
+    // a corrupt frame, then a good one: the connection fails, the good one is not passed on
+    byte[] bad = sent.get(0).toBytes();
+    bad[NetecPacket.HEADER_BYTES] ^= 1;
+    ByteBuf badRead = pool.directBuffer().writeBytes(bad).writeBytes(sent.get(1).toBytes());
+    assertThrows(io.netty.handler.codec.CorruptedFrameException.class,
+        () -> ch.writeInbound(badRead));
+    ch.writeInbound(pool.directBuffer().writeBytes(sent.get(2).toBytes()));
+    assertEquals(sent.size(), got.size(), "nothing passed on after a corrupt frame");
+    ch.finishAndReleaseAll();
+    assertEquals(0, pool.metric().directArenas().stream()
+        .mapToLong(a -> a.numActiveAllocations()).sum(), "reads and the split-frame buffer freed");
+  }
+
   /** Long ranges are summed in libnetec.so unless the run forces native code off. */
   @Test
   void checksumRunsNativeUnlessForcedOff() {
