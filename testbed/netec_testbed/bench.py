@@ -204,6 +204,8 @@ def main(argv=None):
     # A kill (SIGTERM) takes the testbed down like Ctrl-C does (the finally below).
     signal.signal(signal.SIGTERM, _interrupted)
     results = {"rebuild": [], "reads": {}, "concurrent": {}}
+    # block groups and internal block size of every run, warm-ups included
+    groups, block = (1, a.single << 20) if a.single else (a.groups, tb.cfg.block_size)
     started = time.time()
     try:
         tb.up(progress=say)
@@ -216,15 +218,13 @@ def main(argv=None):
                 tb.restart_datanodes(route_order=order, inec_scheme=scheme, revive=True)
                 for n in range(a.warmup):
                     seed += 1
-                    o = run_one(tb, code, route, links[-1], 1 if a.single else a.groups, seed,
-                                (a.single << 20) if a.single else tb.cfg.block_size)
+                    o = run_one(tb, code, route, links[-1], groups, seed, block)
                     say("  warm-up %d (not measured): %s" % (n + 1, scenario.describe(o)))
                     for v in o.victims:
                         tb.revive(v)
                 for link in links:
                     seed += 1
-                    o = run_one(tb, code, route, link, 1 if a.single else a.groups, seed,
-                                (a.single << 20) if a.single else tb.cfg.block_size)
+                    o = run_one(tb, code, route, link, groups, seed, block)
                     s = summarize(o, link, tb)
                     s.update(code=code, route=route, link=link)
                     results["rebuild"].append(s)

@@ -13,8 +13,15 @@ public interface MatrixAccumulator {
   /**
    * As {@link #accumulate(int, byte[], int, int, byte[][], int[])}, the input between the
    * buffer's position and limit (a received packet where it lies; the position is not moved).
+   * Here through the buffer's array, or a copy of the bytes where it has none.
    */
-  void accumulate(int j, ByteBuffer in, byte[][] out, int[] outOff);
+  default void accumulate(int j, ByteBuffer in, byte[][] out, int[] outOff) {
+    if (in.hasArray()) {
+      accumulate(j, in.array(), in.arrayOffset() + in.position(), in.remaining(), out, outOff);
+    } else {
+      accumulate(j, bytes(in), 0, in.remaining(), out, outOff);
+    }
+  }
 
   /** "isal" or "java". */
   String name();
@@ -53,14 +60,6 @@ public interface MatrixAccumulator {
       }
 
       @Override
-      public void accumulate(int j, ByteBuffer in, byte[][] out, int[] outOff) {
-        // without an array, a copy: the table lookups below cost more than it does
-        byte[] a = in.hasArray() ? in.array() : bytes(in);
-        accumulate(j, a, in.hasArray() ? in.arrayOffset() + in.position() : 0, in.remaining(),
-            out, outOff);
-      }
-
-      @Override
       public String name() {
         return "java";
       }
@@ -79,14 +78,11 @@ public interface MatrixAccumulator {
 
       @Override
       public void accumulate(int j, ByteBuffer in, byte[][] out, int[] outOff) {
-        if (in.isDirect()) {
+        if (in.isDirect()) { // from the buffer's memory, no copy
           IsalNative.updateFromDirect0(in.remaining(), k, rows, j, gftbls, in, in.position(),
               out, outOff);
-        } else if (in.hasArray()) {
-          accumulate(j, in.array(), in.arrayOffset() + in.position(), in.remaining(), out,
-              outOff);
         } else {
-          accumulate(j, bytes(in), 0, in.remaining(), out, outOff);
+          MatrixAccumulator.super.accumulate(j, in, out, outOff);
         }
       }
 

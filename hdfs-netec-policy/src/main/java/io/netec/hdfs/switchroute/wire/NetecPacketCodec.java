@@ -144,9 +144,8 @@ public final class NetecPacketCodec {
 
   /**
    * Packets to bytes, straight into the channel's (direct) buffer: the header with its
-   * checksum (computed over the payload on the heap, where it is several times faster than
-   * over direct memory), then the payload in one copy. Frames already built ({@link ByteBuf},
-   * see {@link #frame}) pass through.
+   * checksum (computed over the payload where it lies, before any copy of it), then the payload
+   * in one copy. Frames already built ({@link ByteBuf}, see {@link #frame}) pass through.
    */
   public static final class Encoder extends MessageToByteEncoder<NetecPacket> {
     @Override
