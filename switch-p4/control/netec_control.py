@@ -28,7 +28,7 @@ import os
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "model"))
 import gf256  # noqa: E402
-from netec_model import VERSION  # noqa: E402
+from netec_model import VERSION, payload_length  # noqa: E402
 MAX_FRAME = 65536
 
 
@@ -173,7 +173,7 @@ def task_entries(task, array, setup, limits, vip, vip_isn=0, macs=None):
     entries = [
         Entry("task_cfg", {"meta.task": task, "meta.slot_array": array}, "set_task",
               {"k_mask": (1 << k) - 1, "k_minus1": k - 1, "slot_mask": limits.slots - 1,
-               "stripes": stripes, "last_len": setup["length"] - (stripes - 1) * p,
+               "stripes": stripes, "last_len": payload_length(setup["length"], p, stripes - 1),
                "exposed": limits.slots // 2}),
         Entry("vip_in", {"hdr.ipv4.dst_addr": ip_int(vip_host), "hdr.tcp.dst_port": vip_port},
               "from_reader", {"task": task, "slot_array": array, "vip_isn": vip_isn}),

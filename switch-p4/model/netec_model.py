@@ -1,4 +1,4 @@
-"""Packet-by-packet reference model of a NetEC switch task (docs/protocol.md, version 2).
+"""Packet-by-packet reference model of a NetEC switch task (docs/protocol.md, version 3).
 
 One task's slot ring, progress trackers and partial sums, with the DATA and ACK rules of the
 protocol. The P4 pipeline (switch-p4/) and the Java software switch (SwitchTask) implement the
@@ -9,11 +9,28 @@ import struct
 
 import gf256
 
-VERSION = 2
+VERSION = 3
 HEADER = 20
 DATA, RESULT, ACK, HELLO = 1, 2, 3, 4
 FIN, RETX = 1, 2
 READER = 0xFF
+WORD = 4
+
+
+def payload_length(length, payload, seq):
+    """Payload bytes of stripe seq's packets: its min(P, L - seq*P) stream bytes in whole
+    words (the bytes past L zero), so that no packet ends in a partial word."""
+    n = min(payload, length - seq * payload)
+    return (n + WORD - 1) // WORD * WORD
+
+
+def stream_of(payloads, length):
+    """A row's stream from its RESULT payloads in stripe order: cut to L, after checking that
+    the last stripe's padding past L came back zero."""
+    joined = b"".join(payloads)
+    if any(joined[length:]):
+        raise AssertionError("nonzero bytes past the stream's length %d" % length)
+    return joined[:length]
 
 
 class Malformed(Exception):
@@ -83,7 +100,7 @@ class Task:
         self.finished = False
 
     def payload_length(self, seq):
-        return min(self.payload, self.length - seq * self.payload)
+        return payload_length(self.length, self.payload, seq)
 
     def span(self):
         return max(0, self.max_started + 1 - self.ack_seq)

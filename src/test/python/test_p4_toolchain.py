@@ -184,7 +184,7 @@ class Replay:
 
     def check_rebuilt(self):
         stripes = (self.v["length"] + self.v["payload"] - 1) // self.v["payload"]
-        got = b"".join(self.rebuilt[q] for q in range(stripes))
+        got = nm.stream_of((self.rebuilt[q] for q in range(stripes)), self.v["length"])
         assert got.hex() == self.v["erasedUnits"][0], self.v["name"]
 
 

@@ -48,7 +48,7 @@ class Scenario:
         unit = self.units[self.survivors[sender]]
         fields = dict(type_=nm.DATA, task=3, array=1, sender=sender, flags=0,
                       slot=seq % SLOTS, seq=seq, window=0,
-                      payload=unit[seq * P:seq * P + n])
+                      payload=unit[seq * P:seq * P + n].ljust(n, b"\0"))
         fields.update(override)
         return nm.Packet(**fields).encode()
 
@@ -83,7 +83,8 @@ class Scenario:
 
     def write(self):
         for r, e in enumerate(self.erased):
-            got = b"".join(self.results[(r, q)] for q in range(self.task.stripes))
+            got = nm.stream_of((self.results[(r, q)] for q in range(self.task.stripes)),
+                               self.length)
             if got != self.units[e]:
                 raise AssertionError("%s: unit %d not rebuilt" % (self.name, e))
         if not self.task.finished:

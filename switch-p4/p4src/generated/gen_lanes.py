@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes lanes.p4: the payload as whole words and a tail (lanes_t, the parser's states over
-it, TailIn and TailOut), and the GF multiply of one pass (NETEC_PASS_BYTES payload bytes) by a
+"""Writes lanes.p4: the payload as whole words (lanes_t, the parser's states over it), and the
+GF multiply of one pass (NETEC_PASS_BYTES payload bytes) by a
 coefficient into the 32-bit words the sum registers hold.
 
 Every lane multiplies by table lookup: each payload byte has a GfLog instance keyed on its byte
@@ -31,28 +31,6 @@ def byte(i):
     return "lanes.q%d.v[%d:%d]" % (i // 4, 31 - 8 * (i % 4), 24 - 8 * (i % 4))
 
 
-def tail_control(w, name, table, tails, body):
-    """A control of one table keyed on payload_len, an action per (word j, tail length t)."""
-    w("control %s(inout lanes_t lanes, in bit<16> len) {" % name)
-    for j, t in tails:
-        w("    action w%d_t%d() { %s }" % (j, t, body(j, t)))
-    w("    table %s {" % table)
-    w("        key = { len : exact; }")
-    w("        actions = { %s; NoAction; }" % "; ".join("w%d_t%d" % jt for jt in tails))
-    w("        const default_action = NoAction();")
-    w("#ifdef __TARGET_TOFINO__")
-    w("        size = %d;" % len(tails))
-    w("#endif")
-    w("        const entries = {")
-    for j, t in tails:
-        w("            %d : w%d_t%d();" % (4 * j + t, j, t))
-    w("        }")
-    w("    }")
-    w("    apply { %s.apply(); }" % table)
-    w("}")
-    w("")
-
-
 def render() -> str:
     out = []
     w = out.append
@@ -66,61 +44,40 @@ def render() -> str:
     w("")
     P = 2 * N
     W = P // 4
-    w("// A packet's payload: whole 4-byte words, then its last 1..3 bytes (payload_len mod 4) in")
-    w("// one tail header. Words, not one header per byte: Tofino fills a header's PHV containers")
-    w("// exactly, so %d one-byte headers took all of Tofino 1's %d 8-bit containers; a word"
+    w("// A packet's payload: whole 4-byte words (docs/protocol.md: every DATA and RESULT payload")
+    w("// is, the last stripe zero-padded). Words, not one header per byte: Tofino fills a")
+    w("// header's PHV containers exactly, so %d one-byte headers took all of Tofino 1's %d 8-bit"
       % (P, P))
-    w("// takes one 32-bit container, and the sum registers read and write it whole. Not a")
-    w("// header stack: Tofino keeps a stack's validity bits in one container.")
+    w("// containers; a word takes one 32-bit container, and the sum registers read and write it")
+    w("// whole. No 1-3-byte tail: moving one into its word made Tofino split every word into the")
+    w("// tail's container sizes. Not a header stack: Tofino keeps a stack's validity bits in one")
+    w("// container.")
     w("struct lanes_t {")
     for j in range(W):
         w("    word_h q%d;" % j)
-    for t in (1, 2, 3):
-        w("    tail%d_h t%d;" % (t, t))
     w("}")
     w("")
     w("// The payload's fields in wire order, for checksum field lists:")
-    w("// NETEC_LANE_BYTES(hdr.lanes)")
-    w("// (at most one tail is valid, and its word is not when the packet leaves: TailOut).")
+    w("// NETEC_LANE_BYTES(hdr.lanes).")
     w("#define NETEC_LANE_BYTES(L) \\")
     for j in range(0, W, 8):
-        w("    " + ", ".join("L.q%d.v" % i for i in range(j, min(j + 8, W))) + ", \\")
-    w("    L.t1.v, L.t2.v, L.t3.v")
+        w("    " + ", ".join("L.q%d.v" % i for i in range(j, min(j + 8, W)))
+          + (", \\" if j + 8 < W else ""))
     w("")
-    w("// The parser's payload states, unrolled. payload_len = 4 * words + tail: the program")
-    w("// selects on (payload_len[15:2], payload_len[1:0]) with NETEC_PAYLOAD_CASES(END) (END:")
-    w("// the state after the payload), sets a counter to the words, and defines")
-    w("// WORD(T, J, NEXT, AFTER) (word J of chain T = the tail's length: NEXT, the next word's")
-    w("// state, while words remain, else AFTER: parse_tailT, or END for T = 0), LAST_WORD(T, J,")
-    w("// AFTER) (no word can follow) and TAIL(T).")
+    w("// The parser's payload states, unrolled. The program selects on (payload_len[15:2],")
+    w("// payload_len[1:0]) with NETEC_PAYLOAD_CASES(END) (END: the state after the payload; a")
+    w("// length of a partial word or over %d bytes matches none: not lanes, so never summed), sets"
+      % P)
+    w("// a counter to the words, and defines WORD(J, NEXT, END) (word J: NEXT, the next word's")
+    w("// state, while words remain, else END) and LAST_WORD(J, END) (no word can follow).")
     w("#define NETEC_PAYLOAD_CASES(END) \\")
     w("    (0, 0): END; \\")
-    for t in (1, 2, 3):
-        w("    (0, %d): parse_tail%d; \\" % (t, t))
-    w("    (1 .. %d, 0): parse_w0_0; \\" % W)
-    for t in (1, 2, 3):
-        w("    (1 .. %d, %d): parse_w%d_0;%s" % (W - 1, t, t, " \\" if t < 3 else ""))
+    w("    (1 .. %d, 0): parse_w0;" % W)
     w("#define NETEC_WORD_STATES(WORD, LAST_WORD, END) \\")
-    rows = []
-    for t in range(4):
-        after = "END" if t == 0 else "parse_tail%d" % t
-        for j in range(W - 1):
-            rows.append("    WORD(%d, %d, parse_w%d_%d, %s)" % (t, j, t, j + 1, after))
-        rows.append("    LAST_WORD(%d, %d, %s)" % (t, W - 1, after))
+    rows = ["    WORD(%d, parse_w%d, END)" % (j, j + 1) for j in range(W - 1)]
+    rows.append("    LAST_WORD(%d, END)" % (W - 1))
     w(" \\\n".join(rows))
-    w("#define NETEC_TAIL_STATES(TAIL) TAIL(1) TAIL(2) TAIL(3)")
     w("")
-    w("// The tail into its word, zero-padded, valid: the multiply and the sums see whole words")
-    w("// (keyed on payload_len; a payload of whole words has no entry).")
-    tails = [(j, t) for j in range(W) for t in (1, 2, 3) if 4 * j + t < P]
-    tail_control(w, "TailIn", "tail_in", tails,
-                 lambda j, t: "lanes.q%d.setValid(); lanes.q%d.v = lanes.t%d.v ++ %dw0;"
-                 % (j, j, t, 32 - 8 * t))
-    w("// Back before the deparser: the tail's bytes from its word (summed or not), the word")
-    w("// invalid, so the packet keeps its length.")
-    tail_control(w, "TailOut", "tail_out", tails,
-                 lambda j, t: "lanes.t%d.v = lanes.q%d.v[31:%d]; lanes.q%d.setInvalid();"
-                 % (t, j, 32 - 8 * t, j))
     G = (N + LOG_A_GROUP - 1) // LOG_A_GROUP
     w("// log a, one copy per %d lanes of a pass (a program's coefficient action writes them"
       % LOG_A_GROUP)

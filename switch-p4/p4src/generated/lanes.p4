@@ -5,11 +5,13 @@
 
 #include "gf_tables.p4"
 
-// A packet's payload: whole 4-byte words, then its last 1..3 bytes (payload_len mod 4) in
-// one tail header. Words, not one header per byte: Tofino fills a header's PHV containers
-// exactly, so 64 one-byte headers took all of Tofino 1's 64 8-bit containers; a word
-// takes one 32-bit container, and the sum registers read and write it whole. Not a
-// header stack: Tofino keeps a stack's validity bits in one container.
+// A packet's payload: whole 4-byte words (docs/protocol.md: every DATA and RESULT payload
+// is, the last stripe zero-padded). Words, not one header per byte: Tofino fills a
+// header's PHV containers exactly, so 64 one-byte headers took all of Tofino 1's 64 8-bit
+// containers; a word takes one 32-bit container, and the sum registers read and write it
+// whole. No 1-3-byte tail: moving one into its word made Tofino split every word into the
+// tail's container sizes. Not a header stack: Tofino keeps a stack's validity bits in one
+// container.
 struct lanes_t {
     word_h q0;
     word_h q1;
@@ -27,324 +29,39 @@ struct lanes_t {
     word_h q13;
     word_h q14;
     word_h q15;
-    tail1_h t1;
-    tail2_h t2;
-    tail3_h t3;
 }
 
 // The payload's fields in wire order, for checksum field lists:
-// NETEC_LANE_BYTES(hdr.lanes)
-// (at most one tail is valid, and its word is not when the packet leaves: TailOut).
+// NETEC_LANE_BYTES(hdr.lanes).
 #define NETEC_LANE_BYTES(L) \
     L.q0.v, L.q1.v, L.q2.v, L.q3.v, L.q4.v, L.q5.v, L.q6.v, L.q7.v, \
-    L.q8.v, L.q9.v, L.q10.v, L.q11.v, L.q12.v, L.q13.v, L.q14.v, L.q15.v, \
-    L.t1.v, L.t2.v, L.t3.v
+    L.q8.v, L.q9.v, L.q10.v, L.q11.v, L.q12.v, L.q13.v, L.q14.v, L.q15.v
 
-// The parser's payload states, unrolled. payload_len = 4 * words + tail: the program
-// selects on (payload_len[15:2], payload_len[1:0]) with NETEC_PAYLOAD_CASES(END) (END:
-// the state after the payload), sets a counter to the words, and defines
-// WORD(T, J, NEXT, AFTER) (word J of chain T = the tail's length: NEXT, the next word's
-// state, while words remain, else AFTER: parse_tailT, or END for T = 0), LAST_WORD(T, J,
-// AFTER) (no word can follow) and TAIL(T).
+// The parser's payload states, unrolled. The program selects on (payload_len[15:2],
+// payload_len[1:0]) with NETEC_PAYLOAD_CASES(END) (END: the state after the payload; a
+// length of a partial word or over 64 bytes matches none: not lanes, so never summed), sets
+// a counter to the words, and defines WORD(J, NEXT, END) (word J: NEXT, the next word's
+// state, while words remain, else END) and LAST_WORD(J, END) (no word can follow).
 #define NETEC_PAYLOAD_CASES(END) \
     (0, 0): END; \
-    (0, 1): parse_tail1; \
-    (0, 2): parse_tail2; \
-    (0, 3): parse_tail3; \
-    (1 .. 16, 0): parse_w0_0; \
-    (1 .. 15, 1): parse_w1_0; \
-    (1 .. 15, 2): parse_w2_0; \
-    (1 .. 15, 3): parse_w3_0;
+    (1 .. 16, 0): parse_w0;
 #define NETEC_WORD_STATES(WORD, LAST_WORD, END) \
-    WORD(0, 0, parse_w0_1, END) \
-    WORD(0, 1, parse_w0_2, END) \
-    WORD(0, 2, parse_w0_3, END) \
-    WORD(0, 3, parse_w0_4, END) \
-    WORD(0, 4, parse_w0_5, END) \
-    WORD(0, 5, parse_w0_6, END) \
-    WORD(0, 6, parse_w0_7, END) \
-    WORD(0, 7, parse_w0_8, END) \
-    WORD(0, 8, parse_w0_9, END) \
-    WORD(0, 9, parse_w0_10, END) \
-    WORD(0, 10, parse_w0_11, END) \
-    WORD(0, 11, parse_w0_12, END) \
-    WORD(0, 12, parse_w0_13, END) \
-    WORD(0, 13, parse_w0_14, END) \
-    WORD(0, 14, parse_w0_15, END) \
-    LAST_WORD(0, 15, END) \
-    WORD(1, 0, parse_w1_1, parse_tail1) \
-    WORD(1, 1, parse_w1_2, parse_tail1) \
-    WORD(1, 2, parse_w1_3, parse_tail1) \
-    WORD(1, 3, parse_w1_4, parse_tail1) \
-    WORD(1, 4, parse_w1_5, parse_tail1) \
-    WORD(1, 5, parse_w1_6, parse_tail1) \
-    WORD(1, 6, parse_w1_7, parse_tail1) \
-    WORD(1, 7, parse_w1_8, parse_tail1) \
-    WORD(1, 8, parse_w1_9, parse_tail1) \
-    WORD(1, 9, parse_w1_10, parse_tail1) \
-    WORD(1, 10, parse_w1_11, parse_tail1) \
-    WORD(1, 11, parse_w1_12, parse_tail1) \
-    WORD(1, 12, parse_w1_13, parse_tail1) \
-    WORD(1, 13, parse_w1_14, parse_tail1) \
-    WORD(1, 14, parse_w1_15, parse_tail1) \
-    LAST_WORD(1, 15, parse_tail1) \
-    WORD(2, 0, parse_w2_1, parse_tail2) \
-    WORD(2, 1, parse_w2_2, parse_tail2) \
-    WORD(2, 2, parse_w2_3, parse_tail2) \
-    WORD(2, 3, parse_w2_4, parse_tail2) \
-    WORD(2, 4, parse_w2_5, parse_tail2) \
-    WORD(2, 5, parse_w2_6, parse_tail2) \
-    WORD(2, 6, parse_w2_7, parse_tail2) \
-    WORD(2, 7, parse_w2_8, parse_tail2) \
-    WORD(2, 8, parse_w2_9, parse_tail2) \
-    WORD(2, 9, parse_w2_10, parse_tail2) \
-    WORD(2, 10, parse_w2_11, parse_tail2) \
-    WORD(2, 11, parse_w2_12, parse_tail2) \
-    WORD(2, 12, parse_w2_13, parse_tail2) \
-    WORD(2, 13, parse_w2_14, parse_tail2) \
-    WORD(2, 14, parse_w2_15, parse_tail2) \
-    LAST_WORD(2, 15, parse_tail2) \
-    WORD(3, 0, parse_w3_1, parse_tail3) \
-    WORD(3, 1, parse_w3_2, parse_tail3) \
-    WORD(3, 2, parse_w3_3, parse_tail3) \
-    WORD(3, 3, parse_w3_4, parse_tail3) \
-    WORD(3, 4, parse_w3_5, parse_tail3) \
-    WORD(3, 5, parse_w3_6, parse_tail3) \
-    WORD(3, 6, parse_w3_7, parse_tail3) \
-    WORD(3, 7, parse_w3_8, parse_tail3) \
-    WORD(3, 8, parse_w3_9, parse_tail3) \
-    WORD(3, 9, parse_w3_10, parse_tail3) \
-    WORD(3, 10, parse_w3_11, parse_tail3) \
-    WORD(3, 11, parse_w3_12, parse_tail3) \
-    WORD(3, 12, parse_w3_13, parse_tail3) \
-    WORD(3, 13, parse_w3_14, parse_tail3) \
-    WORD(3, 14, parse_w3_15, parse_tail3) \
-    LAST_WORD(3, 15, parse_tail3)
-#define NETEC_TAIL_STATES(TAIL) TAIL(1) TAIL(2) TAIL(3)
-
-// The tail into its word, zero-padded, valid: the multiply and the sums see whole words
-// (keyed on payload_len; a payload of whole words has no entry).
-control TailIn(inout lanes_t lanes, in bit<16> len) {
-    action w0_t1() { lanes.q0.setValid(); lanes.q0.v = lanes.t1.v ++ 24w0; }
-    action w0_t2() { lanes.q0.setValid(); lanes.q0.v = lanes.t2.v ++ 16w0; }
-    action w0_t3() { lanes.q0.setValid(); lanes.q0.v = lanes.t3.v ++ 8w0; }
-    action w1_t1() { lanes.q1.setValid(); lanes.q1.v = lanes.t1.v ++ 24w0; }
-    action w1_t2() { lanes.q1.setValid(); lanes.q1.v = lanes.t2.v ++ 16w0; }
-    action w1_t3() { lanes.q1.setValid(); lanes.q1.v = lanes.t3.v ++ 8w0; }
-    action w2_t1() { lanes.q2.setValid(); lanes.q2.v = lanes.t1.v ++ 24w0; }
-    action w2_t2() { lanes.q2.setValid(); lanes.q2.v = lanes.t2.v ++ 16w0; }
-    action w2_t3() { lanes.q2.setValid(); lanes.q2.v = lanes.t3.v ++ 8w0; }
-    action w3_t1() { lanes.q3.setValid(); lanes.q3.v = lanes.t1.v ++ 24w0; }
-    action w3_t2() { lanes.q3.setValid(); lanes.q3.v = lanes.t2.v ++ 16w0; }
-    action w3_t3() { lanes.q3.setValid(); lanes.q3.v = lanes.t3.v ++ 8w0; }
-    action w4_t1() { lanes.q4.setValid(); lanes.q4.v = lanes.t1.v ++ 24w0; }
-    action w4_t2() { lanes.q4.setValid(); lanes.q4.v = lanes.t2.v ++ 16w0; }
-    action w4_t3() { lanes.q4.setValid(); lanes.q4.v = lanes.t3.v ++ 8w0; }
-    action w5_t1() { lanes.q5.setValid(); lanes.q5.v = lanes.t1.v ++ 24w0; }
-    action w5_t2() { lanes.q5.setValid(); lanes.q5.v = lanes.t2.v ++ 16w0; }
-    action w5_t3() { lanes.q5.setValid(); lanes.q5.v = lanes.t3.v ++ 8w0; }
-    action w6_t1() { lanes.q6.setValid(); lanes.q6.v = lanes.t1.v ++ 24w0; }
-    action w6_t2() { lanes.q6.setValid(); lanes.q6.v = lanes.t2.v ++ 16w0; }
-    action w6_t3() { lanes.q6.setValid(); lanes.q6.v = lanes.t3.v ++ 8w0; }
-    action w7_t1() { lanes.q7.setValid(); lanes.q7.v = lanes.t1.v ++ 24w0; }
-    action w7_t2() { lanes.q7.setValid(); lanes.q7.v = lanes.t2.v ++ 16w0; }
-    action w7_t3() { lanes.q7.setValid(); lanes.q7.v = lanes.t3.v ++ 8w0; }
-    action w8_t1() { lanes.q8.setValid(); lanes.q8.v = lanes.t1.v ++ 24w0; }
-    action w8_t2() { lanes.q8.setValid(); lanes.q8.v = lanes.t2.v ++ 16w0; }
-    action w8_t3() { lanes.q8.setValid(); lanes.q8.v = lanes.t3.v ++ 8w0; }
-    action w9_t1() { lanes.q9.setValid(); lanes.q9.v = lanes.t1.v ++ 24w0; }
-    action w9_t2() { lanes.q9.setValid(); lanes.q9.v = lanes.t2.v ++ 16w0; }
-    action w9_t3() { lanes.q9.setValid(); lanes.q9.v = lanes.t3.v ++ 8w0; }
-    action w10_t1() { lanes.q10.setValid(); lanes.q10.v = lanes.t1.v ++ 24w0; }
-    action w10_t2() { lanes.q10.setValid(); lanes.q10.v = lanes.t2.v ++ 16w0; }
-    action w10_t3() { lanes.q10.setValid(); lanes.q10.v = lanes.t3.v ++ 8w0; }
-    action w11_t1() { lanes.q11.setValid(); lanes.q11.v = lanes.t1.v ++ 24w0; }
-    action w11_t2() { lanes.q11.setValid(); lanes.q11.v = lanes.t2.v ++ 16w0; }
-    action w11_t3() { lanes.q11.setValid(); lanes.q11.v = lanes.t3.v ++ 8w0; }
-    action w12_t1() { lanes.q12.setValid(); lanes.q12.v = lanes.t1.v ++ 24w0; }
-    action w12_t2() { lanes.q12.setValid(); lanes.q12.v = lanes.t2.v ++ 16w0; }
-    action w12_t3() { lanes.q12.setValid(); lanes.q12.v = lanes.t3.v ++ 8w0; }
-    action w13_t1() { lanes.q13.setValid(); lanes.q13.v = lanes.t1.v ++ 24w0; }
-    action w13_t2() { lanes.q13.setValid(); lanes.q13.v = lanes.t2.v ++ 16w0; }
-    action w13_t3() { lanes.q13.setValid(); lanes.q13.v = lanes.t3.v ++ 8w0; }
-    action w14_t1() { lanes.q14.setValid(); lanes.q14.v = lanes.t1.v ++ 24w0; }
-    action w14_t2() { lanes.q14.setValid(); lanes.q14.v = lanes.t2.v ++ 16w0; }
-    action w14_t3() { lanes.q14.setValid(); lanes.q14.v = lanes.t3.v ++ 8w0; }
-    action w15_t1() { lanes.q15.setValid(); lanes.q15.v = lanes.t1.v ++ 24w0; }
-    action w15_t2() { lanes.q15.setValid(); lanes.q15.v = lanes.t2.v ++ 16w0; }
-    action w15_t3() { lanes.q15.setValid(); lanes.q15.v = lanes.t3.v ++ 8w0; }
-    table tail_in {
-        key = { len : exact; }
-        actions = { w0_t1; w0_t2; w0_t3; w1_t1; w1_t2; w1_t3; w2_t1; w2_t2; w2_t3; w3_t1; w3_t2; w3_t3; w4_t1; w4_t2; w4_t3; w5_t1; w5_t2; w5_t3; w6_t1; w6_t2; w6_t3; w7_t1; w7_t2; w7_t3; w8_t1; w8_t2; w8_t3; w9_t1; w9_t2; w9_t3; w10_t1; w10_t2; w10_t3; w11_t1; w11_t2; w11_t3; w12_t1; w12_t2; w12_t3; w13_t1; w13_t2; w13_t3; w14_t1; w14_t2; w14_t3; w15_t1; w15_t2; w15_t3; NoAction; }
-        const default_action = NoAction();
-#ifdef __TARGET_TOFINO__
-        size = 48;
-#endif
-        const entries = {
-            1 : w0_t1();
-            2 : w0_t2();
-            3 : w0_t3();
-            5 : w1_t1();
-            6 : w1_t2();
-            7 : w1_t3();
-            9 : w2_t1();
-            10 : w2_t2();
-            11 : w2_t3();
-            13 : w3_t1();
-            14 : w3_t2();
-            15 : w3_t3();
-            17 : w4_t1();
-            18 : w4_t2();
-            19 : w4_t3();
-            21 : w5_t1();
-            22 : w5_t2();
-            23 : w5_t3();
-            25 : w6_t1();
-            26 : w6_t2();
-            27 : w6_t3();
-            29 : w7_t1();
-            30 : w7_t2();
-            31 : w7_t3();
-            33 : w8_t1();
-            34 : w8_t2();
-            35 : w8_t3();
-            37 : w9_t1();
-            38 : w9_t2();
-            39 : w9_t3();
-            41 : w10_t1();
-            42 : w10_t2();
-            43 : w10_t3();
-            45 : w11_t1();
-            46 : w11_t2();
-            47 : w11_t3();
-            49 : w12_t1();
-            50 : w12_t2();
-            51 : w12_t3();
-            53 : w13_t1();
-            54 : w13_t2();
-            55 : w13_t3();
-            57 : w14_t1();
-            58 : w14_t2();
-            59 : w14_t3();
-            61 : w15_t1();
-            62 : w15_t2();
-            63 : w15_t3();
-        }
-    }
-    apply { tail_in.apply(); }
-}
-
-// Back before the deparser: the tail's bytes from its word (summed or not), the word
-// invalid, so the packet keeps its length.
-control TailOut(inout lanes_t lanes, in bit<16> len) {
-    action w0_t1() { lanes.t1.v = lanes.q0.v[31:24]; lanes.q0.setInvalid(); }
-    action w0_t2() { lanes.t2.v = lanes.q0.v[31:16]; lanes.q0.setInvalid(); }
-    action w0_t3() { lanes.t3.v = lanes.q0.v[31:8]; lanes.q0.setInvalid(); }
-    action w1_t1() { lanes.t1.v = lanes.q1.v[31:24]; lanes.q1.setInvalid(); }
-    action w1_t2() { lanes.t2.v = lanes.q1.v[31:16]; lanes.q1.setInvalid(); }
-    action w1_t3() { lanes.t3.v = lanes.q1.v[31:8]; lanes.q1.setInvalid(); }
-    action w2_t1() { lanes.t1.v = lanes.q2.v[31:24]; lanes.q2.setInvalid(); }
-    action w2_t2() { lanes.t2.v = lanes.q2.v[31:16]; lanes.q2.setInvalid(); }
-    action w2_t3() { lanes.t3.v = lanes.q2.v[31:8]; lanes.q2.setInvalid(); }
-    action w3_t1() { lanes.t1.v = lanes.q3.v[31:24]; lanes.q3.setInvalid(); }
-    action w3_t2() { lanes.t2.v = lanes.q3.v[31:16]; lanes.q3.setInvalid(); }
-    action w3_t3() { lanes.t3.v = lanes.q3.v[31:8]; lanes.q3.setInvalid(); }
-    action w4_t1() { lanes.t1.v = lanes.q4.v[31:24]; lanes.q4.setInvalid(); }
-    action w4_t2() { lanes.t2.v = lanes.q4.v[31:16]; lanes.q4.setInvalid(); }
-    action w4_t3() { lanes.t3.v = lanes.q4.v[31:8]; lanes.q4.setInvalid(); }
-    action w5_t1() { lanes.t1.v = lanes.q5.v[31:24]; lanes.q5.setInvalid(); }
-    action w5_t2() { lanes.t2.v = lanes.q5.v[31:16]; lanes.q5.setInvalid(); }
-    action w5_t3() { lanes.t3.v = lanes.q5.v[31:8]; lanes.q5.setInvalid(); }
-    action w6_t1() { lanes.t1.v = lanes.q6.v[31:24]; lanes.q6.setInvalid(); }
-    action w6_t2() { lanes.t2.v = lanes.q6.v[31:16]; lanes.q6.setInvalid(); }
-    action w6_t3() { lanes.t3.v = lanes.q6.v[31:8]; lanes.q6.setInvalid(); }
-    action w7_t1() { lanes.t1.v = lanes.q7.v[31:24]; lanes.q7.setInvalid(); }
-    action w7_t2() { lanes.t2.v = lanes.q7.v[31:16]; lanes.q7.setInvalid(); }
-    action w7_t3() { lanes.t3.v = lanes.q7.v[31:8]; lanes.q7.setInvalid(); }
-    action w8_t1() { lanes.t1.v = lanes.q8.v[31:24]; lanes.q8.setInvalid(); }
-    action w8_t2() { lanes.t2.v = lanes.q8.v[31:16]; lanes.q8.setInvalid(); }
-    action w8_t3() { lanes.t3.v = lanes.q8.v[31:8]; lanes.q8.setInvalid(); }
-    action w9_t1() { lanes.t1.v = lanes.q9.v[31:24]; lanes.q9.setInvalid(); }
-    action w9_t2() { lanes.t2.v = lanes.q9.v[31:16]; lanes.q9.setInvalid(); }
-    action w9_t3() { lanes.t3.v = lanes.q9.v[31:8]; lanes.q9.setInvalid(); }
-    action w10_t1() { lanes.t1.v = lanes.q10.v[31:24]; lanes.q10.setInvalid(); }
-    action w10_t2() { lanes.t2.v = lanes.q10.v[31:16]; lanes.q10.setInvalid(); }
-    action w10_t3() { lanes.t3.v = lanes.q10.v[31:8]; lanes.q10.setInvalid(); }
-    action w11_t1() { lanes.t1.v = lanes.q11.v[31:24]; lanes.q11.setInvalid(); }
-    action w11_t2() { lanes.t2.v = lanes.q11.v[31:16]; lanes.q11.setInvalid(); }
-    action w11_t3() { lanes.t3.v = lanes.q11.v[31:8]; lanes.q11.setInvalid(); }
-    action w12_t1() { lanes.t1.v = lanes.q12.v[31:24]; lanes.q12.setInvalid(); }
-    action w12_t2() { lanes.t2.v = lanes.q12.v[31:16]; lanes.q12.setInvalid(); }
-    action w12_t3() { lanes.t3.v = lanes.q12.v[31:8]; lanes.q12.setInvalid(); }
-    action w13_t1() { lanes.t1.v = lanes.q13.v[31:24]; lanes.q13.setInvalid(); }
-    action w13_t2() { lanes.t2.v = lanes.q13.v[31:16]; lanes.q13.setInvalid(); }
-    action w13_t3() { lanes.t3.v = lanes.q13.v[31:8]; lanes.q13.setInvalid(); }
-    action w14_t1() { lanes.t1.v = lanes.q14.v[31:24]; lanes.q14.setInvalid(); }
-    action w14_t2() { lanes.t2.v = lanes.q14.v[31:16]; lanes.q14.setInvalid(); }
-    action w14_t3() { lanes.t3.v = lanes.q14.v[31:8]; lanes.q14.setInvalid(); }
-    action w15_t1() { lanes.t1.v = lanes.q15.v[31:24]; lanes.q15.setInvalid(); }
-    action w15_t2() { lanes.t2.v = lanes.q15.v[31:16]; lanes.q15.setInvalid(); }
-    action w15_t3() { lanes.t3.v = lanes.q15.v[31:8]; lanes.q15.setInvalid(); }
-    table tail_out {
-        key = { len : exact; }
-        actions = { w0_t1; w0_t2; w0_t3; w1_t1; w1_t2; w1_t3; w2_t1; w2_t2; w2_t3; w3_t1; w3_t2; w3_t3; w4_t1; w4_t2; w4_t3; w5_t1; w5_t2; w5_t3; w6_t1; w6_t2; w6_t3; w7_t1; w7_t2; w7_t3; w8_t1; w8_t2; w8_t3; w9_t1; w9_t2; w9_t3; w10_t1; w10_t2; w10_t3; w11_t1; w11_t2; w11_t3; w12_t1; w12_t2; w12_t3; w13_t1; w13_t2; w13_t3; w14_t1; w14_t2; w14_t3; w15_t1; w15_t2; w15_t3; NoAction; }
-        const default_action = NoAction();
-#ifdef __TARGET_TOFINO__
-        size = 48;
-#endif
-        const entries = {
-            1 : w0_t1();
-            2 : w0_t2();
-            3 : w0_t3();
-            5 : w1_t1();
-            6 : w1_t2();
-            7 : w1_t3();
-            9 : w2_t1();
-            10 : w2_t2();
-            11 : w2_t3();
-            13 : w3_t1();
-            14 : w3_t2();
-            15 : w3_t3();
-            17 : w4_t1();
-            18 : w4_t2();
-            19 : w4_t3();
-            21 : w5_t1();
-            22 : w5_t2();
-            23 : w5_t3();
-            25 : w6_t1();
-            26 : w6_t2();
-            27 : w6_t3();
-            29 : w7_t1();
-            30 : w7_t2();
-            31 : w7_t3();
-            33 : w8_t1();
-            34 : w8_t2();
-            35 : w8_t3();
-            37 : w9_t1();
-            38 : w9_t2();
-            39 : w9_t3();
-            41 : w10_t1();
-            42 : w10_t2();
-            43 : w10_t3();
-            45 : w11_t1();
-            46 : w11_t2();
-            47 : w11_t3();
-            49 : w12_t1();
-            50 : w12_t2();
-            51 : w12_t3();
-            53 : w13_t1();
-            54 : w13_t2();
-            55 : w13_t3();
-            57 : w14_t1();
-            58 : w14_t2();
-            59 : w14_t3();
-            61 : w15_t1();
-            62 : w15_t2();
-            63 : w15_t3();
-        }
-    }
-    apply { tail_out.apply(); }
-}
+    WORD(0, parse_w1, END) \
+    WORD(1, parse_w2, END) \
+    WORD(2, parse_w3, END) \
+    WORD(3, parse_w4, END) \
+    WORD(4, parse_w5, END) \
+    WORD(5, parse_w6, END) \
+    WORD(6, parse_w7, END) \
+    WORD(7, parse_w8, END) \
+    WORD(8, parse_w9, END) \
+    WORD(9, parse_w10, END) \
+    WORD(10, parse_w11, END) \
+    WORD(11, parse_w12, END) \
+    WORD(12, parse_w13, END) \
+    WORD(13, parse_w14, END) \
+    WORD(14, parse_w15, END) \
+    LAST_WORD(15, END)
 
 // log a, one copy per 8 lanes of a pass (a program's coefficient action writes them
 // all: NETEC_SET_LOG_A(copies, value)). Every lane's add reads log a, and p4c-barefoot

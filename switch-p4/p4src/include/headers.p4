@@ -74,19 +74,10 @@ header netec_h {
     bit<16> reserved;
 }
 
-// The payload (lanes_t in lanes.p4): whole words, big-endian as the sum registers hold them,
-// then the last payload_len mod 4 bytes in one tail header.
+// The payload (lanes_t in lanes.p4): whole words (docs/protocol.md), big-endian as the sum
+// registers hold them.
 header word_h {
     bit<32> v;
-}
-header tail1_h {
-    bit<8> v;
-}
-header tail2_h {
-    bit<16> v;
-}
-header tail3_h {
-    bit<24> v;
 }
 
 // Carried by a DATA packet into its second pass (recirculation): what the first pass decided.

@@ -186,13 +186,13 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
         words_left.set(hdr.netec.payload_len, NETEC_PAYLOAD, 2, 4, 0);
         transition select(hdr.netec.payload_len[15:2], hdr.netec.payload_len[1:0]) {
             NETEC_PAYLOAD_CASES(netec_verified)
-            default: accept;  // a HELLO's JSON: left as payload (and never summed)
+            default: accept;  // a HELLO's JSON, a partial word: left as payload, never summed
         }
     }
-    // The payload's states (lanes.p4): a chain of word states per tail length, the counter
-    // says where the words end.
-#define WORD_STATE(T, J, NEXT, AFTER)                                                         \
-    state parse_w##T##_##J {                                                                  \
+    // The payload's states (lanes.p4): one chain of word states, the counter says where
+    // the words end.
+#define WORD_STATE(J, NEXT, AFTER)                                                            \
+    state parse_w##J {                                                                        \
         meta.lanes_ok = 1;                                                                    \
         pkt.extract(hdr.lanes.q##J);                                                          \
         netec_csum.add(hdr.lanes.q##J);                                                       \
@@ -202,25 +202,16 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
             false: NEXT;                                                                      \
         }                                                                                     \
     }
-#define LAST_WORD_STATE(T, J, AFTER)                                                          \
-    state parse_w##T##_##J {                                                                  \
+#define LAST_WORD_STATE(J, AFTER)                                                             \
+    state parse_w##J {                                                                        \
         meta.lanes_ok = 1;                                                                    \
         pkt.extract(hdr.lanes.q##J);                                                          \
         netec_csum.add(hdr.lanes.q##J);                                                       \
         transition AFTER;                                                                     \
     }
-#define TAIL_STATE(T)                                                                         \
-    state parse_tail##T {                                                                     \
-        meta.lanes_ok = 1;                                                                    \
-        pkt.extract(hdr.lanes.t##T);                                                          \
-        netec_csum.add(hdr.lanes.t##T);                                                       \
-        transition netec_verified;                                                            \
-    }
     NETEC_WORD_STATES(WORD_STATE, LAST_WORD_STATE, netec_verified)
-    NETEC_TAIL_STATES(TAIL_STATE)
 #undef WORD_STATE
 #undef LAST_WORD_STATE
-#undef TAIL_STATE
     state netec_verified {
         meta.netec_csum_ok = netec_csum.verify();
         meta.netec_checked = 1;
@@ -456,8 +447,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     ReaderAckCheck() ack_check;
     DuplicateCheck() dup_check;
     MultiplyPass() multiply;
-    TailIn() tail_in;
-    TailOut() tail_out;
 
     action drop_counted(bit<8> why) {
         verdicts.count(why);
@@ -539,7 +528,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         // Multiply depends on nothing Admit and Track decide: it can run beside them. One
         // call site for both passes, so each lane's tables exist once.
         if (meta.first_pass == 1 || meta.second_pass == 1) {
-            tail_in.apply(hdr.lanes, hdr.netec.payload_len);  // the tail as a whole word
             multiply.apply(hdr.lanes, meta.second_pass, meta.log_coeff,
                            meta.w0, meta.w1, meta.w2, meta.w3, meta.w4, meta.w5, meta.w6,
                            meta.w7);
@@ -685,11 +673,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             ebsn.apply(meta.ack, meta.started, meta.partial, meta.cfg.exposed,
                        hdr.netec.window);
             meta.netec_dirty = 1;  // its window rewritten
-        }
-        if (meta.first_pass == 1 || meta.second_pass == 1) {
-            // the tail back out of its word: one call site for both passes (a table applies
-            // from one place), so the first pass's packet recirculates from here
-            tail_out.apply(hdr.lanes, hdr.netec.payload_len);
         }
         if (meta.first_pass == 1) {
             exit;

@@ -126,13 +126,13 @@ parser NetecParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
         meta.lanes_left = hdr.netec.payload_len >> 2;  // whole words, as on Tofino
         transition select(hdr.netec.payload_len[15:2], hdr.netec.payload_len[1:0]) {
             NETEC_PAYLOAD_CASES(lanes_done)
-            default: accept;  // a HELLO's JSON: left as payload
+            default: accept;  // a HELLO's JSON, a partial word: left as payload, never summed
         }
     }
-    // The payload's states (lanes.p4), as on Tofino: a chain of word states per tail length,
+    // The payload's states (lanes.p4), as on Tofino: one chain of word states,
     // the count says where the words end.
-#define WORD_STATE(T, J, NEXT, AFTER)                                                         \
-    state parse_w##T##_##J {                                                                  \
+#define WORD_STATE(J, NEXT, AFTER)                                                            \
+    state parse_w##J {                                                                        \
         meta.lanes_ok = 1;                                                                    \
         pkt.extract(hdr.lanes.q##J);                                                          \
         meta.lanes_left = meta.lanes_left - 1;                                                \
@@ -141,23 +141,15 @@ parser NetecParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
             default: NEXT;                                                                    \
         }                                                                                     \
     }
-#define LAST_WORD_STATE(T, J, AFTER)                                                          \
-    state parse_w##T##_##J {                                                                  \
+#define LAST_WORD_STATE(J, AFTER)                                                             \
+    state parse_w##J {                                                                        \
         meta.lanes_ok = 1;                                                                    \
         pkt.extract(hdr.lanes.q##J);                                                          \
         transition AFTER;                                                                     \
     }
-#define TAIL_STATE(T)                                                                         \
-    state parse_tail##T {                                                                     \
-        meta.lanes_ok = 1;                                                                    \
-        pkt.extract(hdr.lanes.t##T);                                                          \
-        transition lanes_done;                                                                \
-    }
     NETEC_WORD_STATES(WORD_STATE, LAST_WORD_STATE, lanes_done)
-    NETEC_TAIL_STATES(TAIL_STATE)
 #undef WORD_STATE
 #undef LAST_WORD_STATE
-#undef TAIL_STATE
     state lanes_done {
         transition accept;
     }
@@ -313,8 +305,6 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
     ReaderAckCheck() ack_check;
     DuplicateCheck() dup_check;
     MultiplyPass() multiply;
-    TailIn() tail_in;
-    TailOut() tail_out;
 
     // ---- the DATA path ---------------------------------------------------------------------
     // First pass: admit, track, multiply and add the first half; recirculate unless dropped.
@@ -386,7 +376,6 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         bit<32> w0 = 0; bit<32> w1 = 0; bit<32> w2 = 0; bit<32> w3 = 0;
         bit<32> w4 = 0; bit<32> w5 = 0; bit<32> w6 = 0; bit<32> w7 = 0;
         if (first_pass || second_pass) {
-            tail_in.apply(hdr.lanes, hdr.netec.payload_len);  // the tail as a whole word
             multiply.apply(hdr.lanes, second_pass ? 1w1 : 1w0, log_coeff,
                            w0, w1, w2, w3, w4, w5, w6, w7);
         }
@@ -576,11 +565,6 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         if (ack_raise) {
             ebsn.apply(ack, m, partial, meta.cfg.exposed, hdr.netec.window);
             meta.netec_dirty = 1;  // its window rewritten
-        }
-        if (first_pass || second_pass) {
-            // the tail back out of its word: one call site for both passes (a table applies
-            // from one place), so the first pass's packet recirculates from here
-            tail_out.apply(hdr.lanes, hdr.netec.payload_len);
         }
         if (first_pass) {
             return;

@@ -221,7 +221,7 @@ public final class SurvivorAgent implements Closeable {
     private ByteBuf data(ChannelHandlerContext ctx, long seq) throws IOException {
       int len = req.payloadLength(seq);
       long offset = req.offset() + seq * req.payload();
-      int have = (int) Math.max(0, Math.min(len, req.unitLength() - offset));
+      int have = (int) Math.max(0, Math.min(req.streamBytes(seq), req.unitLength() - offset));
       bytesSent.add(len);
       return NetecPacketCodec.dataFrame(task, array, sender, (int) (seq % req.slots()), seq, len,
           payload -> read(payload, offset, have), ctx.alloc());
@@ -254,7 +254,7 @@ public final class SurvivorAgent implements Closeable {
         inOffset += have;
       }
       while (payload.hasRemaining()) {
-        payload.put((byte) 0); // past the unit's end (the last stripe only)
+        payload.put((byte) 0); // past the unit's or the stream's end (the last stripe only)
       }
     }
 

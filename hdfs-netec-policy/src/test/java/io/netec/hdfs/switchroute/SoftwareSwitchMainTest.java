@@ -42,8 +42,8 @@ class SoftwareSwitchMainTest {
         ControlFrames.write(o, "{\"op\":\"setup\",\"version\":1}".getBytes(StandardCharsets.UTF_8));
         SetupAnswer old = SetupAnswer.fromJson(ControlFrames.read(i));
         assertFalse(old.ok());
-        assertEquals("version: 1 not supported (this side speaks 2)", old.reason());
-        ControlFrames.write(o, "{\"op\":\"setup\",\"version\":2}".getBytes(StandardCharsets.UTF_8));
+        assertEquals("version: 1 not supported (this side speaks 3)", old.reason());
+        ControlFrames.write(o, "{\"op\":\"setup\",\"version\":3}".getBytes(StandardCharsets.UTF_8));
         SetupAnswer a = SetupAnswer.fromJson(ControlFrames.read(i));
         assertFalse(a.ok());
         assertTrue(a.reason().startsWith("survivors"), a.reason());

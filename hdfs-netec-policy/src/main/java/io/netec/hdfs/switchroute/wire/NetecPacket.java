@@ -11,12 +11,14 @@ import java.util.Arrays;
  * {@link #payloadArray()} and {@link #payloadOffset()} when it is in an array.
  */
 public final class NetecPacket {
-  /** 2: EBSN counts slots holding partial sums (docs/protocol.md, Versioning). */
-  public static final int VERSION = 2;
+  /** 3: payloads of whole 4-byte words (docs/protocol.md, Versioning). */
+  public static final int VERSION = 3;
   public static final int HEADER_BYTES = 20;
   public static final int MAX_PAYLOAD = 65536 - 1; // payloadLength is 16 bits
   /** Largest stream payload: a multiple of 64 that the 16-bit length field holds. */
   public static final int MAX_STREAM_PAYLOAD = 65472;
+  /** Every DATA and RESULT payload is a whole number of these (docs/protocol.md). */
+  public static final int WORD_BYTES = 4;
 
   public static final int DATA = 1;
   public static final int RESULT = 2;

@@ -168,12 +168,12 @@ public final class SetupRequest {
 
   /** Number of packet-stripes: ceil(L / P). */
   public long stripes() {
-    return (length + payload - 1) / payload;
+    return PacketStripes.count(length, payload);
   }
 
-  /** Payload length of every packet of stripe {@code seq}: min(P, L - seq*P). */
+  /** Payload length of every packet of stripe {@code seq} ({@link PacketStripes}). */
   public int payloadLength(long seq) {
-    return (int) Math.min(payload, length - seq * payload);
+    return PacketStripes.payloadLength(length, payload, seq);
   }
 
   public byte[] toJson() {

@@ -68,11 +68,17 @@ public final class StreamRequest {
   }
 
   public long stripes() {
-    return (length + payload - 1) / payload;
+    return PacketStripes.count(length, payload);
   }
 
+  /** Payload length of every packet of stripe {@code seq} ({@link PacketStripes}). */
   public int payloadLength(long seq) {
-    return (int) Math.min(payload, length - seq * payload);
+    return PacketStripes.payloadLength(length, payload, seq);
+  }
+
+  /** Stream bytes in stripe {@code seq}; the payload's words past them are zero. */
+  public int streamBytes(long seq) {
+    return PacketStripes.streamBytes(length, payload, seq);
   }
 
   /** Parses "bpid:blk_ID_GENSTAMP" (ExtendedBlock.toString()). */

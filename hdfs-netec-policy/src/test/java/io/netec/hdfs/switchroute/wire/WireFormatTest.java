@@ -23,12 +23,32 @@ class WireFormatTest {
   }
 
   @Test
+  void everyStripePayloadIsWholeWordsAndCoversTheStream() {
+    int p = 64;
+    for (long length = 1; length <= 5 * p; length++) {
+      long stripes = PacketStripes.count(length, p);
+      long covered = 0;
+      for (long q = 0; q < stripes; q++) {
+        int n = PacketStripes.payloadLength(length, p, q);
+        int bytes = PacketStripes.streamBytes(length, p, q);
+        assertEquals(0, n % NetecPacket.WORD_BYTES, "L=" + length + " stripe " + q);
+        assertTrue(bytes <= n && n - bytes < NetecPacket.WORD_BYTES && n <= p, "L=" + length);
+        assertEquals(q < stripes - 1 ? p : n, n);
+        covered += bytes;
+      }
+      assertEquals(length, covered, "L=" + length);
+    }
+    assertEquals(20, PacketStripes.payloadLength(64 * 3 + 17, 64, 3));
+    assertEquals(64, PacketStripes.payloadLength(64 * 3 + 63, 64, 3));
+  }
+
+  @Test
   void headerLayoutIsTheDocumentedOne() throws Exception {
     NetecPacket p = new NetecPacket(NetecPacket.ACK, 0xab, 0x0c, NetecPacket.READER,
         NetecPacket.FLAG_RETX, 0x1234, 0x89abcdefL, 0x0102, new byte[] {9, 8, 7});
     byte[] b = p.toBytes();
     assertEquals(23, b.length);
-    assertArrayEquals(new byte[] {2, 3, (byte) 0xab, 0x0c, (byte) 0xff, 2, 0x12, 0x34,
+    assertArrayEquals(new byte[] {3, 3, (byte) 0xab, 0x0c, (byte) 0xff, 2, 0x12, 0x34,
         (byte) 0x89, (byte) 0xab, (byte) 0xcd, (byte) 0xef, 1, 2, 0, 3},
         java.util.Arrays.copyOf(b, 16));
     assertEquals(0, b[18] | b[19], "reserved");
@@ -323,8 +343,8 @@ class WireFormatTest {
   @Test
   void malformedHeadersAreRefusedWithAReason() {
     // version 1 (EBSN over the span) is refused, sealed as its sender would seal it
-    assertReason(b -> b[0] = 1, "version 1, expected 2");
-    assertReason(b -> b[0] = 3, "version 3, expected 2");
+    assertReason(b -> b[0] = 2, "version 2, expected 3");
+    assertReason(b -> b[0] = 4, "version 4, expected 3");
     assertReason(b -> b[1] = 9, "type");
     assertReason(b -> b[5] = (byte) 0x80, "flags");
     assertReason(b -> b[19] = 1, "reserved");
@@ -389,9 +409,9 @@ class WireFormatTest {
     assertSetupError(good.replace("\"unitLength\":999000", "\"unitLength\":-1"),
         "survivors[0].unitLength");
     assertSetupError(good.replace("\"sender\":1", "\"sender\":0"), "survivors");
-    assertTrue(good.contains("\"version\":2"), good);
-    assertSetupError(good.replace("\"version\":2", "\"version\":1"),
-        "version: 1 not supported (this side speaks 2)");
+    assertTrue(good.contains("\"version\":3"), good);
+    assertSetupError(good.replace("\"version\":3", "\"version\":2"),
+        "version: 2 not supported (this side speaks 3)");
     // the packet's 16-bit length holds 65535: 65472 is the largest payload, 65536 is refused
     assertSetupError(good.replace("\"payload\":4096", "\"payload\":65536"), "payload");
     SetupRequest.fromJson(good.replace("\"payload\":4096", "\"payload\":65472")
