@@ -44,9 +44,11 @@ MAX_STRIPES = (1 << 31) - 1
 class Limits:
     """What the compiled data plane supports (p4src/include/config.p4)."""
 
-    def __init__(self, tasks=32, slots=64, senders=16, payload=64, rows=1):
+    def __init__(self, tasks=32, slots=64, senders=16, payload=64, rows=1, premultiplied=False):
         self.tasks, self.slots, self.senders = tasks, slots, senders
         self.payload, self.rows = payload, rows
+        # the aggregation the data plane was compiled for: multiply (table lanes) or XOR only
+        self.premultiplied = premultiplied
 
 
 def _int(req, name, lo, hi, default=None):
@@ -110,7 +112,12 @@ def parse_setup(req):
             or any(isinstance(c, bool) or not isinstance(c, int) or not 0 <= c <= 255
                    for r in coeff for c in r)):
         raise Refused("coefficients: must be rows x k integers 0..255")
-    return {"group": group, "k": k, "rows": rows, "payload": payload, "offset": offset,
+    premultiplied = req.get("premultiplied", False)
+    if not isinstance(premultiplied, bool):
+        raise Refused("premultiplied: not true or false")
+    if premultiplied and rows != 1:
+        raise Refused("premultiplied: needs rows 1, not %d" % rows)
+    return {"premultiplied": premultiplied,"group": group, "k": k, "rows": rows, "payload": payload, "offset": offset,
             "length": length, "timeoutMs": timeout, "survivors": sorted(out,
                                                                          key=lambda s: s["sender"]),
             "coefficients": coeff}
@@ -292,6 +299,10 @@ class ControlPlane:
                           % (s["payload"], lim.payload))
         if s["rows"] > lim.rows:
             raise Refused("rows %d not supported (this switch: %d)" % (s["rows"], lim.rows))
+        if s["premultiplied"] != lim.premultiplied:
+            raise Refused("premultiplied: %s not supported (this switch %s)" % (
+                "true" if s["premultiplied"] else "false",
+                "only XORs" if lim.premultiplied else "multiplies"))
         if s["k"] > lim.senders:
             raise Refused("k %d not supported (this switch: %d)" % (s["k"], lim.senders))
         if -(-s["length"] // s["payload"]) > MAX_STRIPES:

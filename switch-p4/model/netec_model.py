@@ -24,6 +24,11 @@ def payload_length(length, payload, seq):
     return (n + WORD - 1) // WORD * WORD
 
 
+def premultiply(coefficient, payload):
+    """What a survivor of a pre-multiplied task sends: its payload times its coefficient."""
+    return bytes(gf256.mul(coefficient, x) for x in payload)
+
+
 def stream_of(payloads, length):
     """A row's stream from its RESULT payloads in stripe order: cut to L, after checking that
     the last stripe's padding past L came back zero."""
@@ -87,10 +92,14 @@ class Packet:
 class Task:
     """One task of a switch: slots x rows partial sums, a tracker per slot, EBSN state."""
 
-    def __init__(self, task_id, array, slots, k, rows, payload, length, coefficients):
+    def __init__(self, task_id, array, slots, k, rows, payload, length, coefficients,
+                 premultiplied=False):
         self.task_id, self.array, self.slots = task_id, array, slots
         self.k, self.rows, self.payload, self.length = k, rows, payload, length
-        self.coefficients = coefficients
+        if premultiplied and rows != 1:
+            raise ValueError("a pre-multiplied task has one row")
+        # pre-multiplied: each survivor sent coefficient x unit, the switch only XORs
+        self.coefficients = [[1] * k] if premultiplied else coefficients
         self.stripes = (length + payload - 1) // payload
         self.sums = [[bytearray(payload) for _ in range(rows)] for _ in range(slots)]
         self.tracker = [0] * slots

@@ -19,7 +19,10 @@ import netec_model as nm  # noqa: E402
 import pipeline as pl  # noqa: E402
 
 VECTORS = sorted(glob.glob(os.path.join(ROOT, "src", "test", "vectors", "*.json")))
-ONE_ROW = [v for v in VECTORS if json.load(open(v))["rows"] == 1]
+# what the compiled data plane runs: one row, multiplied by the switch
+ONE_ROW = [v for v in VECTORS if json.load(open(v))["rows"] == 1
+           and not json.load(open(v))["premultiplied"]]
+PREMULTIPLIED = [v for v in VECTORS if json.load(open(v))["premultiplied"]]
 
 
 def test_generated_gf_tables_are_what_the_generator_writes():
@@ -50,7 +53,8 @@ def setup_of(v):
     return nc.parse_setup({"version": nc.VERSION, "group": v["name"], "k": v["k"],
                            "rows": v["rows"], "payload": v["payload"], "length": v["length"],
                            "timeoutMs": 1000,
-                           "survivors": survivors, "coefficients": v["coefficients"]})
+                           "survivors": survivors, "coefficients": v["coefficients"],
+                           "premultiplied": v["premultiplied"]})
 
 
 @pytest.mark.parametrize("path", ONE_ROW, ids=[os.path.basename(v) for v in ONE_ROW])
@@ -112,3 +116,13 @@ def test_concurrent_tasks_do_not_disturb_each_other():
             if e["from"] != "reader":
                 assert verdict == e["verdict"], (v["name"], cursors[i] - 1)
             assert [r.encode() for r in out] == [_moved(x, task, array) for x in e["emit"]]
+
+
+@pytest.mark.parametrize("path", PREMULTIPLIED, ids=[os.path.basename(v) for v in PREMULTIPLIED])
+def test_a_multiplying_data_plane_refuses_a_premultiplied_task_at_setup(path):
+    with open(path) as f:
+        v = json.load(f)
+    cp = nc.ControlPlane(nc.ModelBackend(pl.Pipeline()), nc.Limits(), "198.18.0.100")
+    with pytest.raises(nc.Refused, match="premultiplied: true not supported"):
+        cp.setup(setup_of(v))
+

@@ -33,7 +33,7 @@ def test_model_reproduces_vector(path):
     with open(path) as f:
         v = json.load(f)
     task = nm.Task(v["task"], v["slotArray"], v["slots"], v["k"], v["rows"], v["payload"],
-                   v["length"], v["coefficients"])
+                   v["length"], v["coefficients"], v["premultiplied"])
     rebuilt = {}
     for n, e in enumerate(v["events"]):
         wire = bytes.fromhex(e["packet"])

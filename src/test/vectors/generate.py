@@ -28,8 +28,9 @@ SLOTS = 8
 
 
 class Scenario:
-    def __init__(self, name, description, k, m, erased, length, seed):
+    def __init__(self, name, description, k, m, erased, length, seed, premultiplied=False):
         self.name, self.description = name, description
+        self.premultiplied = premultiplied
         self.k, self.m, self.erased, self.length = k, m, erased, length
         rnd = random.Random(seed)
         # Data units of unequal length, as in a group's last stripe; parity as long as unit 0.
@@ -38,7 +39,8 @@ class Scenario:
         self.units = data + gf256.encode(data, m)
         self.survivors = [i for i in range(k + m) if i not in erased][:k]
         self.coefficients = gf256.decode_rows(k, m, self.survivors, erased)
-        self.task = nm.Task(3, 1, SLOTS, k, len(erased), P, length, self.coefficients)
+        self.task = nm.Task(3, 1, SLOTS, k, len(erased), P, length, self.coefficients,
+                            premultiplied)
         self.events = []
         self.results = {}
 
@@ -49,6 +51,8 @@ class Scenario:
         fields = dict(type_=nm.DATA, task=3, array=1, sender=sender, flags=0,
                       slot=seq % SLOTS, seq=seq, window=0,
                       payload=unit[seq * P:seq * P + n].ljust(n, b"\0"))
+        if self.premultiplied:
+            fields["payload"] = nm.premultiply(self.coefficients[0][sender], fields["payload"])
         fields.update(override)
         return nm.Packet(**fields).encode()
 
@@ -93,6 +97,7 @@ class Scenario:
                "task": 3, "slotArray": 1, "slots": SLOTS, "k": self.k, "m": self.m,
                "rows": len(self.erased),
                "payload": P, "length": self.length, "coefficients": self.coefficients,
+               "premultiplied": self.premultiplied,
                "survivorUnits": self.survivors, "erased": self.erased,
                "erasedUnits": [self.units[e].hex() for e in self.erased],
                "events": self.events}
@@ -112,13 +117,14 @@ def in_order():
     s.write()
 
 
-def faults(name="rs63-faults", erased=(0, 7), seed=2):
+def faults(name="rs63-faults", erased=(0, 7), seed=2, premultiplied=False):
     """Duplicates, reordering, a loss recovered by RETX, stale and too-far packets, EBSN."""
     which = ("units " + " and ".join(map(str, erased))) if len(erased) > 1 else \
         "unit %d" % erased[0]
-    s = Scenario(name, "RS(6,3), %s erased: duplicates, reordering, a lost packet recovered "
-                 "by RETX and go-back-N, stale and too-far packets, EBSN windows" % which,
-                 6, 3, list(erased), 19 * P + 5, seed)
+    how = ", pre-multiplied by the survivors (the switch only XORs)" if premultiplied else ""
+    s = Scenario(name, "RS(6,3), %s erased%s: duplicates, reordering, a lost packet recovered "
+                 "by RETX and go-back-N, stale and too-far packets, EBSN windows" % (which, how),
+                 6, 3, list(erased), 19 * P + 5, seed, premultiplied)
     s.stripe(0)
     s.survivor(s.data(3, 1))
     s.survivor(s.data(3, 1), "DUPLICATE")
@@ -234,6 +240,8 @@ def main(out=HERE):
     faults()
     # the same faults with one row: what the P4 data plane (one row) can replay too
     faults("rs63-one-row-faults", (3,), 6)
+    # the same, pre-multiplied: the survivors multiply, the switch XORs
+    faults("rs63-premultiplied-faults", (3,), 6, premultiplied=True)
     three_rows()
     malformed()
     slot_reuse()

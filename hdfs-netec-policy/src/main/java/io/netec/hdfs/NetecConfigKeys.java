@@ -41,6 +41,13 @@ public final class NetecConfigKeys {
   /** Payload bytes per NetEC packet asked of the switch (a P4 switch accepts only its own). */
   public static final String SWITCH_PAYLOAD = "netec.switch.payload.bytes";
 
+  /**
+   * Whether survivors multiply their own units by their coefficients and the switch only XORs
+   * (docs/protocol.md, pre-multiplied mode): tasks of one row; tasks of more rows still ask
+   * the switch to multiply.
+   */
+  public static final String SWITCH_PREMULTIPLY = "netec.switch.premultiply";
+
   /** A switch task without progress for this long fails (and the router moves on). */
   public static final String SWITCH_TIMEOUT_MS = "netec.switch.timeout.ms";
 

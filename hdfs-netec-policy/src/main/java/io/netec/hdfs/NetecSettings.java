@@ -70,6 +70,8 @@ public final class NetecSettings {
           }
           return p;
         });
+    add(k, NetecConfigKeys.SWITCH_PREMULTIPLY, "false", "true or false",
+        NetecSettings::parseBoolean);
     add(k, NetecConfigKeys.SWITCH_TIMEOUT_MS, "30000", "100..3600000", intIn(100, MAX_MS));
     add(k, NetecConfigKeys.AGENT_ENABLED, "true", "true or false", NetecSettings::parseBoolean);
     add(k, NetecConfigKeys.AGENT_PORT, "50300", "0..65535 (0: any free port)",
@@ -241,6 +243,11 @@ public final class NetecSettings {
 
   public int switchPayload() {
     return integer(NetecConfigKeys.SWITCH_PAYLOAD);
+  }
+
+  /** Whether one-row switch tasks are pre-multiplied by the survivors. */
+  public boolean switchPremultiply() {
+    return (Boolean) values.get(NetecConfigKeys.SWITCH_PREMULTIPLY);
   }
 
   public int switchTimeoutMs() {

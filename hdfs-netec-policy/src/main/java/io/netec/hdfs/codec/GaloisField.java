@@ -1,5 +1,7 @@
 package io.netec.hdfs.codec;
 
+import java.nio.ByteBuffer;
+
 /**
  * GF(2^8) with the polynomial 0x11d and generator 2: the field of Hadoop's {@code rs} codec and of
  * ISA-L, so every route computes the same bytes. Tables are built once, when the class loads.
@@ -48,6 +50,26 @@ public final class GaloisField {
       throw new ArithmeticException("0 has no inverse in GF(2^8)");
     }
     return EXP[255 - LOG[a & 0xff]];
+  }
+
+  /**
+   * Multiplies, in place, every byte between the buffer's position and limit by {@code c} (the
+   * position is not moved): a survivor's share in a pre-multiplied switch task, c · unit.
+   */
+  public static void multiply(int c, ByteBuffer buf) {
+    byte[] t = MUL[c & 0xff];
+    int from = buf.position();
+    int to = buf.limit();
+    if (buf.hasArray()) {
+      byte[] a = buf.array();
+      for (int i = buf.arrayOffset() + from, end = buf.arrayOffset() + to; i < end; i++) {
+        a[i] = t[a[i] & 0xff];
+      }
+    } else {
+      for (int i = from; i < to; i++) {
+        buf.put(i, t[buf.get(i) & 0xff]);
+      }
+    }
   }
 
   /** The 256-byte table t with t[x] = c*x (shared, do not modify). */

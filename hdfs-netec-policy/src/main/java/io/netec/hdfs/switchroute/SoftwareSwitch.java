@@ -94,6 +94,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   private final SwitchMetricsPage metricsPage;
 
   private final LongAdder accepted = new LongAdder();
+  private final LongAdder premultiplied = new LongAdder();
   private final LongAdder refused = new LongAdder();
   private final LongAdder completed = new LongAdder();
   private final LongAdder failed = new LongAdder();
@@ -189,6 +190,11 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   @Override
   public long getTasksAccepted() {
     return accepted.sum();
+  }
+
+  @Override
+  public long getTasksPremultiplied() {
+    return premultiplied.sum();
   }
 
   @Override
@@ -342,6 +348,9 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     arrayUsed[array] = true;
     memoryUsed += mem;
     accepted.increment();
+    if (req.premultiplied()) {
+      premultiplied.increment();
+    }
     // A reader that never comes must not hold the slot array.
     group.next().schedule(() -> expireUnclaimed(l), req.timeoutMs(), TimeUnit.MILLISECONDS);
     return SetupAnswer.accept(id, array, slots, vip(), l.secret);

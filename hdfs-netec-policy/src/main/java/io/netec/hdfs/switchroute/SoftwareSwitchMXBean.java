@@ -6,6 +6,9 @@ package io.netec.hdfs.switchroute;
 public interface SoftwareSwitchMXBean {
   long getTasksAccepted();
 
+  /** Accepted tasks in pre-multiplied mode (survivors multiplied, the switch only XORed). */
+  long getTasksPremultiplied();
+
   long getTasksRefused();
 
   long getTasksCompleted();

@@ -1,5 +1,6 @@
 package io.netec.hdfs.switchroute;
 
+import io.netec.hdfs.codec.GaloisField;
 import io.netec.hdfs.route.BlockSource;
 import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.switchroute.wire.NetecPacket;
@@ -227,9 +228,13 @@ public final class SurvivorAgent implements Closeable {
           payload -> read(payload, offset, have), ctx.alloc());
     }
 
-    /** The unit's bytes [offset, offset + have) into the payload, zeros after them. */
+    /**
+     * The unit's bytes [offset, offset + have) into the payload, multiplied by the request's
+     * coefficient in a pre-multiplied task, zeros after them.
+     */
     private void read(ByteBuffer payload, long offset, int have) throws IOException {
       if (have > 0) {
+        int start = payload.position();
         if (in == null || inOffset != offset) {
           IOUtils.closeStream(in);
           in = source.open(req.block(), offset);
@@ -249,6 +254,9 @@ public final class SurvivorAgent implements Closeable {
           }
           IOUtils.readFully(in, scratch, 0, have);
           payload.put(scratch, 0, have);
+        }
+        if (req.coefficient() != 1) {
+          GaloisField.multiply(req.coefficient(), payload.duplicate().position(start));
         }
         payload.limit(end);
         inOffset += have;

@@ -41,10 +41,11 @@ public final class SwitchPlan {
    * @param unitLength length of every unit of the group (k+m entries)
    * @param erased the units to rebuild, one output row each
    * @param available units that may be streamed, in order of preference
+   * @param premultiply pre-multiplied mode when there is one row to rebuild
    */
   public static SetupRequest plan(String group, int k, int m, long[] unitLength, int[] erased,
-      List<Available> available, long offset, long length, int payload, int timeoutMs)
-      throws RouteDeclinedException {
+      List<Available> available, long offset, long length, int payload, int timeoutMs,
+      boolean premultiply) throws RouteDeclinedException {
     List<Integer> indices = new ArrayList<>();
     for (Available a : available) {
       indices.add(a.index);
@@ -67,7 +68,8 @@ public final class SwitchPlan {
       }
     }
     try {
-      return new SetupRequest(group, payload, offset, length, timeoutMs, senders, coefficients);
+      return new SetupRequest(group, payload, offset, length, timeoutMs, senders, coefficients,
+          premultiply && erased.length == 1);
     } catch (ProtocolException e) {
       throw new RouteDeclinedException("cannot describe the task to a switch: "
           + e.getMessage());

@@ -79,7 +79,7 @@ public final class SwitchTask {
     byte[] matrix = new byte[rows * k];
     for (int r = 0; r < rows; r++) {
       for (int s = 0; s < k; s++) {
-        matrix[r * k + s] = (byte) setup.coefficient(r, s);
+        matrix[r * k + s] = (byte) setup.switchCoefficient(r, s);
       }
     }
     this.accumulator = accumulators.create(k, rows, matrix);

@@ -1,8 +1,11 @@
 package io.netec.hdfs.cluster;
 
-/** The switch route for NETEC-3-2-1024k. */
+/**
+ * The switch route for NETEC-3-2-1024k, with netec.switch.premultiply on: the one-unit tasks
+ * are pre-multiplied by the survivors' agents, the two-unit tasks multiplied by the switch.
+ */
 class Rs32SwitchRouteTest extends SwitchRouteSuite {
   Rs32SwitchRouteTest() {
-    super(3, 2);
+    super(3, 2, true);
   }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.switchroute.SoftwareSwitch;
 import io.netec.hdfs.switchroute.SwitchRoute;
 import java.util.Map;
@@ -24,10 +25,17 @@ abstract class SwitchRouteSuite {
   private static final Logger LOG = LoggerFactory.getLogger(SwitchRouteSuite.class);
   private final int k;
   private final int m;
+  private final boolean premultiply;
 
   SwitchRouteSuite(int k, int m) {
+    this(k, m, false);
+  }
+
+  /** @param premultiply netec.switch.premultiply: one-unit tasks pre-multiplied by survivors */
+  SwitchRouteSuite(int k, int m, boolean premultiply) {
     this.k = k;
     this.m = m;
+    this.premultiply = premultiply;
   }
 
   @Test
@@ -35,6 +43,7 @@ abstract class SwitchRouteSuite {
     SoftwareSwitch.Options o = new SoftwareSwitch.Options();
     SoftwareSwitch sw = new SoftwareSwitch(o);
     Configuration conf = EcTestCluster.switchConf(sw, 5_000);
+    conf.setBoolean(NetecConfigKeys.SWITCH_PREMULTIPLY, premultiply);
     String policy = "NETEC-" + k + "-" + m + "-1024k";
     try (EcTestCluster c = new EcTestCluster(conf, k + m + 1 + m + 1)) {
       c.useNetecPolicy(policy, "/sw");
@@ -54,6 +63,7 @@ abstract class SwitchRouteSuite {
         long rebuilt = c.routerMetric("switch.Bytes");
         long ingress = SwitchRoute.bytesReceived();
         long completed = sw.getTasksCompleted();
+        long pre = sw.getTasksPremultiplied();
         c.loseHolders(small, path, k, lost);
         // this round's victims may also have held blocks of earlier rounds' files
         c.verifyRebuilt(files, original);
@@ -61,6 +71,15 @@ abstract class SwitchRouteSuite {
         assertTrue(routed >= 1);
         assertEquals(routed, c.routerMetric("switch.Served") - served, "all served by switch");
         assertEquals(routed, sw.getTasksCompleted() - completed, "switch completed every task");
+        // tasks of one unit pre-multiplied when asked; of more units, the switch multiplies
+        long premultiplied = sw.getTasksPremultiplied() - pre;
+        if (!premultiply) {
+          assertEquals(0, premultiplied, "pre-multiplied tasks");
+        } else if (lost == 1) {
+          assertEquals(routed, premultiplied, "pre-multiplied tasks");
+        } else {
+          assertTrue(premultiplied < routed, premultiplied + " of " + routed + " pre-multiplied");
+        }
         long bytes = c.routerMetric("switch.Bytes") - rebuilt;
         double ratio = (double) (SwitchRoute.bytesReceived() - ingress) / bytes;
         LOG.info("lost {}: {} tasks, {} bytes rebuilt, ingress ratio {}", lost, routed, bytes,

@@ -462,4 +462,24 @@ class NetecCoderTest {
     }
     return out;
   }
+
+  @Test
+  void multiplyByAConstantInPlaceOverHeapAndDirectBuffers() {
+    byte[] x = new byte[1000];
+    new Random(7).nextBytes(x);
+    for (int c : new int[] {0, 1, 2, 3, 200, 255}) {
+      for (ByteBuffer b : new ByteBuffer[] {ByteBuffer.wrap(x.clone()),
+          ByteBuffer.allocateDirect(x.length).put(x.clone()).clear()}) {
+        b.position(10).limit(990); // only between position and limit, which stay put
+        GaloisField.multiply(c, b);
+        assertEquals(10, b.position());
+        assertEquals(990, b.limit());
+        b.clear();
+        for (int i = 0; i < x.length; i++) {
+          int want = i < 10 || i >= 990 ? x[i] & 0xff : GaloisField.mul(c, x[i]);
+          assertEquals(want, b.get(i) & 0xff, "c=" + c + " byte " + i);
+        }
+      }
+    }
+  }
 }

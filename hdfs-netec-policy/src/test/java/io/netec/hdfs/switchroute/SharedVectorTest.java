@@ -73,8 +73,8 @@ class SharedVectorTest {
     for (int s = 0; s < k; s++) {
       sv.add(new SetupRequest.Survivor(s, "h:1", "bp:blk_1_1", v.get("length").asLong(), ""));
     }
-    SetupRequest setup = new SetupRequest(name, v.get("payload").asInt(),
-        v.get("length").asLong(), 30_000, sv, coefficients);
+    SetupRequest setup = new SetupRequest(name, v.get("payload").asInt(), 0,
+        v.get("length").asLong(), 30_000, sv, coefficients, v.get("premultiplied").asBoolean());
     SwitchTask t = new SwitchTask(v.get("task").asInt(), v.get("slotArray").asInt(),
         v.get("slots").asInt(), setup, multiplier.equals("isal") ? MatrixAccumulator::isal
             : MatrixAccumulator::java);

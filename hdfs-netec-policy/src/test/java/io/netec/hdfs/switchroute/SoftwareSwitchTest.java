@@ -185,6 +185,30 @@ class SoftwareSwitchTest {
   }
 
   @Test
+  void rebuildsAUnitPremultipliedByTheSurvivors() throws Exception {
+    SoftwareSwitch sw = startSwitch(2, 64L << 20);
+    List<SurvivorAgent> agents = startAgents(6);
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(6, 3, new int[] {4}, 300_001, 9);
+    SetupRequest multiply = setup(g, agents, 1024, "", "premultiplied");
+    byte[][] co = {new byte[6]};
+    for (int s = 0; s < 6; s++) {
+      co[0][s] = (byte) multiply.coefficient(0, s);
+    }
+    SetupRequest pre = new SetupRequest("premultiplied", 1024, 0, multiply.length(), 5_000,
+        multiply.survivors(), co, true);
+    // the switch's own matrix is all ones: only the survivors' multiply makes the bytes right
+    for (int s = 0; s < 6; s++) {
+      assertEquals(1, pre.switchCoefficient(0, s));
+      assertEquals(multiply.coefficient(0, s), pre.senderCoefficient(s));
+    }
+    byte[][] rows = rebuild(sw.controlAddress(), pre, null);
+    assertArrayEquals(g.units[4], rows[0], "rebuilt unit 4");
+    // which proves the survivors multiplied only where some coefficient is not 1
+    assertTrue(java.util.stream.IntStream.range(0, 6)
+        .anyMatch(s -> pre.senderCoefficient(s) != 1));
+  }
+
+  @Test
   void rebuildsARangeOfTheErasedUnits() throws Exception {
     SoftwareSwitch sw = startSwitch(2, 64L << 20);
     List<SurvivorAgent> agents = startAgents(6);

@@ -27,6 +27,7 @@ public final class SetupRequest {
   private final int timeoutMs;
   private final List<Survivor> survivors;
   private final byte[][] coefficients;
+  private final boolean premultiplied;
 
   /** One survivor: the agent that streams its unit as sender {@code sender}. */
   public static final class Survivor {
@@ -76,6 +77,17 @@ public final class SetupRequest {
    */
   public SetupRequest(String group, int payload, long offset, long length, int timeoutMs,
       List<Survivor> survivors, byte[][] coefficients) throws ProtocolException {
+    this(group, payload, offset, length, timeoutMs, survivors, coefficients, false);
+  }
+
+  /**
+   * @param premultiplied each survivor multiplies its own unit by its coefficient and the switch
+   *     only XORs (docs/protocol.md, "Pre-multiplied mode"); one row only
+   */
+  public SetupRequest(String group, int payload, long offset, long length, int timeoutMs,
+      List<Survivor> survivors, byte[][] coefficients, boolean premultiplied)
+      throws ProtocolException {
+    this.premultiplied = premultiplied;
     this.group = group;
     this.offset = offset;
     this.k = survivors.size();
@@ -118,6 +130,8 @@ public final class SetupRequest {
       check(coefficients[r] != null && coefficients[r].length == k,
           "coefficients[" + r + "]: needs " + k + " entries");
     }
+    check(!premultiplied || rows == 1,
+        "premultiplied: needs rows 1 (a survivor sends one multiplied stream), not " + rows);
   }
 
   private static void check(boolean ok, String message) throws ProtocolException {
@@ -161,6 +175,21 @@ public final class SetupRequest {
     return survivors;
   }
 
+  /** Whether the survivors multiply and the switch only XORs (one row). */
+  public boolean premultiplied() {
+    return premultiplied;
+  }
+
+  /** The coefficient the switch multiplies sender s's row-r bytes by: 1 when premultiplied. */
+  public int switchCoefficient(int r, int s) {
+    return premultiplied ? 1 : coefficient(r, s);
+  }
+
+  /** The coefficient sender s multiplies its own unit by before sending: 1 unless premultiplied. */
+  public int senderCoefficient(int s) {
+    return premultiplied ? coefficient(0, s) : 1;
+  }
+
   /** Coefficient of sender s in output row r. */
   public int coefficient(int r, int s) {
     return coefficients[r][s] & 0xff;
@@ -181,6 +210,9 @@ public final class SetupRequest {
     o.put("op", "setup").put("version", NetecPacket.VERSION).put("group", group).put("k", k)
         .put("rows", rows).put("payload", payload).put("offset", offset).put("length", length)
         .put("timeoutMs", timeoutMs);
+    if (premultiplied) {
+      o.put("premultiplied", true);
+    }
     ArrayNode sv = o.putArray("survivors");
     for (Survivor s : survivors) {
       sv.addObject().put("sender", s.sender).put("agent", s.agent).put("block", s.block)
@@ -237,10 +269,12 @@ public final class SetupRequest {
     check(integer(o, "rows") == coefficients.length,
         "rows: " + o.get("rows") + " but " + coefficients.length + " coefficient rows");
     long offset = o.has("offset") ? integer(o, "offset") : 0;
+    JsonNode pre = o.get("premultiplied");
+    check(pre == null || pre.isBoolean(), "premultiplied: not true or false");
     return new SetupRequest(text(o, "group"),
         JsonLimits.intIn(o, "payload", 64, NetecPacket.MAX_STREAM_PAYLOAD), offset,
         integer(o, "length"), JsonLimits.intIn(o, "timeoutMs", 1, Integer.MAX_VALUE), survivors,
-        coefficients);
+        coefficients, pre != null && pre.booleanValue());
   }
 
   private static String text(JsonNode o, String field) throws ProtocolException {

@@ -20,9 +20,17 @@ public final class StreamRequest {
   private final int window;
   private final int slots;
   private final long offset;
+  private final int coefficient;
 
   public StreamRequest(ExtendedBlock block, long unitLength, long offset, long length,
       int payload, String token, int window, int slots) {
+    this(block, unitLength, offset, length, payload, token, window, slots, 1);
+  }
+
+  /** @param coefficient what the agent multiplies its unit by (1: sends it as it is) */
+  public StreamRequest(ExtendedBlock block, long unitLength, long offset, long length,
+      int payload, String token, int window, int slots, int coefficient) {
+    this.coefficient = coefficient;
     this.offset = offset;
     this.block = block;
     this.unitLength = unitLength;
@@ -31,6 +39,14 @@ public final class StreamRequest {
     this.token = token;
     this.window = window;
     this.slots = slots;
+  }
+
+  /**
+   * The GF(2^8) coefficient the agent multiplies every payload byte by before sending: 1 but in
+   * a pre-multiplied task, where the switch only XORs.
+   */
+  public int coefficient() {
+    return coefficient;
   }
 
   /** Where in the unit stripe 0 starts. */
@@ -101,7 +117,8 @@ public final class StreamRequest {
       throws ProtocolException {
     SetupRequest.Survivor sv = setup.survivors().get(sender);
     return new StreamRequest(parseBlock(sv.block()), sv.unitLength(), setup.offset(),
-        setup.length(), setup.payload(), sv.token(), slots / 2, slots);
+        setup.length(), setup.payload(), sv.token(), slots / 2, slots,
+        setup.senderCoefficient(sender));
   }
 
   /**
@@ -117,8 +134,11 @@ public final class StreamRequest {
         .put("window", slots / 2).put("slots", slots).put("offset", setup.offset());
     com.fasterxml.jackson.databind.node.ArrayNode streams = o.putArray("streams");
     for (SetupRequest.Survivor sv : setup.survivors()) {
-      streams.addObject().put("block", sv.block()).put("unitLength", sv.unitLength())
-          .put("token", sv.token());
+      ObjectNode st = streams.addObject().put("block", sv.block())
+          .put("unitLength", sv.unitLength()).put("token", sv.token());
+      if (setup.premultiplied()) {
+        st.put("coefficient", setup.senderCoefficient(sv.sender()));
+      }
     }
     try {
       byte[] b = SetupRequest.JSON.writeValueAsBytes(o);
@@ -152,6 +172,9 @@ public final class StreamRequest {
     o.put("role", "switch").put("block", block.toString()).put("unitLength", unitLength)
         .put("length", length).put("payload", payload).put("token", token)
         .put("window", window).put("slots", slots).put("offset", offset);
+    if (coefficient != 1) {
+      o.put("coefficient", coefficient);
+    }
     try {
       return new NetecPacket(NetecPacket.HELLO, task, slotArray, sender, 0, 0, 0, 0,
           SetupRequest.JSON.writeValueAsBytes(o));
@@ -184,10 +207,12 @@ public final class StreamRequest {
     int slots = JsonLimits.intIn(o, "slots", 2, 0xffff);
     long offset = o.path("offset").asLong(0);
     String token = mine.path("token").asText(null);
+    int coefficient = mine.has("coefficient") ? JsonLimits.intIn(mine, "coefficient", 0, 255) : 1;
     if (length < 1 || offset < 0 || unitLength < 0 || payload % 64 != 0 || token == null) {
       throw new ProtocolException("HELLO fields out of range: " + o);
     }
-    return new StreamRequest(block, unitLength, offset, length, payload, token, window, slots);
+    return new StreamRequest(block, unitLength, offset, length, payload, token, window, slots,
+        coefficient);
   }
 
   /** The agent's refusal: a HELLO whose payload is {"error": reason}. */

@@ -474,4 +474,43 @@ class WireFormatTest {
         () -> StreamRequest.fromHello(beyond));
     assertTrue(e.getMessage().contains("no entry for sender 5"), e.getMessage());
   }
+
+  @Test
+  void aPremultipliedTaskTellsEverySurvivorItsCoefficient() throws Exception {
+    SetupRequest multiply = setup();
+    SetupRequest pre = new SetupRequest("g", 4096, 0, 1_000_000, 30_000, multiply.survivors(),
+        new byte[][] {{3, (byte) 200}}, true);
+    SetupRequest back = SetupRequest.fromJson(pre.toJson());
+    assertTrue(back.premultiplied());
+    assertFalse(SetupRequest.fromJson(multiply.toJson()).premultiplied());
+    assertEquals(1, back.switchCoefficient(0, 1));
+    assertEquals(200, back.senderCoefficient(1));
+    assertEquals(1, multiply.senderCoefficient(1));
+    for (int sender = 0; sender < 2; sender++) {
+      int want = sender == 0 ? 3 : 200;
+      // from the software switch's HELLO, and from a P4 switch's copy of the reader's
+      StreamRequest direct = StreamRequest.fromHello(
+          StreamRequest.forSender(back, 64, sender).toHello(7, 2, sender));
+      assertEquals(want, direct.coefficient());
+      NetecPacket hello = StreamRequest.readerHello(back, 7, 2, 64, "s");
+      NetecPacket copy = new NetecPacket(NetecPacket.HELLO, 7, 2, sender, 0, 0, 0, 0,
+          hello.payload());
+      assertEquals(want, StreamRequest.fromHello(copy).coefficient());
+      assertEquals(1, StreamRequest.fromHello(StreamRequest.forSender(multiply, 64, sender)
+          .toHello(7, 2, sender)).coefficient());
+    }
+    String json = new String(pre.toJson(), StandardCharsets.UTF_8);
+    assertTrue(json.contains("\"premultiplied\":true"), json);
+    assertSetupError(json.replace("\"premultiplied\":true", "\"premultiplied\":1"),
+        "premultiplied: not true or false");
+    assertSetupError(json.replace("[[3,200]]", "[[3,200],[1,1]]").replace("\"rows\":1",
+        "\"rows\":2"), "premultiplied: needs rows 1");
+    String hello = new String(StreamRequest.forSender(back, 64, 1).toHello(7, 2, 1).payload(),
+        StandardCharsets.UTF_8);
+    assertTrue(hello.contains("\"coefficient\":200"), hello);
+    NetecPacket forged = new NetecPacket(NetecPacket.HELLO, 7, 2, 1, 0, 0, 0, 0,
+        hello.replace("\"coefficient\":200", "\"coefficient\":256")
+            .getBytes(StandardCharsets.UTF_8));
+    assertThrows(ProtocolException.class, () -> StreamRequest.fromHello(forged));
+  }
 }
