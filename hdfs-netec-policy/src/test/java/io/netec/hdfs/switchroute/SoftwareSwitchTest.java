@@ -104,6 +104,11 @@ class SoftwareSwitchTest {
   /** A setup for group g whose survivor s is served by agents[s]; units go in the store. */
   private SetupRequest setup(SwitchTaskTest.Group g, List<SurvivorAgent> agents, int payload,
       String token, String name) throws Exception {
+    return setup(g, agents, payload, token, name, false);
+  }
+
+  private SetupRequest setup(SwitchTaskTest.Group g, List<SurvivorAgent> agents, int payload,
+      String token, String name, boolean premultiplied) throws Exception {
     List<SetupRequest.Survivor> sv = new ArrayList<>();
     for (int s = 0; s < g.k; s++) {
       int unit = g.survivors[s];
@@ -121,7 +126,7 @@ class SoftwareSwitchTest {
         co[r][s] = (byte) g.setup.coefficient(r, s);
       }
     }
-    return new SetupRequest(name, payload, g.setup.length(), 5_000, sv, co);
+    return new SetupRequest(name, payload, 0, g.setup.length(), 5_000, sv, co, premultiplied);
   }
 
   private static byte[][] rebuild(InetSocketAddress control, SetupRequest setup,
@@ -189,17 +194,11 @@ class SoftwareSwitchTest {
     SoftwareSwitch sw = startSwitch(2, 64L << 20);
     List<SurvivorAgent> agents = startAgents(6);
     SwitchTaskTest.Group g = new SwitchTaskTest.Group(6, 3, new int[] {4}, 300_001, 9);
-    SetupRequest multiply = setup(g, agents, 1024, "", "premultiplied");
-    byte[][] co = {new byte[6]};
-    for (int s = 0; s < 6; s++) {
-      co[0][s] = (byte) multiply.coefficient(0, s);
-    }
-    SetupRequest pre = new SetupRequest("premultiplied", 1024, 0, multiply.length(), 5_000,
-        multiply.survivors(), co, true);
+    SetupRequest pre = setup(g, agents, 1024, "", "premultiplied", true);
     // the switch's own matrix is all ones: only the survivors' multiply makes the bytes right
     for (int s = 0; s < 6; s++) {
       assertEquals(1, pre.switchCoefficient(0, s));
-      assertEquals(multiply.coefficient(0, s), pre.senderCoefficient(s));
+      assertEquals(pre.coefficient(0, s), pre.senderCoefficient(s));
     }
     byte[][] rows = rebuild(sw.controlAddress(), pre, null);
     assertArrayEquals(g.units[4], rows[0], "rebuilt unit 4");
