@@ -127,63 +127,72 @@ const bit<8> SLOT_STALE = 1;
 const bit<8> SLOT_FREE = 2;
 const bit<32> SEQ_NONE = 0xFFFFFFFF;  // slot_seq of a free slot
 
-// EBSN (protocol version 2): R = I - C if C < I else 0, window = min(window, R), where C is the
-// slots holding partial sums bounded by the span: C = min(partial, max(0, maxStarted + 1 -
-// ackSeq)). max_started_plus1 is maxStarted + 1 (0 while nothing started), so no signed
-// arithmetic; it is at most stripes < 2^31, partial < 2^16 and I = S / 2 <= 32.
+// Unsigned min and max of two fields in one action: Tofino's ALUs have them (TNA's min and max
+// externs), so no subtraction and sign bit is needed where the answer is a value, not a
+// branch. The v1model twin spells them out.
+#ifdef __TARGET_TOFINO__
+#define NETEC_MIN(A, B) min(A, B)
+#define NETEC_MAX(A, B) max(A, B)
+#else
+#define NETEC_MIN(A, B) ((A) < (B) ? (A) : (B))
+#define NETEC_MAX(A, B) ((A) > (B) ? (A) : (B))
+#endif
+
+// EBSN (protocol version 2 on): window = min(window, I - min(C, I)), where C is the slots
+// holding partial sums bounded by the span: C = min(partial, max(0, maxStarted + 1 - ackSeq)).
+// max_started_plus1 is maxStarted + 1 (0 while nothing started). Every step is a min, a max
+// or a subtraction that cannot go below 0, each an action of its own (one ALU step, in
+// order); the window is written by a min with the header field itself, so the action reads
+// two sources (p4c-barefoot refused a copy from a field it had sliced into three).
 control EbsnWindow(in bit<32> ack_seq, in bit<32> max_started_plus1, in bit<16> partial,
                    in bit<16> exposed, inout bit<16> window) {
-    bit<16> cur;        // the ACK's window as a field of its own (the header's shares its
-                        // container with payload_len, and Tofino's arithmetic takes whole ones)
-    bit<32> ahead;      // sign set: nothing started past ackSeq
-    bit<32> span;
-    bit<32> fewer;      // sign set: partial < span (both < 2^31)
-    bit<16> left;       // sign set: span > I (span < 2^15 where it is used)
-    bit<16> remaining;
-    bit<16> lower;      // sign set: R < window (window < 2^15 where it is used)
-    action spans() {
-        ahead = max_started_plus1 - ack_seq;
-        cur = window;
+    bit<32> high;       // max(maxStarted + 1, ackSeq)
+    bit<32> span;       // max(0, maxStarted + 1 - ackSeq), then at most 0xFFFF
+    bit<16> held;       // C, then min(C, I)
+    bit<16> remaining;  // I - min(C, I)
+    action highs() { high = NETEC_MAX(max_started_plus1, ack_seq); }
+    @hidden table take_high {
+        actions = { highs; }
+        const default_action = highs();
     }
+    action spans() { span = high - ack_seq; }
     @hidden table take_span {
         actions = { spans; }
         const default_action = spans();
     }
-    action fewers() { fewer = (bit<32>)partial - span; }
-    @hidden table take_fewer {
-        actions = { fewers; }
-        const default_action = fewers();
+    action caps() { span = NETEC_MIN(span, 32w0xFFFF); }
+    @hidden table take_cap {
+        actions = { caps; }
+        const default_action = caps();
     }
-    action lefts() { left = exposed - span[15:0]; }
-    @hidden table take_left {
-        actions = { lefts; }
-        const default_action = lefts();
+    action helds() { held = NETEC_MIN(partial, span[15:0]); }
+    @hidden table take_held {
+        actions = { helds; }
+        const default_action = helds();
     }
-    action lowers() { lower = remaining - cur; }
-    @hidden table take_lower {
+    action exposes() { held = NETEC_MIN(held, exposed); }
+    @hidden table take_exposed {
+        actions = { exposes; }
+        const default_action = exposes();
+    }
+    action remains() { remaining = exposed - held; }
+    @hidden table take_remaining {
+        actions = { remains; }
+        const default_action = remains();
+    }
+    action lowers() { window = NETEC_MIN(window, remaining); }
+    @hidden table take_window {
         actions = { lowers; }
         const default_action = lowers();
     }
     apply {
+        take_high.apply();
         take_span.apply();
-        span = 0;
-        if (ack_seq[31:31] == 0 && ahead[31:31] == 0) {
-            span = ahead;
-        }
-        take_fewer.apply();
-        if (fewer[31:31] == 1) {
-            span = (bit<32>)partial;  // C: the slots holding partial sums, when fewer
-        }
-        take_left.apply();
-        remaining = 0;
-        if (span[31:15] == 0 && left[15:15] == 0) {
-            remaining = left;
-        }
-        take_lower.apply();
-        if (cur[15:15] == 1 || lower[15:15] == 1) {
-            cur = remaining;
-        }
-        window = cur;
+        take_cap.apply();
+        take_held.apply();
+        take_exposed.apply();
+        take_remaining.apply();
+        take_window.apply();
     }
 }
 

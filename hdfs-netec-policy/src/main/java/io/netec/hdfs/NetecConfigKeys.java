@@ -48,6 +48,13 @@ public final class NetecConfigKeys {
    */
   public static final String SWITCH_PREMULTIPLY = "netec.switch.premultiply";
 
+  /**
+   * How packets travel between switch, survivors and reader: "tcp" (connections) or "udp"
+   * (datagram mode: one packet per datagram, reliable through the protocol's ACK and RETX;
+   * what a P4 switch's end hosts speak).
+   */
+  public static final String SWITCH_TRANSPORT = "netec.switch.transport";
+
   /** A switch task without progress for this long fails (and the router moves on). */
   public static final String SWITCH_TIMEOUT_MS = "netec.switch.timeout.ms";
 

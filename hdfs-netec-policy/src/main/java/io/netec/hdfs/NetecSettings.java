@@ -72,6 +72,13 @@ public final class NetecSettings {
         });
     add(k, NetecConfigKeys.SWITCH_PREMULTIPLY, "false", "true or false",
         NetecSettings::parseBoolean);
+    add(k, NetecConfigKeys.SWITCH_TRANSPORT, "tcp", "tcp or udp", (key, v) -> {
+      String t = v.trim().toLowerCase(java.util.Locale.ROOT);
+      if (!t.equals("tcp") && !t.equals("udp")) {
+        throw bad(key, v, "not tcp or udp");
+      }
+      return t;
+    });
     add(k, NetecConfigKeys.SWITCH_TIMEOUT_MS, "30000", "100..3600000", intIn(100, MAX_MS));
     add(k, NetecConfigKeys.AGENT_ENABLED, "true", "true or false", NetecSettings::parseBoolean);
     add(k, NetecConfigKeys.AGENT_PORT, "50300", "0..65535 (0: any free port)",
@@ -248,6 +255,11 @@ public final class NetecSettings {
   /** Whether one-row switch tasks are pre-multiplied by the survivors. */
   public boolean switchPremultiply() {
     return (Boolean) values.get(NetecConfigKeys.SWITCH_PREMULTIPLY);
+  }
+
+  /** Whether switch tasks travel in UDP datagrams (netec.switch.transport=udp). */
+  public boolean switchDatagrams() {
+    return "udp".equals(values.get(NetecConfigKeys.SWITCH_TRANSPORT));
   }
 
   public int switchTimeoutMs() {

@@ -22,6 +22,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.socket.DatagramPacket;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.handler.codec.LengthFieldPrepender;
@@ -87,6 +88,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   private final EventLoopGroup group;
   private final Channel control;
   private final Channel data;
+  /** Datagram mode: the data port's number over UDP, one event loop (docs/protocol.md). */
+  private final Channel datagrams;
   private final Live[] tasks = new Live[256];
   private final boolean[] arrayUsed;
   private long memoryUsed;
@@ -138,6 +141,13 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
                   new NetecPacketCodec.Encoder(), new ReaderHandler());
             }
           }).bind(opts.bindHost, opts.dataPort).sync().channel();
+      datagrams = new Bootstrap().group(group).channel(Transport.datagramChannel())
+          .option(ChannelOption.SO_RCVBUF, 4 << 20).option(ChannelOption.SO_SNDBUF, 4 << 20)
+          .option(ChannelOption.RCVBUF_ALLOCATOR,
+              new io.netty.channel.FixedRecvByteBufAllocator(65536))
+          .handler(new DatagramHandler())
+          .bind(opts.bindHost, ((InetSocketAddress) data.localAddress()).getPort()).sync()
+          .channel();
     } catch (Exception e) {
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
       throw new IOException("software switch cannot listen on " + opts.bindHost, e);
@@ -279,6 +289,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     }
     control.close().awaitUninterruptibly();
     data.close().awaitUninterruptibly();
+    datagrams.close().awaitUninterruptibly();
     group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
   }
 
@@ -431,6 +442,12 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     volatile boolean done;
     long lastProgress = System.nanoTime();
     ScheduledFuture<?> watchdog;
+    /** Datagram mode: the UDP channel, the reader's and the agents' addresses. */
+    Channel datagramChannel;
+    InetSocketAddress readerAddress;
+    InetSocketAddress[] agents;
+    boolean[] heard;
+    ScheduledFuture<?> helloResend;
 
     Live(SwitchTask task, long memory, String secret) {
       this.task = task;
@@ -473,6 +490,80 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       }, period, period, TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * Datagram mode, after {@link #claim}: HELLO to every survivor, again every
+     * {@value #DATAGRAM_HELLO_MS} ms to those not yet heard from (a HELLO may be lost).
+     */
+    void bindDatagram(Channel udp, InetSocketAddress reader) {
+      datagramChannel = udp;
+      readerAddress = reader;
+      SetupRequest s = task.setup();
+      agents = new InetSocketAddress[s.k()];
+      heard = new boolean[s.k()];
+      for (int i = 0; i < agents.length; i++) {
+        String agent = s.survivors().get(i).agent();
+        int colon = agent.lastIndexOf(':');
+        agents[i] = new InetSocketAddress(agent.substring(0, colon),
+            Integer.parseInt(agent.substring(colon + 1)));
+        if (agents[i].isUnresolved()) {
+          fail("cannot resolve survivor " + i + " at " + agent);
+          return;
+        }
+      }
+      helloResend = udp.eventLoop().scheduleAtFixedRate(this::helloSurvivors, 0,
+          DATAGRAM_HELLO_MS, TimeUnit.MILLISECONDS);
+      long period = Math.max(25, s.timeoutMs() / 4);
+      watchdog = udp.eventLoop().scheduleAtFixedRate(() -> {
+        if (System.nanoTime() - lastProgress > TimeUnit.MILLISECONDS.toNanos(s.timeoutMs())) {
+          fail("no progress for " + s.timeoutMs() + " ms");
+        }
+      }, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    private void helloSurvivors() {
+      boolean all = true;
+      for (int i = 0; i < agents.length; i++) {
+        if (!heard[i]) {
+          all = false;
+          try {
+            sendDatagram(streamRequest(i).toHello(task.taskId(), task.slotArray(), i),
+                agents[i]);
+          } catch (ProtocolException e) {
+            fail("survivor " + i + ": " + e.getMessage());
+            return;
+          }
+        }
+      }
+      if (all) {
+        helloResend.cancel(false);
+      }
+      datagramChannel.flush();
+    }
+
+    void sendDatagram(NetecPacket p, InetSocketAddress to) {
+      datagramChannel.write(new DatagramPacket(Unpooled.wrappedBuffer(p.toBytes()), to),
+          datagramChannel.voidPromise());
+    }
+
+    /**
+     * The reader's ACK (after its HELLO): checked and rewritten by the task (EBSN), or null
+     * (dropped). An ACK that advances is progress; a FIN finishes the task.
+     */
+    NetecPacket readerAck(NetecPacket p) {
+      long acked = task.ackSeq();
+      NetecPacket ack = task.onAck(p);
+      if (ack == null) {
+        dropped.increment();
+        return null;
+      }
+      if (task.ackSeq() > acked) {
+        // progress is an ACK that advances (or a completed stripe): repeated ACKs and RETX
+        // requests alone do not keep a task alive past its timeout
+        lastProgress = System.nanoTime();
+      }
+      return ack;
+    }
+
     StreamRequest streamRequest(int sender) throws ProtocolException {
       return StreamRequest.forSender(task.setup(), task.slots(), sender);
     }
@@ -490,6 +581,9 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       completed.increment();
       cancelWatchdog();
       release(this);
+      if (datagramChannel != null) {
+        return; // nothing to close: the FIN went to the survivors
+      }
       for (Channel c : survivors) {
         if (c != null) {
           c.close();
@@ -503,6 +597,10 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
         reader.eventLoop().execute(() -> fail(reason));
         return;
       }
+      if (datagramChannel != null && !datagramChannel.eventLoop().inEventLoop()) {
+        datagramChannel.eventLoop().execute(() -> fail(reason));
+        return;
+      }
       if (done) {
         return;
       }
@@ -512,6 +610,13 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
           LogLimiter.oneLine(task.setup().group()), LogLimiter.oneLine(reason));
       cancelWatchdog();
       release(this);
+      if (datagramChannel != null) {
+        // no connection to close: the reader learns it from a HELLO carrying the error
+        sendDatagram(StreamRequest.errorHello(task.taskId(), task.slotArray(),
+            NetecPacket.READER, reason), readerAddress);
+        datagramChannel.flush();
+        return;
+      }
       for (Channel c : survivors) {
         if (c != null) {
           c.close();
@@ -525,6 +630,9 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     private void cancelWatchdog() {
       if (watchdog != null) {
         watchdog.cancel(false);
+      }
+      if (helloResend != null) {
+        helloResend.cancel(false);
       }
     }
   }
@@ -613,16 +721,9 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       if (live.done) {
         return;
       }
-      long acked = live.task.ackSeq();
-      NetecPacket ack = live.task.onAck(p);
+      NetecPacket ack = live.readerAck(p);
       if (ack == null) {
-        dropped.increment();
         return;
-      }
-      if (live.task.ackSeq() > acked) {
-        // progress is an ACK that advances (or a completed stripe): repeated ACKs and RETX
-        // requests alone do not keep a task alive past its timeout
-        live.lastProgress = System.nanoTime();
       }
       if (live.task.finished()) {
         for (Channel c : live.survivors) {
@@ -727,6 +828,97 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
       live.fail("survivor " + sender + ": " + cause);
       ctx.close();
+    }
+  }
+
+  /** Datagram mode's HELLOs to survivors not yet heard from are repeated this often. */
+  static final int DATAGRAM_HELLO_MS = 200;
+
+  /**
+   * Datagram mode: every task's packets on one UDP channel. The reader's HELLO (with the
+   * task's secret) binds the task to its address; then its ACKs go, rewritten, to every
+   * survivor, and survivors' DATA, from the agent addresses of the setup only, is aggregated
+   * into RESULTs to the reader. A packet that fails its checks is dropped and counted: with no
+   * connection to lose, retransmission recovers it.
+   */
+  private final class DatagramHandler extends SimpleChannelInboundHandler<DatagramPacket> {
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, DatagramPacket d) {
+      NetecPacket p;
+      try {
+        p = NetecPacket.decodeFrame(d.content().nioBuffer()); // a view: done with it here
+      } catch (ProtocolException e) {
+        dropped.increment();
+        logs.info("datagram-bad", "Dropped a datagram from {}: {}", d.sender(), e.getMessage());
+        return;
+      }
+      Live l = lookup(p.task(), p.slotArray());
+      if (l == null || !l.task.setup().datagram()) {
+        dropped.increment();
+        return;
+      }
+      InetSocketAddress from = d.sender();
+      if (p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER) {
+        // the first HELLO with the secret takes the task; repeats (a HELLO may be lost, so
+        // the reader sends it until data comes) and forgeries change nothing
+        if (l.readerAddress == null && secretMatches(l, StreamRequest.readerSecret(p))
+            && claim(l)) {
+          l.bindDatagram(ctx.channel(), from);
+        }
+        return;
+      }
+      if (l.readerAddress == null || l.done) {
+        dropped.increment();
+        return;
+      }
+      if (from.equals(l.readerAddress)) {
+        NetecPacket ack = l.readerAck(p);
+        if (ack == null) {
+          return;
+        }
+        for (int i = 0; i < l.agents.length; i++) {
+          // each copy names its survivor, as a P4 switch's replicas do: one agent may serve
+          // several senders of a task from one address (a FIN too: the streams end)
+          l.sendDatagram(new NetecPacket(ack.type(), ack.task(), ack.slotArray(), i,
+              ack.flags(), ack.slot(), ack.seq(), ack.window(), ack.payload()), l.agents[i]);
+        }
+        if (l.task.finished()) {
+          l.complete();
+        }
+        return;
+      }
+      int sender = p.sender();
+      if (sender >= l.agents.length || !from.equals(l.agents[sender])) {
+        dropped.increment();
+        return;
+      }
+      if (p.type() == NetecPacket.HELLO) {
+        l.fail("survivor " + sender + " refused: "
+            + new String(p.payload(), StandardCharsets.UTF_8));
+        return;
+      }
+      l.heard[sender] = true;
+      bytesIn.add(p.payloadLength());
+      SwitchTask.Verdict v = l.task.onData(p, r -> {
+        bytesOut.add(r.payloadLength());
+        l.sendDatagram(r, l.readerAddress);
+      });
+      if (v == SwitchTask.Verdict.COMPLETED) {
+        l.lastProgress = System.nanoTime();
+      } else if (v != SwitchTask.Verdict.AGGREGATED) {
+        dropped.increment();
+      }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+      ctx.flush();
+      ctx.fireChannelReadComplete();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      logs.warn("datagram-error", "Datagram channel: {}", LogLimiter.oneLine(cause));
     }
   }
 }

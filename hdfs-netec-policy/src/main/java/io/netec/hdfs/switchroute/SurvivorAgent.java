@@ -7,14 +7,19 @@ import io.netec.hdfs.switchroute.wire.NetecPacket;
 import io.netec.hdfs.switchroute.wire.NetecPacketCodec;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
 import io.netec.hdfs.switchroute.wire.StreamRequest;
+import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.socket.DatagramPacket;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
@@ -56,6 +61,9 @@ public final class SurvivorAgent implements Closeable {
   private final EventLoopGroup io = Transport.group(1, threads);
   private final EventExecutorGroup readers;
   private final Channel server;
+  /** Datagram mode: the same port number over UDP (docs/protocol.md, "Datagram mode"). */
+  private final Channel datagrams;
+  private final int idleTimeoutMs;
   private final AtomicInteger streams = new AtomicInteger();
   private final LongAdder bytesSent = new LongAdder();
   private final LongAdder refused = new LongAdder();
@@ -69,6 +77,7 @@ public final class SurvivorAgent implements Closeable {
       int idleTimeoutMs) throws IOException {
     this.source = source;
     this.maxStreams = maxStreams;
+    this.idleTimeoutMs = idleTimeoutMs;
     this.readers = new DefaultEventExecutorGroup(Math.max(2,
         Runtime.getRuntime().availableProcessors()), threads);
     try {
@@ -84,6 +93,12 @@ public final class SurvivorAgent implements Closeable {
                   .addLast(readers, new Stream());
             }
           }).bind(bindHost, port).sync().channel();
+      datagrams = new Bootstrap().group(io).channel(Transport.datagramChannel())
+          .option(ChannelOption.WRITE_BUFFER_WATER_MARK, Transport.WATER_MARK)
+          .option(ChannelOption.SO_RCVBUF, 1 << 20).option(ChannelOption.SO_SNDBUF, 4 << 20)
+          .handler(new DatagramStreams())
+          .bind(bindHost, ((InetSocketAddress) server.localAddress()).getPort()).sync()
+          .channel();
     } catch (Exception e) {
       close();
       throw new IOException("survivor agent cannot listen on " + bindHost + ":" + port, e);
@@ -117,6 +132,9 @@ public final class SurvivorAgent implements Closeable {
     if (server != null) {
       server.close().awaitUninterruptibly();
     }
+    if (datagrams != null) {
+      datagrams.close().awaitUninterruptibly();
+    }
     io.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     if (readers != null) {
       readers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
@@ -126,16 +144,12 @@ public final class SurvivorAgent implements Closeable {
   /** One stream to one switch connection. */
   private final class Stream extends SimpleChannelInboundHandler<NetecPacket> {
     private StreamRequest req;
+    private UnitReader unit;
     private int task;
     private int array;
     private int sender;
-    private InputStream in;
-    private long inOffset;
     private long next;
     private long limit;
-    private boolean counted;
-    /** A source that is only an InputStream is read here, then copied into the frame. */
-    private byte[] scratch;
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, NetecPacket p) throws Exception {
@@ -161,13 +175,8 @@ public final class SurvivorAgent implements Closeable {
       array = hello.slotArray();
       sender = hello.sender();
       try {
-        req = StreamRequest.fromHello(hello);
-        if (streams.incrementAndGet() > maxStreams) {
-          streams.decrementAndGet();
-          throw new IOException("agent busy: " + maxStreams + " streams");
-        }
-        counted = true;
-        source.check(req.block(), req.token(), req.unitLength());
+        unit = admit(hello);
+        req = unit.req;
       } catch (IOException | ProtocolException e) {
         refused.increment();
         logs.warn("refused", "Refused stream of task {} sender {}: {}", task, sender,
@@ -192,7 +201,7 @@ public final class SurvivorAgent implements Closeable {
       List<ByteBuf> batch = new ArrayList<>();
       try {
         while (next < Math.min(limit, stripes) && room > 0) { // not writable: room is 0
-          ByteBuf frame = data(ctx, next++);
+          ByteBuf frame = unit.data(next++, ctx.alloc());
           room -= frame.readableBytes();
           batch.add(frame);
         }
@@ -214,18 +223,258 @@ public final class SurvivorAgent implements Closeable {
       }
     }
 
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+      if (evt instanceof IdleStateEvent) {
+        idleClosed.increment();
+        LOG.warn("Stream of task {} sender {}: nothing from the switch for too long, closing",
+            task, sender);
+        ctx.close();
+        return;
+      }
+      super.userEventTriggered(ctx, evt);
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+      if (req != null && ctx.channel().isWritable()) {
+        pump(ctx);
+      }
+      ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      if (unit != null) {
+        unit.close();
+      }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      logs.warn("failed", "Stream of task {} sender {} failed: {}", task, sender,
+          LogLimiter.oneLine(cause));
+      ctx.close();
+    }
+  }
+
+  /**
+   * Datagram mode: every stream of every switch on one UDP channel, one NetEC packet per
+   * datagram. A switch's HELLO (repeated until DATA comes) starts a stream, sent to the
+   * HELLO's source; its ACKs move the window, go back on RETX, end it on FIN; a stream that
+   * hears nothing for the idle timeout ends. Nothing is reliable here but the protocol: a lost
+   * DATA packet is recovered by the reader's RETX. Each stream's work runs on one reader
+   * executor (block reads may block), its sends on the I/O loop.
+   */
+  private final class DatagramStreams extends SimpleChannelInboundHandler<DatagramPacket> {
+    private final java.util.Map<String, DatagramStream> open = new java.util.HashMap<>();
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+      long period = Math.max(50, idleTimeoutMs / 4);
+      ctx.executor().scheduleAtFixedRate(() -> sweep(System.nanoTime()), period, period,
+          TimeUnit.MILLISECONDS);
+      ctx.fireChannelActive();
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, DatagramPacket d) {
+      NetecPacket p;
+      try {
+        p = NetecPacket.decodeFrame(java.nio.ByteBuffer.wrap(ByteBufUtil.getBytes(d.content())));
+      } catch (ProtocolException e) {
+        logs.info("datagram-bad", "Dropped a datagram from {}: {}", d.sender(), e.getMessage());
+        return;
+      }
+      String key = d.sender() + "/" + p.task() + "/" + p.slotArray() + "/" + p.sender();
+      DatagramStream st = open.get(key);
+      if (p.type() == NetecPacket.HELLO) {
+        if (st == null) { // a repeated HELLO of a running stream changes nothing
+          st = new DatagramStream(ctx.channel(), d.sender(), p, readers.next());
+          open.put(key, st);
+          DatagramStream started = st;
+          started.executor.execute(() -> started.start(p));
+        }
+      } else if (p.type() == NetecPacket.ACK && st != null) {
+        st.heard = System.nanoTime();
+        DatagramStream s = st;
+        if (p.hasFlag(NetecPacket.FLAG_FIN)) {
+          open.remove(key);
+        }
+        s.executor.execute(() -> s.onAck(p));
+      }
+    }
+
+    /** Ends the streams whose switch went silent (on the I/O loop). */
+    private void sweep(long now) {
+      open.values().removeIf(st -> {
+        if (now - st.heard < TimeUnit.MILLISECONDS.toNanos(idleTimeoutMs)) {
+          return false;
+        }
+        idleClosed.increment();
+        LOG.warn("Datagram stream of task {} sender {}: nothing from the switch for too long,"
+            + " closing", st.task, st.sender);
+        st.executor.execute(st::end);
+        return true;
+      });
+    }
+  }
+
+  /** One datagram stream: a survivor's unit to one switch address. */
+  private final class DatagramStream {
+    final Channel channel;
+    final InetSocketAddress to;
+    final int task;
+    final int array;
+    final int sender;
+    final io.netty.util.concurrent.EventExecutor executor;
+    volatile long heard = System.nanoTime();
+    private StreamRequest req;
+    private UnitReader unit;
+    private long next;
+    private long limit;
+    private boolean ended;
+
+    DatagramStream(Channel channel, InetSocketAddress to, NetecPacket hello,
+        io.netty.util.concurrent.EventExecutor executor) {
+      this.channel = channel;
+      this.to = to;
+      this.task = hello.task();
+      this.array = hello.slotArray();
+      this.sender = hello.sender();
+      this.executor = executor;
+    }
+
+    void start(NetecPacket hello) {
+      try {
+        unit = admit(hello);
+        req = unit.req;
+      } catch (IOException | ProtocolException e) {
+        refused.increment();
+        logs.warn("refused", "Refused datagram stream of task {} sender {}: {}", task, sender,
+            LogLimiter.oneLine(e.getMessage()));
+        send(StreamRequest.errorHello(task, array, sender, e.getMessage()).toBytes());
+        end();
+        return;
+      }
+      limit = Math.max(req.window(), 1);
+      pump();
+    }
+
+    void onAck(NetecPacket ack) {
+      if (req == null || ended) {
+        return;
+      }
+      if (ack.hasFlag(NetecPacket.FLAG_FIN)) {
+        end();
+        return;
+      }
+      limit = Math.max(limit, ack.seq() + Math.max(ack.window(), 1));
+      if (ack.hasFlag(NetecPacket.FLAG_RETX) && ack.seq() < next) {
+        next = ack.seq(); // go-back-N from the reader's first missing stripe
+      }
+      pump();
+    }
+
+    /** Sends what the window allows; the window (EBSN) is the only pacing. */
+    private void pump() {
+      long stripes = req.stripes();
+      List<ByteBuf> batch = new ArrayList<>();
+      try {
+        while (next < Math.min(limit, stripes)) {
+          batch.add(unit.data(next++, channel.alloc()));
+        }
+      } catch (IOException | RuntimeException e) {
+        batch.forEach(ByteBuf::release);
+        logs.warn("failed", "Datagram stream of task {} sender {} failed: {}", task, sender,
+            LogLimiter.oneLine(e));
+        end();
+        return;
+      }
+      if (!batch.isEmpty()) {
+        try {
+          channel.eventLoop().execute(() -> {
+            for (ByteBuf f : batch) {
+              channel.write(new DatagramPacket(f, to), channel.voidPromise());
+            }
+            channel.flush();
+          });
+        } catch (RejectedExecutionException e) { // the agent is closing
+          batch.forEach(ByteBuf::release);
+        }
+      }
+    }
+
+    private void send(byte[] packet) {
+      channel.writeAndFlush(new DatagramPacket(Unpooled.wrappedBuffer(packet), to),
+          channel.voidPromise());
+    }
+
+    void end() {
+      if (ended) {
+        return;
+      }
+      ended = true;
+      if (unit != null) {
+        unit.close();
+      }
+    }
+  }
+
+  /**
+   * One survivor stream's unit: its request and the block read for it, stripe by stripe, into
+   * DATA frames. The same for a TCP stream and a datagram stream.
+   */
+  /**
+   * A HELLO's stream, admitted: its request parsed, counted against the agent's streams, its
+   * block checked (token, length). Its {@link UnitReader#close} gives the count back.
+   */
+  private UnitReader admit(NetecPacket hello) throws IOException, ProtocolException {
+    StreamRequest req = StreamRequest.fromHello(hello);
+    if (streams.incrementAndGet() > maxStreams) {
+      streams.decrementAndGet();
+      throw new IOException("agent busy: " + maxStreams + " streams");
+    }
+    UnitReader unit = new UnitReader(req, hello.task(), hello.slotArray(), hello.sender());
+    try {
+      source.check(req.block(), req.token(), req.unitLength());
+    } catch (IOException e) {
+      unit.close();
+      throw e;
+    }
+    return unit;
+  }
+
+  private final class UnitReader {
+    private final StreamRequest req;
+    private final int task;
+    private final int array;
+    private final int sender;
+    private InputStream in;
+    private long inOffset;
+    /** A source that is only an InputStream is read here, then copied into the frame. */
+    private byte[] scratch;
+    private boolean closed;
+
+    UnitReader(StreamRequest req, int task, int array, int sender) {
+      this.req = req;
+      this.task = task;
+      this.array = array;
+      this.sender = sender;
+    }
+
     /**
      * Stripe {@code seq}'s DATA frame, built here (off the event loop) in a pooled direct buffer:
      * a source that reads into buffers ({@link ByteBufferReadable}, as the DataNode's does)
      * reads straight into the frame; any other is read through one scratch array.
      */
-    private ByteBuf data(ChannelHandlerContext ctx, long seq) throws IOException {
+    ByteBuf data(long seq, ByteBufAllocator alloc) throws IOException {
       int len = req.payloadLength(seq);
       long offset = req.offset() + seq * req.payload();
       int have = (int) Math.max(0, Math.min(req.streamBytes(seq), req.unitLength() - offset));
       bytesSent.add(len);
       return NetecPacketCodec.dataFrame(task, array, sender, (int) (seq % req.slots()), seq, len,
-          payload -> read(payload, offset, have), ctx.alloc());
+          payload -> read(payload, offset, have), alloc);
     }
 
     /**
@@ -266,40 +515,13 @@ public final class SurvivorAgent implements Closeable {
       }
     }
 
-    @Override
-    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
-      if (evt instanceof IdleStateEvent) {
-        idleClosed.increment();
-        LOG.warn("Stream of task {} sender {}: nothing from the switch for too long, closing",
-            task, sender);
-        ctx.close();
-        return;
-      }
-      super.userEventTriggered(ctx, evt);
-    }
-
-    @Override
-    public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
-      if (req != null && ctx.channel().isWritable()) {
-        pump(ctx);
-      }
-      ctx.fireChannelWritabilityChanged();
-    }
-
-    @Override
-    public void channelInactive(ChannelHandlerContext ctx) {
+    void close() {
       IOUtils.closeStream(in);
-      if (counted) {
+      in = null;
+      if (!closed) {
+        closed = true;
         streams.decrementAndGet();
-        counted = false;
       }
-    }
-
-    @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      logs.warn("failed", "Stream of task {} sender {} failed: {}", task, sender,
-          LogLimiter.oneLine(cause));
-      ctx.close();
     }
   }
 }

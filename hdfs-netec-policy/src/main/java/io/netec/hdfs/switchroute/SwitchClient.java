@@ -16,9 +16,11 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
+import java.nio.channels.WritableByteChannel;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
@@ -38,6 +40,11 @@ public final class SwitchClient {
   static final int INITIAL_RTO_MS = 1000;
   static final int MAX_RTO_MS = 8000;
   static final int CLOSE_WAIT_MS = 2000;
+  /** Datagram mode: the HELLO is repeated this often until data comes. */
+  static final int DATAGRAM_HELLO_MS = 200;
+  /** Datagram mode's first retransmission timeout: no TCP below recovers a loss. */
+  static final int DATAGRAM_RTO_MS = 200;
+  static final int DATAGRAM_FINS = 3;
   /** Packets the receive buffer holds: one read takes many, each checked where it lies. */
   static final int RECEIVE_PACKETS = 16;
 
@@ -56,6 +63,8 @@ public final class SwitchClient {
     /** Bytes read from the switch, headers included: the reader's ingress. */
     public long bytesReceived;
     public long retransmitRequests;
+    /** Datagram mode: packets dropped because they failed their checks. */
+    public long droppedPackets;
     public int task;
   }
 
@@ -75,12 +84,23 @@ public final class SwitchClient {
     InetSocketAddress vip = new InetSocketAddress(hp[0], Integer.parseInt(hp[1]));
     Result result = new Result();
     result.task = answer.task();
+    NetecPacket hello = StreamRequest.readerHello(setup, answer.task(), answer.slotArray(),
+        answer.slots(), answer.secret());
+    if (setup.datagram()) {
+      try (DatagramChannel ch = DatagramChannel.open(); Selector selector = Selector.open()) {
+        ch.setOption(java.net.StandardSocketOptions.SO_RCVBUF, 4 << 20);
+        ch.connect(vip);
+        ch.configureBlocking(false);
+        ch.register(selector, SelectionKey.OP_READ);
+        new Receiver(setup, answer, rowLength, sinks, result).runDatagrams(ch, selector, hello);
+      }
+      return result;
+    }
     try (SocketChannel ch = SocketChannel.open(vip); Selector selector = Selector.open()) {
       ch.socket().setTcpNoDelay(true);
       ch.configureBlocking(false);
       ch.register(selector, SelectionKey.OP_READ);
-      send(ch, StreamRequest.readerHello(setup, answer.task(), answer.slotArray(),
-          answer.slots(), answer.secret()));
+      send(ch, hello);
       new Receiver(setup, answer, rowLength, sinks, result).run(ch, selector);
     }
     return result;
@@ -113,7 +133,8 @@ public final class SwitchClient {
     }
   }
 
-  private static void send(SocketChannel ch, NetecPacket p) throws IOException {
+  /** One packet: over TCP all of it, over UDP one datagram. */
+  private static void send(WritableByteChannel ch, NetecPacket p) throws IOException {
     ByteBuffer b = ByteBuffer.allocate(p.encodedLength());
     p.encode(b);
     b.flip();
@@ -211,6 +232,77 @@ public final class SwitchClient {
     }
 
     /**
+     * Datagram mode: the HELLO again every {@value #DATAGRAM_HELLO_MS} ms until a RESULT comes
+     * (it may be lost), packets that fail their checks dropped and counted (each travels alone:
+     * retransmission recovers it), RETX from {@value #DATAGRAM_RTO_MS} ms without progress,
+     * the FIN sent {@value #DATAGRAM_FINS} times (nothing acknowledges it: a lost one costs the
+     * switch its task timeout, never bytes).
+     */
+    void runDatagrams(DatagramChannel ch, Selector selector, NetecPacket hello)
+        throws IOException {
+      int maxFrame = NetecPacket.HEADER_BYTES + setup.payload();
+      ByteBuffer buf = ByteBuffer.allocate(maxFrame + 1); // a longer datagram shows as such
+      long start = System.nanoTime();
+      long lastProgress = start;
+      long timeout = TimeUnit.MILLISECONDS.toNanos(setup.timeoutMs());
+      boolean started = false;
+      int rto = DATAGRAM_RTO_MS;
+      send(ch, hello);
+      while (firstMissing < stripes) {
+        if (selector.select(started ? rto : DATAGRAM_HELLO_MS) == 0) {
+          if (System.nanoTime() - lastProgress > timeout) {
+            throw new IOException("switch task " + answer.task() + ": no data for "
+                + setup.timeoutMs() + " ms at stripe " + firstMissing + " of " + stripes
+                + " (datagrams)");
+          }
+          if (!started) {
+            send(ch, hello);
+          } else {
+            result.retransmitRequests++;
+            ack(ch, NetecPacket.FLAG_RETX);
+            rto = Math.min(2 * rto, MAX_RTO_MS);
+          }
+          continue;
+        }
+        selector.selectedKeys().clear();
+        long before = firstMissing;
+        int n;
+        while (buf.clear() != null && (n = ch.read(buf)) > 0) {
+          result.bytesReceived += n;
+          NetecPacket p;
+          try {
+            p = NetecPacket.decodeFrame(buf.array(), 0, n);
+          } catch (ProtocolException e) {
+            result.droppedPackets++;
+            continue;
+          }
+          if (p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER) {
+            throw new IOException("switch failed task " + answer.task() + ": "
+                + new String(p.payload(), java.nio.charset.StandardCharsets.UTF_8));
+          }
+          if (!expected(p)) {
+            result.droppedPackets++;
+            continue;
+          }
+          started = true;
+          accept(p);
+        }
+        if (firstMissing > before) {
+          lastProgress = System.nanoTime();
+          rto = DATAGRAM_RTO_MS;
+          sinceAck += firstMissing - before;
+          if (sinceAck >= Math.max(1, answer.slots() / 8) || firstMissing == stripes) {
+            sinceAck = 0;
+            ack(ch, 0);
+          }
+        }
+      }
+      for (int i = 0; i < DATAGRAM_FINS; i++) {
+        ack(ch, NetecPacket.FLAG_FIN);
+      }
+    }
+
+    /**
      * Waits (at most {@value #CLOSE_WAIT_MS} ms) for the switch to close the connection after
      * FIN, discarding late duplicates: closing with unread data would send a reset that can
      * destroy the FIN in flight, and the switch would count a finished task as failed.
@@ -229,12 +321,17 @@ public final class SwitchClient {
       }
     }
 
+    /** A RESULT of this task, with a row, stripe and length the task has. */
+    private boolean expected(NetecPacket p) {
+      return p.type() == NetecPacket.RESULT && p.task() == answer.task()
+          && p.slotArray() == answer.slotArray() && p.sender() < nextSeq.length
+          && p.seq() < stripes && p.payloadLength() == setup.payloadLength(p.seq());
+    }
+
     private void accept(NetecPacket p) throws IOException {
       int row = p.sender();
       long seq = p.seq();
-      if (p.type() != NetecPacket.RESULT || p.task() != answer.task()
-          || p.slotArray() != answer.slotArray() || row >= nextSeq.length || seq >= stripes
-          || p.payloadLength() != setup.payloadLength(seq)) {
+      if (!expected(p)) {
         throw new IOException("unexpected packet from the switch: " + p);
       }
       if (seq < nextSeq[row]) {
@@ -269,7 +366,7 @@ public final class SwitchClient {
       nextSeq[row]++;
     }
 
-    private void ack(SocketChannel ch, int flags) throws IOException {
+    private void ack(WritableByteChannel ch, int flags) throws IOException {
       send(ch, new NetecPacket(NetecPacket.ACK, answer.task(), answer.slotArray(),
           NetecPacket.READER, flags, 0, firstMissing, Math.min(answer.slots(), 0xffff),
           new byte[0]));

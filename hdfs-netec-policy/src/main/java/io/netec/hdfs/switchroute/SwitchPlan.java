@@ -42,10 +42,11 @@ public final class SwitchPlan {
    * @param erased the units to rebuild, one output row each
    * @param available units that may be streamed, in order of preference
    * @param premultiply pre-multiplied mode when there is one row to rebuild
+   * @param datagram datagram mode (UDP)
    */
   public static SetupRequest plan(String group, int k, int m, long[] unitLength, int[] erased,
       List<Available> available, long offset, long length, int payload, int timeoutMs,
-      boolean premultiply) throws RouteDeclinedException {
+      boolean premultiply, boolean datagram) throws RouteDeclinedException {
     List<Integer> indices = new ArrayList<>();
     for (Available a : available) {
       indices.add(a.index);
@@ -69,7 +70,7 @@ public final class SwitchPlan {
     }
     try {
       return new SetupRequest(group, payload, offset, length, timeoutMs, senders, coefficients,
-          premultiply && erased.length == 1);
+          premultiply && erased.length == 1, datagram);
     } catch (ProtocolException e) {
       throw new RouteDeclinedException("cannot describe the task to a switch: "
           + e.getMessage());

@@ -5,11 +5,14 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.epoll.EpollEventLoopGroup;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioDatagramChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import java.util.concurrent.ThreadFactory;
@@ -66,5 +69,10 @@ final class Transport {
 
   static Class<? extends SocketChannel> socketChannel() {
     return EPOLL ? EpollSocketChannel.class : NioSocketChannel.class;
+  }
+
+  /** Datagram mode's channel: one NetEC packet per UDP datagram (docs/protocol.md). */
+  static Class<? extends DatagramChannel> datagramChannel() {
+    return EPOLL ? EpollDatagramChannel.class : NioDatagramChannel.class;
   }
 }

@@ -6,6 +6,6 @@ package io.netec.hdfs.cluster;
  */
 class Rs32SwitchRouteTest extends SwitchRouteSuite {
   Rs32SwitchRouteTest() {
-    super(3, 2, true);
+    super(3, 2, true, "tcp");
   }
 }

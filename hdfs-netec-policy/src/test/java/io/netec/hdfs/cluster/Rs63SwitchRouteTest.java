@@ -1,8 +1,11 @@
 package io.netec.hdfs.cluster;
 
-/** The switch route for NETEC-6-3-1024k. */
+/**
+ * The switch route for NETEC-6-3-1024k in datagram mode (netec.switch.transport=udp): every
+ * packet between DataNodes, switch and reader in a UDP datagram of its own.
+ */
 class Rs63SwitchRouteTest extends SwitchRouteSuite {
   Rs63SwitchRouteTest() {
-    super(6, 3);
+    super(6, 3, false, "udp");
   }
 }

@@ -26,16 +26,17 @@ abstract class SwitchRouteSuite {
   private final int k;
   private final int m;
   private final boolean premultiply;
+  private final String transport;
 
-  SwitchRouteSuite(int k, int m) {
-    this(k, m, false);
-  }
-
-  /** @param premultiply netec.switch.premultiply: one-unit tasks pre-multiplied by survivors */
-  SwitchRouteSuite(int k, int m, boolean premultiply) {
+  /**
+   * @param premultiply netec.switch.premultiply: one-unit tasks pre-multiplied by survivors
+   * @param transport netec.switch.transport: tcp or udp (datagram mode)
+   */
+  SwitchRouteSuite(int k, int m, boolean premultiply, String transport) {
     this.k = k;
     this.m = m;
     this.premultiply = premultiply;
+    this.transport = transport;
   }
 
   @Test
@@ -44,6 +45,12 @@ abstract class SwitchRouteSuite {
     SoftwareSwitch sw = new SoftwareSwitch(o);
     Configuration conf = EcTestCluster.switchConf(sw, 5_000);
     conf.setBoolean(NetecConfigKeys.SWITCH_PREMULTIPLY, premultiply);
+    conf.set(NetecConfigKeys.SWITCH_TRANSPORT, transport);
+    if (transport.equals("udp")) {
+      // datagrams of a link's size: the window (EBSN) is the only pacing, and a burst of
+      // 32 KiB datagrams overruns a socket's receive buffer (net.core.rmem_max)
+      conf.setInt(NetecConfigKeys.SWITCH_PAYLOAD, 1024);
+    }
     String policy = "NETEC-" + k + "-" + m + "-1024k";
     try (EcTestCluster c = new EcTestCluster(conf, k + m + 1 + m + 1)) {
       c.useNetecPolicy(policy, "/sw");

@@ -109,6 +109,11 @@ class SoftwareSwitchTest {
 
   private SetupRequest setup(SwitchTaskTest.Group g, List<SurvivorAgent> agents, int payload,
       String token, String name, boolean premultiplied) throws Exception {
+    return setup(g, agents, payload, token, name, premultiplied, false);
+  }
+
+  private SetupRequest setup(SwitchTaskTest.Group g, List<SurvivorAgent> agents, int payload,
+      String token, String name, boolean premultiplied, boolean datagram) throws Exception {
     List<SetupRequest.Survivor> sv = new ArrayList<>();
     for (int s = 0; s < g.k; s++) {
       int unit = g.survivors[s];
@@ -126,7 +131,30 @@ class SoftwareSwitchTest {
         co[r][s] = (byte) g.setup.coefficient(r, s);
       }
     }
-    return new SetupRequest(name, payload, 0, g.setup.length(), 5_000, sv, co, premultiplied);
+    return new SetupRequest(name, payload, 0, g.setup.length(), 5_000, sv, co, premultiplied,
+        datagram);
+  }
+
+  /**
+   * Rebuilds the erased units of a k+m group of units of {@code length} bytes through the
+   * switch, k agents of their own, and checks every byte; the setup it used.
+   */
+  private SetupRequest rebuildsGroup(SoftwareSwitch sw, int k, int m, int[] erased, int length,
+      int payload, boolean datagram, SwitchClient.Result[] res) throws Exception {
+    List<SurvivorAgent> agents = startAgents(k);
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(k, m, erased, length, k + m);
+    SetupRequest setup = setup(g, agents, payload, "",
+        (datagram ? "u" : "t") + k + m + erased.length, false, datagram);
+    byte[][] rows = rebuild(sw.controlAddress(), setup, res);
+    for (int r = 0; r < erased.length; r++) {
+      assertArrayEquals(g.units[erased[r]], rows[r], "rebuilt unit " + erased[r]);
+    }
+    return setup;
+  }
+
+  /** Payload bytes one stream sends: the last stripe padded to whole words. */
+  private static long sentPerStream(SetupRequest setup) {
+    return (setup.stripes() - 1) * setup.payload() + setup.payloadLength(setup.stripes() - 1);
   }
 
   private static byte[][] rebuild(InetSocketAddress control, SetupRequest setup,
@@ -154,18 +182,10 @@ class SoftwareSwitchTest {
   @MethodSource("io.netec.hdfs.switchroute.SwitchTaskTest#shapes")
   void rebuildsErasedUnitsOverTcp(int k, int m, int[] erased) throws Exception {
     SoftwareSwitch sw = startSwitch(4, 64L << 20);
-    List<SurvivorAgent> agents = startAgents(k);
-    SwitchTaskTest.Group g = new SwitchTaskTest.Group(k, m, erased, 1_000_000 + 333, k + m);
-    SetupRequest setup = setup(g, agents, 16 * 1024, "", "t" + k + m + erased.length);
     SwitchClient.Result[] res = new SwitchClient.Result[1];
-    byte[][] rows = rebuild(sw.controlAddress(), setup, res);
-    for (int r = 0; r < erased.length; r++) {
-      assertArrayEquals(g.units[erased[r]], rows[r], "rebuilt unit " + erased[r]);
-    }
+    SetupRequest setup = rebuildsGroup(sw, k, m, erased, 1_000_000 + 333, 16 * 1024, false, res);
     // The reader took in about one stream per row, not k: headers add 20 bytes per 16 KiB.
-    // Every stream as sent: the last stripe padded to whole words.
-    long stream = (setup.stripes() - 1) * setup.payload()
-        + setup.payloadLength(setup.stripes() - 1);
+    long stream = sentPerStream(setup);
     long payloadOut = (long) erased.length * stream;
     assertTrue(res[0].bytesReceived <= payloadOut * 1.01, "ingress " + res[0].bytesReceived);
     assertEquals(k * stream, sw.getBytesIn(), "switch took in k streams");
@@ -205,6 +225,111 @@ class SoftwareSwitchTest {
     // which proves the survivors multiplied only where some coefficient is not 1
     assertTrue(java.util.stream.IntStream.range(0, 6)
         .anyMatch(s -> pre.senderCoefficient(s) != 1));
+  }
+
+  @ParameterizedTest
+  @MethodSource("io.netec.hdfs.switchroute.SwitchTaskTest#shapes")
+  void rebuildsErasedUnitsOverDatagrams(int k, int m, int[] erased) throws Exception {
+    SoftwareSwitch sw = startSwitch(4, 64L << 20);
+    SwitchClient.Result[] res = new SwitchClient.Result[1];
+    SetupRequest setup = rebuildsGroup(sw, k, m, erased, 300_000 + 333, 1024, true, res);
+    assertTrue(sw.getBytesIn() >= k * sentPerStream(setup), "switch took in k streams");
+    waitFor(() -> sw.getTasksCompleted() == 1 && sw.getSlotArraysInUse() == 0);
+  }
+
+  /**
+   * Datagram mode on a lossy path: between the switch and every agent a relay drops one
+   * datagram in twenty, either way (DATA, HELLO, ACK), and duplicates one in twenty; RETX and
+   * the repeated HELLO recover everything, pre-multiplied too, and the bytes are the unit's.
+   */
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+  void datagramsRecoverLostPackets(boolean premultiplied) throws Exception {
+    SoftwareSwitch sw = startSwitch(2, 64L << 20);
+    List<SurvivorAgent> agents = startAgents(6);
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(6, 3, new int[] {1}, 100_001, 9);
+    SetupRequest direct = setup(g, agents, 1024, "", "lossy" + premultiplied, premultiplied,
+        true);
+    List<SetupRequest.Survivor> relayed = new ArrayList<>();
+    for (SetupRequest.Survivor v : direct.survivors()) {
+      LossyUdpRelay relay = new LossyUdpRelay(agents.get(v.sender()).address(), 0.05, 0.05,
+          v.sender());
+      open.add(relay);
+      relayed.add(new SetupRequest.Survivor(v.sender(), "127.0.0.1:" + relay.port(), v.block(),
+          v.unitLength(), v.token()));
+    }
+    byte[][] co = {new byte[6]};
+    for (int s = 0; s < 6; s++) {
+      co[0][s] = (byte) direct.coefficient(0, s);
+    }
+    SetupRequest setup = new SetupRequest(direct.group(), 1024, 0, direct.length(), 10_000,
+        relayed, co, premultiplied, true);
+    SwitchClient.Result[] res = new SwitchClient.Result[1];
+    byte[][] rows = rebuild(sw.controlAddress(), setup, res);
+    assertArrayEquals(g.units[1], rows[0], "rebuilt unit 1");
+    assertTrue(res[0].retransmitRequests > 0, "losses recovered by RETX");
+    waitFor(() -> sw.getTasksCompleted() == 1 && sw.getSlotArraysInUse() == 0);
+  }
+
+  /** Forwards datagrams between the switch and one agent, dropping and duplicating some. */
+  private static final class LossyUdpRelay implements AutoCloseable {
+    private final java.net.DatagramSocket front = new java.net.DatagramSocket(0,
+        java.net.InetAddress.getLoopbackAddress());
+    private final java.net.DatagramSocket back = new java.net.DatagramSocket(0,
+        java.net.InetAddress.getLoopbackAddress());
+    private volatile java.net.SocketAddress switchSide;
+    private final List<Thread> threads = new ArrayList<>();
+
+    LossyUdpRelay(InetSocketAddress agent, double drop, double duplicate, long seed)
+        throws IOException {
+      java.util.Random rnd = new java.util.Random(seed);
+      threads.add(pump(front, p -> {
+        switchSide = p.getSocketAddress();
+        return agent;
+      }, back, rnd, drop, duplicate));
+      threads.add(pump(back, p -> switchSide, front, new java.util.Random(seed + 100), drop,
+          duplicate));
+    }
+
+    int port() {
+      return front.getLocalPort();
+    }
+
+    private static Thread pump(java.net.DatagramSocket in,
+        java.util.function.Function<java.net.DatagramPacket, java.net.SocketAddress> to,
+        java.net.DatagramSocket out, java.util.Random rnd, double drop, double duplicate) {
+      Thread t = new Thread(() -> {
+        byte[] b = new byte[65536];
+        while (!in.isClosed()) {
+          try {
+            java.net.DatagramPacket p = new java.net.DatagramPacket(b, b.length);
+            in.receive(p);
+            java.net.SocketAddress dest = to.apply(p);
+            double x = rnd.nextDouble();
+            if (dest == null || x < drop) {
+              continue;
+            }
+            java.net.DatagramPacket f = new java.net.DatagramPacket(p.getData(), p.getLength(),
+                dest);
+            out.send(f);
+            if (x > 1 - duplicate) {
+              out.send(f);
+            }
+          } catch (IOException e) {
+            return; // closed
+          }
+        }
+      }, "lossy-relay");
+      t.setDaemon(true);
+      t.start();
+      return t;
+    }
+
+    @Override
+    public void close() {
+      front.close();
+      back.close();
+    }
   }
 
   @Test

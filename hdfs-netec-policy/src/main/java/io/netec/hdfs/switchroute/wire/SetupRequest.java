@@ -28,6 +28,7 @@ public final class SetupRequest {
   private final List<Survivor> survivors;
   private final byte[][] coefficients;
   private final boolean premultiplied;
+  private final boolean datagram;
 
   /** One survivor: the agent that streams its unit as sender {@code sender}. */
   public static final class Survivor {
@@ -87,7 +88,19 @@ public final class SetupRequest {
   public SetupRequest(String group, int payload, long offset, long length, int timeoutMs,
       List<Survivor> survivors, byte[][] coefficients, boolean premultiplied)
       throws ProtocolException {
+    this(group, payload, offset, length, timeoutMs, survivors, coefficients, premultiplied,
+        false);
+  }
+
+  /**
+   * @param datagram datagram mode: every packet in a UDP datagram of its own, reliability
+   *     from the protocol's ACK and RETX alone (docs/protocol.md, "Datagram mode")
+   */
+  public SetupRequest(String group, int payload, long offset, long length, int timeoutMs,
+      List<Survivor> survivors, byte[][] coefficients, boolean premultiplied, boolean datagram)
+      throws ProtocolException {
     this.premultiplied = premultiplied;
+    this.datagram = datagram;
     this.group = group;
     this.offset = offset;
     this.k = survivors.size();
@@ -175,6 +188,11 @@ public final class SetupRequest {
     return survivors;
   }
 
+  /** Whether packets travel in UDP datagrams (else over TCP connections). */
+  public boolean datagram() {
+    return datagram;
+  }
+
   /** Whether the survivors multiply and the switch only XORs (one row). */
   public boolean premultiplied() {
     return premultiplied;
@@ -212,6 +230,9 @@ public final class SetupRequest {
         .put("timeoutMs", timeoutMs);
     if (premultiplied) {
       o.put("premultiplied", true);
+    }
+    if (datagram) {
+      o.put("transport", "udp");
     }
     ArrayNode sv = o.putArray("survivors");
     for (Survivor s : survivors) {
@@ -271,10 +292,14 @@ public final class SetupRequest {
     long offset = o.has("offset") ? integer(o, "offset") : 0;
     JsonNode pre = o.get("premultiplied");
     check(pre == null || pre.isBoolean(), "premultiplied: not true or false");
+    JsonNode transport = o.get("transport");
+    check(transport == null || "tcp".equals(transport.asText(null))
+        || "udp".equals(transport.asText(null)), "transport: not \"tcp\" or \"udp\"");
     return new SetupRequest(text(o, "group"),
         JsonLimits.intIn(o, "payload", 64, NetecPacket.MAX_STREAM_PAYLOAD), offset,
         integer(o, "length"), JsonLimits.intIn(o, "timeoutMs", 1, Integer.MAX_VALUE), survivors,
-        coefficients, pre != null && pre.booleanValue());
+        coefficients, pre != null && pre.booleanValue(),
+        transport != null && "udp".equals(transport.asText()));
   }
 
   private static String text(JsonNode o, String field) throws ProtocolException {
