@@ -180,7 +180,9 @@ def task_entries(task, array, setup, limits, vip, vip_isn=0, macs=None):
     entries = [
         Entry("task_cfg", {"meta.task": task, "meta.slot_array": array}, "set_task",
               {"k_mask": (1 << k) - 1, "k_minus1": k - 1, "slot_mask": limits.slots - 1,
-               "stripes": stripes, "last_len": payload_length(setup["length"], p, stripes - 1),
+               "far_mask": ~(limits.slots - 1) & 0xFFFFFFFF, "stripes": stripes,
+               "last_seq": stripes - 1,
+               "last_len": payload_length(setup["length"], p, stripes - 1),
                "exposed": limits.slots // 2}),
         Entry("vip_in", {"hdr.ipv4.dst_addr": ip_int(vip_host), "hdr.tcp.dst_port": vip_port},
               "from_reader", {"task": task, "slot_array": array, "vip_isn": vip_isn}),

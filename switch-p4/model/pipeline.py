@@ -171,7 +171,7 @@ class Pipeline:
         if q < ack:
             self.counters["dropped_stale"] += 1
             return "STALE", []
-        if q > ack + c["slot_mask"]:
+        if (q - ack) & c["far_mask"]:  # seq - ackSeq > S - 1
             self.counters["dropped_too_far"] += 1
             return "TOO_FAR", []
         # Track, three registers of the slot, one action each: slot_seq (a slot holding another
@@ -206,7 +206,7 @@ class Pipeline:
         # stripe completes (both for k = 1: no change); a stale partial taken over stays one
         delta = (1 if taken == FREED else 0) - (1 if complete else 0)
         if delta:
-            self.partial_slots.execute(p.task, lambda n: ((n + delta) & 0xFFFF, None))
+            self.partial_slots.execute(p.task, lambda n: ((n + delta) & 0xFFFFFFFF, None))
         # Multiply, two passes of PASS_BYTES lanes (the packet recirculates once)
         _, co = coeff
         lanes = list(p.payload) + [0] * (PAYLOAD - len(p.payload))

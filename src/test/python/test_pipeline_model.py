@@ -45,6 +45,8 @@ def test_config_p4_holds_the_models_constants():
                         ("NETEC_PASS_BYTES", pl.PASS_BYTES),
                         ("NETEC_ROWS", pl.ROWS)]:
         assert "#define %s %d\n" % (name, value) in text, name
+    with open(os.path.join(ROOT, "switch-p4", "p4src", "include", "headers.p4")) as f:
+        assert "const bit<8> NETEC_VERSION = %d;" % nm.VERSION in f.read(), "protocol version"
 
 
 def setup_of(v):

@@ -37,30 +37,48 @@ struct lanes_t {
     L.q0.v, L.q1.v, L.q2.v, L.q3.v, L.q4.v, L.q5.v, L.q6.v, L.q7.v, \
     L.q8.v, L.q9.v, L.q10.v, L.q11.v, L.q12.v, L.q13.v, L.q14.v, L.q15.v
 
-// The parser's payload states, unrolled. The program selects on (payload_len[15:2],
-// payload_len[1:0]) with NETEC_PAYLOAD_CASES(END) (END: the state after the payload; a
-// length of a partial word or over 64 bytes matches none: not lanes, so never summed), sets
-// a counter to the words, and defines WORD(J, NEXT, END) (word J: NEXT, the next word's
-// state, while words remain, else END) and LAST_WORD(J, END) (no word can follow).
+// The parser's payload states, unrolled, without a counter (p4c-barefoot could not load
+// one from payload_len: "counter load allocated to more than 1 registers"). A payload
+// of n words enters the chain at word 16 - n and runs to its end, so it fills lanes
+// q(16-n)..q15: every packet of a stripe alike, and the GF multiply is the same for every
+// byte, so the sums line up; the deparser emits them in order. The program selects on
+// payload_len with NETEC_PAYLOAD_CASES(END) (END: the state after the payload; a length
+// of a partial word or over 64 bytes matches none: not lanes, so never summed) and
+// defines WORD(J, NEXT) (word J, then NEXT) and LAST_WORD(J, END).
 #define NETEC_PAYLOAD_CASES(END) \
-    (0, 0): END; \
-    (1 .. 16, 0): parse_w0;
+    0: END; \
+    4: parse_w15; \
+    8: parse_w14; \
+    12: parse_w13; \
+    16: parse_w12; \
+    20: parse_w11; \
+    24: parse_w10; \
+    28: parse_w9; \
+    32: parse_w8; \
+    36: parse_w7; \
+    40: parse_w6; \
+    44: parse_w5; \
+    48: parse_w4; \
+    52: parse_w3; \
+    56: parse_w2; \
+    60: parse_w1; \
+    64: parse_w0;
 #define NETEC_WORD_STATES(WORD, LAST_WORD, END) \
-    WORD(0, parse_w1, END) \
-    WORD(1, parse_w2, END) \
-    WORD(2, parse_w3, END) \
-    WORD(3, parse_w4, END) \
-    WORD(4, parse_w5, END) \
-    WORD(5, parse_w6, END) \
-    WORD(6, parse_w7, END) \
-    WORD(7, parse_w8, END) \
-    WORD(8, parse_w9, END) \
-    WORD(9, parse_w10, END) \
-    WORD(10, parse_w11, END) \
-    WORD(11, parse_w12, END) \
-    WORD(12, parse_w13, END) \
-    WORD(13, parse_w14, END) \
-    WORD(14, parse_w15, END) \
+    WORD(0, parse_w1) \
+    WORD(1, parse_w2) \
+    WORD(2, parse_w3) \
+    WORD(3, parse_w4) \
+    WORD(4, parse_w5) \
+    WORD(5, parse_w6) \
+    WORD(6, parse_w7) \
+    WORD(7, parse_w8) \
+    WORD(8, parse_w9) \
+    WORD(9, parse_w10) \
+    WORD(10, parse_w11) \
+    WORD(11, parse_w12) \
+    WORD(12, parse_w13) \
+    WORD(13, parse_w14) \
+    WORD(14, parse_w15) \
     LAST_WORD(15, END)
 
 // log a, one copy per 8 lanes of a pass (a program's coefficient action writes them

@@ -12,7 +12,7 @@ const bit<8> TCP_SYN = 0x02;
 const bit<8> TCP_ACK = 0x10;
 
 // NetEC (docs/protocol.md, version 2)
-const bit<8> NETEC_VERSION = 2;
+const bit<8> NETEC_VERSION = 3;
 const bit<8> NETEC_DATA = 1;
 const bit<8> NETEC_RESULT = 2;
 const bit<8> NETEC_ACK = 3;

@@ -5,6 +5,7 @@
 #define NETEC_LOGIC_P4
 
 #include "headers.p4"
+#include "../generated/narrow.p4"
 
 // Verdicts of a DATA packet (first pass); the programs count each in their verdicts counter.
 const bit<8> V_MISMATCH = 1;  // fields that do not fit the task: dropped
@@ -18,68 +19,91 @@ const bit<8> V_COMPLETE = 6;  // counted; the stripe is complete: this packet be
 struct task_cfg_t {
     bit<16> k_mask;     // (1 << k) - 1
     bit<8>  k_minus1;   // k - 1: the count at which a stripe completes
-    bit<16> slot_mask;  // S - 1
+    bit<16> slot_mask;  // S - 1: slot = seq & (S - 1)
+    bit<32> far_mask;   // ~(S - 1): seq - ackSeq has none of these bits while within S
     bit<32> stripes;    // ceil(L / P)
+    bit<32> last_seq;   // stripes - 1
     bit<16> last_len;   // payload bytes of the last stripe
-    bit<16> exposed;    // I = S / 2
+    bit<32> exposed;    // I = S / 2
 }
 
+// Unsigned min and max of two fields in one action: Tofino's ALUs have them (TNA's min and max
+// externs), so no subtraction and sign bit is needed where the answer is a value, not a
+// branch. The v1model twin spells them out.
+#ifdef __TARGET_TOFINO__
+#define NETEC_MIN(A, B) min(A, B)
+#define NETEC_MAX(A, B) max(A, B)
+#else
+#define NETEC_MIN(A, B) ((A) < (B) ? (A) : (B))
+#define NETEC_MAX(A, B) ((A) > (B) ? (A) : (B))
+#endif
+
 // Tofino compares a field with a constant only (a gateway), so every comparison of two fields
-// here is a subtraction in an action and a test of the difference's sign bit, and every
-// condition reads at most a few bytes. The sign is the comparison only while both operands are
-// below 2^31, so each operand is shown to be first: a peer's seq by its top bit, the reader's
-// ackSeq by its top bit (one at 2^31 or above is past every seq), cfg.stripes by the control
-// plane (MAX_STRIPES), the sums by their bounds (noted where they are taken).
-// The differences are written by actions of tables (one default action each): computed in the
-// apply block, the compiler folds them back into the conditions, which Tofino then rejects.
+// here is computed in actions, as whole fields (no slice of a field in an action: p4c-barefoot
+// then slices every field the value meets, and ran out of PHV containers): x <= y as
+// max(x, y) ^ y == 0, x == y as x ^ y == 0, a difference below S as no bit of ~(S - 1) set.
+// These hold for every 32-bit value (no sign bits, no bounds to show first). The actions
+// belong to tables of one default action each: computed in the apply block, the compiler
+// folds them back into the conditions, which Tofino then rejects.
 
 // docs/protocol.md "The switch's rules for DATA", rules 1-2 and the header checks a switch can
 // make without state: returns V_MISMATCH, V_STALE, V_TOO_FAR or 0 (go on to the tracker).
-// lanes_ok: the parser took the payload into lanes (its length is 1..NETEC_PAYLOAD).
+// lanes_ok: the parser took the payload into lanes (whole words, at most NETEC_PAYLOAD);
+// seq_low: the low 16 bits of seq, which the program takes out of the header without an ALU
+// slice (Tofino: an identity hash).
 control AdmitData(in netec_h n, in bit<8> lanes_ok, in task_cfg_t cfg, in bit<32> ack_seq,
-                  out bit<8> verdict) {
-    bit<32> past_end;   // sign set: seq < stripes
-    bit<32> behind;     // sign set: seq < ackSeq (stale)
-    bit<16> slot_want;
+                  in bit<16> seq_low, out bit<8> verdict) {
+    bit<32> past;       // max(seq, stripes - 1), then ^ (stripes - 1): 0 iff seq < stripes
+    bit<32> high;       // max(seq, ackSeq), then ^ seq: 0 iff seq >= ackSeq (not stale)
+    bit<32> behind;     // seq - ackSeq, then & ~(S - 1): 0 iff within the slot array
+    bit<32> last_diff;  // seq ^ (stripes - 1): 0 on the last stripe
     bit<16> len_want;
-    bit<16> slot_diff;
+    bit<16> slot_diff;  // seq mod S, then ^ slot: 0 iff the slot is seq's
     bit<16> len_diff;
-    bit<16> room;       // sign set: seq - ackSeq > S - 1 (S - 1 < 2^15, so the sign holds)
-    action differences() {
-        past_end = n.seq - cfg.stripes;
+    action firsts() {
+        past = NETEC_MAX(n.seq, cfg.last_seq);
+        high = NETEC_MAX(n.seq, ack_seq);
         behind = n.seq - ack_seq;
-        slot_want = n.seq[15:0] & cfg.slot_mask;
+        last_diff = n.seq ^ cfg.last_seq;
+        slot_diff = seq_low & cfg.slot_mask;
     }
-    @hidden table take_differences {
-        actions = { differences; }
-        const default_action = differences();
+    @hidden table take_firsts {
+        actions = { firsts; }
+        const default_action = firsts();
     }
-    action comparisons() {
-        slot_diff = n.slot ^ slot_want;
-        len_diff = n.payload_len ^ len_want;
-        room = cfg.slot_mask - behind[15:0];
+    action seconds() {
+        past = past ^ cfg.last_seq;
+        high = high ^ n.seq;
+        behind = behind & cfg.far_mask;
+        slot_diff = slot_diff ^ n.slot;
     }
-    @hidden table take_comparisons {
-        actions = { comparisons; }
-        const default_action = comparisons();
+    @hidden table take_seconds {
+        actions = { seconds; }
+        const default_action = seconds();
+    }
+    action lengths() { len_diff = n.payload_len ^ len_want; }
+    @hidden table take_lengths {
+        actions = { lengths; }
+        const default_action = lengths();
     }
     apply {
-        take_differences.apply();
+        take_firsts.apply();
+        take_seconds.apply();
         len_want = NETEC_PAYLOAD;
-        if (past_end == 0xFFFFFFFF) {  // seq = stripes - 1: the last stripe
+        if (last_diff == 0) {  // the last stripe
             len_want = cfg.last_len;
         }
-        take_comparisons.apply();
+        take_lengths.apply();
         verdict = 0;
         if (n.type != NETEC_DATA || lanes_ok != 1) {
             verdict = V_MISMATCH;
-        } else if (n.seq[31:31] == 1 || past_end[31:31] == 0) {  // seq >= stripes
+        } else if (past != 0) {  // seq >= stripes
             verdict = V_MISMATCH;
         } else if (slot_diff != 0 || len_diff != 0) {
             verdict = V_MISMATCH;
-        } else if (ack_seq[31:31] == 1 || behind[31:31] == 1) {
+        } else if (high != 0) {  // seq < ackSeq
             verdict = V_STALE;
-        } else if (behind[31:15] != 0 || room[15:15] == 1) {
+        } else if (behind != 0) {  // seq - ackSeq > S - 1
             verdict = V_TOO_FAR;
         }
     }
@@ -88,16 +112,22 @@ control AdmitData(in netec_h n, in bit<8> lanes_ok, in task_cfg_t cfg, in bit<32
 // The reader's ACK: its seq at most the task's stripes (its last ACK is seq = stripes), and
 // the reader's mark as its sender.
 control ReaderAckCheck(in netec_h n, in task_cfg_t cfg, out bit<1> bad) {
-    bit<32> left;  // sign set: seq > stripes
-    action difference() { left = cfg.stripes - n.seq; }
-    @hidden table take_difference {
-        actions = { difference; }
-        const default_action = difference();
+    bit<32> over;  // max(seq, stripes), then ^ stripes: 0 iff seq <= stripes
+    action highs() { over = NETEC_MAX(n.seq, cfg.stripes); }
+    @hidden table take_high {
+        actions = { highs; }
+        const default_action = highs();
+    }
+    action overs() { over = over ^ cfg.stripes; }
+    @hidden table take_over {
+        actions = { overs; }
+        const default_action = overs();
     }
     apply {
-        take_difference.apply();
+        take_high.apply();
+        take_over.apply();
         bad = 0;
-        if (n.seq[31:31] == 1 || left[31:31] == 1 || n.sender != NETEC_READER) {
+        if (over != 0 || n.sender != NETEC_READER) {
             bad = 1;
         }
     }
@@ -127,60 +157,58 @@ const bit<8> SLOT_STALE = 1;
 const bit<8> SLOT_FREE = 2;
 const bit<32> SEQ_NONE = 0xFFFFFFFF;  // slot_seq of a free slot
 
-// Unsigned min and max of two fields in one action: Tofino's ALUs have them (TNA's min and max
-// externs), so no subtraction and sign bit is needed where the answer is a value, not a
-// branch. The v1model twin spells them out.
-#ifdef __TARGET_TOFINO__
-#define NETEC_MIN(A, B) min(A, B)
-#define NETEC_MAX(A, B) max(A, B)
-#else
-#define NETEC_MIN(A, B) ((A) < (B) ? (A) : (B))
-#define NETEC_MAX(A, B) ((A) > (B) ? (A) : (B))
-#endif
-
 // EBSN (protocol version 2 on): window = min(window, I - min(C, I)), where C is the slots
 // holding partial sums bounded by the span: C = min(partial, max(0, maxStarted + 1 - ackSeq)).
 // max_started_plus1 is maxStarted + 1 (0 while nothing started). Every step is a min, a max
-// or a subtraction that cannot go below 0, each an action of its own (one ALU step, in
-// order); the window is written by a min with the header field itself, so the action reads
-// two sources (p4c-barefoot refused a copy from a field it had sliced into three).
-control EbsnWindow(in bit<32> ack_seq, in bit<32> max_started_plus1, in bit<16> partial,
-                   in bit<16> exposed, inout bit<16> window) {
-    bit<32> high;       // max(maxStarted + 1, ackSeq)
-    bit<32> span;       // max(0, maxStarted + 1 - ackSeq), then at most 0xFFFF
-    bit<16> held;       // C, then min(C, I)
-    bit<16> remaining;  // I - min(C, I)
-    action highs() { high = NETEC_MAX(max_started_plus1, ack_seq); }
+// or a subtraction that cannot go below 0, on whole 32-bit fields, each an action of its own;
+// the result (at most I) comes back to 16 bits through a table keyed on it (a slice in an
+// action would slice every field it meets), and the window is written by a min with the
+// header field itself, so that action reads two sources.
+control EbsnWindow(in bit<32> ack_seq, in bit<32> max_started_plus1, in bit<32> partial,
+                   in bit<32> exposed, inout bit<16> window) {
+    // one working field through every step (p4c-barefoot keeps the fields that ALU steps join
+    // in one group of 16 PHV containers: each field fewer is room)
+    bit<32> x;          // max(maxStarted + 1, ackSeq); - ackSeq: the span; min with partial:
+                        // C; min with I; I minus it: the room left, at most I
+    bit<16> narrow;     // the same, 16 bits
+    action highs() { x = NETEC_MAX(max_started_plus1, ack_seq); }
     @hidden table take_high {
         actions = { highs; }
         const default_action = highs();
     }
-    action spans() { span = high - ack_seq; }
+    action spans() { x = x - ack_seq; }
     @hidden table take_span {
         actions = { spans; }
         const default_action = spans();
     }
-    action caps() { span = NETEC_MIN(span, 32w0xFFFF); }
-    @hidden table take_cap {
-        actions = { caps; }
-        const default_action = caps();
-    }
-    action helds() { held = NETEC_MIN(partial, span[15:0]); }
+    action helds() { x = NETEC_MIN(partial, x); }
     @hidden table take_held {
         actions = { helds; }
         const default_action = helds();
     }
-    action exposes() { held = NETEC_MIN(held, exposed); }
+    action exposes() { x = NETEC_MIN(x, exposed); }
     @hidden table take_exposed {
         actions = { exposes; }
         const default_action = exposes();
     }
-    action remains() { remaining = exposed - held; }
+    action remains() { x = exposed - x; }
     @hidden table take_remaining {
         actions = { remains; }
         const default_action = remains();
     }
-    action lowers() { window = NETEC_MIN(window, remaining); }
+    action narrows(bit<16> v) { narrow = v; }
+    table narrow_remaining {
+        key = { x : exact; }
+        actions = { narrows; }
+        const default_action = narrows(0);
+#ifdef __TARGET_TOFINO__
+        size = NETEC_SLOTS / 2 + 1;
+#endif
+        const entries = {
+            NETEC_NARROW_ENTRIES
+        }
+    }
+    action lowers() { window = NETEC_MIN(window, narrow); }
     @hidden table take_window {
         actions = { lowers; }
         const default_action = lowers();
@@ -188,10 +216,10 @@ control EbsnWindow(in bit<32> ack_seq, in bit<32> max_started_plus1, in bit<16> 
     apply {
         take_high.apply();
         take_span.apply();
-        take_cap.apply();
         take_held.apply();
         take_exposed.apply();
         take_remaining.apply();
+        narrow_remaining.apply();
         take_window.apply();
     }
 }

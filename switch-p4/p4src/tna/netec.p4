@@ -76,8 +76,9 @@ struct ig_meta_t {
     bit<1>  ack_raise;      // the reader's ACK, checked: raises ackSeq, gets the EBSN window
     bit<1>  started_raise;  // a stripe's first packet: raises maxStarted + 1
     bit<32> started;        // maxStarted + 1
-    bit<16> partial_delta;  // +1 a free slot starts a stripe, -1 (0xFFFF) a stripe completes
-    bit<16> partial;        // slots holding partial sums
+    bit<32> partial_delta;  // +1 a free slot starts a stripe, -1 (2^32 - 1) a stripe completes
+    bit<32> partial;        // slots holding partial sums
+    bit<16> seq_low;        // seq's low 16 bits, from the identity hash (no slice in an action)
     bit<8>  complete;
     bit<32> seq_plus1;
     bit<1>  netec_dirty;    // deparser checksum conditions are 1-bit on Tofino
@@ -113,7 +114,6 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
                          out ingress_intrinsic_metadata_t ig_intr_md) {
     Checksum() tcp_csum;
     Checksum() netec_csum;
-    ParserCounter() words_left;
 
     state start {
         pkt.extract(ig_intr_md);
@@ -180,27 +180,19 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
         // is added in the state that extracts it; Tofino writes the verdict once, in
         // netec_verified, after the last lane.
         netec_csum.add(hdr.netec);
-        // The payload's whole words. Set here, used only by the word states (p4c-barefoot
-        // 9.13.4 fails with "Shifting extract to negative position" merging a state of its own
-        // that sets it into the loop): payload_len rotated right by 2, masked to 5 bits.
-        words_left.set(hdr.netec.payload_len, NETEC_PAYLOAD, 2, 4, 0);
-        transition select(hdr.netec.payload_len[15:2], hdr.netec.payload_len[1:0]) {
+        transition select(hdr.netec.payload_len) {
             NETEC_PAYLOAD_CASES(netec_verified)
             default: accept;  // a HELLO's JSON, a partial word: left as payload, never summed
         }
     }
-    // The payload's states (lanes.p4): one chain of word states, the counter says where
-    // the words end.
-#define WORD_STATE(J, NEXT, AFTER)                                                            \
+    // The payload's states (lanes.p4): one chain, entered where the payload's words end with
+    // it (no parser counter).
+#define WORD_STATE(J, NEXT)                                                                   \
     state parse_w##J {                                                                        \
         meta.lanes_ok = 1;                                                                    \
         pkt.extract(hdr.lanes.q##J);                                                          \
         netec_csum.add(hdr.lanes.q##J);                                                       \
-        words_left.decrement(1);                                                              \
-        transition select(words_left.is_zero()) {                                             \
-            true: AFTER;                                                                      \
-            false: NEXT;                                                                      \
-        }                                                                                     \
+        transition NEXT;                                                                      \
     }
 #define LAST_WORD_STATE(J, AFTER)                                                             \
     state parse_w##J {                                                                        \
@@ -251,9 +243,9 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
 
     // slots holding partial sums (EBSN's C): changed by a stripe's first packet in a free slot
     // and by its completing one, read by the reader's ACK
-    Register<bit<16>, bit<32>>(NETEC_TASKS, 0) partial_slots;
-    RegisterAction<bit<16>, bit<32>, bit<16>>(partial_slots) partial_access = {
-        void apply(inout bit<16> v, out bit<16> rv) {
+    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) partial_slots;
+    RegisterAction<bit<32>, bit<32>, bit<32>>(partial_slots) partial_access = {
+        void apply(inout bit<32> v, out bit<32> rv) {
             v = v + meta.partial_delta;  // 0 for the reader's ACK: a read
             rv = v;
         }
@@ -395,12 +387,14 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         size = NETEC_TASKS;
     }
 
-    action set_task(bit<16> k_mask, bit<8> k_minus1, bit<16> slot_mask, bit<32> stripes,
-                    bit<16> last_len, bit<16> exposed) {
+    action set_task(bit<16> k_mask, bit<8> k_minus1, bit<16> slot_mask, bit<32> far_mask,
+                    bit<32> stripes, bit<32> last_seq, bit<16> last_len, bit<32> exposed) {
         meta.cfg.k_mask = k_mask;
         meta.cfg.k_minus1 = k_minus1;
         meta.cfg.slot_mask = slot_mask;
+        meta.cfg.far_mask = far_mask;
         meta.cfg.stripes = stripes;
+        meta.cfg.last_seq = last_seq;
         meta.cfg.last_len = last_len;
         meta.cfg.exposed = exposed;
     }
@@ -444,6 +438,9 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
 
     AdmitData() admit;
     EbsnWindow() ebsn;
+    // identity hashes: slot array ++ slot, the cell of a slot's registers; seq's low 16 bits
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) cell_of;
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) seq_low_of;
     ReaderAckCheck() ack_check;
     DuplicateCheck() dup_check;
     MultiplyPass() multiply;
@@ -536,7 +533,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         if (meta.second_pass == 1) {
             // ---- second pass: multiply and add the second half ------------------------------
             // the classify tables found the task again: the cell is the first pass's
-            meta.cell = (bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
+            meta.cell = cell_of.get({meta.slot_array, hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]});
             meta.reset = hdr.pass.reset;
             if (hdr.pass.verdict == PASS_COMPLETE) {
                 meta.complete = 1;
@@ -561,7 +558,9 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             meta.to_reader = 1;
         } else if (meta.first_pass == 1) {
             // ---- first pass: admit, track, multiply and add the first half ------------------
-            admit.apply(hdr.netec, meta.lanes_ok, meta.cfg, meta.ack, meta.verdict);
+            meta.seq_low = seq_low_of.get({hdr.netec.seq});
+            admit.apply(hdr.netec, meta.lanes_ok, meta.cfg, meta.ack, meta.seq_low,
+                        meta.verdict);
             // one connection, one survivor (a condition reads a few bytes at most on Tofino)
             if (meta.sender_bit == 0 || hdr.netec.version != NETEC_VERSION) {
                 meta.verdict = V_MISMATCH;
@@ -577,9 +576,9 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 drop_counted(meta.verdict);
                 exit;
             }
-            // array ++ slot: Admit let only slot = seq & slot_mask < NETEC_SLOTS in (and a
-            // concatenation is a move on Tofino, where shift-and-add inside a slice is not)
-            meta.cell = (bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
+            // array ++ slot (Admit let only slot = seq mod S in), by the identity hash: a hash
+            // unit reads the slices, where a move would slice the fields in the PHV
+            meta.cell = cell_of.get({meta.slot_array, hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]});
             meta.taken = seq_check.execute(meta.cell);
             if (meta.taken != SLOT_SAME) {
                 meta.reset = 1;

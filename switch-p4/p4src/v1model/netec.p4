@@ -52,7 +52,6 @@ struct headers_t {
 struct metadata_t {
     bit<16> tcp_len;       // TCP header + payload (the pseudo-header's length)
     bit<16> tcp_payload;   // TCP payload bytes
-    bit<16> lanes_left;    // parser: whole words still to extract
     bit<8>  lanes_ok;      // the payload was taken into lanes
     bit<16> csum_zero;     // 0: what a valid NetEC packet's whole sum complements to
     bit<8>  role;          // ROLE_*
@@ -123,23 +122,18 @@ parser NetecParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
     }
     state parse_netec {
         pkt.extract(hdr.netec);
-        meta.lanes_left = hdr.netec.payload_len >> 2;  // whole words, as on Tofino
-        transition select(hdr.netec.payload_len[15:2], hdr.netec.payload_len[1:0]) {
+        transition select(hdr.netec.payload_len) {
             NETEC_PAYLOAD_CASES(lanes_done)
             default: accept;  // a HELLO's JSON, a partial word: left as payload, never summed
         }
     }
-    // The payload's states (lanes.p4), as on Tofino: one chain of word states,
-    // the count says where the words end.
-#define WORD_STATE(J, NEXT, AFTER)                                                            \
+    // The payload's states (lanes.p4), as on Tofino: one chain, entered where the payload's
+    // words end with it.
+#define WORD_STATE(J, NEXT)                                                                   \
     state parse_w##J {                                                                        \
         meta.lanes_ok = 1;                                                                    \
         pkt.extract(hdr.lanes.q##J);                                                          \
-        meta.lanes_left = meta.lanes_left - 1;                                                \
-        transition select(meta.lanes_left) {                                                  \
-            0: AFTER;                                                                         \
-            default: NEXT;                                                                    \
-        }                                                                                     \
+        transition NEXT;                                                                      \
     }
 #define LAST_WORD_STATE(J, AFTER)                                                             \
     state parse_w##J {                                                                        \
@@ -175,8 +169,11 @@ control NetecVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
         // The NetEC checksum of a DATA packet or an ACK (header and lanes): a receiver drops a
         // packet that fails it (docs/protocol.md), also inside a valid TCP segment. The sum
         // includes the checksum field and is compared with 0, so both encodings of a computed
-        // 0 (0 and 0xFFFF) pass; invalid lanes (past the payload) add nothing.
-        verify_checksum(hdr.netec.isValid() && hdr.netec.payload_len <= NETEC_PAYLOAD,
+        // 0 (0 and 0xFFFF) pass; invalid lanes (outside the payload) add nothing. Only a
+        // payload the parser took into lanes (or none) is judged, as on Tofino: a HELLO's JSON
+        // of any other length is not read.
+        verify_checksum(hdr.netec.isValid()
+                            && (meta.lanes_ok == 1 || hdr.netec.payload_len == 0),
             { hdr.netec.version, hdr.netec.type, hdr.netec.task, hdr.netec.slot_array,
               hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
               hdr.netec.window, hdr.netec.payload_len, hdr.netec.checksum,
@@ -191,7 +188,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
     // ---- state ---------------------------------------------------------------------------
     register<bit<32>>(NETEC_TASKS) ack_seq;             // reader's first missing stripe
     register<bit<32>>(NETEC_TASKS) max_started_plus1;   // highest stripe begun, + 1
-    register<bit<16>>(NETEC_TASKS) partial_slots;       // slots holding partial sums
+    register<bit<32>>(NETEC_TASKS) partial_slots;       // slots holding partial sums
     register<bit<32>>(NETEC_SLOT_CELLS) slot_seq;       // stripe a slot holds
     register<bit<16>>(NETEC_SLOT_CELLS) slot_bits;      // progress tracker: senders counted
     register<bit<8>>(NETEC_SLOT_CELLS) slot_count;      // ... and how many (0 after the k-th)
@@ -251,12 +248,14 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         size = NETEC_SENDER_CELLS;
     }
 
-    action set_task(bit<16> k_mask, bit<8> k_minus1, bit<16> slot_mask, bit<32> stripes,
-                    bit<16> last_len, bit<16> exposed) {
+    action set_task(bit<16> k_mask, bit<8> k_minus1, bit<16> slot_mask, bit<32> far_mask,
+                    bit<32> stripes, bit<32> last_seq, bit<16> last_len, bit<32> exposed) {
         meta.cfg.k_mask = k_mask;
         meta.cfg.k_minus1 = k_minus1;
         meta.cfg.slot_mask = slot_mask;
+        meta.cfg.far_mask = far_mask;
         meta.cfg.stripes = stripes;
+        meta.cfg.last_seq = last_seq;
         meta.cfg.last_len = last_len;
         meta.cfg.exposed = exposed;
     }
@@ -313,7 +312,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         bool ack_raise = false;      // the reader's ACK, checked: raises ackSeq, gets EBSN
         bit<32> ack = 0;             // ackSeq
         bool started_raise = false;  // a stripe's first packet: raises maxStarted + 1
-        bit<16> partial_delta = 0;   // +1 a free slot starts a stripe, -1 a stripe completes
+        bit<32> partial_delta = 0;   // +1 a free slot starts a stripe, -1 a stripe completes
         meta.role = ROLE_NONE;
         meta.to_reader = 0;
         meta.synack = 0;
@@ -424,7 +423,8 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (first_pass) {
             // ---- first pass of a DATA packet ------------------------------------------------
             bit<8> verdict;
-            admit.apply(hdr.netec, meta.lanes_ok, meta.cfg, ack, verdict);
+            // seq's low 16 bits (Tofino takes them with an identity hash)
+            admit.apply(hdr.netec, meta.lanes_ok, meta.cfg, ack, hdr.netec.seq[15:0], verdict);
             // one connection, one survivor (in conditions of a few bytes, as on Tofino)
             if (sender_bit == 0 || hdr.netec.version != NETEC_VERSION) {
                 verdict = V_MISMATCH;
@@ -441,7 +441,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
                 mark_to_drop(std);
                 return;
             }
-            // array ++ slot, as on Tofino: Admit let only slot = seq & slot_mask < NETEC_SLOTS in
+            // array ++ slot, as on Tofino (its identity hash): Admit let only slot = seq mod S in
             cell = (bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
             // Track: slot_seq, slot_bits and slot_count, one read-modify-write each (a Tofino
             // stateful ALU compares a cell with a value; it cannot test bits against a mask,
@@ -556,7 +556,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             }
             max_started_plus1.write((bit<32>)meta.task, m);
         }
-        bit<16> partial = 0;
+        bit<32> partial = 0;
         if (partial_delta != 0 || ack_raise) {
             partial_slots.read(partial, (bit<32>)meta.task);
             partial = partial + partial_delta;
