@@ -112,6 +112,8 @@ def parse_setup(req):
             or any(isinstance(c, bool) or not isinstance(c, int) or not 0 <= c <= 255
                    for r in coeff for c in r)):
         raise Refused("coefficients: must be rows x k integers 0..255")
+    if req.get("transport", "tcp") != "tcp":
+        raise Refused("transport: %r not supported (this switch: \"tcp\")" % req.get("transport"))
     premultiplied = req.get("premultiplied", False)
     if not isinstance(premultiplied, bool):
         raise Refused("premultiplied: not true or false")

@@ -93,7 +93,7 @@ def test_p4test_accepts_both_programs():
 
 
 def test_p4c_barefoot_compiles_the_tna_program_for_tofino1(tmp_path):
-    requires("p4c-barefoot")
+    requires("p4c-barefoot", "bfas")
     p4tools.compile_tofino(str(tmp_path))
     assert glob.glob(str(tmp_path / "**" / "tofino.bin"), recursive=True), \
         "p4c-barefoot wrote no Tofino binary"

@@ -123,6 +123,7 @@ def test_agents_outside_the_agent_networks_are_refused(ep):
     ({"payload": 65536}, "payload: must be an integer in 64..65472"),
     ({"payload": 4294967360}, "payload: must be an integer in 64..65472"),
     ({"version": 2}, "version: 2 not supported (this switch: 3)"),
+    ({"transport": "udp"}, "transport: 'udp' not supported (this switch: \"tcp\")"),
     ({"length": 64 << 31}, "length 137438953472 not supported: more than 2147483647 stripes "
                            "of 64 bytes"),
     ({"k": 0}, "k: must be an integer in 1..16"),

@@ -102,6 +102,7 @@ struct eg_meta_t {
     bit<8>  synack;
     bit<8>  synack_last;
     bit<32> vip_isn;
+    bit<32> isn_diff;       // a survivor's SYN-ACK: its ISN minus the VIP's
 }
 
 // =============================================================================================
@@ -798,7 +799,7 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
     Register<bit<32>, bit<32>>(NETEC_SENDER_CELLS, 0) isn_delta;
     RegisterAction<bit<32>, bit<32>, bit<32>>(isn_delta) delta_learn = {
         void apply(inout bit<32> v, out bit<32> rv) {
-            v = hdr.tcp.seq_no - meta.vip_isn;
+            v = meta.isn_diff;  // a stateful ALU subtracts from its cell, not from a field
             rv = v;
         }
     };
@@ -856,6 +857,7 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
             bit<32> idx = (bit<32>)(meta.task ++ meta.from_sender[NETEC_SENDERS_LOG2 - 1:0]);
             bit<32> delta;
             if (meta.synack == 1) {
+                meta.isn_diff = hdr.tcp.seq_no - meta.vip_isn;
                 delta = delta_learn.execute(idx);
                 if (meta.synack_last == 0) {
                     eg_dprsr_md.drop_ctl = 1;
