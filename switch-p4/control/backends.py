@@ -24,6 +24,7 @@ import json
 import threading
 
 from netec_control import Backend, Entry, ip_int
+from pipeline import INVALID_SEQ  # slot_seq of a free slot
 
 # Tables of the egress control; every other table is in ingress.
 EGRESS_TABLES = {"replica"}
@@ -35,7 +36,6 @@ TASK_REGISTERS = ["ack_seq", "max_started_plus1", "partial_slots", "reader_addr"
 SLOT_REGISTERS = ["slot_seq", "slot_bits", "slot_count"] + ["sum%d" % i for i in range(16)]
 SLOTS = 64
 SENDERS = 16
-INVALID_SEQ = 0xFFFFFFFF
 
 
 def canonical(value, bitwidth):

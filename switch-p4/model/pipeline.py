@@ -39,7 +39,8 @@ PAYLOAD = 64
 PASS_BYTES = 32
 ROWS = 1
 GF_LOG_ZERO = 511
-INVALID_SEQ = 0xFFFFFFFF  # slot_seq of a slot whose stripe completed: the next packet resets
+# slot_seq of a free slot (SEQ_NONE in netec_logic.p4): above every stripe (MAX_STRIPES)
+INVALID_SEQ = 0x7FFFFFFF
 FREED, STALE_TAKEN = 1, 2  # what slot_seq's action answers when a packet takes a slot
 
 

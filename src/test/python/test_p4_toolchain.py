@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.join(ROOT, "switch-p4", "bmv2"))
 import netec_control as nc  # noqa: E402
 import netec_model as nm  # noqa: E402
 import p4tools  # noqa: E402
+import resources  # noqa: E402
 from pipeline import PASS_BYTES  # noqa: E402
 
 scapy_inet = pytest.importorskip("scapy.layers.inet")
@@ -95,8 +96,13 @@ def test_p4test_accepts_both_programs():
 def test_p4c_barefoot_compiles_the_tna_program_for_tofino1(tmp_path):
     requires("p4c-barefoot", "bfas")
     p4tools.compile_tofino(str(tmp_path))
+    # its own resource report, as resources.py tabulates it for switch-p4/README.md
+    report = resources.load(str(tmp_path))
+    assert "stages used" in resources.render(*report)
+    stages = len(resources.stage_rows(report[0]))
+    assert stages <= report[0]["resources"]["mau"]["nStages"] == 12, "%d stages" % stages
     assert glob.glob(str(tmp_path / "**" / "tofino.bin"), recursive=True), \
-        "p4c-barefoot wrote no Tofino binary"
+        "bfas wrote no Tofino binary"
 
 
 def test_p4c_bm2_ss_compiles_the_twin(bmv2_json):

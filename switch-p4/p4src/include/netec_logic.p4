@@ -155,7 +155,9 @@ control DuplicateCheck(in bit<16> bits_before, in bit<16> sender_bit, out bit<1>
 const bit<8> SLOT_SAME = 0;
 const bit<8> SLOT_STALE = 1;
 const bit<8> SLOT_FREE = 2;
-const bit<32> SEQ_NONE = 0xFFFFFFFF;  // slot_seq of a free slot
+// slot_seq of a free slot: above every stripe (the control plane keeps stripes below 2^31 - 1)
+// and a constant a Tofino stateful ALU can compare with (bfas refused 2^32 - 1)
+const bit<32> SEQ_NONE = 0x7FFFFFFF;
 
 // EBSN (protocol version 2 on): window = min(window, I - min(C, I)), where C is the slots
 // holding partial sums bounded by the span: C = min(partial, max(0, maxStarted + 1 - ackSeq)).
