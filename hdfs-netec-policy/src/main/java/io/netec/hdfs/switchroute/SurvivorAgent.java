@@ -293,6 +293,9 @@ public final class SurvivorAgent implements Closeable {
           st = new DatagramStream(ctx.channel(), d.sender(), p, readers.next());
           open.put(key, st);
           DatagramStream started = st;
+          // an ended stream (refused, failed) is forgotten: a HELLO repeated after a lost
+          // refusal is judged, and refused, again
+          st.forget = () -> ctx.executor().execute(() -> open.remove(key, started));
           started.executor.execute(() -> started.start(p));
         }
       } else if (p.type() == NetecPacket.ACK && st != null) {
@@ -334,6 +337,8 @@ public final class SurvivorAgent implements Closeable {
     private long next;
     private long limit;
     private boolean ended;
+    /** Takes the stream out of its handler's map (set by the handler, run on its loop). */
+    Runnable forget = () -> { };
 
     DatagramStream(Channel channel, InetSocketAddress to, NetecPacket hello,
         io.netty.util.concurrent.EventExecutor executor) {
@@ -415,6 +420,7 @@ public final class SurvivorAgent implements Closeable {
         return;
       }
       ended = true;
+      forget.run();
       if (unit != null) {
         unit.close();
       }

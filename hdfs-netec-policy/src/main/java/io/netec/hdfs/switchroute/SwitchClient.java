@@ -266,8 +266,7 @@ public final class SwitchClient {
         }
         selector.selectedKeys().clear();
         long before = firstMissing;
-        int n;
-        while (buf.clear() != null && (n = ch.read(buf)) > 0) {
+        for (int n; (n = ch.read(buf.clear())) > 0; ) {
           result.bytesReceived += n;
           NetecPacket p;
           try {

@@ -698,19 +698,26 @@ class SoftwareSwitchTest {
     assertEquals(1, small.getTasksRefused());
   }
 
-  @Test
-  void agentRefusingTheTokenFailsTheTaskAndFreesTheSwitch() throws Exception {
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+  void agentRefusingTheTokenFailsTheTaskAndFreesTheSwitch(boolean datagram) throws Exception {
     SoftwareSwitch sw = startSwitch(2, 64L << 20);
     List<SurvivorAgent> agents = startAgents(3);
     requiredToken = "good";
     SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {1}, 50_000, 2);
-    IOException e = assertThrows(IOException.class,
-        () -> rebuild(sw.controlAddress(), setup(g, agents, 4096, "forged", "tok"), null));
+    long start = System.nanoTime();
+    IOException e = assertThrows(IOException.class, () -> rebuild(sw.controlAddress(),
+        setup(g, agents, 4096, "forged", "tok", false, datagram), null));
     assertTrue(!(e instanceof RouteDeclinedException), e.toString());
+    // told at once, not after the task's timeout (over TCP the switch closes the connection;
+    // in datagram mode it sends the reason)
+    assertTrue(System.nanoTime() - start < 4_000_000_000L, "before the task's timeout");
+    assertTrue(!datagram || e.getMessage().contains("refused"), e.getMessage());
     assertTrue(agents.stream().mapToLong(SurvivorAgent::refusedStreams).sum() >= 1);
     waitFor(() -> sw.getTasksFailed() == 1 && sw.getSlotArraysInUse() == 0);
 
-    byte[][] rows = rebuild(sw.controlAddress(), setup(g, agents, 4096, "good", "tok2"), null);
+    byte[][] rows = rebuild(sw.controlAddress(),
+        setup(g, agents, 4096, "good", "tok2", false, datagram), null);
     assertArrayEquals(g.units[1], rows[0]);
   }
 
