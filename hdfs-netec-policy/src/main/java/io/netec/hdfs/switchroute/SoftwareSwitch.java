@@ -482,12 +482,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
               }
             }).channel();
       }
-      long period = Math.max(25, s.timeoutMs() / 4);
-      watchdog = reader.eventLoop().scheduleAtFixedRate(() -> {
-        if (System.nanoTime() - lastProgress > TimeUnit.MILLISECONDS.toNanos(s.timeoutMs())) {
-          fail("no progress for " + s.timeoutMs() + " ms");
-        }
-      }, period, period, TimeUnit.MILLISECONDS);
+      watchdog(reader.eventLoop());
     }
 
     /**
@@ -512,12 +507,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       }
       helloResend = udp.eventLoop().scheduleAtFixedRate(this::helloSurvivors, 0,
           DATAGRAM_HELLO_MS, TimeUnit.MILLISECONDS);
-      long period = Math.max(25, s.timeoutMs() / 4);
-      watchdog = udp.eventLoop().scheduleAtFixedRate(() -> {
-        if (System.nanoTime() - lastProgress > TimeUnit.MILLISECONDS.toNanos(s.timeoutMs())) {
-          fail("no progress for " + s.timeoutMs() + " ms");
-        }
-      }, period, period, TimeUnit.MILLISECONDS);
+      watchdog(udp.eventLoop());
     }
 
     private void helloSurvivors() {
@@ -562,6 +552,33 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
         lastProgress = System.nanoTime();
       }
       return ack;
+    }
+
+    /** Fails the task, on its loop, once it makes no progress for its timeout. */
+    private void watchdog(io.netty.channel.EventLoop loop) {
+      int timeoutMs = task.setup().timeoutMs();
+      long period = Math.max(25, timeoutMs / 4);
+      watchdog = loop.scheduleAtFixedRate(() -> {
+        if (System.nanoTime() - lastProgress > TimeUnit.MILLISECONDS.toNanos(timeoutMs)) {
+          fail("no progress for " + timeoutMs + " ms");
+        }
+      }, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * A survivor's DATA packet into the task; its RESULTs (counted) to {@code toReader}. A
+     * completed stripe is progress; a packet neither aggregated nor completing is dropped.
+     */
+    void data(NetecPacket p, java.util.function.Consumer<NetecPacket> toReader) {
+      SwitchTask.Verdict v = task.onData(p, r -> {
+        bytesOut.add(r.payloadLength());
+        toReader.accept(r);
+      });
+      if (v == SwitchTask.Verdict.COMPLETED) {
+        lastProgress = System.nanoTime();
+      } else if (v != SwitchTask.Verdict.AGGREGATED) {
+        dropped.increment();
+      }
     }
 
     StreamRequest streamRequest(int sender) throws ProtocolException {
@@ -794,15 +811,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
         dropped.increment();
         return;
       }
-      SwitchTask.Verdict v = live.task.onData(p, r -> {
-        bytesOut.add(r.payloadLength());
-        live.reader.write(r);
-      });
-      if (v == SwitchTask.Verdict.COMPLETED) {
-        live.lastProgress = System.nanoTime();
-      } else if (v != SwitchTask.Verdict.AGGREGATED) {
-        dropped.increment();
-      }
+      live.data(p, live.reader::write);
     }
 
     @Override
@@ -899,15 +908,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       }
       l.heard[sender] = true;
       bytesIn.add(p.payloadLength());
-      SwitchTask.Verdict v = l.task.onData(p, r -> {
-        bytesOut.add(r.payloadLength());
-        l.sendDatagram(r, l.readerAddress);
-      });
-      if (v == SwitchTask.Verdict.COMPLETED) {
-        l.lastProgress = System.nanoTime();
-      } else if (v != SwitchTask.Verdict.AGGREGATED) {
-        dropped.increment();
-      }
+      l.data(p, r -> l.sendDatagram(r, l.readerAddress));
     }
 
     @Override

@@ -177,10 +177,7 @@ public final class SurvivorAgent implements Closeable {
       try {
         unit = admit(hello);
         req = unit.req;
-      } catch (IOException | ProtocolException e) {
-        refused.increment();
-        logs.warn("refused", "Refused stream of task {} sender {}: {}", task, sender,
-            LogLimiter.oneLine(e.getMessage()));
+      } catch (IOException e) {
         ctx.writeAndFlush(StreamRequest.errorHello(task, array, sender, e.getMessage()))
             .addListener(f -> ctx.close());
         req = null;
@@ -354,10 +351,7 @@ public final class SurvivorAgent implements Closeable {
       try {
         unit = admit(hello);
         req = unit.req;
-      } catch (IOException | ProtocolException e) {
-        refused.increment();
-        logs.warn("refused", "Refused datagram stream of task {} sender {}: {}", task, sender,
-            LogLimiter.oneLine(e.getMessage()));
+      } catch (IOException e) {
         send(StreamRequest.errorHello(task, array, sender, e.getMessage()).toBytes());
         end();
         return;
@@ -433,22 +427,30 @@ public final class SurvivorAgent implements Closeable {
    */
   /**
    * A HELLO's stream, admitted: its request parsed, counted against the agent's streams, its
-   * block checked (token, length). Its {@link UnitReader#close} gives the count back.
+   * block checked (token, length). Its {@link UnitReader#close} gives the count back. A refusal
+   * is counted and logged here; the caller answers it with an error HELLO (the reason).
    */
-  private UnitReader admit(NetecPacket hello) throws IOException, ProtocolException {
-    StreamRequest req = StreamRequest.fromHello(hello);
-    if (streams.incrementAndGet() > maxStreams) {
-      streams.decrementAndGet();
-      throw new IOException("agent busy: " + maxStreams + " streams");
-    }
-    UnitReader unit = new UnitReader(req, hello.task(), hello.slotArray(), hello.sender());
+  private UnitReader admit(NetecPacket hello) throws IOException {
     try {
-      source.check(req.block(), req.token(), req.unitLength());
-    } catch (IOException e) {
-      unit.close();
-      throw e;
+      StreamRequest req = StreamRequest.fromHello(hello);
+      if (streams.incrementAndGet() > maxStreams) {
+        streams.decrementAndGet();
+        throw new IOException("agent busy: " + maxStreams + " streams");
+      }
+      UnitReader unit = new UnitReader(req, hello.task(), hello.slotArray(), hello.sender());
+      try {
+        source.check(req.block(), req.token(), req.unitLength());
+      } catch (IOException e) {
+        unit.close();
+        throw e;
+      }
+      return unit;
+    } catch (IOException | ProtocolException e) {
+      refused.increment();
+      logs.warn("refused", "Refused stream of task {} sender {}: {}", hello.task(),
+          hello.sender(), LogLimiter.oneLine(e.getMessage()));
+      throw new IOException(e.getMessage(), e);
     }
-    return unit;
   }
 
   private final class UnitReader {

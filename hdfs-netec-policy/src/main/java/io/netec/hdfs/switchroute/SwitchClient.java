@@ -217,14 +217,9 @@ public final class SwitchClient {
           buf.position(at + len);
         }
         buf.compact();
-        if (firstMissing > before) {
+        if (ackProgress(ch, before)) {
           lastProgress = System.nanoTime();
           rto = INITIAL_RTO_MS;
-          sinceAck += firstMissing - before;
-          if (sinceAck >= Math.max(1, answer.slots() / 8) || firstMissing == stripes) {
-            sinceAck = 0;
-            ack(ch, 0);
-          }
         }
       }
       ack(ch, NetecPacket.FLAG_FIN);
@@ -286,14 +281,9 @@ public final class SwitchClient {
           started = true;
           accept(p);
         }
-        if (firstMissing > before) {
+        if (ackProgress(ch, before)) {
           lastProgress = System.nanoTime();
           rto = DATAGRAM_RTO_MS;
-          sinceAck += firstMissing - before;
-          if (sinceAck >= Math.max(1, answer.slots() / 8) || firstMissing == stripes) {
-            sinceAck = 0;
-            ack(ch, 0);
-          }
         }
       }
       for (int i = 0; i < DATAGRAM_FINS; i++) {
@@ -363,6 +353,22 @@ public final class SwitchClient {
         written[row] += take;
       }
       nextSeq[row]++;
+    }
+
+    /**
+     * Whether the reader's first missing stripe moved past {@code before}; if so, ACKs once
+     * S/8 stripes completed since the last ACK, or the last.
+     */
+    private boolean ackProgress(WritableByteChannel ch, long before) throws IOException {
+      if (firstMissing <= before) {
+        return false;
+      }
+      sinceAck += firstMissing - before;
+      if (sinceAck >= Math.max(1, answer.slots() / 8) || firstMissing == stripes) {
+        sinceAck = 0;
+        ack(ch, 0);
+      }
+      return true;
     }
 
     private void ack(WritableByteChannel ch, int flags) throws IOException {
