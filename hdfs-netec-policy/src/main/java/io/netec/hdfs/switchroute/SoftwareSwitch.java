@@ -91,6 +91,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   /** Datagram mode: the data port's number over UDP, one event loop (docs/protocol.md). */
   private final Channel datagrams;
   private final Live[] tasks = new Live[256];
+  private int lastTaskId = -1; // guarded by this
   private final boolean[] arrayUsed;
   private long memoryUsed;
   private final ObjectName mbean;
@@ -340,13 +341,17 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       return refuse("memory budget exceeded: " + memoryUsed + " + " + mem + " > "
           + opts.memoryBudgetBytes + " bytes");
     }
+    // ids in turn, not the lowest free one: a late packet of an ended task (a datagram, a
+    // refusal) names its id, and should find no task there, not the next one
     int id = -1;
     for (int i = 0; i < tasks.length && id < 0; i++) {
-      id = tasks[i] == null ? i : -1;
+      int candidate = (lastTaskId + 1 + i) % tasks.length;
+      id = tasks[candidate] == null ? candidate : -1;
     }
     if (id < 0) {
       return refuse("no free task id");
     }
+    lastTaskId = id;
     int array = -1;
     for (int a = 0; a < arrayUsed.length && array < 0; a++) {
       array = arrayUsed[a] ? -1 : a;
