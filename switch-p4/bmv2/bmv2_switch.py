@@ -66,9 +66,11 @@ def _ip(*args):
 class Bmv2Switch:
     THRIFT_PORT = 9090
 
-    def __init__(self, json_path, hosts, quiet_ms=30):
-        """HOSTS: IPv4 address -> switch port (1..); each port gets a veth pair."""
+    def __init__(self, json_path, hosts, quiet_ms=30, program="netec"):
+        """HOSTS: IPv4 address -> switch port (1..); each port gets a veth pair; PROGRAM:
+        which P4 program JSON_PATH is (p4tools.PROGRAMS)."""
         self.json_path = json_path
+        self.program = program
         self.hosts = dict(hosts)
         self.ports = sorted(set(self.hosts.values()))
         self.quiet = quiet_ms / 1000.0
@@ -157,7 +159,8 @@ class Bmv2Switch:
         """The ThriftBackend of this switch (one per connection), every host's route
         installed when first asked for."""
         if self._backend is None:
-            self._backend = backends.ThriftBackend(self.clients, self.json_path, self.hosts)
+            self._backend = backends.ThriftBackend(self.clients, self.json_path, self.hosts,
+                                                   self.program)
             self._backend.add_routes({ip: (port, int.from_bytes(host_mac(port), "big"))
                                       for ip, port in self.hosts.items()})
         return self._backend

@@ -1,10 +1,12 @@
-"""Where the P4 tools are, and the two programs compiled with them.
+"""Where the P4 tools are, and the programs compiled with them: "netec" (p4src/*/netec.p4:
+multiply, TCP proxy) and "netec_xor" (p4src/*/netec_xor.p4: pre-multiplied, datagrams), each
+a TNA program and its v1model twin.
 
 The tools are found through one variable, P4TOOLS (an install prefix with bin/ and share/), or
 else on PATH. None of them is part of this project: README.md ("P4 toolchain") says how to get
 them. `missing(...)` names what is absent, so a caller can print one SKIP line.
 
-    python3 switch-p4/bmv2/p4tools.py compile OUTDIR    compiles both programs, prints times
+    python3 switch-p4/bmv2/p4tools.py compile OUTDIR    compiles every program, prints times
     python3 switch-p4/bmv2/p4tools.py versions          prints each tool's version line
     python3 switch-p4/bmv2/p4tools.py has TOOL...       exits 0 if every TOOL is found
 """
@@ -18,8 +20,15 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 P4SRC = os.path.join(HERE, "..", "p4src")
-V1MODEL = os.path.join(P4SRC, "v1model", "netec.p4")
-TNA = os.path.join(P4SRC, "tna", "netec.p4")
+PROGRAMS = ("netec", "netec_xor")
+
+
+def v1model(program="netec"):
+    return os.path.join(P4SRC, "v1model", program + ".p4")
+
+
+def tna(program="netec"):
+    return os.path.join(P4SRC, "tna", program + ".p4")
 
 
 def find(name):
@@ -90,35 +99,38 @@ def run(cmd, what):
     return took, (p.stdout + p.stderr).strip()
 
 
-def compile_p4test_v1model():
-    return run([find("p4test"), "--arch", "v1model", V1MODEL], "p4test (v1model)")
+def compile_p4test_v1model(program="netec"):
+    return run([find("p4test"), "--arch", "v1model", v1model(program)],
+               "p4test (v1model %s)" % program)
 
 
-def compile_bmv2(outdir):
-    """The v1model twin for BMv2: OUTDIR/netec.json and OUTDIR/netec.p4info.txtpb."""
+def compile_bmv2(outdir, program="netec"):
+    """The v1model twin for BMv2: OUTDIR/PROGRAM.json and OUTDIR/PROGRAM.p4info.txtpb."""
     os.makedirs(outdir, exist_ok=True)
     took, warnings = run([find("p4c-bm2-ss"), "--arch", "v1model",
-                          "-o", os.path.join(outdir, "netec.json"),
-                          "--p4runtime-files", os.path.join(outdir, "netec.p4info.txtpb"),
-                          V1MODEL], "p4c-bm2-ss")
-    return took, warnings, os.path.join(outdir, "netec.json")
+                          "-o", os.path.join(outdir, program + ".json"),
+                          "--p4runtime-files", os.path.join(outdir, program + ".p4info.txtpb"),
+                          v1model(program)], "p4c-bm2-ss")
+    return took, warnings, os.path.join(outdir, program + ".json")
 
 
-def compile_p4test_tna():
+def compile_p4test_tna(program="netec"):
     inc = tna_include()
     if inc is None:
         raise RuntimeError("tna.p4 not found beside p4test or p4c-barefoot")
-    return run([find("p4test"), "-I", inc, "-D__TARGET_TOFINO__=1", TNA], "p4test (tna)")
+    return run([find("p4test"), "-I", inc, "-D__TARGET_TOFINO__=1", tna(program)],
+               "p4test (tna %s)" % program)
 
 
-def compile_tofino(outdir):
+def compile_tofino(outdir, program="netec"):
     """The TNA program for Tofino 1 down to its binary: p4c-barefoot (-g: the resource reports
     in OUTDIR/pipe/logs) writes the assembly, bfas assembles it into OUTDIR/pipe/tofino.bin.
     Returns (seconds of each, warnings text)."""
     took, text = run([find("p4c-barefoot"), "--target", "tofino", "--arch", "tna", "-g",
-                      "-I", tna_include(), "-o", outdir, TNA], "p4c-barefoot (tofino)")
+                      "-I", tna_include(), "-o", outdir, tna(program)],
+                     "p4c-barefoot (tofino %s)" % program)
     pipe = os.path.join(outdir, "pipe")
-    took_asm, text_asm = run([find("bfas"), "-o", pipe, os.path.join(pipe, "netec.bfa")],
+    took_asm, text_asm = run([find("bfas"), "-o", pipe, os.path.join(pipe, program + ".bfa")],
                              "bfas (tofino)")
     return (took, took_asm), (text + "\n" + text_asm).strip()
 
@@ -135,12 +147,15 @@ def main(argv):
         if reason:
             print("SKIP: " + reason)
             return 0
-        for what, f in (("p4test v1model", compile_p4test_v1model),
-                        ("p4test tna", compile_p4test_tna)):
-            took, warnings = f()
-            print("%-16s %6.1f s%s" % (what, took, ("\n" + warnings) if warnings else ""))
-        took, warnings, _ = compile_bmv2(argv[1])
-        print("%-16s %6.1f s%s" % ("p4c-bm2-ss", took, ("\n" + warnings) if warnings else ""))
+        for program in PROGRAMS:
+            for what, f in (("p4test v1model", compile_p4test_v1model),
+                            ("p4test tna", compile_p4test_tna)):
+                took, warnings = f(program)
+                print("%-9s %-16s %6.1f s%s" % (program, what, took,
+                                                ("\n" + warnings) if warnings else ""))
+            took, warnings, _ = compile_bmv2(argv[1], program)
+            print("%-9s %-16s %6.1f s%s" % (program, "p4c-bm2-ss", took,
+                                            ("\n" + warnings) if warnings else ""))
         return 0
     print(__doc__.strip())
     return 2

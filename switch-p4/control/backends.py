@@ -38,6 +38,29 @@ SLOTS = 64
 SENDERS = 16
 
 
+class Program:
+    """What a backend needs to know of a compiled P4 program: its controls' names in the BMv2
+    JSON and the registers a reused task id or slot array must find clear."""
+
+    def __init__(self, ingress, egress, task_registers, slot_registers, sender_registers):
+        self.ingress, self.egress = ingress, egress
+        self.task_registers, self.slot_registers = task_registers, slot_registers
+        self.sender_registers = sender_registers
+
+
+PROGRAMS = {
+    # p4src/v1model/netec.p4: multiply, TCP proxy
+    "netec": Program("NetecIngress", "NetecEgress", TASK_REGISTERS, SLOT_REGISTERS,
+                     ["isn_delta"]),
+    # p4src/v1model/netec_xor.p4: pre-multiplied survivors, datagrams. Its sums need no
+    # clearing: a stripe's first packet in a slot overwrites them (the slot's seq says so).
+    "netec_xor": Program("XorIngress", "XorEgress",
+                         ["ack_seq", "max_started_plus1", "slot_starts", "slot_completes",
+                          "reader_addr", "reader_port"],
+                         ["slot_seq", "slot_bits", "slot_count"], []),
+}
+
+
 def canonical(value, bitwidth):
     """P4Runtime's canonical bytes of an unsigned value: big-endian, no leading zero bytes."""
     if value < 0 or value >> bitwidth:
@@ -73,9 +96,10 @@ class ThriftBackend(Backend):
     the program p4c-bm2-ss compiled, which the switch runs. PORTS: agent host -> switch port.
     """
 
-    def __init__(self, clients, bmv2_json_path, ports):
+    def __init__(self, clients, bmv2_json_path, ports, program="netec"):
         from bm_runtime.standard import ttypes as st
         self.st = st
+        self.program = PROGRAMS[program]
         self.std, self.pre = clients
         self.ports = ports
         with open(bmv2_json_path) as f:
@@ -141,7 +165,8 @@ class ThriftBackend(Backend):
     @_serialized
     def write(self, e):
         """Installs one Entry (control by table: replica is egress's)."""
-        control = "NetecEgress" if e.table in EGRESS_TABLES else "NetecIngress"
+        pr = self.program
+        control = pr.egress if e.table in EGRESS_TABLES else pr.ingress
         table, match = self._match(e.table, e.key)
         action, params = self.actions[(control, e.action)]
         data = [self._bytes(e.params[p], bits) for p, bits in params]
@@ -160,24 +185,27 @@ class ThriftBackend(Backend):
 
     @_serialized
     def register_read(self, name, index):
-        control = "NetecEgress." if name == "isn_delta" else "NetecIngress."
-        return self.std.bm_register_read(0, control + name, index)
+        pr = self.program
+        control = pr.egress if name in pr.sender_registers else pr.ingress
+        return self.std.bm_register_read(0, control + "." + name, index)
 
     @_serialized
     def counter_read(self, name, index):
-        return self.std.bm_counter_read(0, "NetecIngress." + name, index).packets
+        return self.std.bm_counter_read(0, self.program.ingress + "." + name, index).packets
 
     @_serialized
     def add_task(self, task, array, entries):
         entries, group = entries
-        for name in TASK_REGISTERS:
-            self.std.bm_register_write(0, "NetecIngress." + name, task, 0)
-        for name in SLOT_REGISTERS:
-            self.std.bm_register_write_range(0, "NetecIngress." + name, array * SLOTS,
+        pr = self.program
+        for name in pr.task_registers:
+            self.std.bm_register_write(0, pr.ingress + "." + name, task, 0)
+        for name in pr.slot_registers:
+            self.std.bm_register_write_range(0, pr.ingress + "." + name, array * SLOTS,
                                              (array + 1) * SLOTS,
                                              INVALID_SEQ if name == "slot_seq" else 0)
-        self.std.bm_register_write_range(0, "NetecEgress.isn_delta", task * SENDERS,
-                                         (task + 1) * SENDERS, 0)
+        for name in pr.sender_registers:
+            self.std.bm_register_write_range(0, pr.egress + "." + name, task * SENDERS,
+                                             (task + 1) * SENDERS, 0)
         for e in entries:
             self.write(e)
         _, gid, members = group

@@ -44,11 +44,27 @@ MAX_STRIPES = (1 << 31) - 1
 class Limits:
     """What the compiled data plane supports (p4src/include/config.p4)."""
 
-    def __init__(self, tasks=32, slots=64, senders=16, payload=64, rows=1, premultiplied=False):
+    def __init__(self, tasks=32, slots=64, senders=16, payload=64, rows=1, premultiplied=False,
+                 transport="tcp"):
         self.tasks, self.slots, self.senders = tasks, slots, senders
         self.payload, self.rows = payload, rows
         # the aggregation the data plane was compiled for: multiply (table lanes) or XOR only
         self.premultiplied = premultiplied
+        # how end hosts reach it: the TCP proxy (netec.p4) or datagrams (netec_xor.p4)
+        self.transport = transport
+
+    @staticmethod
+    def of_program(name, **kw):
+        """The limits of a compiled program: "netec" (p4src/*/netec.p4: multiply, TCP proxy,
+        P = 64) or "netec_xor" (p4src/*/netec_xor.p4: XOR, datagrams, P = 256); KW overrides."""
+        if name == "netec_xor":
+            base = dict(payload=256, premultiplied=True, transport="udp")
+        elif name == "netec":
+            base = {}
+        else:
+            raise ValueError("no P4 program %r (netec or netec_xor)" % name)
+        base.update(kw)
+        return Limits(**base)
 
 
 def _int(req, name, lo, hi, default=None):
@@ -112,14 +128,15 @@ def parse_setup(req):
             or any(isinstance(c, bool) or not isinstance(c, int) or not 0 <= c <= 255
                    for r in coeff for c in r)):
         raise Refused("coefficients: must be rows x k integers 0..255")
-    if req.get("transport", "tcp") != "tcp":
-        raise Refused("transport: %r not supported (this switch: \"tcp\")" % req.get("transport"))
+    transport = req.get("transport", "tcp")
+    if transport not in ("tcp", "udp"):
+        raise Refused("transport: must be \"tcp\" or \"udp\"")
     premultiplied = req.get("premultiplied", False)
     if not isinstance(premultiplied, bool):
         raise Refused("premultiplied: not true or false")
     if premultiplied and rows != 1:
         raise Refused("premultiplied: needs rows 1, not %d" % rows)
-    return {"premultiplied": premultiplied,"group": group, "k": k, "rows": rows, "payload": payload, "offset": offset,
+    return {"premultiplied": premultiplied, "transport": transport, "group": group, "k": k, "rows": rows, "payload": payload, "offset": offset,
             "length": length, "timeoutMs": timeout, "survivors": sorted(out,
                                                                          key=lambda s: s["sender"]),
             "coefficients": coeff}
@@ -175,6 +192,8 @@ def task_entries(task, array, setup, limits, vip, vip_isn=0, macs=None):
     vip: (host, port) of the task; vip_isn: the VIP side's initial sequence number;
     macs: agent host -> MAC (the replica's destination MAC), default 0.
     """
+    if limits.transport == "udp":
+        return xor_task_entries(task, array, setup, limits, vip, macs)
     p = setup["payload"]
     stripes = (setup["length"] + p - 1) // p
     vip_host, vip_port = vip
@@ -207,6 +226,40 @@ def task_entries(task, array, setup, limits, vip, vip_isn=0, macs=None):
                              {"agent_addr": ip_int(s["host"]), "agent_port": s["port"],
                               "agent_mac": (macs or {}).get(s["host"], 0), "sender": sender,
                               "vip_addr": ip_int(vip_host), "vip_port": vip_port}))
+        members.append((s["host"], rid))
+    return entries, ("mcast", task + 1, members)
+
+
+def xor_task_entries(task, array, setup, limits, vip, macs=None):
+    """The table entries of one task on the datagram XOR program (p4src/*/netec_xor.p4), and
+    its multicast group: per survivor a survivor_in entry that carries the whole task config
+    (one table, one stage) and an egress replica; the VIP's vip_in entry for the reader."""
+    p = setup["payload"]
+    stripes = (setup["length"] + p - 1) // p
+    vip_host, vip_port = vip
+    k = setup["k"]
+    entries = [Entry("vip_in", {"hdr.ipv4.dst_addr": ip_int(vip_host),
+                                "hdr.udp.dst_port": vip_port},
+                     "from_reader", {"task": task, "slot_array": array, "stripes": stripes,
+                                     "exposed": limits.slots // 2})]
+    members = []
+    for s in setup["survivors"]:
+        sender = s["sender"]
+        entries.append(Entry(
+            "survivor_in",
+            {"hdr.ipv4.src_addr": ip_int(s["host"]), "hdr.udp.src_port": s["port"],
+             "hdr.ipv4.dst_addr": ip_int(vip_host), "hdr.udp.dst_port": vip_port,
+             "hdr.netec.sender": sender},
+            "from_survivor",
+            {"task": task, "slot_array": array, "sender": sender, "sender_bit": 1 << sender,
+             "k_minus1": k - 1, "slot_mask": limits.slots - 1,
+             "far_mask": ~(limits.slots - 1) & 0xFFFFFFFF, "stripes": stripes,
+             "last_seq": stripes - 1,
+             "last_len": payload_length(setup["length"], p, stripes - 1)}))
+        rid = task * limits.senders + sender + 1
+        entries.append(Entry("replica", {"egress_rid": rid}, "to_survivor",
+                             {"agent_addr": ip_int(s["host"]), "agent_port": s["port"],
+                              "agent_mac": (macs or {}).get(s["host"], 0), "sender": sender}))
         members.append((s["host"], rid))
     return entries, ("mcast", task + 1, members)
 
@@ -303,6 +356,9 @@ class ControlPlane:
                           % (s["payload"], lim.payload))
         if s["rows"] > lim.rows:
             raise Refused("rows %d not supported (this switch: %d)" % (s["rows"], lim.rows))
+        if s["transport"] != lim.transport:
+            raise Refused("transport: %r not supported (this switch: \"%s\")"
+                          % (s["transport"], lim.transport))
         if s["premultiplied"] != lim.premultiplied:
             raise Refused("premultiplied: %s not supported (this switch %s)" % (
                 "true" if s["premultiplied"] else "false",
@@ -434,6 +490,9 @@ def main(argv):
     ap.add_argument("--grpc", default="127.0.0.1:9559", help="P4Runtime server (p4runtime)")
     ap.add_argument("--p4info", help="p4info (text) of the v1model build (p4runtime)")
     ap.add_argument("--config", help="BMv2 JSON of the v1model build (thrift, p4runtime)")
+    ap.add_argument("--program", choices=["netec", "netec_xor"], default="netec",
+                    help="the P4 program the switch runs: netec (multiply, TCP proxy, P 64) or "
+                         "netec_xor (pre-multiplied survivors, datagrams, P 256)")
     ap.add_argument("--agent-networks", default="",
                     help="networks survivors' agents may be in, ADDRESS/PREFIX,... "
                          "(default: this host's networks, link-local excepted)")
@@ -451,7 +510,7 @@ def main(argv):
     if a.backend == "thrift":
         host, port = a.thrift.rsplit(":", 1)
         clients, _ = backends.ThriftBackend.connect(host, int(port))
-        backend = backends.ThriftBackend(clients, a.config, ports)
+        backend = backends.ThriftBackend(clients, a.config, ports, a.program)
     elif a.backend == "p4runtime":
         backend = backends.P4RuntimeBackend(a.grpc, a.p4info, a.config, ports)
     else:
@@ -461,7 +520,7 @@ def main(argv):
         nets = parse_networks(a.agent_networks) if a.agent_networks else None
     except ValueError as e:
         ap.error("--agent-networks: %s" % e)
-    cp = ControlPlane(backend, Limits(), a.vip, macs=macs, agent_networks=nets)
+    cp = ControlPlane(backend, Limits.of_program(a.program), a.vip, macs=macs, agent_networks=nets)
     srv = cp.serve(a.bind, a.port)
     print("NetEC control plane on %s:%d, VIP %s" % (a.bind, srv.getsockname()[1], a.vip))
     cp.accept_loop(srv)

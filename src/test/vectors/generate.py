@@ -28,8 +28,10 @@ SLOTS = 8
 
 
 class Scenario:
-    def __init__(self, name, description, k, m, erased, length, seed, premultiplied=False):
+    def __init__(self, name, description, k, m, erased, length, seed, premultiplied=False,
+                 payload=P):
         self.name, self.description = name, description
+        self.P = payload
         self.premultiplied = premultiplied
         self.k, self.m, self.erased, self.length = k, m, erased, length
         rnd = random.Random(seed)
@@ -39,7 +41,7 @@ class Scenario:
         self.units = data + gf256.encode(data, m)
         self.survivors = [i for i in range(k + m) if i not in erased][:k]
         self.coefficients = gf256.decode_rows(k, m, self.survivors, erased)
-        self.task = nm.Task(3, 1, SLOTS, k, len(erased), P, length, self.coefficients,
+        self.task = nm.Task(3, 1, SLOTS, k, len(erased), payload, length, self.coefficients,
                             premultiplied)
         self.events = []
         self.results = {}
@@ -50,7 +52,7 @@ class Scenario:
         unit = self.units[self.survivors[sender]]
         fields = dict(type_=nm.DATA, task=3, array=1, sender=sender, flags=0,
                       slot=seq % SLOTS, seq=seq, window=0,
-                      payload=unit[seq * P:seq * P + n].ljust(n, b"\0"))
+                      payload=unit[seq * self.P:seq * self.P + n].ljust(n, b"\0"))
         if self.premultiplied:
             fields["payload"] = nm.premultiply(self.coefficients[0][sender], fields["payload"])
         fields.update(override)
@@ -96,7 +98,7 @@ class Scenario:
         doc = {"name": self.name, "description": self.description, "protocol": nm.VERSION,
                "task": 3, "slotArray": 1, "slots": SLOTS, "k": self.k, "m": self.m,
                "rows": len(self.erased),
-               "payload": P, "length": self.length, "coefficients": self.coefficients,
+               "payload": self.P, "length": self.length, "coefficients": self.coefficients,
                "premultiplied": self.premultiplied,
                "survivorUnits": self.survivors, "erased": self.erased,
                "erasedUnits": [self.units[e].hex() for e in self.erased],
@@ -117,14 +119,15 @@ def in_order():
     s.write()
 
 
-def faults(name="rs63-faults", erased=(0, 7), seed=2, premultiplied=False):
-    """Duplicates, reordering, a loss recovered by RETX, stale and too-far packets, EBSN."""
+def faults(name="rs63-faults", erased=(0, 7), seed=2, premultiplied=False, payload=P, tail=5):
+    """Duplicates, reordering, a loss recovered by RETX, stale and too-far packets, EBSN;
+    19 whole stripes of PAYLOAD bytes and a last one of TAIL."""
     which = ("units " + " and ".join(map(str, erased))) if len(erased) > 1 else \
         "unit %d" % erased[0]
     how = ", pre-multiplied by the survivors (the switch only XORs)" if premultiplied else ""
     s = Scenario(name, "RS(6,3), %s erased%s: duplicates, reordering, a lost packet recovered "
                  "by RETX and go-back-N, stale and too-far packets, EBSN windows" % (which, how),
-                 6, 3, list(erased), 19 * P + 5, seed, premultiplied)
+                 6, 3, list(erased), 19 * payload + tail, seed, premultiplied, payload)
     s.stripe(0)
     s.survivor(s.data(3, 1))
     s.survivor(s.data(3, 1), "DUPLICATE")
@@ -149,6 +152,24 @@ def faults(name="rs63-faults", erased=(0, 7), seed=2, premultiplied=False):
         s.stripe(q)
         if q % 2 == 0:
             s.reader(s.ack(q + 1))
+    s.reader(s.ack(s.task.stripes, nm.FIN))
+    s.write()
+
+
+def premultiplied_short_tail():
+    """Datagram XOR program's one-pass-of-sums path: a last stripe within one half of its words;
+    a corrupt packet and a mismatched length first."""
+    s = Scenario("rs32-premultiplied-p256-short-tail", "RS(3,2), unit 1 erased, pre-multiplied, "
+                 "256 bytes a packet, a last stripe of 40 bytes; a corrupt packet and one of a "
+                 "wrong length are dropped without effect", 3, 2, [1], 3 * 256 + 40, 8,
+                 premultiplied=True, payload=256)
+    bad_sum = bytearray(s.data(0, 0))
+    bad_sum[100] ^= 0x01
+    s.survivor(bytes(bad_sum), "MALFORMED")
+    s.survivor(s.data(1, 0, payload=bytes(128)), "MISMATCH")
+    for q in range(s.task.stripes):
+        s.stripe(q, [(q + i) % 3 for i in range(3)])
+        s.reader(s.ack(q + 1))
     s.reader(s.ack(s.task.stripes, nm.FIN))
     s.write()
 
@@ -242,6 +263,11 @@ def main(out=HERE):
     faults("rs63-one-row-faults", (3,), 6)
     # the same, pre-multiplied: the survivors multiply, the switch XORs
     faults("rs63-premultiplied-faults", (3,), 6, premultiplied=True)
+    # ... with 256 bytes a packet and a last stripe of 38 words: what the datagram XOR P4
+    # program (switch-p4/p4src/*/netec_xor.p4) replays, its halves of 32 words (both passes of
+    # a sum) and a short second half
+    faults("rs63-premultiplied-p256-faults", (3,), 6, premultiplied=True, payload=256, tail=150)
+    premultiplied_short_tail()
     three_rows()
     malformed()
     slot_reuse()

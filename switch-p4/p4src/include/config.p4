@@ -27,4 +27,12 @@
 #define NETEC_SENDER_CELLS 512 // NETEC_TASKS * NETEC_SENDERS
 #define NETEC_WORDS_PER_PASS 8 // NETEC_PASS_BYTES / 4: 32-bit sum registers per pass
 
+// The datagram XOR program (tna/netec_xor.p4, v1model/netec_xor.p4: docs/protocol.md "Datagram
+// mode" and "Pre-multiplied mode"): survivors multiply, the switch only XORs, so every stateful
+// ALU it has left is a payload word. P bytes per packet in two passes of one half each
+// (generated/halves.p4); tasks, slots and senders as above.
+#define NETEC_XOR_PAYLOAD 256
+#define NETEC_XOR_HALF_WORDS 32
+#define NETEC_XOR_SUM_CELLS 4096 // NETEC_SLOT_CELLS * 2: one cell per slot and half
+
 #endif

@@ -6,6 +6,7 @@
 
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
 const bit<8> IP_PROTO_TCP = 6;
+const bit<8> IP_PROTO_UDP = 17;
 
 // TCP flags
 const bit<8> TCP_SYN = 0x02;
@@ -51,6 +52,13 @@ header tcp_h {
     bit<16> window;
     bit<16> checksum;
     bit<16> urgent_ptr;
+}
+
+header udp_h {
+    bit<16> src_port;
+    bit<16> dst_port;
+    bit<16> length;
+    bit<16> checksum;  // 0 (none) on every datagram the switch rewrites: NetEC's own covers it
 }
 
 // The one TCP option layout the data plane parses through: 12 bytes (NOP, NOP, timestamps),

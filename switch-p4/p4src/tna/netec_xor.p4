@@ -1,0 +1,917 @@
+// NetEC data plane for Tofino 1 (TNA), datagram mode with pre-multiplied survivors
+// (docs/protocol.md "Datagram mode", "Pre-multiplied mode"): every NetEC packet travels alone
+// in a UDP datagram, each survivor has multiplied its unit by its coefficient, and the switch
+// only XORs. With no multiply tables, every stateful ALU the tracker leaves is a payload word:
+// P = NETEC_XOR_PAYLOAD bytes per packet. The v1model twin (../v1model/netec_xor.p4) has the
+// same tables, registers and decisions; model/xor_pipeline.py is its executable model.
+//
+// Where the work is done (Tofino 1: 12 MAU stages and 4 stateful ALUs a stage per gress; an
+// egress parser reads at most 160 bytes, so payload words are ingress's alone):
+//   pass 1:  classify (one table gives a survivor's or the reader's whole task config),
+//            admission, the slot tracker (slot_seq, slot_bits, slot_count), EBSN's counters;
+//            no sums: a duplicate is known only in the tracker's third stage;
+//   pass 2:  the 32 sum registers, one per word of the payload half `q` (halves.p4), at
+//            register index cell ++ 0; a payload of one half leaves now;
+//   pass 3:  the same registers for the other half at cell ++ 1 (payloads over one half);
+//   egress:  each survivor's copy of a reader's packet: addresses, sender, EBSN window.
+// The ingress deparser emits half c before q, so the halves swap places on the wire every
+// pass: pass 1 parses the payload's first half into c (nothing changes), pass 2 into q (summed,
+// then behind the rest), pass 3 finds the rest first, in q, and puts the payload back in order.
+// The last pass rewrites the stripe's completing packet into its RESULT (checksum summed over
+// header and words in the ingress deparser) or drops it.
+
+#include <core.p4>
+#include <tna.p4>
+
+#include "../include/headers.p4"
+#include "../include/netec_logic.p4"
+#include "../generated/halves.p4"
+
+#if NETEC_XOR_HALF_WORDS != 32
+#error "halves.p4 is generated for 32 words per half"
+#endif
+
+// A recirculated DATA packet's ethertype says which pass it comes back for (the parser
+// selects on it in every pass: a pass header's own field would be unset in the first).
+const bit<16> ETHERTYPE_SUM_FIRST = 0x88B5;   // pass 2: sum the first half
+const bit<16> ETHERTYPE_SUM_SECOND = 0x88B6;  // pass 3: sum the second half
+// Recirculation port of pipe 0 on Tofino 1 (68); the control plane configures it in loopback.
+const PortId_t RECIRC_PORT = 68;
+// A payload longer than one half takes a third pass.
+const bit<16> HALF_BYTES = 128;  // 4 * NETEC_XOR_HALF_WORDS
+
+const bit<8> ROLE_NONE = 0;
+const bit<8> ROLE_READER = 1;
+const bit<8> ROLE_SURVIVOR = 2;
+
+// Verdict of a DATA packet's first pass (the counter verdicts) besides netec_logic.p4's
+// MISMATCH, DUPLICATE, AGGREGATE and COMPLETE: seq < ackSeq or seq >= ackSeq + S.
+const bit<8> V_OUTSIDE = 7;
+
+// Carried by a DATA packet into its next passes: what the first decided.
+header netec_xpass_h {
+    bit<8> complete;  // 1: the stripe is complete; its last pass leaves as RESULT
+    bit<8> reset;     // 1: the slot starts this stripe: overwrite the sums
+}
+
+// What ingress tells egress about a reader's packet copied to every survivor.
+@flexible
+header bridge_h {
+    bit<8>  ebsn;       // an ACK: egress lowers each copy's window (EBSN)
+    bit<32> ack;        // EBSN's inputs, read by ingress
+    bit<32> started;
+    bit<32> starts;
+    bit<32> completes;
+    bit<32> exposed;
+}
+
+struct headers_t {
+    bridge_h bridge;
+    ethernet_h ethernet;
+    netec_xpass_h pass;
+    ipv4_h ipv4;
+    udp_h udp;
+    netec_h netec;
+    half_t c;
+    half_t q;
+    half_t d;  // the first pass's second half (a parse graph without a c -> q -> c loop)
+}
+
+struct ig_meta_t {
+    bit<8>  words_ok;       // the parser took the payload into the halves (whole words, <= P)
+    bool    netec_csum_ok;
+    bit<1>  netec_checked;  // the parser judged the NetEC checksum (DATA words or an ACK)
+    bit<1>  recirculated;   // the parser read a pass header (recirculation port only)
+    bit<8>  role;
+    bit<8>  task;
+    bit<8>  slot_array;
+    bit<8>  sender;
+    task_cfg_t cfg;
+    bit<16> sender_bit;
+    bit<32> cell;
+    bit<32> idx;            // sum registers' cell: slot array ++ slot ++ half
+    bit<32> ack;
+    bit<8>  verdict;
+    bit<8>  taken;
+    bit<8>  reset;
+    bit<16> dup;            // the sender's bit among those counted before (0: not a duplicate)
+    bit<8>  complete;
+    bit<1>  first_pass;
+    bit<1>  one_half;       // payload_len <= one half: passes 1 and 2 only
+    bit<1>  len_full;       // payload_len == P
+    bit<1>  half;           // the half a sum pass adds: 0 in pass 2, 1 in pass 3
+    bit<1>  sum_pass;
+    bit<1>  final;          // the packet's last pass
+    bit<1>  result;         // ... and its stripe is complete: it leaves as RESULT
+    bit<1>  ack_raise;
+    bit<1>  reader_hello;
+    bit<1>  to_reader;
+    bit<32> seq_plus1;
+    bit<16> seq_low;
+    bit<32> past;           // max(seq, stripes - 1) ^ (stripes - 1): 0 iff seq < stripes
+    bit<32> behind;         // (seq - ackSeq) & ~(S - 1): 0 iff ackSeq <= seq < ackSeq + S
+    bit<32> last_diff;      // seq ^ (stripes - 1): 0 on the last stripe
+    bit<16> len_last_diff;  // payload_len ^ the last stripe's length
+    bit<16> slot_diff;      // (seq mod S) ^ slot
+    bit<32> over;           // the reader's ACK: max(seq, stripes) ^ stripes, 0 iff seq <= stripes
+    bit<32> reader_addr;
+    bit<16> reader_port;
+}
+
+struct eg_meta_t {
+    bit<16> netec_residual; // the NetEC checksum less its header: its payload's sum
+    bit<32> partial;        // starts - completes: slots holding partial sums
+}
+
+// =============================================================================================
+// Ingress
+// =============================================================================================
+
+// p4test warns that `meta` may be uninitialized when this parser ends: Tofino's parser
+// zero-initializes the metadata it does not write, which the controls rely on.
+parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
+                         out ingress_intrinsic_metadata_t ig_intr_md) {
+    Checksum() netec_csum;
+
+    state start {
+        pkt.extract(ig_intr_md);
+        pkt.advance(PORT_METADATA_SIZE);
+        meta.words_ok = 0;
+        meta.netec_csum_ok = false;
+        meta.netec_checked = 0;
+        meta.recirculated = 0;
+        transition parse_ethernet;
+    }
+    state parse_ethernet {
+        pkt.extract(hdr.ethernet);
+        // a pass header only from the recirculation port: from any other port it would let a
+        // peer skip the first pass's admission (such a frame has no IPv4: dropped)
+        transition select(ig_intr_md.ingress_port, hdr.ethernet.ether_type) {
+            (RECIRC_PORT, ETHERTYPE_SUM_FIRST): parse_pass;
+            (RECIRC_PORT, ETHERTYPE_SUM_SECOND): parse_pass;
+            (_, ETHERTYPE_IPV4): parse_ipv4;
+            default: accept;
+        }
+    }
+    state parse_pass {
+        pkt.extract(hdr.pass);
+        meta.recirculated = 1;
+        transition parse_ipv4;
+    }
+    state parse_ipv4 {
+        pkt.extract(hdr.ipv4);
+        transition select(hdr.ipv4.ihl, hdr.ipv4.protocol) {
+            (5, IP_PROTO_UDP): parse_udp;
+            default: accept;
+        }
+    }
+    state parse_udp {
+        pkt.extract(hdr.udp);
+        transition select(hdr.udp.length) {
+            28 .. 0xFFFF: parse_netec;  // 8 UDP + 20 NetEC
+            default: accept;
+        }
+    }
+    state parse_netec {
+        pkt.extract(hdr.netec);
+        netec_csum.add(hdr.netec);
+        // DATA words into the halves by pass (first pass: checksum judged after the last);
+        // an ACK's header judged; a HELLO's JSON stays payload, never summed
+        transition select(hdr.ethernet.ether_type, hdr.netec.type) {
+            (ETHERTYPE_IPV4, NETEC_DATA): parse_first;
+            (ETHERTYPE_IPV4, NETEC_ACK): parse_ack;
+            (ETHERTYPE_SUM_FIRST, NETEC_DATA): parse_sum_first;
+            (ETHERTYPE_SUM_SECOND, NETEC_DATA): parse_sum_second;
+            default: accept;
+        }
+    }
+    state parse_ack {
+        transition select(hdr.netec.payload_len) {
+            0: netec_verified;
+            default: accept;
+        }
+    }
+    state parse_first {  // c <- the first half, q <- the rest
+        transition select(hdr.netec.payload_len) {
+            NETEC_FIRST_CASES(c, words_verified)
+            default: accept;
+        }
+    }
+    state parse_sum_first {  // q <- the first half, c <- the rest
+        transition select(hdr.netec.payload_len) {
+            NETEC_FIRST_CASES(q, words_done)
+            default: accept;
+        }
+    }
+    state parse_sum_second {  // q <- the rest (first on the wire now), c <- the first half
+        transition select(hdr.netec.payload_len) {
+            NETEC_SECOND_CASES(q)
+            default: accept;
+        }
+    }
+#define WORD_STATE(X, J, NEXT)                                                                \
+    state X##_##J {                                                                           \
+        pkt.extract(hdr.X.w##J);                                                              \
+        netec_csum.add(hdr.X.w##J);                                                           \
+        transition X##_##NEXT;                                                                \
+    }
+#define LAST_STATE(X, J)                                                                      \
+    state X##_##J {                                                                           \
+        pkt.extract(hdr.X.w##J);                                                              \
+        netec_csum.add(hdr.X.w##J);                                                           \
+        transition X##_end;                                                                   \
+    }
+#define C_WORD(J, NEXT) WORD_STATE(c, J, NEXT)
+#define C_LAST(J) LAST_STATE(c, J)
+#define Q_WORD(J, NEXT) WORD_STATE(q, J, NEXT)
+#define Q_LAST(J) LAST_STATE(q, J)
+    NETEC_HALF_STATES(C_WORD, C_LAST)
+    NETEC_HALF_STATES(Q_WORD, Q_LAST)
+#define D_WORD(J, NEXT) WORD_STATE(d, J, NEXT)
+#define D_LAST(J) LAST_STATE(d, J)
+    NETEC_HALF_STATES(D_WORD, D_LAST)
+    state d_end {
+        transition words_verified;
+    }
+    // after c's last word: the first pass goes on into q; pass 2 parsed q first, so is done
+    state c_end {
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_IPV4: first_rest;
+            default: words_done;
+        }
+    }
+    state first_rest {
+        transition select(hdr.netec.payload_len) {
+            NETEC_REST_CASES(d, words_verified)
+            default: accept;
+        }
+    }
+    // after q's last word: pass 2 goes on into c; pass 3 takes the whole first half into c
+    state q_end {
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_SUM_FIRST: sum_rest;
+            ETHERTYPE_SUM_SECOND: c_0;
+            default: words_verified;
+        }
+    }
+    state sum_rest {
+        transition select(hdr.netec.payload_len) {
+            NETEC_REST_CASES(c, words_done)
+            default: accept;
+        }
+    }
+    state words_done {  // a later pass: the words as the first pass judged them
+        meta.words_ok = 1;
+        transition accept;
+    }
+    state words_verified {
+        meta.words_ok = 1;
+        transition netec_verified;
+    }
+    state netec_verified {
+        meta.netec_csum_ok = netec_csum.verify();
+        meta.netec_checked = 1;
+        transition accept;
+    }
+}
+
+control Ingress(inout headers_t hdr, inout ig_meta_t meta,
+                in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+
+    // ---- registers (a register's actions all run in its one stage) ---------------------------
+    // ackSeq: raised by the reader's ACK (only grows, never past the task's stripes), read by
+    // a DATA packet's first pass and for EBSN
+    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) ack_seq;
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ack_seq) ack_raise = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            if (hdr.netec.seq > v && meta.cfg.stripes >= hdr.netec.seq) {
+                v = hdr.netec.seq;
+            }
+            rv = v;
+        }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ack_seq) ack_read = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    };
+    // maxStarted + 1: raised by every admitted DATA packet (its stripe has begun)
+    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) max_started_plus1;
+    RegisterAction<bit<32>, bit<32>, bit<32>>(max_started_plus1) started_raise = {
+        void apply(inout bit<32> v) {
+            if (meta.seq_plus1 > v) {
+                v = meta.seq_plus1;
+            }
+        }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(max_started_plus1) started_read = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    };
+    // EBSN's partial slots as two counters that only grow (egress subtracts): stripes started
+    // in a free slot, stripes completed. Two registers in two stages, where one counter would
+    // wait for the completing packet's stage.
+    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) slot_starts;
+    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_starts) starts_add = {
+        void apply(inout bit<32> v) { v = v + 1; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_starts) starts_read = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    };
+    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) slot_completes;
+    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_completes) completes_add = {
+        void apply(inout bit<32> v) { v = v + 1; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_completes) completes_read = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    };
+
+    Register<bit<32>, bit<32>>(NETEC_SLOT_CELLS, SEQ_NONE) slot_seq;
+    RegisterAction<bit<32>, bit<32>, bit<8>>(slot_seq) seq_check = {
+        void apply(inout bit<32> v, out bit<8> rv) {
+            if (v == hdr.netec.seq) {
+                rv = SLOT_SAME;
+            } else if (v == SEQ_NONE) {
+                rv = SLOT_FREE;
+            } else {
+                rv = SLOT_STALE;
+            }
+            v = hdr.netec.seq;
+        }
+    };
+    // the completing packet's last pass frees the slot: a packet of the stripe after it (a
+    // retransmission after a lost RESULT) is aggregated again from scratch
+    RegisterAction<bit<32>, bit<32>, bit<8>>(slot_seq) seq_release = {
+        void apply(inout bit<32> v) { v = SEQ_NONE; }
+    };
+    // The tracker's bits: the ALU returns the sender's bit as it was (set: a duplicate) and
+    // stores it set, so a duplicate is known one stage after the slot.
+    Register<bit<16>, bit<32>>(NETEC_SLOT_CELLS, 0) slot_bits;
+    RegisterAction<bit<16>, bit<32>, bit<16>>(slot_bits) bits_add = {
+        void apply(inout bit<16> v, out bit<16> rv) {
+            rv = v & meta.sender_bit;
+            v = v | meta.sender_bit;
+        }
+    };
+    RegisterAction<bit<16>, bit<32>, bit<16>>(slot_bits) bits_restart = {
+        void apply(inout bit<16> v, out bit<16> rv) { rv = 0; v = meta.sender_bit; }
+    };
+    // Packets counted in the slot; returns 1 on the k-th (and starts again from 0).
+    Register<bit<8>, bit<32>>(NETEC_SLOT_CELLS, 0) slot_count;
+    RegisterAction<bit<8>, bit<32>, bit<8>>(slot_count) count_add = {
+        void apply(inout bit<8> v, out bit<8> rv) {
+            if (v == meta.cfg.k_minus1) { v = 0; rv = 1; } else { v = v + 1; rv = 0; }
+        }
+    };
+    RegisterAction<bit<8>, bit<32>, bit<8>>(slot_count) count_restart = {
+        void apply(inout bit<8> v, out bit<8> rv) {
+            if (meta.cfg.k_minus1 == 0) { v = 0; rv = 1; } else { v = 1; rv = 0; }
+        }
+    };
+    // The reader's address and port: bound by the task's first reader HELLO (the control
+    // plane clears them at setup; later HELLOs change nothing), read for each RESULT and each
+    // survivor's packet to the reader.
+    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) reader_addr;
+    RegisterAction<bit<32>, bit<32>, bit<32>>(reader_addr) reader_addr_access = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            if (meta.reader_hello == 1 && v == 0) {
+                v = hdr.ipv4.src_addr;
+            }
+            rv = v;
+        }
+    };
+    Register<bit<16>, bit<32>>(NETEC_TASKS, 0) reader_port;
+    RegisterAction<bit<16>, bit<32>, bit<16>>(reader_port) reader_port_access = {
+        void apply(inout bit<16> v, out bit<16> rv) {
+            if (meta.reader_hello == 1 && v == 0) {
+                v = hdr.udp.src_port;
+            }
+            rv = v;
+        }
+    };
+
+// One register per word of half q, one action at one call site: overwrite when the slot
+// starts the stripe, XOR otherwise, and write the new sum into the word. Only the completing
+// packet's words leave as sums (the others are dropped in their last pass).
+#define SUM_REGISTER(J)                                                                      \
+    Register<bit<32>, bit<32>>(NETEC_XOR_SUM_CELLS, 0) sum##J;                               \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(sum##J) sum##J##_add = {                       \
+        void apply(inout bit<32> v, out bit<32> rv) {                                        \
+            if (meta.reset == 1) {                                                           \
+                v = hdr.q.w##J.v;                                                            \
+            } else {                                                                         \
+                v = v ^ hdr.q.w##J.v;                                                        \
+            }                                                                                \
+            rv = v;                                                                          \
+        }                                                                                    \
+    };
+#define SUM_APPLY(J) hdr.q.w##J.v = sum##J##_add.execute(meta.idx);
+    SUM_REGISTER(0)  SUM_REGISTER(1)  SUM_REGISTER(2)  SUM_REGISTER(3)
+    SUM_REGISTER(4)  SUM_REGISTER(5)  SUM_REGISTER(6)  SUM_REGISTER(7)
+    SUM_REGISTER(8)  SUM_REGISTER(9)  SUM_REGISTER(10) SUM_REGISTER(11)
+    SUM_REGISTER(12) SUM_REGISTER(13) SUM_REGISTER(14) SUM_REGISTER(15)
+    SUM_REGISTER(16) SUM_REGISTER(17) SUM_REGISTER(18) SUM_REGISTER(19)
+    SUM_REGISTER(20) SUM_REGISTER(21) SUM_REGISTER(22) SUM_REGISTER(23)
+    SUM_REGISTER(24) SUM_REGISTER(25) SUM_REGISTER(26) SUM_REGISTER(27)
+    SUM_REGISTER(28) SUM_REGISTER(29) SUM_REGISTER(30) SUM_REGISTER(31)
+
+    Counter<bit<32>, bit<8>>(8, CounterType_t.PACKETS) verdicts;  // DATA packets by verdict
+
+    // ---- classify: a survivor's packet, or another packet to the VIP (the reader's) ---------
+    action from_survivor(bit<8> task, bit<8> slot_array, bit<8> sender, bit<16> sender_bit,
+                         bit<8> k_minus1, bit<16> slot_mask, bit<32> far_mask,
+                         bit<32> stripes, bit<32> last_seq, bit<16> last_len) {
+        meta.role = ROLE_SURVIVOR;
+        meta.task = task;
+        meta.slot_array = slot_array;
+        meta.sender = sender;
+        meta.sender_bit = sender_bit;
+        meta.cfg.k_minus1 = k_minus1;
+        meta.cfg.slot_mask = slot_mask;
+        meta.cfg.far_mask = far_mask;
+        meta.cfg.stripes = stripes;
+        meta.cfg.last_seq = last_seq;
+        meta.cfg.last_len = last_len;
+    }
+    // the agent's address and port, the VIP's, and the sender it speaks for (one agent may
+    // serve two senders of a task from one address)
+    table survivor_in {
+        key = {
+            hdr.ipv4.src_addr : exact; hdr.udp.src_port : exact;
+            hdr.ipv4.dst_addr : exact; hdr.udp.dst_port : exact;
+            hdr.netec.sender : exact;
+        }
+        actions = { from_survivor; NoAction; }
+        const default_action = NoAction();
+        size = NETEC_SENDER_CELLS;
+    }
+
+    action from_reader(bit<8> task, bit<8> slot_array, bit<32> stripes, bit<32> exposed) {
+        meta.role = ROLE_READER;
+        meta.task = task;
+        meta.slot_array = slot_array;
+        meta.cfg.stripes = stripes;
+        hdr.bridge.exposed = exposed;
+    }
+    table vip_in {
+        key = { hdr.ipv4.dst_addr : exact; hdr.udp.dst_port : exact; }
+        actions = { from_reader; NoAction; }
+        const default_action = NoAction();
+        size = NETEC_TASKS;
+    }
+
+    action route(PortId_t port, bit<48> dmac) {
+        ig_tm_md.ucast_egress_port = port;
+        hdr.ethernet.dst_addr = dmac;
+    }
+    action unroutable() {
+        ig_dprsr_md.drop_ctl = 1;
+    }
+    table l3_forward {
+        key = { hdr.ipv4.dst_addr : lpm; }
+        actions = { route; unroutable; }
+        const default_action = unroutable();
+        size = 1024;
+    }
+
+    // ---- admission (docs/protocol.md "The switch's rules for DATA", 1-2, and the header) -----
+    // Every comparison of two fields is computed in an action, as whole fields (Tofino compares
+    // a field with a constant only), each step a table of one default action.
+    action admit_firsts() {
+        meta.past = NETEC_MAX(hdr.netec.seq, meta.cfg.last_seq);
+        meta.last_diff = hdr.netec.seq ^ meta.cfg.last_seq;
+        meta.len_last_diff = hdr.netec.payload_len ^ meta.cfg.last_len;
+        meta.slot_diff = meta.seq_low & meta.cfg.slot_mask;
+        meta.seq_plus1 = hdr.netec.seq + 1;
+    }
+    @hidden table take_admit_firsts {
+        actions = { admit_firsts; }
+        const default_action = admit_firsts();
+    }
+    action admit_behind() {
+        meta.behind = hdr.netec.seq - meta.ack;
+    }
+    @hidden table take_admit_behind {
+        actions = { admit_behind; }
+        const default_action = admit_behind();
+    }
+    // seq - ackSeq below S, which also fails a stale seq: its difference wraps above 2^31
+    action admit_seconds() {
+        meta.past = meta.past ^ meta.cfg.last_seq;
+        meta.slot_diff = meta.slot_diff ^ hdr.netec.slot;
+        meta.behind = meta.behind & meta.cfg.far_mask;
+    }
+    @hidden table take_admit_seconds {
+        actions = { admit_seconds; }
+        const default_action = admit_seconds();
+    }
+    action ack_over() { meta.over = NETEC_MAX(hdr.netec.seq, meta.cfg.stripes); }
+    @hidden table take_ack_over {
+        actions = { ack_over; }
+        const default_action = ack_over();
+    }
+    action ack_over_diff() { meta.over = meta.over ^ meta.cfg.stripes; }
+    @hidden table take_ack_over_diff {
+        actions = { ack_over_diff; }
+        const default_action = ack_over_diff();
+    }
+
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) cell_of;      // slot array ++ slot
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) idx_of;       // slot array ++ slot ++ half
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) seq_low_of;   // seq's low 16 bits
+
+    action drop_counted(bit<8> why) {
+        verdicts.count(why);
+        ig_dprsr_md.drop_ctl = 1;
+    }
+
+    apply {
+        meta.role = ROLE_NONE;
+        meta.reset = 0;
+        meta.complete = 0;
+        meta.first_pass = 0;
+        meta.sum_pass = 0;
+        meta.half = 0;
+        meta.final = 0;
+        meta.result = 0;
+        meta.ack_raise = 0;
+        meta.reader_hello = 0;
+        meta.to_reader = 0;
+        meta.verdict = 0;
+        hdr.bridge.setValid();
+        hdr.bridge.ebsn = 0;
+        hdr.bridge.ack = 0;
+        hdr.bridge.started = 0;
+        hdr.bridge.starts = 0;
+        hdr.bridge.completes = 0;
+        hdr.bridge.exposed = 0;
+        if (!hdr.ipv4.isValid()) {
+            ig_dprsr_md.drop_ctl = 1;
+            exit;
+        }
+        // Tofino: a condition reads 4 bytes and 12 bits at most, its enclosing ones included,
+        // so wide tests are taken into 1-bit flags first
+        meta.one_half = 0;
+        if (hdr.netec.payload_len[15:7] == 0 || hdr.netec.payload_len == HALF_BYTES) {
+            meta.one_half = 1;
+        }
+        meta.len_full = 0;
+        if (hdr.netec.payload_len == NETEC_XOR_PAYLOAD) {
+            meta.len_full = 1;
+        }
+        if (hdr.netec.isValid()) {
+            if (!survivor_in.apply().hit) {
+                vip_in.apply();
+            }
+        }
+        if (meta.role != ROLE_NONE && meta.recirculated == 0) {
+            if (meta.netec_checked == 1 && !meta.netec_csum_ok) {
+                // a task's NetEC packet, corrupt or sent wrong: its bytes never enter a sum
+                ig_dprsr_md.drop_ctl = 1;
+                exit;
+            }
+        }
+        if (meta.role == ROLE_SURVIVOR) {
+            if (hdr.pass.isValid()) {
+                meta.sum_pass = 1;
+                meta.reset = hdr.pass.reset;
+                meta.complete = hdr.pass.complete;
+                if (hdr.ethernet.ether_type == ETHERTYPE_SUM_SECOND) {
+                    meta.final = 1;
+                    meta.half = 1;
+                } else if (meta.one_half == 1) {
+                    meta.final = 1;  // one half: no third pass
+                }
+            } else if (hdr.netec.type == NETEC_DATA) {
+                meta.first_pass = 1;
+            } else {
+                meta.to_reader = 1;  // an agent's HELLO (an error): to the reader
+            }
+        } else if (meta.role == ROLE_READER) {
+            if (hdr.netec.type == NETEC_ACK) {
+                meta.ack_raise = 1;
+            } else if (hdr.netec.type == NETEC_HELLO) {
+                meta.reader_hello = 1;
+            } else {
+                drop_counted(V_MISMATCH);  // a reader sends ACKs and HELLOs only
+                exit;
+            }
+        }
+        if (meta.final == 1 && meta.complete == 1) {
+            meta.result = 1;
+            meta.to_reader = 1;
+        }
+
+        // ackSeq: raised by the reader's ACK (the ALU keeps it within the stripes; its sender
+        // and bound are checked below), read by a DATA packet's first pass
+        if (meta.ack_raise == 1) {
+            hdr.bridge.ack = ack_raise.execute((bit<32>)meta.task);
+        } else if (meta.first_pass == 1) {
+            meta.ack = ack_read.execute((bit<32>)meta.task);
+        }
+        // the reader's address: bound by its first HELLO, read for everything sent to it
+        if (meta.reader_hello == 1 || meta.to_reader == 1) {
+            meta.reader_addr = reader_addr_access.execute((bit<32>)meta.task);
+            meta.reader_port = reader_port_access.execute((bit<32>)meta.task);
+        }
+
+        if (meta.role == ROLE_READER) {
+            // ---- the reader's ACK or HELLO: to every survivor (egress: addresses, sender,
+            // the ACK's EBSN window) --------------------------------------------------------
+            if (meta.ack_raise == 1) {
+                take_ack_over.apply();
+                take_ack_over_diff.apply();
+                if (meta.over != 0 || hdr.netec.sender != NETEC_READER) {
+                    drop_counted(V_MISMATCH);
+                    exit;
+                }
+                hdr.bridge.started = started_read.execute((bit<32>)meta.task);
+                hdr.bridge.starts = starts_read.execute((bit<32>)meta.task);
+                hdr.bridge.completes = completes_read.execute((bit<32>)meta.task);
+                hdr.bridge.ebsn = 1;
+            }
+            ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
+            exit;
+        }
+
+        if (meta.first_pass == 1) {
+            // ---- pass 1: admit and track -------------------------------------------------
+            meta.seq_low = seq_low_of.get({hdr.netec.seq});
+            take_admit_firsts.apply();
+            take_admit_behind.apply();
+            take_admit_seconds.apply();
+            if (meta.words_ok != 1) {
+                meta.verdict = V_MISMATCH;
+            }
+            if (hdr.netec.version != NETEC_VERSION) {
+                meta.verdict = V_MISMATCH;
+            }
+            if (hdr.netec.reserved != 0) {
+                meta.verdict = V_MISMATCH;
+            }
+            if (hdr.netec.flags != 0 || hdr.netec.window != 0) {
+                meta.verdict = V_MISMATCH;
+            }
+            if (hdr.netec.task != meta.task) {  // the fields of the agent's task and sender
+                meta.verdict = V_MISMATCH;
+            }
+            if (hdr.netec.slot_array != meta.slot_array) {
+                meta.verdict = V_MISMATCH;
+            }
+            if (meta.past != 0) {
+                meta.verdict = V_MISMATCH;
+            }
+            if (meta.slot_diff != 0) {
+                meta.verdict = V_MISMATCH;
+            }
+            // every packet of a stripe has its length: P, or the last stripe's
+            bit<1> last = 0;
+            if (meta.last_diff == 0) {
+                last = 1;
+            }
+            bit<1> len_last = 0;
+            if (meta.len_last_diff == 0) {
+                len_last = 1;
+            }
+            if (last == 1 && len_last == 0) {
+                meta.verdict = V_MISMATCH;
+            }
+            if (last == 0 && meta.len_full == 0) {
+                meta.verdict = V_MISMATCH;
+            }
+            if (meta.behind != 0) {
+                meta.verdict = V_OUTSIDE;
+            }
+            if (meta.verdict != 0) {
+                drop_counted(meta.verdict);
+                exit;
+            }
+            started_raise.execute((bit<32>)meta.task);
+            meta.cell = cell_of.get({meta.slot_array, hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]});
+            meta.taken = seq_check.execute(meta.cell);
+            if (meta.taken != SLOT_SAME) {
+                meta.reset = 1;
+            }
+            if (meta.taken == SLOT_FREE) {
+                starts_add.execute((bit<32>)meta.task);
+            }
+            if (meta.reset == 1) {
+                meta.dup = bits_restart.execute(meta.cell);
+            } else {
+                meta.dup = bits_add.execute(meta.cell);
+            }
+            if (meta.dup != 0) {
+                drop_counted(V_DUPLICATE);
+                exit;
+            }
+            if (meta.reset == 1) {
+                meta.complete = count_restart.execute(meta.cell);
+            } else {
+                meta.complete = count_add.execute(meta.cell);
+            }
+            if (meta.complete == 1) {
+                completes_add.execute((bit<32>)meta.task);
+                verdicts.count(V_COMPLETE);
+            } else {
+                verdicts.count(V_AGGREGATE);
+            }
+            hdr.pass.setValid();
+            hdr.pass.complete = meta.complete;
+            hdr.pass.reset = meta.reset;
+            hdr.ethernet.ether_type = ETHERTYPE_SUM_FIRST;
+            ig_tm_md.ucast_egress_port = RECIRC_PORT;
+            ig_tm_md.bypass_egress = 1;
+            hdr.bridge.setInvalid();
+            exit;
+        }
+
+        if (meta.sum_pass == 1) {
+            // ---- passes 2 and 3: sum half q into its half's cells ------------------------
+            meta.idx = idx_of.get({meta.slot_array, hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0],
+                                   meta.half});
+            meta.cell = cell_of.get({meta.slot_array, hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]});
+            SUM_APPLY(0)  SUM_APPLY(1)  SUM_APPLY(2)  SUM_APPLY(3)
+            SUM_APPLY(4)  SUM_APPLY(5)  SUM_APPLY(6)  SUM_APPLY(7)
+            SUM_APPLY(8)  SUM_APPLY(9)  SUM_APPLY(10) SUM_APPLY(11)
+            SUM_APPLY(12) SUM_APPLY(13) SUM_APPLY(14) SUM_APPLY(15)
+            SUM_APPLY(16) SUM_APPLY(17) SUM_APPLY(18) SUM_APPLY(19)
+            SUM_APPLY(20) SUM_APPLY(21) SUM_APPLY(22) SUM_APPLY(23)
+            SUM_APPLY(24) SUM_APPLY(25) SUM_APPLY(26) SUM_APPLY(27)
+            SUM_APPLY(28) SUM_APPLY(29) SUM_APPLY(30) SUM_APPLY(31)
+            ig_tm_md.bypass_egress = 1;
+            hdr.bridge.setInvalid();
+            if (meta.final == 0) {
+                hdr.ethernet.ether_type = ETHERTYPE_SUM_SECOND;
+                ig_tm_md.ucast_egress_port = RECIRC_PORT;
+                exit;
+            }
+            if (meta.result == 0) {
+                ig_dprsr_md.drop_ctl = 1;  // counted in pass 1; its stripe is not complete
+                exit;
+            }
+            // the stripe's RESULT: from the VIP to the reader, summed anew in the deparser
+            seq_release.execute(meta.cell);
+            hdr.pass.setInvalid();
+            hdr.ethernet.ether_type = ETHERTYPE_IPV4;
+            hdr.netec.type = NETEC_RESULT;
+            hdr.netec.sender = 0;
+        }
+        if (meta.to_reader == 1) {
+            hdr.ipv4.src_addr = hdr.ipv4.dst_addr;  // the VIP
+            hdr.udp.src_port = hdr.udp.dst_port;
+            hdr.ipv4.dst_addr = meta.reader_addr;
+            hdr.udp.dst_port = meta.reader_port;
+            hdr.udp.checksum = 0;
+        }
+        l3_forward.apply();
+    }
+}
+
+control IngressDeparserImpl(packet_out pkt, inout headers_t hdr, in ig_meta_t meta,
+                            in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    Checksum() ipv4_csum;
+    Checksum() netec_csum;
+    apply {
+        hdr.ipv4.hdr_checksum = ipv4_csum.update({
+            hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.diffserv, hdr.ipv4.total_len,
+            hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl,
+            hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr});
+        if (meta.result == 1) {
+            // a computed 0 is sent as 0xFFFF (docs/protocol.md)
+            hdr.netec.checksum = netec_csum.update({
+                hdr.netec.version, hdr.netec.type, hdr.netec.task, hdr.netec.slot_array,
+                hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
+                hdr.netec.window, hdr.netec.payload_len, hdr.netec.reserved,
+                NETEC_HALF_WORDS(hdr.c), NETEC_HALF_WORDS(hdr.q),
+                NETEC_HALF_WORDS(hdr.d)}, true);
+        }
+        pkt.emit(hdr.bridge);
+        pkt.emit(hdr.ethernet);
+        pkt.emit(hdr.pass);
+        pkt.emit(hdr.ipv4);
+        pkt.emit(hdr.udp);
+        pkt.emit(hdr.netec);
+        pkt.emit(hdr.c);  // c before q: the halves swap places every pass (halves.p4)
+        pkt.emit(hdr.q);
+        pkt.emit(hdr.d);
+    }
+}
+
+// =============================================================================================
+// Egress: each survivor's copy of a reader's packet (DATA and RESULT bypass it)
+// =============================================================================================
+
+parser EgressParserImpl(packet_in pkt, out headers_t hdr, out eg_meta_t meta,
+                        out egress_intrinsic_metadata_t eg_intr_md) {
+    Checksum() netec_csum;
+    state start {
+        pkt.extract(eg_intr_md);
+        pkt.extract(hdr.bridge);
+        meta.netec_residual = 0;
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_IPV4: parse_ipv4;
+            default: accept;
+        }
+    }
+    state parse_ipv4 {
+        pkt.extract(hdr.ipv4);
+        transition select(hdr.ipv4.ihl, hdr.ipv4.protocol) {
+            (5, IP_PROTO_UDP): parse_udp;
+            default: accept;
+        }
+    }
+    state parse_udp {
+        pkt.extract(hdr.udp);
+        transition select(hdr.udp.length) {
+            28 .. 0xFFFF: parse_netec;
+            default: accept;
+        }
+    }
+    state parse_netec {
+        pkt.extract(hdr.netec);
+        // the payload stays unparsed: its sum is what the header leaves of the checksum
+        netec_csum.subtract({hdr.netec.version, hdr.netec.type, hdr.netec.task,
+                             hdr.netec.slot_array, hdr.netec.sender, hdr.netec.flags,
+                             hdr.netec.slot, hdr.netec.seq, hdr.netec.window,
+                             hdr.netec.payload_len, hdr.netec.checksum, hdr.netec.reserved});
+        netec_csum.subtract_all_and_deposit(meta.netec_residual);
+        transition accept;
+    }
+}
+
+control Egress(inout headers_t hdr, inout eg_meta_t meta,
+               in egress_intrinsic_metadata_t eg_intr_md,
+               in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
+               inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
+               inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
+    action to_survivor(bit<32> agent_addr, bit<16> agent_port, bit<48> agent_mac,
+                       bit<8> sender) {
+        hdr.ipv4.src_addr = hdr.ipv4.dst_addr;  // the VIP
+        hdr.udp.src_port = hdr.udp.dst_port;
+        hdr.ipv4.dst_addr = agent_addr;
+        hdr.udp.dst_port = agent_port;
+        hdr.ethernet.dst_addr = agent_mac;
+        hdr.netec.sender = sender;
+        hdr.udp.checksum = 0;
+    }
+    table replica {
+        key = { eg_intr_md.egress_rid : exact; }  // task * NETEC_SENDERS + sender + 1
+        actions = { to_survivor; NoAction; }
+        const default_action = NoAction();
+        size = NETEC_SENDER_CELLS;
+    }
+    action partials() { meta.partial = hdr.bridge.starts - hdr.bridge.completes; }
+    @hidden table take_partial {
+        actions = { partials; }
+        const default_action = partials();
+    }
+    EbsnWindow() ebsn;
+
+    apply {
+        bit<1> copied = 0;
+        if (eg_intr_md.egress_rid != 0) {
+            if (replica.apply().hit) {
+                copied = 1;
+            }
+        }
+        if (copied == 1) {
+            if (hdr.bridge.ebsn == 1) {
+                take_partial.apply();
+                ebsn.apply(hdr.bridge.ack, hdr.bridge.started, meta.partial,
+                           hdr.bridge.exposed, hdr.netec.window);
+            }
+        }
+        hdr.bridge.setInvalid();  // never on the wire
+    }
+}
+
+control EgressDeparserImpl(packet_out pkt, inout headers_t hdr, in eg_meta_t meta,
+                           in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
+    Checksum() ipv4_csum;
+    Checksum() netec_csum;
+    apply {
+        hdr.ipv4.hdr_checksum = ipv4_csum.update({
+            hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.diffserv, hdr.ipv4.total_len,
+            hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl,
+            hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr});
+        if (hdr.netec.isValid()) {
+            // a copy's sender and window, summed again from the residual (a packet egress
+            // does not change sums to its own checksum)
+            hdr.netec.checksum = netec_csum.update({
+                hdr.netec.version, hdr.netec.type, hdr.netec.task, hdr.netec.slot_array,
+                hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
+                hdr.netec.window, hdr.netec.payload_len, hdr.netec.reserved,
+                meta.netec_residual}, true);
+        }
+        pkt.emit(hdr.ethernet);
+        pkt.emit(hdr.ipv4);
+        pkt.emit(hdr.udp);
+        pkt.emit(hdr.netec);
+    }
+}
+
+Pipeline(IngressParserImpl(), Ingress(), IngressDeparserImpl(),
+         EgressParserImpl(), Egress(), EgressDeparserImpl()) pipe;
+
+Switch(pipe) main;

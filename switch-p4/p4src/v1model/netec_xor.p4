@@ -1,0 +1,622 @@
+// NetEC data plane, datagram mode with pre-multiplied survivors: the v1model twin of
+// p4src/tna/netec_xor.p4 for BMv2 simple_switch. Shaped like it on purpose: the same tables,
+// registers and decisions, every register accessed once per pass (read-modify-write in one
+// place, as a stateful ALU), the same three passes of a DATA packet and the same swapping of
+// the payload's halves (generated/halves.p4). What v1model does differently: it has one
+// deparser, after egress, so a DATA packet recirculates from egress (through one port's queue,
+// as through Tofino's recirculation port: second passes keep the order of first passes), and
+// checksums are verified and computed in their own controls.
+//
+// Build: p4c-bm2-ss --arch v1model -o netec_xor.json netec_xor.p4
+
+#include <core.p4>
+#include <v1model.p4>
+
+#include "../include/headers.p4"
+#include "../include/netec_logic.p4"
+#include "../generated/halves.p4"
+
+#if NETEC_XOR_HALF_WORDS != 32
+#error "halves.p4 is generated for 32 words per half"
+#endif
+
+// RFC 1624 eqn. 3: the ones'-complement checksum after one 16-bit word changed from old to
+// new (egress rewrites a copy's sender and window; the TNA program sums the header again from
+// the residual its parser took).
+control XorCsumReplace16(inout bit<16> csum, in bit<16> old_word, in bit<16> new_word) {
+    apply {
+        bit<32> s = (bit<32>)(~csum) + (bit<32>)(~old_word) + (bit<32>)new_word;
+        s = (s & 0xffff) + (s >> 16);
+        s = (s & 0xffff) + (s >> 16);
+        csum = ~(s[15:0]);
+    }
+}
+
+const bit<16> ETHERTYPE_SUM_FIRST = 0x88B5;   // pass 2: sum the first half
+const bit<16> ETHERTYPE_SUM_SECOND = 0x88B6;  // pass 3: sum the second half
+const bit<9> RECIRC_PORT = 68;
+const bit<32> INSTANCE_TYPE_RECIRC = 4;  // BMv2 simple_switch: standard_metadata.instance_type
+const bit<16> HALF_BYTES = 128;
+
+const bit<8> ROLE_NONE = 0;
+const bit<8> ROLE_READER = 1;
+const bit<8> ROLE_SURVIVOR = 2;
+
+const bit<8> V_OUTSIDE = 7;  // seq < ackSeq or seq >= ackSeq + S
+
+header netec_xpass_h {
+    bit<8> complete;
+    bit<8> reset;
+}
+
+struct headers_t {
+    ethernet_h ethernet;
+    netec_xpass_h pass;
+    ipv4_h ipv4;
+    udp_h udp;
+    netec_h netec;
+    half_t c;
+    half_t q;
+    half_t d;  // the first pass's second half (a parse graph without a c -> q -> c loop)
+}
+
+struct metadata_t {
+    bit<8>  words_ok;
+    bit<16> csum_zero;      // 0: what a valid NetEC packet's whole sum complements to
+    bit<8>  role;
+    bit<8>  task;
+    bit<8>  slot_array;
+    bit<8>  sender;
+    task_cfg_t cfg;
+    bit<16> sender_bit;
+    bit<8>  recirculate;    // egress: back for the next pass
+    bit<8>  result;         // deparse: the RESULT's checksum over header and words
+    bit<8>  ebsn;           // egress: a copy of the reader's ACK (EBSN window)
+    bit<32> ack;
+    bit<32> started;
+    bit<32> starts;
+    bit<32> completes;
+    bit<32> exposed;
+}
+
+parser XorParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
+                 inout standard_metadata_t std) {
+    state start {
+        meta.words_ok = 0;
+        meta.csum_zero = 0;
+        pkt.extract(hdr.ethernet);
+        // a pass header only on a recirculated packet (from a front port it would let a peer
+        // skip the first pass's admission: such a frame has no IPv4, dropped)
+        transition select(std.instance_type, hdr.ethernet.ether_type) {
+            (INSTANCE_TYPE_RECIRC, ETHERTYPE_SUM_FIRST): parse_pass;
+            (INSTANCE_TYPE_RECIRC, ETHERTYPE_SUM_SECOND): parse_pass;
+            (_, ETHERTYPE_IPV4): parse_ipv4;
+            default: accept;
+        }
+    }
+    state parse_pass {
+        pkt.extract(hdr.pass);
+        transition parse_ipv4;
+    }
+    state parse_ipv4 {
+        pkt.extract(hdr.ipv4);
+        transition select(hdr.ipv4.ihl, hdr.ipv4.protocol) {
+            (5, IP_PROTO_UDP): parse_udp;
+            default: accept;
+        }
+    }
+    state parse_udp {
+        pkt.extract(hdr.udp);
+        transition select(hdr.udp.length) {
+            28 .. 0xFFFF: parse_netec;
+            default: accept;
+        }
+    }
+    state parse_netec {
+        pkt.extract(hdr.netec);
+        transition select(hdr.ethernet.ether_type, hdr.netec.type) {
+            (ETHERTYPE_IPV4, NETEC_DATA): parse_first;
+            (ETHERTYPE_SUM_FIRST, NETEC_DATA): parse_sum_first;
+            (ETHERTYPE_SUM_SECOND, NETEC_DATA): parse_sum_second;
+            default: accept;
+        }
+    }
+    state parse_first {
+        transition select(hdr.netec.payload_len) {
+            NETEC_FIRST_CASES(c, words_done)
+            default: accept;
+        }
+    }
+    state parse_sum_first {
+        transition select(hdr.netec.payload_len) {
+            NETEC_FIRST_CASES(q, words_done)
+            default: accept;
+        }
+    }
+    state parse_sum_second {
+        transition select(hdr.netec.payload_len) {
+            NETEC_SECOND_CASES(q)
+            default: accept;
+        }
+    }
+#define WORD_STATE(X, J, NEXT)                                                                \
+    state X##_##J {                                                                           \
+        pkt.extract(hdr.X.w##J);                                                              \
+        transition X##_##NEXT;                                                                \
+    }
+#define LAST_STATE(X, J)                                                                      \
+    state X##_##J {                                                                           \
+        pkt.extract(hdr.X.w##J);                                                              \
+        transition X##_end;                                                                   \
+    }
+#define C_WORD(J, NEXT) WORD_STATE(c, J, NEXT)
+#define C_LAST(J) LAST_STATE(c, J)
+#define Q_WORD(J, NEXT) WORD_STATE(q, J, NEXT)
+#define Q_LAST(J) LAST_STATE(q, J)
+    NETEC_HALF_STATES(C_WORD, C_LAST)
+    NETEC_HALF_STATES(Q_WORD, Q_LAST)
+#define D_WORD(J, NEXT) WORD_STATE(d, J, NEXT)
+#define D_LAST(J) LAST_STATE(d, J)
+    NETEC_HALF_STATES(D_WORD, D_LAST)
+    state d_end {
+        transition words_done;
+    }
+    state c_end {
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_IPV4: first_rest;
+            default: words_done;
+        }
+    }
+    state first_rest {
+        transition select(hdr.netec.payload_len) {
+            NETEC_REST_CASES(d, words_done)
+            default: accept;
+        }
+    }
+    state q_end {
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_SUM_FIRST: sum_rest;
+            ETHERTYPE_SUM_SECOND: c_0;
+            default: words_done;
+        }
+    }
+    state sum_rest {
+        transition select(hdr.netec.payload_len) {
+            NETEC_REST_CASES(c, words_done)
+            default: accept;
+        }
+    }
+    state words_done {
+        meta.words_ok = 1;
+        transition accept;
+    }
+}
+
+// A first pass's DATA words or an ACK (header only) must sum to ones'-complement zero with
+// their checksum (both encodings of a computed 0 pass); BMv2 sets checksum_error, ingress
+// drops the packet. A HELLO's JSON is not read, as on Tofino; later passes are not judged.
+control XorVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
+    apply {
+        verify_checksum(hdr.netec.isValid() && hdr.ethernet.ether_type == ETHERTYPE_IPV4
+                            && (meta.words_ok == 1
+                                || (hdr.netec.type == NETEC_ACK && hdr.netec.payload_len == 0)),
+            { hdr.netec.version, hdr.netec.type, hdr.netec.task, hdr.netec.slot_array,
+              hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
+              hdr.netec.window, hdr.netec.payload_len, hdr.netec.checksum,
+              hdr.netec.reserved, NETEC_HALF_WORDS(hdr.c), NETEC_HALF_WORDS(hdr.q),
+                NETEC_HALF_WORDS(hdr.d) },
+            meta.csum_zero, HashAlgorithm.csum16);
+    }
+}
+
+control XorIngress(inout headers_t hdr, inout metadata_t meta,
+                   inout standard_metadata_t std) {
+    register<bit<32>>(NETEC_TASKS) ack_seq;
+    register<bit<32>>(NETEC_TASKS) max_started_plus1;
+    register<bit<32>>(NETEC_TASKS) slot_starts;
+    register<bit<32>>(NETEC_TASKS) slot_completes;
+    register<bit<32>>(NETEC_SLOT_CELLS) slot_seq;
+    register<bit<16>>(NETEC_SLOT_CELLS) slot_bits;
+    register<bit<8>>(NETEC_SLOT_CELLS) slot_count;
+    register<bit<32>>(NETEC_TASKS) reader_addr;
+    register<bit<16>>(NETEC_TASKS) reader_port;
+#define SUM_REGISTER(J) register<bit<32>>(NETEC_XOR_SUM_CELLS) sum##J;
+    SUM_REGISTER(0)  SUM_REGISTER(1)  SUM_REGISTER(2)  SUM_REGISTER(3)
+    SUM_REGISTER(4)  SUM_REGISTER(5)  SUM_REGISTER(6)  SUM_REGISTER(7)
+    SUM_REGISTER(8)  SUM_REGISTER(9)  SUM_REGISTER(10) SUM_REGISTER(11)
+    SUM_REGISTER(12) SUM_REGISTER(13) SUM_REGISTER(14) SUM_REGISTER(15)
+    SUM_REGISTER(16) SUM_REGISTER(17) SUM_REGISTER(18) SUM_REGISTER(19)
+    SUM_REGISTER(20) SUM_REGISTER(21) SUM_REGISTER(22) SUM_REGISTER(23)
+    SUM_REGISTER(24) SUM_REGISTER(25) SUM_REGISTER(26) SUM_REGISTER(27)
+    SUM_REGISTER(28) SUM_REGISTER(29) SUM_REGISTER(30) SUM_REGISTER(31)
+    counter(8, CounterType.packets) verdicts;  // DATA packets by verdict
+
+    action from_survivor(bit<8> task, bit<8> slot_array, bit<8> sender, bit<16> sender_bit,
+                         bit<8> k_minus1, bit<16> slot_mask, bit<32> far_mask,
+                         bit<32> stripes, bit<32> last_seq, bit<16> last_len) {
+        meta.role = ROLE_SURVIVOR;
+        meta.task = task;
+        meta.slot_array = slot_array;
+        meta.sender = sender;
+        meta.sender_bit = sender_bit;
+        meta.cfg.k_minus1 = k_minus1;
+        meta.cfg.slot_mask = slot_mask;
+        meta.cfg.far_mask = far_mask;
+        meta.cfg.stripes = stripes;
+        meta.cfg.last_seq = last_seq;
+        meta.cfg.last_len = last_len;
+    }
+    table survivor_in {
+        key = {
+            hdr.ipv4.src_addr : exact; hdr.udp.src_port : exact;
+            hdr.ipv4.dst_addr : exact; hdr.udp.dst_port : exact;
+            hdr.netec.sender : exact;
+        }
+        actions = { from_survivor; NoAction; }
+        const default_action = NoAction();
+        size = NETEC_SENDER_CELLS;
+    }
+    action from_reader(bit<8> task, bit<8> slot_array, bit<32> stripes, bit<32> exposed) {
+        meta.role = ROLE_READER;
+        meta.task = task;
+        meta.slot_array = slot_array;
+        meta.cfg.stripes = stripes;
+        meta.exposed = exposed;
+    }
+    table vip_in {
+        key = { hdr.ipv4.dst_addr : exact; hdr.udp.dst_port : exact; }
+        actions = { from_reader; NoAction; }
+        const default_action = NoAction();
+        size = NETEC_TASKS;
+    }
+    action route(bit<9> port, bit<48> dmac) {
+        std.egress_spec = port;
+        hdr.ethernet.dst_addr = dmac;
+    }
+    action unroutable() {
+        mark_to_drop(std);
+    }
+    table l3_forward {
+        key = { hdr.ipv4.dst_addr : lpm; }
+        actions = { route; unroutable; }
+        const default_action = unroutable();
+        size = 1024;
+    }
+    action drop_counted(bit<8> why) {
+        verdicts.count((bit<32>)why);
+        mark_to_drop(std);
+    }
+
+    apply {
+        bit<1> first_pass = 0;
+        bit<1> sum_pass = 0;
+        bit<1> final = 0;
+        bit<1> half = 0;
+        bit<1> to_reader = 0;
+        bit<1> ack_raise = 0;
+        bit<1> reader_hello = 0;
+        bit<8> reset = 0;
+        bit<8> complete = 0;
+        bit<32> raddr = 0;
+        bit<16> rport = 0;
+        meta.role = ROLE_NONE;
+        meta.recirculate = 0;
+        meta.result = 0;
+        meta.ebsn = 0;
+        if (!hdr.ipv4.isValid()) {
+            mark_to_drop(std);
+            return;
+        }
+        if (hdr.netec.isValid()) {
+            if (!survivor_in.apply().hit) {
+                vip_in.apply();
+            }
+        }
+        if (meta.role != ROLE_NONE && std.checksum_error == 1) {
+            mark_to_drop(std);  // a task's packet, corrupt: its bytes never enter a sum
+            return;
+        }
+        if (meta.role == ROLE_SURVIVOR) {
+            if (hdr.pass.isValid()) {
+                sum_pass = 1;
+                reset = hdr.pass.reset;
+                complete = hdr.pass.complete;
+                if (hdr.ethernet.ether_type == ETHERTYPE_SUM_SECOND) {
+                    final = 1;
+                    half = 1;
+                } else if (hdr.netec.payload_len <= HALF_BYTES) {
+                    final = 1;
+                }
+            } else if (hdr.netec.type == NETEC_DATA) {
+                first_pass = 1;
+            } else {
+                to_reader = 1;
+            }
+        } else if (meta.role == ROLE_READER) {
+            if (hdr.netec.type == NETEC_ACK) {
+                ack_raise = 1;
+            } else if (hdr.netec.type == NETEC_HELLO) {
+                reader_hello = 1;
+            } else {
+                drop_counted(V_MISMATCH);
+                return;
+            }
+        }
+        if (final == 1 && complete == 1) {
+            meta.result = 1;
+            to_reader = 1;
+        }
+
+        bit<32> t = (bit<32>)meta.task;
+        bit<32> ack = 0;
+        if (ack_raise == 1) {
+            ack_seq.read(ack, t);
+            if (hdr.netec.seq > ack && meta.cfg.stripes >= hdr.netec.seq) {
+                ack = hdr.netec.seq;
+            }
+            ack_seq.write(t, ack);
+        } else if (first_pass == 1) {
+            ack_seq.read(ack, t);
+        }
+        if (reader_hello == 1 || to_reader == 1) {
+            reader_addr.read(raddr, t);
+            reader_port.read(rport, t);
+            if (reader_hello == 1 && raddr == 0) {
+                raddr = hdr.ipv4.src_addr;
+            }
+            if (reader_hello == 1 && rport == 0) {
+                rport = hdr.udp.src_port;
+            }
+            reader_addr.write(t, raddr);
+            reader_port.write(t, rport);
+        }
+
+        if (meta.role == ROLE_READER) {
+            if (ack_raise == 1) {
+                if (hdr.netec.seq > meta.cfg.stripes || hdr.netec.sender != NETEC_READER) {
+                    drop_counted(V_MISMATCH);
+                    return;
+                }
+                meta.ack = ack;
+                max_started_plus1.read(meta.started, t);
+                slot_starts.read(meta.starts, t);
+                slot_completes.read(meta.completes, t);
+                meta.ebsn = 1;
+            }
+            std.mcast_grp = (bit<16>)meta.task + 1;
+            return;
+        }
+
+        if (first_pass == 1) {
+            // ---- pass 1: admit and track ---------------------------------------------
+            bit<8> verdict = 0;
+            bit<32> seq = hdr.netec.seq;
+            if (meta.words_ok != 1 || hdr.netec.version != NETEC_VERSION) {
+                verdict = V_MISMATCH;
+            }
+            if (hdr.netec.reserved != 0 || hdr.netec.flags != 0 || hdr.netec.window != 0) {
+                verdict = V_MISMATCH;
+            }
+            if (hdr.netec.task != meta.task || hdr.netec.slot_array != meta.slot_array) {
+                verdict = V_MISMATCH;
+            }
+            if (seq > meta.cfg.last_seq) {
+                verdict = V_MISMATCH;
+            }
+            if ((seq[15:0] & meta.cfg.slot_mask) != hdr.netec.slot) {
+                verdict = V_MISMATCH;
+            }
+            if (seq == meta.cfg.last_seq) {
+                if (hdr.netec.payload_len != meta.cfg.last_len) {
+                    verdict = V_MISMATCH;
+                }
+            } else if (hdr.netec.payload_len != NETEC_XOR_PAYLOAD) {
+                verdict = V_MISMATCH;
+            }
+            // seq - ackSeq below S, which also fails a stale seq (it wraps above 2^31)
+            if (((seq - ack) & meta.cfg.far_mask) != 0) {
+                verdict = V_OUTSIDE;
+            }
+            if (verdict != 0) {
+                drop_counted(verdict);
+                return;
+            }
+            bit<32> started;
+            max_started_plus1.read(started, t);
+            if (seq + 1 > started) {
+                started = seq + 1;
+            }
+            max_started_plus1.write(t, started);
+            bit<32> cell = (bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
+            bit<32> held;
+            slot_seq.read(held, cell);
+            bit<8> taken = SLOT_STALE;
+            if (held == seq) {
+                taken = SLOT_SAME;
+            } else if (held == SEQ_NONE) {
+                taken = SLOT_FREE;
+            }
+            slot_seq.write(cell, seq);
+            if (taken != SLOT_SAME) {
+                reset = 1;
+            }
+            if (taken == SLOT_FREE) {
+                bit<32> n;
+                slot_starts.read(n, t);
+                slot_starts.write(t, n + 1);
+            }
+            bit<16> bits;
+            bit<16> dup;
+            slot_bits.read(bits, cell);
+            if (reset == 1) {
+                dup = 0;
+                bits = meta.sender_bit;
+            } else {
+                dup = bits & meta.sender_bit;
+                bits = bits | meta.sender_bit;
+            }
+            slot_bits.write(cell, bits);
+            if (dup != 0) {
+                drop_counted(V_DUPLICATE);
+                return;
+            }
+            bit<8> count;
+            slot_count.read(count, cell);
+            if (reset == 1) {
+                count = 0;
+            }
+            if (count == meta.cfg.k_minus1) {
+                count = 0;
+                complete = 1;
+            } else {
+                count = count + 1;
+            }
+            slot_count.write(cell, count);
+            if (complete == 1) {
+                bit<32> n;
+                slot_completes.read(n, t);
+                slot_completes.write(t, n + 1);
+                verdicts.count((bit<32>)V_COMPLETE);
+            } else {
+                verdicts.count((bit<32>)V_AGGREGATE);
+            }
+            hdr.pass.setValid();
+            hdr.pass.complete = complete;
+            hdr.pass.reset = reset;
+            hdr.ethernet.ether_type = ETHERTYPE_SUM_FIRST;
+            std.egress_spec = RECIRC_PORT;
+            meta.recirculate = 1;
+            return;
+        }
+
+        if (sum_pass == 1) {
+            // ---- passes 2 and 3: sum half q into its half's cells --------------------
+            bit<32> idx = (bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]
+                                    ++ half);
+            bit<32> v;
+#define SUM_APPLY(J)                                                                          \
+            sum##J.read(v, idx);                                                              \
+            if (reset == 1) { v = hdr.q.w##J.v; } else { v = v ^ hdr.q.w##J.v; }              \
+            sum##J.write(idx, v);                                                             \
+            hdr.q.w##J.v = v;
+            SUM_APPLY(0)  SUM_APPLY(1)  SUM_APPLY(2)  SUM_APPLY(3)
+            SUM_APPLY(4)  SUM_APPLY(5)  SUM_APPLY(6)  SUM_APPLY(7)
+            SUM_APPLY(8)  SUM_APPLY(9)  SUM_APPLY(10) SUM_APPLY(11)
+            SUM_APPLY(12) SUM_APPLY(13) SUM_APPLY(14) SUM_APPLY(15)
+            SUM_APPLY(16) SUM_APPLY(17) SUM_APPLY(18) SUM_APPLY(19)
+            SUM_APPLY(20) SUM_APPLY(21) SUM_APPLY(22) SUM_APPLY(23)
+            SUM_APPLY(24) SUM_APPLY(25) SUM_APPLY(26) SUM_APPLY(27)
+            SUM_APPLY(28) SUM_APPLY(29) SUM_APPLY(30) SUM_APPLY(31)
+            if (final == 0) {
+                hdr.ethernet.ether_type = ETHERTYPE_SUM_SECOND;
+                std.egress_spec = RECIRC_PORT;
+                meta.recirculate = 1;
+                return;
+            }
+            if (meta.result == 0) {
+                mark_to_drop(std);  // counted in pass 1; its stripe is not complete
+                return;
+            }
+            // the slot is free again: a packet of the stripe after it (a retransmission after
+            // a lost RESULT) is aggregated again from scratch
+            slot_seq.write((bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]),
+                           SEQ_NONE);
+            hdr.pass.setInvalid();
+            hdr.ethernet.ether_type = ETHERTYPE_IPV4;
+            hdr.netec.type = NETEC_RESULT;
+            hdr.netec.sender = 0;
+        }
+        if (to_reader == 1) {
+            hdr.ipv4.src_addr = hdr.ipv4.dst_addr;  // the VIP
+            hdr.udp.src_port = hdr.udp.dst_port;
+            hdr.ipv4.dst_addr = raddr;
+            hdr.udp.dst_port = rport;
+            hdr.udp.checksum = 0;
+        }
+        l3_forward.apply();
+    }
+}
+
+control XorEgress(inout headers_t hdr, inout metadata_t meta,
+                  inout standard_metadata_t std) {
+    XorCsumReplace16() fix_sender;
+    XorCsumReplace16() fix_window;
+    bit<8> copy_sender = 0;
+    action to_survivor(bit<32> agent_addr, bit<16> agent_port, bit<48> agent_mac,
+                       bit<8> sender) {
+        hdr.ipv4.src_addr = hdr.ipv4.dst_addr;  // the VIP
+        hdr.udp.src_port = hdr.udp.dst_port;
+        hdr.ipv4.dst_addr = agent_addr;
+        hdr.udp.dst_port = agent_port;
+        hdr.ethernet.dst_addr = agent_mac;
+        copy_sender = sender;
+        hdr.udp.checksum = 0;
+    }
+    table replica {
+        key = { std.egress_rid : exact; }  // task * NETEC_SENDERS + sender + 1
+        actions = { to_survivor; NoAction; }
+        const default_action = NoAction();
+        size = NETEC_SENDER_CELLS;
+    }
+    EbsnWindow() ebsn;
+
+    apply {
+        if (meta.recirculate == 1) {
+            // field list 0 is empty: the pass header and the ethertype carry what the next
+            // pass needs, as on Tofino, where no metadata survives recirculation
+            recirculate_preserving_field_list(0);
+            return;
+        }
+        if (std.egress_rid != 0) {
+            if (replica.apply().hit) {
+                bit<16> old_word = hdr.netec.sender ++ hdr.netec.flags;
+                hdr.netec.sender = copy_sender;
+                fix_sender.apply(hdr.netec.checksum, old_word,
+                                 hdr.netec.sender ++ hdr.netec.flags);
+                if (meta.ebsn == 1) {
+                    bit<16> old_window = hdr.netec.window;
+                    bit<32> partial = meta.starts - meta.completes;
+                    ebsn.apply(meta.ack, meta.started, partial, meta.exposed,
+                               hdr.netec.window);
+                    fix_window.apply(hdr.netec.checksum, old_window, hdr.netec.window);
+                }
+            } else {
+                mark_to_drop(std);
+            }
+        }
+    }
+}
+
+control XorComputeChecksum(inout headers_t hdr, inout metadata_t meta) {
+    apply {
+        update_checksum(hdr.ipv4.isValid(),
+            { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.diffserv, hdr.ipv4.total_len,
+              hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl,
+              hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr },
+            hdr.ipv4.hdr_checksum, HashAlgorithm.csum16);
+        // the RESULT: header (checksum as 0) and both halves; invalid words add nothing
+        update_checksum(meta.result == 1,
+            { hdr.netec.version, hdr.netec.type, hdr.netec.task, hdr.netec.slot_array,
+              hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
+              hdr.netec.window, hdr.netec.payload_len, 16w0, hdr.netec.reserved,
+              NETEC_HALF_WORDS(hdr.c), NETEC_HALF_WORDS(hdr.q),
+                NETEC_HALF_WORDS(hdr.d) },
+            hdr.netec.checksum, HashAlgorithm.csum16);
+    }
+}
+
+control XorDeparser(packet_out pkt, in headers_t hdr) {
+    apply {
+        pkt.emit(hdr.ethernet);
+        pkt.emit(hdr.pass);
+        pkt.emit(hdr.ipv4);
+        pkt.emit(hdr.udp);
+        pkt.emit(hdr.netec);
+        pkt.emit(hdr.c);  // c before q: the halves swap places every pass (halves.p4)
+        pkt.emit(hdr.q);
+        pkt.emit(hdr.d);
+    }
+}
+
+V1Switch(XorParser(), XorVerifyChecksum(), XorIngress(), XorEgress(), XorComputeChecksum(),
+         XorDeparser()) main;
