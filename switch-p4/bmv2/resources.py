@@ -1,9 +1,10 @@
-"""The TNA program's Tofino 1 resources, as p4c-barefoot reports them (never estimated).
+"""A TNA program's Tofino 1 resources, as p4c-barefoot reports them (never estimated).
 
     python3 switch-p4/bmv2/resources.py OUTDIR             compiles into OUTDIR (p4c-barefoot -g),
                                                            prints the table
     python3 switch-p4/bmv2/resources.py OUTDIR --readme    also writes it into switch-p4/README.md
-                                                           between its resource markers
+                                                           between the program's resource markers
+    ... --program netec_xor                                the datagram XOR program (default netec)
 
 Reads OUTDIR/pipe/logs/resources.json (per MAU stage: logical tables, SRAMs, TCAMs, map RAMs,
 stateful ALUs, hash distribution units, gateways, VLIW instructions, crossbar bytes) and
@@ -20,6 +21,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 README = os.path.join(HERE, "..", "README.md")
 BEGIN = "<!-- resources: written by switch-p4/bmv2/resources.py, do not edit -->"
 END = "<!-- resources: end -->"
+
+
+def markers(program):
+    """The README markers around PROGRAM's table."""
+    if program == "netec":
+        return BEGIN, END
+    return (BEGIN.replace("resources:", "resources %s:" % program),
+            END.replace("resources:", "resources %s:" % program))
 
 # (column, how to count it in one stage's report, what the stage has)
 COLUMNS = [
@@ -93,13 +102,14 @@ def render(resources, phv):
     return "\n".join(lines) + "\n"
 
 
-def write_readme(table, path=README):
+def write_readme(table, path=README, program="netec"):
+    begin, end = markers(program)
     with open(path) as f:
         text = f.read()
-    if BEGIN not in text or END not in text:
-        raise SystemExit("%s has no resource markers" % path)
-    text = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END),
-                  lambda _: BEGIN + "\n" + table + END, text, flags=re.S)
+    if begin not in text or end not in text:
+        raise SystemExit("%s has no resource markers for %s" % (path, program))
+    text = re.sub(re.escape(begin) + ".*?" + re.escape(end),
+                  lambda _: begin + "\n" + table + end, text, flags=re.S)
     with open(path, "w") as f:
         f.write(text)
 
@@ -109,6 +119,7 @@ def main(argv):
         print(__doc__.strip())
         return 2
     outdir = argv[0]
+    program = argv[argv.index("--program") + 1] if "--program" in argv else "netec"
     if not os.path.exists(os.path.join(outdir, "pipe", "logs", "resources.json")):
         import p4tools
         reason = p4tools.skip_reason("p4c-barefoot", "bfas")
@@ -116,7 +127,7 @@ def main(argv):
             print("SKIP: " + reason)
             return 0
         try:
-            p4tools.compile_tofino(outdir)
+            p4tools.compile_tofino(outdir, program)
         except RuntimeError as e:  # the reports are written even where the assembler fails
             if not os.path.exists(os.path.join(outdir, "pipe", "logs", "resources.json")):
                 raise
@@ -124,7 +135,7 @@ def main(argv):
     table = render(*load(outdir))
     print(table, end="")
     if "--readme" in argv:
-        write_readme(table)
+        write_readme(table, program=program)
     return 0
 
 

@@ -42,8 +42,10 @@ class Program:
     """What a backend needs to know of a compiled P4 program: its controls' names in the BMv2
     JSON and the registers a reused task id or slot array must find clear."""
 
-    def __init__(self, ingress, egress, task_registers, slot_registers, sender_registers):
+    def __init__(self, ingress, egress, task_registers, slot_registers, sender_registers,
+                 route_tables=("l3_forward",)):
         self.ingress, self.egress = ingress, egress
+        self.route_tables = route_tables  # each holds every host's route
         self.task_registers, self.slot_registers = task_registers, slot_registers
         self.sender_registers = sender_registers
 
@@ -57,7 +59,8 @@ PROGRAMS = {
     "netec_xor": Program("XorIngress", "XorEgress",
                          ["ack_seq", "max_started_plus1", "slot_starts", "slot_completes",
                           "reader_addr", "reader_port"],
-                         ["slot_seq", "slot_bits", "slot_count"], []),
+                         ["slot_seq", "slot_bits", "slot_count"], [],
+                         ("l3_forward", "l3_to_reader", "l3_agent_to_reader")),
 }
 
 
@@ -69,10 +72,12 @@ def canonical(value, bitwidth):
     return raw.lstrip(b"\0") or b"\0"
 
 
-def route_entries(hosts):
-    """l3_forward entries: HOSTS maps an IPv4 address to (switch port, MAC as an int)."""
-    return [Entry("l3_forward", {"hdr.ipv4.dst_addr": (ip_int(ip), 32)}, "route",
-                  {"port": port, "dmac": mac}) for ip, (port, mac) in sorted(hosts.items())]
+def route_entries(hosts, tables=("l3_forward",)):
+    """Route entries, one per host in each of TABLES (l3_forward; the datagram program has
+    two more, one per call site): HOSTS maps an IPv4 address to (switch port, MAC as an int)."""
+    return [Entry(t, {"hdr.ipv4.dst_addr": (ip_int(ip), 32)}, "route",
+                  {"port": port, "dmac": mac})
+            for t in tables for ip, (port, mac) in sorted(hosts.items())]
 
 
 def short_name(field):
@@ -180,7 +185,7 @@ class ThriftBackend(Backend):
 
     @_serialized
     def add_routes(self, hosts):
-        for e in route_entries(hosts):
+        for e in route_entries(hosts, self.program.route_tables):
             self.write(e)
 
     @_serialized
@@ -358,6 +363,7 @@ class BfrtBackend(Backend):
     """Writes the entries through bfrt_python (run the control plane inside bfshell)."""
 
     def __init__(self, bfrt=None, program="netec", ports=None):
+        self.program, self.profile = program, PROGRAMS[program]
         if bfrt is None:
             import builtins
             bfrt = getattr(builtins, "bfrt", None)
@@ -373,22 +379,29 @@ class BfrtBackend(Backend):
         return getattr(control, name)
 
     def add_routes(self, hosts):
-        for e in route_entries(hosts):
+        for e in route_entries(hosts, self.profile.route_tables):
             addr, prefix = e.key["hdr.ipv4.dst_addr"]
             self._table(e.table).add_with_route(dst_addr=addr, dst_addr_p_length=prefix,
                                                 **e.params)
 
     def add_task(self, task, array, entries):
         entries, group = entries
-        for name in TASK_REGISTERS:
-            getattr(self.pipe.Ingress, name).mod(REGISTER_INDEX=task, f1=0)
-        for name in SLOT_REGISTERS:
+        pr = self.profile
+        for name in pr.task_registers:
+            if self.program == "netec_xor" and name == "ack_seq":
+                # ackSeq (lo) beside its bound, the task's stripes (hi): netec_xor.p4
+                stripes = next(e.params["stripes"] for e in entries if e.table == "vip_in")
+                self.pipe.Ingress.ack_seq.mod(REGISTER_INDEX=task, lo=0, hi=stripes)
+            else:
+                getattr(self.pipe.Ingress, name).mod(REGISTER_INDEX=task, f1=0)
+        for name in pr.slot_registers:
             reg = getattr(self.pipe.Ingress, name)
             for i in range(SLOTS):
                 reg.mod(REGISTER_INDEX=array * SLOTS + i,
                         f1=INVALID_SEQ if name == "slot_seq" else 0)
-        for s in range(SENDERS):
-            self.pipe.Egress.isn_delta.mod(REGISTER_INDEX=task * SENDERS + s, f1=0)
+        for name in pr.sender_registers:
+            for s in range(SENDERS):
+                getattr(self.pipe.Egress, name).mod(REGISTER_INDEX=task * SENDERS + s, f1=0)
         for e in entries:
             kw = {short_name(f): v for f, v in e.key.items()}
             kw.update(e.params)
@@ -413,6 +426,7 @@ class BfrtBackend(Backend):
     def progress(self, task):
         ent = self.pipe.Ingress.ack_seq.get(REGISTER_INDEX=task, from_hw=True,
                                             print_ents=False)
-        values = ent.data[b"Ingress.ack_seq.f1"]  # one per pipe: the max is the truth
+        field = b"Ingress.ack_seq.lo" if self.program == "netec_xor" else b"Ingress.ack_seq.f1"
+        values = ent.data[field]  # one per pipe: the max is the truth
         return max(values) if isinstance(values, list) else values
 

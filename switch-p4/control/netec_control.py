@@ -240,7 +240,7 @@ def xor_task_entries(task, array, setup, limits, vip, macs=None):
     k = setup["k"]
     entries = [Entry("vip_in", {"hdr.ipv4.dst_addr": ip_int(vip_host),
                                 "hdr.udp.dst_port": vip_port},
-                     "from_reader", {"task": task, "slot_array": array, "stripes": stripes,
+                     "from_reader", {"task": task, "stripes": stripes,
                                      "exposed": limits.slots // 2})]
     members = []
     for s in setup["survivors"]:
@@ -249,12 +249,11 @@ def xor_task_entries(task, array, setup, limits, vip, macs=None):
             "survivor_in",
             {"hdr.ipv4.src_addr": ip_int(s["host"]), "hdr.udp.src_port": s["port"],
              "hdr.ipv4.dst_addr": ip_int(vip_host), "hdr.udp.dst_port": vip_port,
-             "hdr.netec.sender": sender},
+             "hdr.netec.task": task, "hdr.netec.slot_array": array, "hdr.netec.sender": sender},
             "from_survivor",
-            {"task": task, "slot_array": array, "sender": sender, "sender_bit": 1 << sender,
+            {"task": task, "slot_array": array, "sender_bit": 1 << sender,
              "k_minus1": k - 1, "slot_mask": limits.slots - 1,
-             "far_mask": ~(limits.slots - 1) & 0xFFFFFFFF, "stripes": stripes,
-             "last_seq": stripes - 1,
+             "far_mask": ~(limits.slots - 1) & 0xFFFFFFFF, "last_seq": stripes - 1,
              "last_len": payload_length(setup["length"], p, stripes - 1)}))
         rid = task * limits.senders + sender + 1
         entries.append(Entry("replica", {"egress_rid": rid}, "to_survivor",
@@ -351,11 +350,6 @@ class ControlPlane:
 
     def setup(self, s):
         lim = self.limits
-        if s["payload"] != lim.payload:
-            raise Refused("payload size %d not supported (this switch: %d)"
-                          % (s["payload"], lim.payload))
-        if s["rows"] > lim.rows:
-            raise Refused("rows %d not supported (this switch: %d)" % (s["rows"], lim.rows))
         if s["transport"] != lim.transport:
             raise Refused("transport: %r not supported (this switch: \"%s\")"
                           % (s["transport"], lim.transport))
@@ -363,6 +357,11 @@ class ControlPlane:
             raise Refused("premultiplied: %s not supported (this switch %s)" % (
                 "true" if s["premultiplied"] else "false",
                 "only XORs" if lim.premultiplied else "multiplies"))
+        if s["payload"] != lim.payload:
+            raise Refused("payload size %d not supported (this switch: %d)"
+                          % (s["payload"], lim.payload))
+        if s["rows"] > lim.rows:
+            raise Refused("rows %d not supported (this switch: %d)" % (s["rows"], lim.rows))
         if s["k"] > lim.senders:
             raise Refused("k %d not supported (this switch: %d)" % (s["k"], lim.senders))
         if -(-s["length"] // s["payload"]) > MAX_STRIPES:

@@ -96,9 +96,10 @@ def test_p4test_accepts_both_programs():
     assert warnings_by_kind(text) == EXPLAINED["p4test tna"], text
 
 
-def test_p4c_barefoot_compiles_the_tna_program_for_tofino1(tmp_path):
+@pytest.mark.parametrize("program", p4tools.PROGRAMS)
+def test_p4c_barefoot_compiles_the_tna_program_for_tofino1(tmp_path, program):
     requires("p4c-barefoot", "bfas")
-    p4tools.compile_tofino(str(tmp_path))
+    p4tools.compile_tofino(str(tmp_path), program)
     # its own resource report, as resources.py tabulates it for switch-p4/README.md
     report = resources.load(str(tmp_path))
     assert "stages used" in resources.render(*report)

@@ -22,6 +22,9 @@ import pipeline as pl  # noqa: E402
 
 PROGRAMS = {"v1model": os.path.join(P4, "v1model", "netec.p4"),
             "tna": os.path.join(P4, "tna", "netec.p4")}
+# the datagram XOR program (pre-multiplied survivors): the same checks
+XOR_PROGRAMS = {"v1model": os.path.join(P4, "v1model", "netec_xor.p4"),
+                "tna": os.path.join(P4, "tna", "netec_xor.p4")}
 WIDTH = {"PortId_t": 9}
 
 
@@ -48,13 +51,58 @@ def declarations(text):
     return tables, actions
 
 
-def sample_entries():
-    req = {"version": nc.VERSION, "group": "g", "k": 6, "rows": 1, "payload": 64, "length": 1000,
-           "timeoutMs": 1000, "coefficients": [[0, 1, 2, 3, 200, 255]],
+def sample_entries(program="netec"):
+    limits = nc.Limits.of_program(program)
+    req = {"version": nc.VERSION, "group": "g", "k": 6, "rows": 1, "payload": limits.payload,
+           "length": 1000, "timeoutMs": 1000, "coefficients": [[0, 1, 2, 3, 200, 255]],
+           "transport": limits.transport, "premultiplied": limits.premultiplied,
            "survivors": [{"sender": s, "agent": "198.18.1.%d:50300" % (s + 1), "block": "b",
                           "unitLength": 1000, "token": ""} for s in range(6)]}
-    return nc.task_entries(31, 31, nc.parse_setup(req), nc.Limits(), ("198.18.0.100", 40031),
+    return nc.task_entries(31, 31, nc.parse_setup(req), limits, ("198.18.0.100", 40031),
                            0xFFFFFFFF, {"198.18.1.1": 0xFFFFFFFFFFFF})
+
+
+@pytest.mark.parametrize("arch", sorted(XOR_PROGRAMS))
+def test_every_entry_fits_the_xor_program(arch):
+    tables, actions = declarations(read(XOR_PROGRAMS[arch]))
+    entries, group = sample_entries("netec_xor")
+    entries = entries + backends.route_entries({"198.18.1.1": (2, 0x020000010002)})
+    for e in entries:
+        assert e.table in tables, "%s has no table %s" % (arch, e.table)
+        assert [k.split(".")[-1] for k in e.key] == tables[e.table], e
+        params = actions[e.action]
+        assert set(e.params) == set(params), (e, params)
+        for name, value in e.params.items():
+            assert 0 <= value < 1 << params[name], (e.action, name, value)
+    assert {e.table for e in entries} == {"vip_in", "survivor_in", "replica", "l3_forward"}
+    assert group[1] == 32 and len(group[2]) == 6
+
+
+@pytest.mark.parametrize("arch", sorted(XOR_PROGRAMS))
+def test_registers_the_backends_clear_exist_in_the_xor_program(arch):
+    text = read(XOR_PROGRAMS[arch])
+    declared = set(re.findall(r"register<bit<\d+>>\([^)]*\)\s+(\w+);", text))
+    declared |= set(re.findall(r"Register<[\w<>, ]+>\([^;]*\) (\w+);", text))
+    pr = backends.PROGRAMS["netec_xor"]
+    for name in pr.task_registers + pr.slot_registers + pr.sender_registers:
+        assert name in declared, "%s: no register %s" % (arch, name)
+
+
+def test_bfrt_backend_speaks_the_xor_programs_names():
+    log = []
+    b = backends.BfrtBackend(bfrt=Recorder(log), program="netec_xor",
+                             ports={"198.18.1.%d" % (s + 1): 8 + s for s in range(6)})
+    entries = sample_entries("netec_xor")
+    b.add_task(31, 31, entries)
+    tables, actions = declarations(read(XOR_PROGRAMS["tna"]))
+    adds = [(p, kw) for p, kw in log if ".add_with_" in p]
+    assert len(adds) == len(entries[0])
+    for path, kw in adds:
+        control, table, call = path.split(".")[-3:]
+        assert control == ("Egress" if table == "replica" else "Ingress")
+        assert set(kw) == set(tables[table]) | set(actions[call[len("add_with_"):]]), (path, kw)
+    # ackSeq starts at 0 with the task's stripes as its bound (1000 bytes: 4 stripes of 256)
+    assert ("netec_xor.pipe.Ingress.ack_seq.mod", {"REGISTER_INDEX": 31, "lo": 0, "hi": 4}) in log
 
 
 @pytest.mark.parametrize("arch", sorted(PROGRAMS))

@@ -40,10 +40,6 @@ const PortId_t RECIRC_PORT = 68;
 // A payload longer than one half takes a third pass.
 const bit<16> HALF_BYTES = 128;  // 4 * NETEC_XOR_HALF_WORDS
 
-const bit<8> ROLE_NONE = 0;
-const bit<8> ROLE_READER = 1;
-const bit<8> ROLE_SURVIVOR = 2;
-
 // Verdict of a DATA packet's first pass (the counter verdicts) besides netec_logic.p4's
 // MISMATCH, DUPLICATE, AGGREGATE and COMPLETE: seq < ackSeq or seq >= ackSeq + S.
 const bit<8> V_OUTSIDE = 7;
@@ -52,6 +48,12 @@ const bit<8> V_OUTSIDE = 7;
 header netec_xpass_h {
     bit<8> complete;  // 1: the stripe is complete; its last pass leaves as RESULT
     bit<8> reset;     // 1: the slot starts this stripe: overwrite the sums
+}
+
+// ack_seq's cell: ackSeq, and the task's stripes (its bound)
+struct ack_pair_t {
+    bit<32> lo;
+    bit<32> hi;
 }
 
 // What ingress tells egress about a reader's packet copied to every survivor.
@@ -82,37 +84,44 @@ struct ig_meta_t {
     bool    netec_csum_ok;
     bit<1>  netec_checked;  // the parser judged the NetEC checksum (DATA words or an ACK)
     bit<1>  recirculated;   // the parser read a pass header (recirculation port only)
-    bit<8>  role;
+    // survivor_in (a survivor's packet), or else vip_in (any other to a VIP: the reader's)
+    bit<1>  survivor;
     bit<8>  task;
     bit<8>  slot_array;
-    bit<8>  sender;
     task_cfg_t cfg;
     bit<16> sender_bit;
-    bit<32> cell;
-    bit<32> idx;            // sum registers' cell: slot array ++ slot ++ half
+    bit<1>  reader;
+    bit<32> reader_stripes;
+    bit<16> cell;
+    bit<16> idx;            // sum registers' cell: slot array ++ slot ++ half
     bit<32> ack;
-    bit<8>  verdict;
     bit<8>  taken;
-    bit<8>  reset;
     bit<16> dup;            // the sender's bit among those counted before (0: not a duplicate)
     bit<8>  complete;
-    bit<1>  first_pass;
+    bit<1>  half;           // the half a sum pass adds: 0 in pass 2, 1 in pass 3 (parser)
+    bit<1>  final;          // a sum pass that is the packet's last
+    bit<1>  result;         // ... of a complete stripe: the packet leaves as its RESULT
     bit<1>  one_half;       // payload_len <= one half: passes 1 and 2 only
     bit<1>  len_full;       // payload_len == P
-    bit<1>  half;           // the half a sum pass adds: 0 in pass 2, 1 in pass 3
-    bit<1>  sum_pass;
-    bit<1>  final;          // the packet's last pass
-    bit<1>  result;         // ... and its stripe is complete: it leaves as RESULT
-    bit<1>  ack_raise;
-    bit<1>  reader_hello;
-    bit<1>  to_reader;
     bit<32> seq_plus1;
     bit<16> seq_low;
+    // admission (docs/protocol.md "The switch's rules for DATA"): each check into a 1-bit flag
+    // of its own (a condition reads 4 bytes and 12 bits at most; one field written by many
+    // checks would take a stage per write)
     bit<32> past;           // max(seq, stripes - 1) ^ (stripes - 1): 0 iff seq < stripes
     bit<32> behind;         // (seq - ackSeq) & ~(S - 1): 0 iff ackSeq <= seq < ackSeq + S
     bit<32> last_diff;      // seq ^ (stripes - 1): 0 on the last stripe
     bit<16> len_last_diff;  // payload_len ^ the last stripe's length
     bit<16> slot_diff;      // (seq mod S) ^ slot
+    bit<1>  bad_words;
+    bit<1>  bad_version;
+    bit<1>  bad_reserved;
+    bit<1>  bad_flags;
+    bit<1>  bad_past;
+    bit<1>  bad_slot;
+    bit<1>  is_last;
+    bit<1>  len_last;
+    bit<1>  bad_len;
     bit<32> over;           // the reader's ACK: max(seq, stripes) ^ stripes, 0 iff seq <= stripes
     bit<32> reader_addr;
     bit<16> reader_port;
@@ -140,6 +149,7 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
         meta.netec_csum_ok = false;
         meta.netec_checked = 0;
         meta.recirculated = 0;
+        meta.half = 0;
         transition parse_ethernet;
     }
     state parse_ethernet {
@@ -198,12 +208,14 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
         }
     }
     state parse_sum_first {  // q <- the first half, c <- the rest
+        meta.half = 0;
         transition select(hdr.netec.payload_len) {
             NETEC_FIRST_CASES(q, words_done)
             default: accept;
         }
     }
     state parse_sum_second {  // q <- the rest (first on the wire now), c <- the first half
+        meta.half = 1;
         transition select(hdr.netec.payload_len) {
             NETEC_SECOND_CASES(q)
             default: accept;
@@ -281,21 +293,29 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                 inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
 
-    // ---- registers (a register's actions all run in its one stage) ---------------------------
-    // ackSeq: raised by the reader's ACK (only grows, never past the task's stripes), read by
-    // a DATA packet's first pass and for EBSN
-    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) ack_seq;
-    RegisterAction<bit<32>, bit<32>, bit<32>>(ack_seq) ack_raise = {
-        void apply(inout bit<32> v, out bit<32> rv) {
-            if (hdr.netec.seq > v && meta.cfg.stripes >= hdr.netec.seq) {
-                v = hdr.netec.seq;
+    // ---- registers: a register's actions all run in its one stage; the branches that use one
+    // (survivor, sum pass, reader) exclude each other, so they share it ----------------------
+    // ackSeq (lo) beside the task's stripes (hi, written at setup): the reader's ACK raises lo,
+    // never past hi (each compare of a stateful ALU takes one field of the packet, so the
+    // bound is the register's own); a DATA packet's first pass reads it
+    Register<ack_pair_t, bit<32>>(NETEC_TASKS, {0, 0}) ack_seq;
+    RegisterAction<ack_pair_t, bit<32>, bit<32>>(ack_seq) ack_raise = {
+        void apply(inout ack_pair_t v, out bit<32> rv) {
+            if (hdr.netec.seq > v.lo && v.hi >= hdr.netec.seq) {
+                v.lo = hdr.netec.seq;
             }
-            rv = v;
+            rv = v.lo;
         }
     };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(ack_seq) ack_read = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    RegisterAction<ack_pair_t, bit<32>, bit<32>>(ack_seq) ack_read = {
+        void apply(inout ack_pair_t v, out bit<32> rv) { rv = v.lo; }
     };
+    // The other registers are used by several branches (a survivor's first pass, a sum pass,
+    // the reader's packets), each use a RegisterAction of its own in a table pinned to the
+    // register's stage: placement does not look for one stage that suits every branch ("not
+    // able to allocate ... in the same stage along with Register"), and code after the
+    // branches would wait for their last table (Tofino 1 has no long branches), the sums'.
+    // The stages are where a first pass reaches them: ackSeq in 2, admission then takes 3-5.
     // maxStarted + 1: raised by every admitted DATA packet (its stripe has begun)
     Register<bit<32>, bit<32>>(NETEC_TASKS, 0) max_started_plus1;
     RegisterAction<bit<32>, bit<32>, bit<32>>(max_started_plus1) started_raise = {
@@ -325,9 +345,10 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     RegisterAction<bit<32>, bit<32>, bit<32>>(slot_completes) completes_read = {
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
     };
-
-    Register<bit<32>, bit<32>>(NETEC_SLOT_CELLS, SEQ_NONE) slot_seq;
-    RegisterAction<bit<32>, bit<32>, bit<8>>(slot_seq) seq_check = {
+    // The stripe a slot holds. The completing packet's last pass frees the slot: a packet of
+    // the stripe after it (a retransmission after a lost RESULT) is aggregated again.
+    Register<bit<32>, bit<16>>(NETEC_SLOT_CELLS, SEQ_NONE) slot_seq;
+    RegisterAction<bit<32>, bit<16>, bit<8>>(slot_seq) seq_check = {
         void apply(inout bit<32> v, out bit<8> rv) {
             if (v == hdr.netec.seq) {
                 rv = SLOT_SAME;
@@ -339,31 +360,29 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             v = hdr.netec.seq;
         }
     };
-    // the completing packet's last pass frees the slot: a packet of the stripe after it (a
-    // retransmission after a lost RESULT) is aggregated again from scratch
-    RegisterAction<bit<32>, bit<32>, bit<8>>(slot_seq) seq_release = {
+    RegisterAction<bit<32>, bit<16>, bit<8>>(slot_seq) seq_release = {
         void apply(inout bit<32> v) { v = SEQ_NONE; }
     };
     // The tracker's bits: the ALU returns the sender's bit as it was (set: a duplicate) and
     // stores it set, so a duplicate is known one stage after the slot.
-    Register<bit<16>, bit<32>>(NETEC_SLOT_CELLS, 0) slot_bits;
-    RegisterAction<bit<16>, bit<32>, bit<16>>(slot_bits) bits_add = {
+    Register<bit<16>, bit<16>>(NETEC_SLOT_CELLS, 0) slot_bits;
+    RegisterAction<bit<16>, bit<16>, bit<16>>(slot_bits) bits_add = {
         void apply(inout bit<16> v, out bit<16> rv) {
             rv = v & meta.sender_bit;
             v = v | meta.sender_bit;
         }
     };
-    RegisterAction<bit<16>, bit<32>, bit<16>>(slot_bits) bits_restart = {
+    RegisterAction<bit<16>, bit<16>, bit<16>>(slot_bits) bits_restart = {
         void apply(inout bit<16> v, out bit<16> rv) { rv = 0; v = meta.sender_bit; }
     };
     // Packets counted in the slot; returns 1 on the k-th (and starts again from 0).
-    Register<bit<8>, bit<32>>(NETEC_SLOT_CELLS, 0) slot_count;
-    RegisterAction<bit<8>, bit<32>, bit<8>>(slot_count) count_add = {
+    Register<bit<8>, bit<16>>(NETEC_SLOT_CELLS, 0) slot_count;
+    RegisterAction<bit<8>, bit<16>, bit<8>>(slot_count) count_add = {
         void apply(inout bit<8> v, out bit<8> rv) {
             if (v == meta.cfg.k_minus1) { v = 0; rv = 1; } else { v = v + 1; rv = 0; }
         }
     };
-    RegisterAction<bit<8>, bit<32>, bit<8>>(slot_count) count_restart = {
+    RegisterAction<bit<8>, bit<16>, bit<8>>(slot_count) count_restart = {
         void apply(inout bit<8> v, out bit<8> rv) {
             if (meta.cfg.k_minus1 == 0) { v = 0; rv = 1; } else { v = 1; rv = 0; }
         }
@@ -372,32 +391,99 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     // plane clears them at setup; later HELLOs change nothing), read for each RESULT and each
     // survivor's packet to the reader.
     Register<bit<32>, bit<32>>(NETEC_TASKS, 0) reader_addr;
-    RegisterAction<bit<32>, bit<32>, bit<32>>(reader_addr) reader_addr_access = {
-        void apply(inout bit<32> v, out bit<32> rv) {
-            if (meta.reader_hello == 1 && v == 0) {
+    RegisterAction<bit<32>, bit<32>, bit<32>>(reader_addr) reader_addr_learn = {
+        void apply(inout bit<32> v) {
+            if (v == 0) {
                 v = hdr.ipv4.src_addr;
             }
-            rv = v;
         }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(reader_addr) reader_addr_for_result = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(reader_addr) reader_addr_for_agent = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
     };
     Register<bit<16>, bit<32>>(NETEC_TASKS, 0) reader_port;
-    RegisterAction<bit<16>, bit<32>, bit<16>>(reader_port) reader_port_access = {
-        void apply(inout bit<16> v, out bit<16> rv) {
-            if (meta.reader_hello == 1 && v == 0) {
+    RegisterAction<bit<16>, bit<32>, bit<16>>(reader_port) reader_port_learn = {
+        void apply(inout bit<16> v) {
+            if (v == 0) {
                 v = hdr.udp.src_port;
             }
-            rv = v;
         }
     };
+    RegisterAction<bit<16>, bit<32>, bit<16>>(reader_port) reader_port_for_result = {
+        void apply(inout bit<16> v, out bit<16> rv) { rv = v; }
+    };
+    RegisterAction<bit<16>, bit<32>, bit<16>>(reader_port) reader_port_for_agent = {
+        void apply(inout bit<16> v, out bit<16> rv) { rv = v; }
+    };
+
+// A register action in a keyless table of its own, pinned to STAGE.
+#define PINNED(NAME, STAGE, BODY)                                                            \
+    action NAME##_act() { BODY }                                                             \
+    @stage(STAGE) @hidden table NAME##_tbl {                                                 \
+        actions = { NAME##_act; }                                                            \
+        const default_action = NAME##_act();                                                 \
+    }
+    // ackSeq's two actions where the placement puts them (pinned to one stage, it could not)
+    action ack_read_act() { meta.ack = ack_read.execute((bit<32>)meta.task); }
+    @hidden table ack_read_tbl {
+        actions = { ack_read_act; }
+        const default_action = ack_read_act();
+    }
+    action ack_raise_act() { hdr.bridge.ack = ack_raise.execute((bit<32>)meta.task); }
+    @hidden table ack_raise_tbl {
+        actions = { ack_raise_act; }
+        const default_action = ack_raise_act();
+    }
+    PINNED(started_raise, 6, started_raise.execute((bit<32>)meta.task);)
+    PINNED(started_read, 6,
+           hdr.bridge.started = started_read.execute((bit<32>)meta.task);)
+    PINNED(seq_check, 6, meta.taken = seq_check.execute(meta.cell);)
+    PINNED(seq_release, 6, seq_release.execute(meta.cell);)
+    PINNED(starts_add, 7, starts_add.execute((bit<32>)meta.task);)
+    PINNED(starts_read, 7, hdr.bridge.starts = starts_read.execute((bit<32>)meta.task);)
+    PINNED(completes_add, 9, completes_add.execute((bit<32>)meta.task);)
+    PINNED(completes_read, 9,
+           hdr.bridge.completes = completes_read.execute((bit<32>)meta.task);)
+    PINNED(reader_addr_learn, 8, reader_addr_learn.execute((bit<32>)meta.task);)
+    PINNED(reader_port_learn, 8, reader_port_learn.execute((bit<32>)meta.task);)
+    PINNED(reader_addr_for_result, 8,
+           meta.reader_addr = reader_addr_for_result.execute((bit<32>)meta.task);)
+    PINNED(reader_port_for_result, 8,
+           meta.reader_port = reader_port_for_result.execute((bit<32>)meta.task);)
+    PINNED(reader_addr_for_agent, 8,
+           meta.reader_addr = reader_addr_for_agent.execute((bit<32>)meta.task);)
+    PINNED(reader_port_for_agent, 8,
+           meta.reader_port = reader_port_for_agent.execute((bit<32>)meta.task);)
+    // the slot's bits and count: the first packet of a stripe in the slot restarts them
+    action bits_add_act() { meta.dup = bits_add.execute(meta.cell); }
+    action bits_restart_act() { meta.dup = bits_restart.execute(meta.cell); }
+    @stage(7) @hidden table bits_tbl {
+        key = { hdr.pass.reset : exact; }
+        actions = { bits_add_act; bits_restart_act; }
+        const entries = { 0 : bits_add_act(); 1 : bits_restart_act(); }
+    }
+    action count_add_act() { meta.complete = count_add.execute(meta.cell); }
+    action count_restart_act() { meta.complete = count_restart.execute(meta.cell); }
+    @stage(8) @hidden table count_tbl {
+        key = { hdr.pass.reset : exact; }
+        actions = { count_add_act; count_restart_act; }
+        const entries = { 0 : count_add_act(); 1 : count_restart_act(); }
+    }
+
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) idx_of;       // slot array ++ slot ++ half
 
 // One register per word of half q, one action at one call site: overwrite when the slot
-// starts the stripe, XOR otherwise, and write the new sum into the word. Only the completing
-// packet's words leave as sums (the others are dropped in their last pass).
+// starts the stripe (the pass header says so), XOR otherwise, and write the new sum into the
+// word. Only the completing packet's words leave as sums (the others are dropped in their last
+// pass).
 #define SUM_REGISTER(J)                                                                      \
-    Register<bit<32>, bit<32>>(NETEC_XOR_SUM_CELLS, 0) sum##J;                               \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(sum##J) sum##J##_add = {                       \
+    Register<bit<32>, bit<16>>(NETEC_XOR_SUM_CELLS, 0) sum##J;                               \
+    RegisterAction<bit<32>, bit<16>, bit<32>>(sum##J) sum##J##_add = {                       \
         void apply(inout bit<32> v, out bit<32> rv) {                                        \
-            if (meta.reset == 1) {                                                           \
+            if (hdr.pass.reset == 1) {                                                       \
                 v = hdr.q.w##J.v;                                                            \
             } else {                                                                         \
                 v = v ^ hdr.q.w##J.v;                                                        \
@@ -405,7 +491,21 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             rv = v;                                                                          \
         }                                                                                    \
     };
-#define SUM_APPLY(J) hdr.q.w##J.v = sum##J##_add.execute(meta.idx);
+// Each sum in a table pinned to a stage, its cell hashed in that stage: the placement fills
+// stages with sums greedily and left the tracker no stateful ALU until stage 10 (15 stages in
+// all); pinned, the sums take what the tracker leaves (ackSeq in stage 2, slot_seq and
+// maxStarted+1 in 6, slot_bits and the starts counter in 7, slot_count and the reader's
+// address and port in 8, the completes counter in 9).
+#define SUM_TABLE(J, STAGE)                                                                  \
+    action sum##J##_act() {                                                                  \
+        hdr.q.w##J.v = sum##J##_add.execute(                                                 \
+            idx_of.get({meta.slot_array, hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0], meta.half})); \
+    }                                                                                        \
+    @stage(STAGE) @hidden table sum##J##_tbl {                                              \
+        actions = { sum##J##_act; }                                                          \
+        const default_action = sum##J##_act();                                               \
+    }
+#define SUM_APPLY(J) sum##J##_tbl.apply();
     SUM_REGISTER(0)  SUM_REGISTER(1)  SUM_REGISTER(2)  SUM_REGISTER(3)
     SUM_REGISTER(4)  SUM_REGISTER(5)  SUM_REGISTER(6)  SUM_REGISTER(7)
     SUM_REGISTER(8)  SUM_REGISTER(9)  SUM_REGISTER(10) SUM_REGISTER(11)
@@ -414,43 +514,49 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     SUM_REGISTER(20) SUM_REGISTER(21) SUM_REGISTER(22) SUM_REGISTER(23)
     SUM_REGISTER(24) SUM_REGISTER(25) SUM_REGISTER(26) SUM_REGISTER(27)
     SUM_REGISTER(28) SUM_REGISTER(29) SUM_REGISTER(30) SUM_REGISTER(31)
+    SUM_TABLE(0, 1)   SUM_TABLE(1, 1)   SUM_TABLE(2, 1)   SUM_TABLE(3, 1)
+    SUM_TABLE(4, 2)   SUM_TABLE(5, 2)   SUM_TABLE(6, 2)   SUM_TABLE(7, 3)
+    SUM_TABLE(8, 3)   SUM_TABLE(9, 3)   SUM_TABLE(10, 3)  SUM_TABLE(11, 4)
+    SUM_TABLE(12, 4)  SUM_TABLE(13, 4)  SUM_TABLE(14, 4)  SUM_TABLE(15, 5)
+    SUM_TABLE(16, 5)  SUM_TABLE(17, 5)  SUM_TABLE(18, 5)  SUM_TABLE(19, 6)
+    SUM_TABLE(20, 6)  SUM_TABLE(21, 7)  SUM_TABLE(22, 7)  SUM_TABLE(23, 8)
+    SUM_TABLE(24, 9)  SUM_TABLE(25, 9)  SUM_TABLE(26, 9)  SUM_TABLE(27, 10)
+    SUM_TABLE(28, 10) SUM_TABLE(29, 10) SUM_TABLE(30, 10) SUM_TABLE(31, 11)
 
     Counter<bit<32>, bit<8>>(8, CounterType_t.PACKETS) verdicts;  // DATA packets by verdict
 
-    // ---- classify: a survivor's packet, or another packet to the VIP (the reader's) ---------
-    action from_survivor(bit<8> task, bit<8> slot_array, bit<8> sender, bit<16> sender_bit,
+    // ---- classify -------------------------------------------------------------------------
+    action from_survivor(bit<8> task, bit<8> slot_array, bit<16> sender_bit,
                          bit<8> k_minus1, bit<16> slot_mask, bit<32> far_mask,
-                         bit<32> stripes, bit<32> last_seq, bit<16> last_len) {
-        meta.role = ROLE_SURVIVOR;
+                         bit<32> last_seq, bit<16> last_len) {
+        meta.survivor = 1;
         meta.task = task;
         meta.slot_array = slot_array;
-        meta.sender = sender;
         meta.sender_bit = sender_bit;
         meta.cfg.k_minus1 = k_minus1;
         meta.cfg.slot_mask = slot_mask;
         meta.cfg.far_mask = far_mask;
-        meta.cfg.stripes = stripes;
         meta.cfg.last_seq = last_seq;
         meta.cfg.last_len = last_len;
     }
-    // the agent's address and port, the VIP's, and the sender it speaks for (one agent may
-    // serve two senders of a task from one address)
+    // the agent's address and port, the VIP's, and the task, slot array and sender the packet
+    // names (one agent may serve two senders of a task from one address; a packet naming
+    // another task is not this survivor's)
     table survivor_in {
         key = {
             hdr.ipv4.src_addr : exact; hdr.udp.src_port : exact;
             hdr.ipv4.dst_addr : exact; hdr.udp.dst_port : exact;
-            hdr.netec.sender : exact;
+            hdr.netec.task : exact; hdr.netec.slot_array : exact; hdr.netec.sender : exact;
         }
         actions = { from_survivor; NoAction; }
         const default_action = NoAction();
         size = NETEC_SENDER_CELLS;
     }
 
-    action from_reader(bit<8> task, bit<8> slot_array, bit<32> stripes, bit<32> exposed) {
-        meta.role = ROLE_READER;
+    action from_reader(bit<8> task, bit<32> stripes, bit<32> exposed) {
+        meta.reader = 1;
         meta.task = task;
-        meta.slot_array = slot_array;
-        meta.cfg.stripes = stripes;
+        meta.reader_stripes = stripes;
         hdr.bridge.exposed = exposed;
     }
     table vip_in {
@@ -474,9 +580,24 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         size = 1024;
     }
 
-    // ---- admission (docs/protocol.md "The switch's rules for DATA", 1-2, and the header) -----
-    // Every comparison of two fields is computed in an action, as whole fields (Tofino compares
-    // a field with a constant only), each step a table of one default action.
+    // the same routes for packets rewritten to the reader (tables of their own: one call
+    // site each; the control plane fills all three)
+    table l3_to_reader {
+        key = { hdr.ipv4.dst_addr : lpm; }
+        actions = { route; unroutable; }
+        const default_action = unroutable();
+        size = 1024;
+    }
+    table l3_agent_to_reader {
+        key = { hdr.ipv4.dst_addr : lpm; }
+        actions = { route; unroutable; }
+        const default_action = unroutable();
+        size = 1024;
+    }
+
+    // ---- admission: every comparison of two fields is computed in an action, as whole
+    // fields (Tofino compares a field with a constant only), each step a table of one default
+    // action --------------------------------------------------------------------------------
     action admit_firsts() {
         meta.past = NETEC_MAX(hdr.netec.seq, meta.cfg.last_seq);
         meta.last_diff = hdr.netec.seq ^ meta.cfg.last_seq;
@@ -495,29 +616,34 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         actions = { admit_behind; }
         const default_action = admit_behind();
     }
-    // seq - ackSeq below S, which also fails a stale seq: its difference wraps above 2^31
     action admit_seconds() {
         meta.past = meta.past ^ meta.cfg.last_seq;
         meta.slot_diff = meta.slot_diff ^ hdr.netec.slot;
-        meta.behind = meta.behind & meta.cfg.far_mask;
     }
     @hidden table take_admit_seconds {
         actions = { admit_seconds; }
         const default_action = admit_seconds();
     }
-    action ack_over() { meta.over = NETEC_MAX(hdr.netec.seq, meta.cfg.stripes); }
+    // seq - ackSeq below S, which also fails a stale seq: its difference wraps above 2^31
+    action admit_window() {
+        meta.behind = meta.behind & meta.cfg.far_mask;
+    }
+    @hidden table take_admit_window {
+        actions = { admit_window; }
+        const default_action = admit_window();
+    }
+    action ack_over() { meta.over = NETEC_MAX(hdr.netec.seq, meta.reader_stripes); }
     @hidden table take_ack_over {
         actions = { ack_over; }
         const default_action = ack_over();
     }
-    action ack_over_diff() { meta.over = meta.over ^ meta.cfg.stripes; }
+    action ack_over_diff() { meta.over = meta.over ^ meta.reader_stripes; }
     @hidden table take_ack_over_diff {
         actions = { ack_over_diff; }
         const default_action = ack_over_diff();
     }
 
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) cell_of;      // slot array ++ slot
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) idx_of;       // slot array ++ slot ++ half
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) cell_of;      // slot array ++ slot
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) seq_low_of;   // seq's low 16 bits
 
     action drop_counted(bit<8> why) {
@@ -526,18 +652,11 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     }
 
     apply {
-        meta.role = ROLE_NONE;
-        meta.reset = 0;
+        meta.survivor = 0;
+        meta.reader = 0;
         meta.complete = 0;
-        meta.first_pass = 0;
-        meta.sum_pass = 0;
-        meta.half = 0;
         meta.final = 0;
         meta.result = 0;
-        meta.ack_raise = 0;
-        meta.reader_hello = 0;
-        meta.to_reader = 0;
-        meta.verdict = 0;
         hdr.bridge.setValid();
         hdr.bridge.ebsn = 0;
         hdr.bridge.ack = 0;
@@ -545,12 +664,8 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         hdr.bridge.starts = 0;
         hdr.bridge.completes = 0;
         hdr.bridge.exposed = 0;
-        if (!hdr.ipv4.isValid()) {
-            ig_dprsr_md.drop_ctl = 1;
-            exit;
-        }
-        // Tofino: a condition reads 4 bytes and 12 bits at most, its enclosing ones included,
-        // so wide tests are taken into 1-bit flags first
+        // wide tests into 1-bit flags, side by side (a condition reads 4 bytes and 12 bits at
+        // most, its enclosing conditions included)
         meta.one_half = 0;
         if (hdr.netec.payload_len[15:7] == 0 || hdr.netec.payload_len == HALF_BYTES) {
             meta.one_half = 1;
@@ -559,177 +674,113 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         if (hdr.netec.payload_len == NETEC_XOR_PAYLOAD) {
             meta.len_full = 1;
         }
+        meta.bad_words = 0;
+        if (meta.words_ok != 1) {
+            meta.bad_words = 1;
+        }
+        meta.bad_version = 0;
+        if (hdr.netec.version != NETEC_VERSION) {
+            meta.bad_version = 1;
+        }
+        meta.bad_reserved = 0;
+        if (hdr.netec.reserved != 0) {
+            meta.bad_reserved = 1;
+        }
+        meta.bad_flags = 0;
+        if (hdr.netec.flags != 0 || hdr.netec.window != 0) {
+            meta.bad_flags = 1;
+        }
+        meta.seq_low = seq_low_of.get({hdr.netec.seq});
         if (hdr.netec.isValid()) {
+            // the reader's packets after: every register is indexed by the one task field
             if (!survivor_in.apply().hit) {
                 vip_in.apply();
             }
         }
-        if (meta.role != ROLE_NONE && meta.recirculated == 0) {
-            if (meta.netec_checked == 1 && !meta.netec_csum_ok) {
-                // a task's NetEC packet, corrupt or sent wrong: its bytes never enter a sum
-                ig_dprsr_md.drop_ctl = 1;
-                exit;
-            }
-        }
-        if (meta.role == ROLE_SURVIVOR) {
-            if (hdr.pass.isValid()) {
-                meta.sum_pass = 1;
-                meta.reset = hdr.pass.reset;
-                meta.complete = hdr.pass.complete;
-                if (hdr.ethernet.ether_type == ETHERTYPE_SUM_SECOND) {
-                    meta.final = 1;
-                    meta.half = 1;
-                } else if (meta.one_half == 1) {
-                    meta.final = 1;  // one half: no third pass
-                }
-            } else if (hdr.netec.type == NETEC_DATA) {
-                meta.first_pass = 1;
-            } else {
-                meta.to_reader = 1;  // an agent's HELLO (an error): to the reader
-            }
-        } else if (meta.role == ROLE_READER) {
-            if (hdr.netec.type == NETEC_ACK) {
-                meta.ack_raise = 1;
-            } else if (hdr.netec.type == NETEC_HELLO) {
-                meta.reader_hello = 1;
-            } else {
-                drop_counted(V_MISMATCH);  // a reader sends ACKs and HELLOs only
-                exit;
-            }
-        }
-        if (meta.final == 1 && meta.complete == 1) {
-            meta.result = 1;
-            meta.to_reader = 1;
-        }
 
-        // ackSeq: raised by the reader's ACK (the ALU keeps it within the stripes; its sender
-        // and bound are checked below), read by a DATA packet's first pass
-        if (meta.ack_raise == 1) {
-            hdr.bridge.ack = ack_raise.execute((bit<32>)meta.task);
-        } else if (meta.first_pass == 1) {
-            meta.ack = ack_read.execute((bit<32>)meta.task);
-        }
-        // the reader's address: bound by its first HELLO, read for everything sent to it
-        if (meta.reader_hello == 1 || meta.to_reader == 1) {
-            meta.reader_addr = reader_addr_access.execute((bit<32>)meta.task);
-            meta.reader_port = reader_port_access.execute((bit<32>)meta.task);
-        }
-
-        if (meta.role == ROLE_READER) {
-            // ---- the reader's ACK or HELLO: to every survivor (egress: addresses, sender,
-            // the ACK's EBSN window) --------------------------------------------------------
-            if (meta.ack_raise == 1) {
-                take_ack_over.apply();
-                take_ack_over_diff.apply();
-                if (meta.over != 0 || hdr.netec.sender != NETEC_READER) {
-                    drop_counted(V_MISMATCH);
-                    exit;
-                }
-                hdr.bridge.started = started_read.execute((bit<32>)meta.task);
-                hdr.bridge.starts = starts_read.execute((bit<32>)meta.task);
-                hdr.bridge.completes = completes_read.execute((bit<32>)meta.task);
-                hdr.bridge.ebsn = 1;
-            }
-            ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
-            exit;
-        }
-
-        if (meta.first_pass == 1) {
-            // ---- pass 1: admit and track -------------------------------------------------
-            meta.seq_low = seq_low_of.get({hdr.netec.seq});
+        // ---- the branches: each does all its work inside (code after them would wait for
+        // their last table, the sums') -----------------------------------------------------
+        if (!hdr.ipv4.isValid()) {
+            ig_dprsr_md.drop_ctl = 1;
+        } else if (meta.survivor == 1 && meta.netec_checked == 1 && !meta.netec_csum_ok) {
+            ig_dprsr_md.drop_ctl = 1;  // a task's NetEC packet, corrupt: never summed
+        } else if (meta.survivor == 1 && !hdr.pass.isValid() && hdr.netec.type == NETEC_DATA) {
+            // ---- pass 1: admit and track -----------------------------------------------
+            ack_read_tbl.apply();
             take_admit_firsts.apply();
             take_admit_behind.apply();
             take_admit_seconds.apply();
-            if (meta.words_ok != 1) {
-                meta.verdict = V_MISMATCH;
-            }
-            if (hdr.netec.version != NETEC_VERSION) {
-                meta.verdict = V_MISMATCH;
-            }
-            if (hdr.netec.reserved != 0) {
-                meta.verdict = V_MISMATCH;
-            }
-            if (hdr.netec.flags != 0 || hdr.netec.window != 0) {
-                meta.verdict = V_MISMATCH;
-            }
-            if (hdr.netec.task != meta.task) {  // the fields of the agent's task and sender
-                meta.verdict = V_MISMATCH;
-            }
-            if (hdr.netec.slot_array != meta.slot_array) {
-                meta.verdict = V_MISMATCH;
-            }
+            take_admit_window.apply();
+            meta.bad_past = 0;
             if (meta.past != 0) {
-                meta.verdict = V_MISMATCH;
+                meta.bad_past = 1;
             }
+            meta.bad_slot = 0;
             if (meta.slot_diff != 0) {
-                meta.verdict = V_MISMATCH;
+                meta.bad_slot = 1;
+            }
+            meta.is_last = 0;
+            if (meta.last_diff == 0) {
+                meta.is_last = 1;
+            }
+            meta.len_last = 0;
+            if (meta.len_last_diff == 0) {
+                meta.len_last = 1;
             }
             // every packet of a stripe has its length: P, or the last stripe's
-            bit<1> last = 0;
-            if (meta.last_diff == 0) {
-                last = 1;
+            meta.bad_len = 0;
+            if (meta.is_last == 1 && meta.len_last == 0) {
+                meta.bad_len = 1;
             }
-            bit<1> len_last = 0;
-            if (meta.len_last_diff == 0) {
-                len_last = 1;
+            if (meta.is_last == 0 && meta.len_full == 0) {
+                meta.bad_len = 1;
             }
-            if (last == 1 && len_last == 0) {
-                meta.verdict = V_MISMATCH;
-            }
-            if (last == 0 && meta.len_full == 0) {
-                meta.verdict = V_MISMATCH;
-            }
-            if (meta.behind != 0) {
-                meta.verdict = V_OUTSIDE;
-            }
-            if (meta.verdict != 0) {
-                drop_counted(meta.verdict);
-                exit;
-            }
-            started_raise.execute((bit<32>)meta.task);
-            meta.cell = cell_of.get({meta.slot_array, hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]});
-            meta.taken = seq_check.execute(meta.cell);
-            if (meta.taken != SLOT_SAME) {
-                meta.reset = 1;
-            }
-            if (meta.taken == SLOT_FREE) {
-                starts_add.execute((bit<32>)meta.task);
-            }
-            if (meta.reset == 1) {
-                meta.dup = bits_restart.execute(meta.cell);
+            if (meta.bad_words == 1 || meta.bad_version == 1 || meta.bad_reserved == 1
+                    || meta.bad_flags == 1 || meta.bad_past == 1 || meta.bad_slot == 1
+                    || meta.bad_len == 1) {
+                drop_counted(V_MISMATCH);
+            } else if (meta.behind != 0) {
+                drop_counted(V_OUTSIDE);
             } else {
-                meta.dup = bits_add.execute(meta.cell);
+                meta.cell = cell_of.get({meta.slot_array,
+                                         hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]});
+                started_raise_tbl.apply();
+                seq_check_tbl.apply();
+                hdr.pass.setValid();
+                hdr.pass.reset = 0;
+                if (meta.taken != SLOT_SAME) {
+                    hdr.pass.reset = 1;
+                }
+                if (meta.taken == SLOT_FREE) {
+                    starts_add_tbl.apply();
+                }
+                bits_tbl.apply();
+                if (meta.dup != 0) {
+                    drop_counted(V_DUPLICATE);
+                } else {
+                    count_tbl.apply();
+                    hdr.pass.complete = meta.complete;
+                    if (meta.complete == 1) {
+                        completes_add_tbl.apply();
+                        verdicts.count(V_COMPLETE);
+                    } else {
+                        verdicts.count(V_AGGREGATE);
+                    }
+                    hdr.ethernet.ether_type = ETHERTYPE_SUM_FIRST;
+                    ig_tm_md.ucast_egress_port = RECIRC_PORT;
+                    ig_tm_md.bypass_egress = 1;
+                    hdr.bridge.setInvalid();
+                }
             }
-            if (meta.dup != 0) {
-                drop_counted(V_DUPLICATE);
-                exit;
+        } else if (meta.survivor == 1 && hdr.pass.isValid()) {
+            // ---- passes 2 and 3: sum half q into its half's cells ------------------------
+            if (hdr.ethernet.ether_type == ETHERTYPE_SUM_SECOND) {
+                meta.final = 1;
+            } else if (meta.one_half == 1) {
+                meta.final = 1;  // one half: no third pass
             }
-            if (meta.reset == 1) {
-                meta.complete = count_restart.execute(meta.cell);
-            } else {
-                meta.complete = count_add.execute(meta.cell);
-            }
-            if (meta.complete == 1) {
-                completes_add.execute((bit<32>)meta.task);
-                verdicts.count(V_COMPLETE);
-            } else {
-                verdicts.count(V_AGGREGATE);
-            }
-            hdr.pass.setValid();
-            hdr.pass.complete = meta.complete;
-            hdr.pass.reset = meta.reset;
-            hdr.ethernet.ether_type = ETHERTYPE_SUM_FIRST;
-            ig_tm_md.ucast_egress_port = RECIRC_PORT;
             ig_tm_md.bypass_egress = 1;
             hdr.bridge.setInvalid();
-            exit;
-        }
-
-        if (meta.sum_pass == 1) {
-            // ---- passes 2 and 3: sum half q into its half's cells ------------------------
-            meta.idx = idx_of.get({meta.slot_array, hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0],
-                                   meta.half});
-            meta.cell = cell_of.get({meta.slot_array, hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]});
             SUM_APPLY(0)  SUM_APPLY(1)  SUM_APPLY(2)  SUM_APPLY(3)
             SUM_APPLY(4)  SUM_APPLY(5)  SUM_APPLY(6)  SUM_APPLY(7)
             SUM_APPLY(8)  SUM_APPLY(9)  SUM_APPLY(10) SUM_APPLY(11)
@@ -738,32 +789,69 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             SUM_APPLY(20) SUM_APPLY(21) SUM_APPLY(22) SUM_APPLY(23)
             SUM_APPLY(24) SUM_APPLY(25) SUM_APPLY(26) SUM_APPLY(27)
             SUM_APPLY(28) SUM_APPLY(29) SUM_APPLY(30) SUM_APPLY(31)
-            ig_tm_md.bypass_egress = 1;
-            hdr.bridge.setInvalid();
             if (meta.final == 0) {
                 hdr.ethernet.ether_type = ETHERTYPE_SUM_SECOND;
                 ig_tm_md.ucast_egress_port = RECIRC_PORT;
-                exit;
-            }
-            if (meta.result == 0) {
+            } else if (hdr.pass.complete == 0) {
                 ig_dprsr_md.drop_ctl = 1;  // counted in pass 1; its stripe is not complete
-                exit;
+            } else {
+                // the stripe's RESULT, from the VIP to the reader (summed anew in the
+                // deparser); its slot is freed
+                meta.cell = cell_of.get({meta.slot_array,
+                                         hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]});
+                seq_release_tbl.apply();
+                reader_addr_for_result_tbl.apply();
+                reader_port_for_result_tbl.apply();
+                meta.result = 1;
+                hdr.pass.setInvalid();
+                hdr.ethernet.ether_type = ETHERTYPE_IPV4;
+                hdr.netec.type = NETEC_RESULT;
+                hdr.netec.sender = 0;
+                hdr.ipv4.src_addr = hdr.ipv4.dst_addr;  // the VIP
+                hdr.udp.src_port = hdr.udp.dst_port;
+                hdr.ipv4.dst_addr = meta.reader_addr;
+                hdr.udp.dst_port = meta.reader_port;
+                hdr.udp.checksum = 0;
+                l3_to_reader.apply();
             }
-            // the stripe's RESULT: from the VIP to the reader, summed anew in the deparser
-            seq_release.execute(meta.cell);
-            hdr.pass.setInvalid();
-            hdr.ethernet.ether_type = ETHERTYPE_IPV4;
-            hdr.netec.type = NETEC_RESULT;
-            hdr.netec.sender = 0;
-        }
-        if (meta.to_reader == 1) {
-            hdr.ipv4.src_addr = hdr.ipv4.dst_addr;  // the VIP
+        } else if (meta.survivor == 1) {
+            // ---- an agent's HELLO (an error) or ACK: to the reader, from the VIP ---------
+            reader_addr_for_agent_tbl.apply();
+            reader_port_for_agent_tbl.apply();
+            hdr.ipv4.src_addr = hdr.ipv4.dst_addr;
             hdr.udp.src_port = hdr.udp.dst_port;
             hdr.ipv4.dst_addr = meta.reader_addr;
             hdr.udp.dst_port = meta.reader_port;
             hdr.udp.checksum = 0;
+            l3_agent_to_reader.apply();
+        } else if (meta.reader == 1) {
+            // ---- the reader's ACK or HELLO: to every survivor (egress: addresses, sender,
+            // the ACK's EBSN window) --------------------------------------------------------
+            if (meta.netec_checked == 1 && !meta.netec_csum_ok) {
+                ig_dprsr_md.drop_ctl = 1;
+            } else if (hdr.netec.type == NETEC_ACK) {
+                ack_raise_tbl.apply();
+                take_ack_over.apply();
+                take_ack_over_diff.apply();
+                if (meta.over != 0 || hdr.netec.sender != NETEC_READER) {
+                    ig_dprsr_md.drop_ctl = 1;  // past the task's stripes, or not the reader's
+                } else {
+                    started_read_tbl.apply();
+                    starts_read_tbl.apply();
+                    completes_read_tbl.apply();
+                    hdr.bridge.ebsn = 1;
+                    ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
+                }
+            } else if (hdr.netec.type == NETEC_HELLO) {
+                reader_addr_learn_tbl.apply();
+                reader_port_learn_tbl.apply();
+                ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
+            } else {
+                ig_dprsr_md.drop_ctl = 1;  // a reader sends ACKs and HELLOs only
+            }
+        } else {
+            l3_forward.apply();  // not a task's: forwarded as it is
         }
-        l3_forward.apply();
     }
 }
 
@@ -777,7 +865,7 @@ control IngressDeparserImpl(packet_out pkt, inout headers_t hdr, in ig_meta_t me
             hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl,
             hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr});
         if (meta.result == 1) {
-            // a computed 0 is sent as 0xFFFF (docs/protocol.md)
+            // the RESULT; a computed 0 is sent as 0xFFFF (docs/protocol.md)
             hdr.netec.checksum = netec_csum.update({
                 hdr.netec.version, hdr.netec.type, hdr.netec.task, hdr.netec.slot_array,
                 hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,

@@ -38,10 +38,6 @@ const bit<9> RECIRC_PORT = 68;
 const bit<32> INSTANCE_TYPE_RECIRC = 4;  // BMv2 simple_switch: standard_metadata.instance_type
 const bit<16> HALF_BYTES = 128;
 
-const bit<8> ROLE_NONE = 0;
-const bit<8> ROLE_READER = 1;
-const bit<8> ROLE_SURVIVOR = 2;
-
 const bit<8> V_OUTSIDE = 7;  // seq < ackSeq or seq >= ackSeq + S
 
 header netec_xpass_h {
@@ -63,11 +59,13 @@ struct headers_t {
 struct metadata_t {
     bit<8>  words_ok;
     bit<16> csum_zero;      // 0: what a valid NetEC packet's whole sum complements to
-    bit<8>  role;
+    bit<1>  survivor;       // survivor_in and vip_in apply side by side, into fields of their own
     bit<8>  task;
     bit<8>  slot_array;
-    bit<8>  sender;
     task_cfg_t cfg;
+    bit<1>  reader;
+    bit<8>  reader_task;
+    bit<32> reader_stripes;
     bit<16> sender_bit;
     bit<8>  recirculate;    // egress: back for the next pass
     bit<8>  result;         // deparse: the RESULT's checksum over header and words
@@ -231,18 +229,16 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
     SUM_REGISTER(28) SUM_REGISTER(29) SUM_REGISTER(30) SUM_REGISTER(31)
     counter(8, CounterType.packets) verdicts;  // DATA packets by verdict
 
-    action from_survivor(bit<8> task, bit<8> slot_array, bit<8> sender, bit<16> sender_bit,
+    action from_survivor(bit<8> task, bit<8> slot_array, bit<16> sender_bit,
                          bit<8> k_minus1, bit<16> slot_mask, bit<32> far_mask,
-                         bit<32> stripes, bit<32> last_seq, bit<16> last_len) {
-        meta.role = ROLE_SURVIVOR;
+                         bit<32> last_seq, bit<16> last_len) {
+        meta.survivor = 1;
         meta.task = task;
         meta.slot_array = slot_array;
-        meta.sender = sender;
         meta.sender_bit = sender_bit;
         meta.cfg.k_minus1 = k_minus1;
         meta.cfg.slot_mask = slot_mask;
         meta.cfg.far_mask = far_mask;
-        meta.cfg.stripes = stripes;
         meta.cfg.last_seq = last_seq;
         meta.cfg.last_len = last_len;
     }
@@ -250,17 +246,16 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
         key = {
             hdr.ipv4.src_addr : exact; hdr.udp.src_port : exact;
             hdr.ipv4.dst_addr : exact; hdr.udp.dst_port : exact;
-            hdr.netec.sender : exact;
+            hdr.netec.task : exact; hdr.netec.slot_array : exact; hdr.netec.sender : exact;
         }
         actions = { from_survivor; NoAction; }
         const default_action = NoAction();
         size = NETEC_SENDER_CELLS;
     }
-    action from_reader(bit<8> task, bit<8> slot_array, bit<32> stripes, bit<32> exposed) {
-        meta.role = ROLE_READER;
-        meta.task = task;
-        meta.slot_array = slot_array;
-        meta.cfg.stripes = stripes;
+    action from_reader(bit<8> task, bit<32> stripes, bit<32> exposed) {
+        meta.reader = 1;
+        meta.reader_task = task;
+        meta.reader_stripes = stripes;
         meta.exposed = exposed;
     }
     table vip_in {
@@ -282,221 +277,57 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
         const default_action = unroutable();
         size = 1024;
     }
+    // the same routes for packets rewritten to the reader: tables of their own, as in the TNA
+    // program (one call site each there)
+    table l3_to_reader {
+        key = { hdr.ipv4.dst_addr : lpm; }
+        actions = { route; unroutable; }
+        const default_action = unroutable();
+        size = 1024;
+    }
+    table l3_agent_to_reader {
+        key = { hdr.ipv4.dst_addr : lpm; }
+        actions = { route; unroutable; }
+        const default_action = unroutable();
+        size = 1024;
+    }
     action drop_counted(bit<8> why) {
         verdicts.count((bit<32>)why);
         mark_to_drop(std);
     }
 
     apply {
-        bit<1> first_pass = 0;
-        bit<1> sum_pass = 0;
-        bit<1> final = 0;
-        bit<1> half = 0;
-        bit<1> to_reader = 0;
-        bit<1> ack_raise = 0;
-        bit<1> reader_hello = 0;
-        bit<8> reset = 0;
-        bit<8> complete = 0;
-        bit<32> raddr = 0;
-        bit<16> rport = 0;
-        meta.role = ROLE_NONE;
+        meta.survivor = 0;
+        meta.reader = 0;
         meta.recirculate = 0;
         meta.result = 0;
         meta.ebsn = 0;
+        if (hdr.netec.isValid()) {
+            survivor_in.apply();
+            vip_in.apply();
+        }
+        bool corrupt = std.checksum_error == 1;
+        bit<32> t = (bit<32>)meta.task;
+        bit<32> cell = (bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
+
         if (!hdr.ipv4.isValid()) {
             mark_to_drop(std);
-            return;
-        }
-        if (hdr.netec.isValid()) {
-            if (!survivor_in.apply().hit) {
-                vip_in.apply();
+        } else if (meta.survivor == 1 && hdr.pass.isValid()) {
+            // ---- passes 2 and 3: sum half q into its half's cells ------------------------
+            bit<1> final = 0;
+            bit<1> half = 0;
+            if (hdr.ethernet.ether_type == ETHERTYPE_SUM_SECOND) {
+                final = 1;
+                half = 1;
+            } else if (hdr.netec.payload_len <= HALF_BYTES) {
+                final = 1;  // one half: no third pass
             }
-        }
-        if (meta.role != ROLE_NONE && std.checksum_error == 1) {
-            mark_to_drop(std);  // a task's packet, corrupt: its bytes never enter a sum
-            return;
-        }
-        if (meta.role == ROLE_SURVIVOR) {
-            if (hdr.pass.isValid()) {
-                sum_pass = 1;
-                reset = hdr.pass.reset;
-                complete = hdr.pass.complete;
-                if (hdr.ethernet.ether_type == ETHERTYPE_SUM_SECOND) {
-                    final = 1;
-                    half = 1;
-                } else if (hdr.netec.payload_len <= HALF_BYTES) {
-                    final = 1;
-                }
-            } else if (hdr.netec.type == NETEC_DATA) {
-                first_pass = 1;
-            } else {
-                to_reader = 1;
-            }
-        } else if (meta.role == ROLE_READER) {
-            if (hdr.netec.type == NETEC_ACK) {
-                ack_raise = 1;
-            } else if (hdr.netec.type == NETEC_HELLO) {
-                reader_hello = 1;
-            } else {
-                drop_counted(V_MISMATCH);
-                return;
-            }
-        }
-        if (final == 1 && complete == 1) {
-            meta.result = 1;
-            to_reader = 1;
-        }
-
-        bit<32> t = (bit<32>)meta.task;
-        bit<32> ack = 0;
-        if (ack_raise == 1) {
-            ack_seq.read(ack, t);
-            if (hdr.netec.seq > ack && meta.cfg.stripes >= hdr.netec.seq) {
-                ack = hdr.netec.seq;
-            }
-            ack_seq.write(t, ack);
-        } else if (first_pass == 1) {
-            ack_seq.read(ack, t);
-        }
-        if (reader_hello == 1 || to_reader == 1) {
-            reader_addr.read(raddr, t);
-            reader_port.read(rport, t);
-            if (reader_hello == 1 && raddr == 0) {
-                raddr = hdr.ipv4.src_addr;
-            }
-            if (reader_hello == 1 && rport == 0) {
-                rport = hdr.udp.src_port;
-            }
-            reader_addr.write(t, raddr);
-            reader_port.write(t, rport);
-        }
-
-        if (meta.role == ROLE_READER) {
-            if (ack_raise == 1) {
-                if (hdr.netec.seq > meta.cfg.stripes || hdr.netec.sender != NETEC_READER) {
-                    drop_counted(V_MISMATCH);
-                    return;
-                }
-                meta.ack = ack;
-                max_started_plus1.read(meta.started, t);
-                slot_starts.read(meta.starts, t);
-                slot_completes.read(meta.completes, t);
-                meta.ebsn = 1;
-            }
-            std.mcast_grp = (bit<16>)meta.task + 1;
-            return;
-        }
-
-        if (first_pass == 1) {
-            // ---- pass 1: admit and track ---------------------------------------------
-            bit<8> verdict = 0;
-            bit<32> seq = hdr.netec.seq;
-            if (meta.words_ok != 1 || hdr.netec.version != NETEC_VERSION) {
-                verdict = V_MISMATCH;
-            }
-            if (hdr.netec.reserved != 0 || hdr.netec.flags != 0 || hdr.netec.window != 0) {
-                verdict = V_MISMATCH;
-            }
-            if (hdr.netec.task != meta.task || hdr.netec.slot_array != meta.slot_array) {
-                verdict = V_MISMATCH;
-            }
-            if (seq > meta.cfg.last_seq) {
-                verdict = V_MISMATCH;
-            }
-            if ((seq[15:0] & meta.cfg.slot_mask) != hdr.netec.slot) {
-                verdict = V_MISMATCH;
-            }
-            if (seq == meta.cfg.last_seq) {
-                if (hdr.netec.payload_len != meta.cfg.last_len) {
-                    verdict = V_MISMATCH;
-                }
-            } else if (hdr.netec.payload_len != NETEC_XOR_PAYLOAD) {
-                verdict = V_MISMATCH;
-            }
-            // seq - ackSeq below S, which also fails a stale seq (it wraps above 2^31)
-            if (((seq - ack) & meta.cfg.far_mask) != 0) {
-                verdict = V_OUTSIDE;
-            }
-            if (verdict != 0) {
-                drop_counted(verdict);
-                return;
-            }
-            bit<32> started;
-            max_started_plus1.read(started, t);
-            if (seq + 1 > started) {
-                started = seq + 1;
-            }
-            max_started_plus1.write(t, started);
-            bit<32> cell = (bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
-            bit<32> held;
-            slot_seq.read(held, cell);
-            bit<8> taken = SLOT_STALE;
-            if (held == seq) {
-                taken = SLOT_SAME;
-            } else if (held == SEQ_NONE) {
-                taken = SLOT_FREE;
-            }
-            slot_seq.write(cell, seq);
-            if (taken != SLOT_SAME) {
-                reset = 1;
-            }
-            if (taken == SLOT_FREE) {
-                bit<32> n;
-                slot_starts.read(n, t);
-                slot_starts.write(t, n + 1);
-            }
-            bit<16> bits;
-            bit<16> dup;
-            slot_bits.read(bits, cell);
-            if (reset == 1) {
-                dup = 0;
-                bits = meta.sender_bit;
-            } else {
-                dup = bits & meta.sender_bit;
-                bits = bits | meta.sender_bit;
-            }
-            slot_bits.write(cell, bits);
-            if (dup != 0) {
-                drop_counted(V_DUPLICATE);
-                return;
-            }
-            bit<8> count;
-            slot_count.read(count, cell);
-            if (reset == 1) {
-                count = 0;
-            }
-            if (count == meta.cfg.k_minus1) {
-                count = 0;
-                complete = 1;
-            } else {
-                count = count + 1;
-            }
-            slot_count.write(cell, count);
-            if (complete == 1) {
-                bit<32> n;
-                slot_completes.read(n, t);
-                slot_completes.write(t, n + 1);
-                verdicts.count((bit<32>)V_COMPLETE);
-            } else {
-                verdicts.count((bit<32>)V_AGGREGATE);
-            }
-            hdr.pass.setValid();
-            hdr.pass.complete = complete;
-            hdr.pass.reset = reset;
-            hdr.ethernet.ether_type = ETHERTYPE_SUM_FIRST;
-            std.egress_spec = RECIRC_PORT;
-            meta.recirculate = 1;
-            return;
-        }
-
-        if (sum_pass == 1) {
-            // ---- passes 2 and 3: sum half q into its half's cells --------------------
             bit<32> idx = (bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]
                                     ++ half);
             bit<32> v;
 #define SUM_APPLY(J)                                                                          \
             sum##J.read(v, idx);                                                              \
-            if (reset == 1) { v = hdr.q.w##J.v; } else { v = v ^ hdr.q.w##J.v; }              \
+            if (hdr.pass.reset == 1) { v = hdr.q.w##J.v; } else { v = v ^ hdr.q.w##J.v; }     \
             sum##J.write(idx, v);                                                             \
             hdr.q.w##J.v = v;
             SUM_APPLY(0)  SUM_APPLY(1)  SUM_APPLY(2)  SUM_APPLY(3)
@@ -511,29 +342,175 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.ethernet.ether_type = ETHERTYPE_SUM_SECOND;
                 std.egress_spec = RECIRC_PORT;
                 meta.recirculate = 1;
-                return;
-            }
-            if (meta.result == 0) {
+            } else if (hdr.pass.complete == 0) {
                 mark_to_drop(std);  // counted in pass 1; its stripe is not complete
-                return;
+            } else {
+                // the stripe's RESULT; its slot is free again (a packet of the stripe after
+                // it, a retransmission after a lost RESULT, is aggregated again from scratch)
+                slot_seq.write(cell, SEQ_NONE);
+                bit<32> raddr;
+                bit<16> rport;
+                reader_addr.read(raddr, t);
+                reader_port.read(rport, t);
+                meta.result = 1;
+                hdr.pass.setInvalid();
+                hdr.ethernet.ether_type = ETHERTYPE_IPV4;
+                hdr.netec.type = NETEC_RESULT;
+                hdr.netec.sender = 0;
+                hdr.ipv4.src_addr = hdr.ipv4.dst_addr;  // the VIP
+                hdr.udp.src_port = hdr.udp.dst_port;
+                hdr.ipv4.dst_addr = raddr;
+                hdr.udp.dst_port = rport;
+                hdr.udp.checksum = 0;
+                l3_to_reader.apply();
             }
-            // the slot is free again: a packet of the stripe after it (a retransmission after
-            // a lost RESULT) is aggregated again from scratch
-            slot_seq.write((bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]),
-                           SEQ_NONE);
-            hdr.pass.setInvalid();
-            hdr.ethernet.ether_type = ETHERTYPE_IPV4;
-            hdr.netec.type = NETEC_RESULT;
-            hdr.netec.sender = 0;
-        }
-        if (to_reader == 1) {
-            hdr.ipv4.src_addr = hdr.ipv4.dst_addr;  // the VIP
+        } else if (meta.survivor == 1 && corrupt) {
+            mark_to_drop(std);  // a task's NetEC packet, corrupt: never summed
+        } else if (meta.survivor == 1 && hdr.netec.type == NETEC_DATA) {
+            // ---- pass 1: admit and track ---------------------------------------------
+            bit<32> seq = hdr.netec.seq;
+            bit<32> ack;
+            ack_seq.read(ack, t);
+            bool bad = meta.words_ok != 1 || hdr.netec.version != NETEC_VERSION
+                || hdr.netec.reserved != 0 || hdr.netec.flags != 0 || hdr.netec.window != 0
+                || seq > meta.cfg.last_seq
+                || (seq[15:0] & meta.cfg.slot_mask) != hdr.netec.slot;
+            // every packet of a stripe has its length: P, or the last stripe's
+            if (seq == meta.cfg.last_seq) {
+                if (hdr.netec.payload_len != meta.cfg.last_len) {
+                    bad = true;
+                }
+            } else if (hdr.netec.payload_len != NETEC_XOR_PAYLOAD) {
+                bad = true;
+            }
+            if (bad) {
+                drop_counted(V_MISMATCH);
+            } else if (((seq - ack) & meta.cfg.far_mask) != 0) {
+                // seq - ackSeq below S, which also fails a stale seq (it wraps above 2^31)
+                drop_counted(V_OUTSIDE);
+            } else {
+                bit<32> started;
+                max_started_plus1.read(started, t);
+                if (seq + 1 > started) {
+                    started = seq + 1;
+                }
+                max_started_plus1.write(t, started);
+                bit<32> held;
+                slot_seq.read(held, cell);
+                bit<8> taken = SLOT_STALE;
+                if (held == seq) {
+                    taken = SLOT_SAME;
+                } else if (held == SEQ_NONE) {
+                    taken = SLOT_FREE;
+                }
+                slot_seq.write(cell, seq);
+                hdr.pass.setValid();
+                hdr.pass.reset = 0;
+                if (taken == SLOT_FREE) {
+                    bit<32> n;
+                    slot_starts.read(n, t);
+                    slot_starts.write(t, n + 1);
+                }
+                bit<16> bits;
+                bit<16> dup;
+                slot_bits.read(bits, cell);
+                if (taken != SLOT_SAME) {
+                    hdr.pass.reset = 1;
+                    dup = 0;
+                    bits = meta.sender_bit;
+                } else {
+                    dup = bits & meta.sender_bit;
+                    bits = bits | meta.sender_bit;
+                }
+                slot_bits.write(cell, bits);
+                if (dup != 0) {
+                    drop_counted(V_DUPLICATE);
+                } else {
+                    bit<8> count;
+                    bit<8> complete = 0;
+                    slot_count.read(count, cell);
+                    if (taken != SLOT_SAME) {
+                        count = 0;
+                    }
+                    if (count == meta.cfg.k_minus1) {
+                        count = 0;
+                        complete = 1;
+                    } else {
+                        count = count + 1;
+                    }
+                    slot_count.write(cell, count);
+                    hdr.pass.complete = complete;
+                    if (complete == 1) {
+                        bit<32> n;
+                        slot_completes.read(n, t);
+                        slot_completes.write(t, n + 1);
+                        verdicts.count((bit<32>)V_COMPLETE);
+                    } else {
+                        verdicts.count((bit<32>)V_AGGREGATE);
+                    }
+                    hdr.ethernet.ether_type = ETHERTYPE_SUM_FIRST;
+                    std.egress_spec = RECIRC_PORT;
+                    meta.recirculate = 1;
+                }
+            }
+        } else if (meta.survivor == 1) {
+            // ---- an agent's HELLO (an error) or ACK: to the reader, from the VIP ---------
+            bit<32> raddr;
+            bit<16> rport;
+            reader_addr.read(raddr, t);
+            reader_port.read(rport, t);
+            hdr.ipv4.src_addr = hdr.ipv4.dst_addr;
             hdr.udp.src_port = hdr.udp.dst_port;
             hdr.ipv4.dst_addr = raddr;
             hdr.udp.dst_port = rport;
             hdr.udp.checksum = 0;
+            l3_agent_to_reader.apply();
+        } else if (meta.reader == 1) {
+            // ---- the reader's ACK or HELLO: to every survivor (egress: addresses, sender,
+            // the ACK's EBSN window) --------------------------------------------------------
+            bit<32> rt = (bit<32>)meta.reader_task;
+            if (corrupt) {
+                mark_to_drop(std);
+            } else if (hdr.netec.type == NETEC_ACK) {
+                // ackSeq only grows, never past the task's stripes (TNA: the bound in the
+                // register's other half)
+                bit<32> ack;
+                ack_seq.read(ack, rt);
+                if (hdr.netec.seq > ack && meta.reader_stripes >= hdr.netec.seq) {
+                    ack = hdr.netec.seq;
+                }
+                ack_seq.write(rt, ack);
+                if (hdr.netec.seq > meta.reader_stripes || hdr.netec.sender != NETEC_READER) {
+                    drop_counted(V_MISMATCH);
+                } else {
+                    meta.ack = ack;
+                    max_started_plus1.read(meta.started, rt);
+                    slot_starts.read(meta.starts, rt);
+                    slot_completes.read(meta.completes, rt);
+                    meta.ebsn = 1;
+                    std.mcast_grp = (bit<16>)meta.reader_task + 1;
+                }
+            } else if (hdr.netec.type == NETEC_HELLO) {
+                // the task's first reader HELLO binds its address; later ones change nothing
+                bit<32> raddr;
+                bit<16> rport;
+                reader_addr.read(raddr, rt);
+                reader_port.read(rport, rt);
+                if (raddr == 0) {
+                    raddr = hdr.ipv4.src_addr;
+                }
+                if (rport == 0) {
+                    rport = hdr.udp.src_port;
+                }
+                reader_addr.write(rt, raddr);
+                reader_port.write(rt, rport);
+                std.mcast_grp = (bit<16>)meta.reader_task + 1;
+            } else {
+                drop_counted(V_MISMATCH);  // a reader sends ACKs and HELLOs only
+            }
+        } else {
+            l3_forward.apply();  // not a task's: forwarded as it is
         }
-        l3_forward.apply();
     }
 }
 
