@@ -1,9 +1,12 @@
-"""BMv2's rate running the NetEC v1model program (a program, not a test; needs root and the P4
+"""BMv2's rate running a NetEC v1model program (a program, not a test; needs root and the P4
 toolchain): RS(k, m) DATA packets from k survivor ports aggregated into RESULTs, against BMv2
 forwarding plain IPv4 packets of the same size through the same program (l3_forward only),
 measured in the same run. Correctness first: every RESULT is checked against the erased unit.
 
     python3 switch-p4/bmv2/bench.py [--k 6] [--stripes 512]    (bin/netec-bench bmv2)
+        netec.p4: the TCP proxy, the switch multiplies, P = 64
+    python3 switch-p4/bmv2/bench.py --program netec_xor         (bin/netec-bench bmv2 ...)
+        netec_xor.p4: datagrams, the survivors multiply (gf_vect_mul), the switch XORs, P = 256
 """
 
 import argparse
@@ -27,7 +30,8 @@ import p4tools  # noqa: E402
 VIP, VIP_PORT = "198.18.0.100", 40000
 READER = ("198.18.0.9", 5555)
 BATCH = 16  # stripes in flight (under the S / 2 the switch exposes)
-P = 64  # the payload the program is compiled for
+P = 64  # the payload netec.p4 is compiled for
+XOR_P = 256  # ... and netec_xor.p4
 
 
 def ip_tcp(src, sport, dst, dport, seq, payload, flags=0x18):
@@ -99,10 +103,79 @@ def burst_rebuild(sw, k, m, stripes):
     return not bad, took
 
 
-def burst_forward(sw, k, stripes):
+def ip_udp(src, sport, dst, dport, payload):
+    """An IPv4/UDP datagram (bytes), UDP checksum 0 (none), as the datagram program sends."""
+    s_, d_ = socket.inet_aton(src), socket.inet_aton(dst)
+    udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 28 + len(payload), 0, 0, 64, 17, 0, s_, d_)
+    ip = ip[:10] + struct.pack("!H", nm.checksum(ip)) + ip[12:]
+    return ip + udp + payload
+
+
+def burst_rebuild_xor(sw, k, m, stripes):
+    """burst_rebuild for netec_xor.p4: the reader's HELLO binds it, survivors send their units
+    pre-multiplied by their coefficients in datagrams of P = 256 bytes, three passes each."""
+    xp = XOR_P
+    length = stripes * xp
+    units = gf256.random_units(k, m, length, seed=7)
+    survivors = [u for u in range(k + m) if u != 0][:k]
+    row = gf256.decode_rows(k, m, survivors, [0])[0]
+    setup = nc.parse_setup({
+        "version": nc.VERSION, "group": "bench", "k": k, "rows": 1, "payload": xp,
+        "length": length, "timeoutMs": 60000, "coefficients": [row], "transport": "udp",
+        "premultiplied": True,
+        "survivors": [{"sender": s, "agent": "%s:50300" % agent(s), "block": "b",
+                       "unitLength": length, "token": ""} for s in range(k)]})
+    sw.backend().add_task(0, 0, nc.task_entries(0, 0, setup, nc.Limits.of_program("netec_xor"),
+                                                (VIP, VIP_PORT)))
+    hello = nm.Packet(nm.HELLO, 0, 0, nm.READER, 0, 0, 0, 0, b'{"role": "reader"}').encode()
+    sw.send_ip(ip_udp(READER[0], READER[1], VIP, VIP_PORT, hello), port=1)
+    sw.receive(expect=k)
+    frames = []
+    for q in range(stripes):
+        stripe = []
+        for s in range(k):
+            body = nm.premultiply(row[s], units[survivors[s]][q * xp:(q + 1) * xp])
+            pkt = nm.Packet(nm.DATA, 0, 0, s, 0, q % 64, q, 0, body).encode()
+            stripe.append((s + 2, ip_udp(agent(s), 50300, VIP, VIP_PORT, pkt)))
+        frames.append(stripe)
+    rebuilt = {}
+    t = time.monotonic()
+    for first in range(0, stripes, BATCH):
+        batch = frames[first:first + BATCH]
+        for stripe in batch:
+            for port, raw in stripe:
+                sw.send_ip(raw, port=port)
+        for _port, frame in sw.receive(expect=len(batch), timeout=60, settle=0):
+            r = nm.Packet.decode(frame[14 + 28:])
+            rebuilt[r.seq] = r.payload
+        ack = nm.Packet(nm.ACK, 0, 0, nm.READER, 0, 0, first + len(batch), 32).encode()
+        sw.send_ip(ip_udp(READER[0], READER[1], VIP, VIP_PORT, ack), port=1)
+        sw.receive(expect=k, timeout=60, settle=0)
+    took = time.monotonic() - t
+    bad = [q for q in range(stripes) if rebuilt.get(q) != units[0][q * xp:(q + 1) * xp]]
+    if bad:
+        print("wrong or missing stripes: %s" % bad[:20], file=sys.stderr)
+    return not bad, took
+
+
+def burst_forward(sw, k, stripes, program="netec"):
     """The baseline: as many packets of the same size, forwarded by l3_forward, in the same
     bursts. Returns the seconds taken."""
-    plain = [ip_tcp(agent(s), 50301, READER[0], READER[1], 1, bytes(20 + P)) for s in range(k)]
+    if program == "netec_xor":
+        # 304-byte frames: a burst of more than 32 to one port loses packets in BMv2's queues,
+        # so these go BATCH at a time (the aggregation's bursts put BATCH RESULTs on that port)
+        plain = ip_udp(agent(0), 50301, READER[0], READER[1], bytes(20 + XOR_P))
+        t = time.monotonic()
+        for first in range(0, stripes * k, BATCH):
+            n = min(BATCH, stripes * k - first)
+            for _ in range(n):
+                sw.send_ip(plain, port=2)
+            sw.receive(expect=n, timeout=60, settle=0)
+        return time.monotonic() - t
+    else:
+        plain = [ip_tcp(agent(s), 50301, READER[0], READER[1], 1, bytes(20 + P))
+                 for s in range(k)]
     t = time.monotonic()
     for first in range(0, stripes, BATCH):
         n = min(BATCH, stripes - first)
@@ -119,7 +192,9 @@ def main(argv):
     ap.add_argument("--k", type=int, default=6)
     ap.add_argument("--m", type=int, default=3)
     ap.add_argument("--stripes", type=int, default=512)
+    ap.add_argument("--program", choices=p4tools.PROGRAMS, default="netec")
     a = ap.parse_args(argv)
+    xor = a.program == "netec_xor"
     reason = p4tools.skip_reason("p4c-bm2-ss", "simple_switch")
     if reason:
         print("SKIP: " + reason)
@@ -128,17 +203,18 @@ def main(argv):
         print("SKIP: BMv2's ports are veth pairs in a network namespace: needs root")
         return 0
     with tempfile.TemporaryDirectory() as tmp:
-        took, _, json_path = p4tools.compile_bmv2(tmp)
-        with bmv2_switch.Bmv2Switch(json_path, hosts(a.k)) as sw:
-            ok, netec_s = burst_rebuild(sw, a.k, a.m, a.stripes)
-            plain_s = burst_forward(sw, a.k, a.stripes)
+        took, _, json_path = p4tools.compile_bmv2(tmp, a.program)
+        with bmv2_switch.Bmv2Switch(json_path, hosts(a.k), program=a.program) as sw:
+            rebuild = burst_rebuild_xor if xor else burst_rebuild
+            ok, netec_s = rebuild(sw, a.k, a.m, a.stripes)
+            plain_s = burst_forward(sw, a.k, a.stripes, a.program)
     n = a.stripes * a.k
-    print("| BMv2 simple_switch, RS(%d,%d), P = %d B, %d stripes | packets/s | ratio |" % (
-        a.k, a.m, P, a.stripes))
+    print("| BMv2 simple_switch, %s, RS(%d,%d), P = %d B, %d stripes | packets/s | ratio |" % (
+        a.program, a.k, a.m, XOR_P if xor else P, a.stripes))
     print("|---|---|---|")
     print("| plain IPv4 forwarding (l3_forward), same packets | %.0f | 1.00 |" % (n / plain_s))
-    print("| NetEC aggregation (2 passes each, %d RESULTs) | %.0f | %.2f |" % (
-        a.stripes, n / netec_s, plain_s / netec_s))
+    print("| NetEC aggregation (%s passes each, %d RESULTs) | %.0f | %.2f |" % (
+        "3" if xor else "2", a.stripes, n / netec_s, plain_s / netec_s))
     print("p4c-bm2-ss compile: %.1f s; rebuilt unit %s" % (
         took, "byte-identical" if ok else "WRONG"))
     return 0 if ok else 1

@@ -21,6 +21,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 P4SRC = os.path.join(HERE, "..", "p4src")
 PROGRAMS = ("netec", "netec_xor")
+# p4test (p4c 1.2.5's reference front and mid end) does not finish on netec_xor: still running
+# after 5 minutes on both architectures, at its parser passes over the payload's three
+# 32-word chains of states; p4c-bm2-ss (20 s) and p4c-barefoot (1 min) take it.
+P4TEST_SKIPS = {"netec_xor": "p4test does not finish on its 96-state payload parser "
+                             "(over 5 min); p4c-bm2-ss and p4c-barefoot compile it"}
 
 
 def v1model(program="netec"):
@@ -150,6 +155,9 @@ def main(argv):
         for program in PROGRAMS:
             for what, f in (("p4test v1model", compile_p4test_v1model),
                             ("p4test tna", compile_p4test_tna)):
+                if program in P4TEST_SKIPS:
+                    print("%-9s %-16s SKIP: %s" % (program, what, P4TEST_SKIPS[program]))
+                    continue
                 took, warnings = f(program)
                 print("%-9s %-16s %6.1f s%s" % (program, what, took,
                                                 ("\n" + warnings) if warnings else ""))

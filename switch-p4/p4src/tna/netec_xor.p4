@@ -95,6 +95,7 @@ struct ig_meta_t {
     bit<16> cell;
     bit<16> idx;            // sum registers' cell: slot array ++ slot ++ half
     bit<32> ack;
+    bit<32> ack_in;         // an ACK's seq (raises ackSeq), 0 otherwise (reads it)
     bit<8>  taken;
     bit<16> dup;            // the sender's bit among those counted before (0: not a duplicate)
     bit<8>  complete;
@@ -299,16 +300,15 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     // never past hi (each compare of a stateful ALU takes one field of the packet, so the
     // bound is the register's own); a DATA packet's first pass reads it
     Register<ack_pair_t, bit<32>>(NETEC_TASKS, {0, 0}) ack_seq;
-    RegisterAction<ack_pair_t, bit<32>, bit<32>>(ack_seq) ack_raise = {
+    // one action for both (a register's two actions from two branches found no common
+    // stage): ack_in is an ACK's seq, 0 for DATA (a read)
+    RegisterAction<ack_pair_t, bit<32>, bit<32>>(ack_seq) ack_access = {
         void apply(inout ack_pair_t v, out bit<32> rv) {
-            if (hdr.netec.seq > v.lo && v.hi >= hdr.netec.seq) {
-                v.lo = hdr.netec.seq;
+            if (meta.ack_in > v.lo && v.hi >= meta.ack_in) {
+                v.lo = meta.ack_in;
             }
             rv = v.lo;
         }
-    };
-    RegisterAction<ack_pair_t, bit<32>, bit<32>>(ack_seq) ack_read = {
-        void apply(inout ack_pair_t v, out bit<32> rv) { rv = v.lo; }
     };
     // The other registers are used by several branches (a survivor's first pass, a sum pass,
     // the reader's packets), each use a RegisterAction of its own in a table pinned to the
@@ -426,17 +426,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         actions = { NAME##_act; }                                                            \
         const default_action = NAME##_act();                                                 \
     }
-    // ackSeq's two actions where the placement puts them (pinned to one stage, it could not)
-    action ack_read_act() { meta.ack = ack_read.execute((bit<32>)meta.task); }
-    @hidden table ack_read_tbl {
-        actions = { ack_read_act; }
-        const default_action = ack_read_act();
-    }
-    action ack_raise_act() { hdr.bridge.ack = ack_raise.execute((bit<32>)meta.task); }
-    @hidden table ack_raise_tbl {
-        actions = { ack_raise_act; }
-        const default_action = ack_raise_act();
-    }
+    PINNED(ack, 2, meta.ack = ack_access.execute((bit<32>)meta.task);)
     PINNED(started_raise, 6, started_raise.execute((bit<32>)meta.task);)
     PINNED(started_read, 6,
            hdr.bridge.started = started_read.execute((bit<32>)meta.task);)
@@ -698,6 +688,15 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             }
         }
 
+        // ackSeq, before the branches: raised by an ACK of the reader's, read by a first pass
+        meta.ack_in = 0;
+        if (hdr.netec.type == NETEC_ACK) {
+            meta.ack_in = hdr.netec.seq;
+        }
+        if (meta.survivor == 1 || meta.reader == 1) {
+            ack_tbl.apply();
+        }
+
         // ---- the branches: each does all its work inside (code after them would wait for
         // their last table, the sums') -----------------------------------------------------
         if (!hdr.ipv4.isValid()) {
@@ -706,7 +705,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             ig_dprsr_md.drop_ctl = 1;  // a task's NetEC packet, corrupt: never summed
         } else if (meta.survivor == 1 && !hdr.pass.isValid() && hdr.netec.type == NETEC_DATA) {
             // ---- pass 1: admit and track -----------------------------------------------
-            ack_read_tbl.apply();
             take_admit_firsts.apply();
             take_admit_behind.apply();
             take_admit_seconds.apply();
@@ -830,7 +828,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             if (meta.netec_checked == 1 && !meta.netec_csum_ok) {
                 ig_dprsr_md.drop_ctl = 1;
             } else if (hdr.netec.type == NETEC_ACK) {
-                ack_raise_tbl.apply();
+                hdr.bridge.ack = meta.ack;
                 take_ack_over.apply();
                 take_ack_over_diff.apply();
                 if (meta.over != 0 || hdr.netec.sender != NETEC_READER) {

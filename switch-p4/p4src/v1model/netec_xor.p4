@@ -308,6 +308,26 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
         }
         bool corrupt = std.checksum_error == 1;
         bit<32> t = (bit<32>)meta.task;
+        // ackSeq, before the branches (as on Tofino: one action for both uses): an ACK's seq
+        // raises it (only grows, never past the task's stripes), a first pass reads it
+        bit<32> ack = 0;
+        if (meta.survivor == 1 || meta.reader == 1) {
+            bit<32> at = t;
+            bit<32> bound = meta.cfg.last_seq + 1;
+            if (meta.survivor == 0) {
+                at = (bit<32>)meta.reader_task;
+                bound = meta.reader_stripes;
+            }
+            bit<32> ack_in = 0;
+            if (hdr.netec.type == NETEC_ACK) {
+                ack_in = hdr.netec.seq;
+            }
+            ack_seq.read(ack, at);
+            if (ack_in > ack && bound >= ack_in) {
+                ack = ack_in;
+            }
+            ack_seq.write(at, ack);
+        }
         bit<32> cell = (bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
 
         if (!hdr.ipv4.isValid()) {
@@ -369,8 +389,6 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (meta.survivor == 1 && hdr.netec.type == NETEC_DATA) {
             // ---- pass 1: admit and track ---------------------------------------------
             bit<32> seq = hdr.netec.seq;
-            bit<32> ack;
-            ack_seq.read(ack, t);
             bool bad = meta.words_ok != 1 || hdr.netec.version != NETEC_VERSION
                 || hdr.netec.reserved != 0 || hdr.netec.flags != 0 || hdr.netec.window != 0
                 || seq > meta.cfg.last_seq
@@ -472,14 +490,6 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
             if (corrupt) {
                 mark_to_drop(std);
             } else if (hdr.netec.type == NETEC_ACK) {
-                // ackSeq only grows, never past the task's stripes (TNA: the bound in the
-                // register's other half)
-                bit<32> ack;
-                ack_seq.read(ack, rt);
-                if (hdr.netec.seq > ack && meta.reader_stripes >= hdr.netec.seq) {
-                    ack = hdr.netec.seq;
-                }
-                ack_seq.write(rt, ack);
                 if (hdr.netec.seq > meta.reader_stripes || hdr.netec.sender != NETEC_READER) {
                     drop_counted(V_MISMATCH);
                 } else {
