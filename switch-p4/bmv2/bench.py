@@ -83,21 +83,31 @@ def burst_rebuild(sw, k, m, stripes):
             pkt = nm.Packet(nm.DATA, 0, 0, s, 0, q % 64, q, 0, body).encode()
             stripe.append((s + 2, ip_tcp(agent(s), 50300, VIP, VIP_PORT, 1 + q * len(pkt), pkt)))
         frames.append(stripe)
+    return send_bursts(sw, frames, k, units[0], P, 40,
+                       lambda ack: ip_tcp(READER[0], READER[1], VIP, VIP_PORT, 2000, ack))
+
+
+def send_bursts(sw, frames, k, unit, payload, headers, ack_of):
+    """Sends FRAMES (per stripe, (port, IPv4 bytes) of each survivor) BATCH stripes at a time,
+    collects the RESULTs (their NetEC packet HEADERS bytes after the IPv4 header's start) and
+    ACKs each batch (ACK_OF wraps the reader's NetEC ACK); returns (every stripe equal to
+    UNIT's, seconds taken)."""
     rebuilt = {}
     t = time.monotonic()
-    for first in range(0, stripes, BATCH):
+    for first in range(0, len(frames), BATCH):
         batch = frames[first:first + BATCH]
         for stripe in batch:
             for port, raw in stripe:
                 sw.send_ip(raw, port=port)
         for _port, frame in sw.receive(expect=len(batch), timeout=60, settle=0):
-            r = nm.Packet.decode(frame[14 + 40:])
+            r = nm.Packet.decode(frame[14 + headers:])
             rebuilt[r.seq] = r.payload
         ack = nm.Packet(nm.ACK, 0, 0, nm.READER, 0, 0, first + len(batch), 32).encode()
-        sw.send_ip(ip_tcp(READER[0], READER[1], VIP, VIP_PORT, 2000, ack), port=1)
+        sw.send_ip(ack_of(ack), port=1)
         sw.receive(expect=k, timeout=60, settle=0)
     took = time.monotonic() - t
-    bad = [q for q in range(stripes) if rebuilt.get(q) != units[0][q * P:(q + 1) * P]]
+    bad = [q for q in range(len(frames))
+           if rebuilt.get(q) != unit[q * payload:(q + 1) * payload]]
     if bad:
         print("wrong or missing stripes: %s" % bad[:20], file=sys.stderr)
     return not bad, took
@@ -139,24 +149,8 @@ def burst_rebuild_xor(sw, k, m, stripes):
             pkt = nm.Packet(nm.DATA, 0, 0, s, 0, q % 64, q, 0, body).encode()
             stripe.append((s + 2, ip_udp(agent(s), 50300, VIP, VIP_PORT, pkt)))
         frames.append(stripe)
-    rebuilt = {}
-    t = time.monotonic()
-    for first in range(0, stripes, BATCH):
-        batch = frames[first:first + BATCH]
-        for stripe in batch:
-            for port, raw in stripe:
-                sw.send_ip(raw, port=port)
-        for _port, frame in sw.receive(expect=len(batch), timeout=60, settle=0):
-            r = nm.Packet.decode(frame[14 + 28:])
-            rebuilt[r.seq] = r.payload
-        ack = nm.Packet(nm.ACK, 0, 0, nm.READER, 0, 0, first + len(batch), 32).encode()
-        sw.send_ip(ip_udp(READER[0], READER[1], VIP, VIP_PORT, ack), port=1)
-        sw.receive(expect=k, timeout=60, settle=0)
-    took = time.monotonic() - t
-    bad = [q for q in range(stripes) if rebuilt.get(q) != units[0][q * xp:(q + 1) * xp]]
-    if bad:
-        print("wrong or missing stripes: %s" % bad[:20], file=sys.stderr)
-    return not bad, took
+    return send_bursts(sw, frames, k, units[0], xp, 28,
+                       lambda ack: ip_udp(READER[0], READER[1], VIP, VIP_PORT, ack))
 
 
 def burst_forward(sw, k, stripes, program="netec"):

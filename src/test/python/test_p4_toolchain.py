@@ -221,13 +221,17 @@ def test_bmv2_two_tasks_interleaved(bmv2_json):
     vs = [load(os.path.join(VECTORS, n)) for n in ("rs32-in-order.json",
                                                    "rs63-one-row-faults.json")]
     with bmv2_switch.Bmv2Switch(bmv2_json, bench.hosts(6)) as sw:
-        replays = [Replay(sw, vs[0], 3, 1), Replay(sw, vs[1], 9, 17)]
-        for n in range(max(len(v["events"]) for v in vs)):
-            for r in replays:
-                if n < len(r.v["events"]):
-                    r.step(n)
+        interleave([Replay(sw, vs[0], 3, 1), Replay(sw, vs[1], 9, 17)])
+
+
+def interleave(replays):
+    """Steps the REPLAYS' events in turn, then checks each rebuilt its unit."""
+    for n in range(max(len(r.v["events"]) for r in replays)):
         for r in replays:
-            r.check_rebuilt()
+            if n < len(r.v["events"]):
+                r.step(n)
+    for r in replays:
+        r.check_rebuilt()
 
 
 def test_bmv2_refuses_a_pass_header_from_a_front_port(bmv2_json):
@@ -393,13 +397,7 @@ def test_bmv2_xor_two_tasks_interleaved(xor_json):
     needs_bmv2()
     vs = [load(p) for p in XOR_VECTORS[:2]]
     with bmv2_switch.Bmv2Switch(xor_json, bench.hosts(6), program="netec_xor") as sw:
-        replays = [DatagramReplay(sw, vs[0], 3, 1), DatagramReplay(sw, vs[1], 9, 17)]
-        for n in range(max(len(v["events"]) for v in vs)):
-            for r in replays:
-                if n < len(r.v["events"]):
-                    r.step(n)
-        for r in replays:
-            r.check_rebuilt()
+        interleave([DatagramReplay(sw, vs[0], 3, 1), DatagramReplay(sw, vs[1], 9, 17)])
 
 
 def test_bmv2_xor_refuses_a_pass_header_from_a_front_port(xor_json):
