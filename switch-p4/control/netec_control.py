@@ -513,7 +513,7 @@ def main(argv):
     elif a.backend == "p4runtime":
         backend = backends.P4RuntimeBackend(a.grpc, a.p4info, a.config, ports)
     else:
-        backend = backends.BfrtBackend(ports=ports)
+        backend = backends.BfrtBackend(program=a.program, ports=ports)
     backend.add_routes({ip: (ports[ip], macs[ip]) for ip in ports})
     try:
         nets = parse_networks(a.agent_networks) if a.agent_networks else None
