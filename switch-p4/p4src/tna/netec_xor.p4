@@ -93,7 +93,6 @@ struct ig_meta_t {
     bit<1>  reader;
     bit<32> reader_stripes;
     bit<16> cell;
-    bit<16> idx;            // sum registers' cell: slot array ++ slot ++ half
     bit<32> ack;
     bit<32> ack_in;         // an ACK's seq (raises ackSeq), 0 otherwise (reads it)
     bit<8>  taken;
