@@ -3,15 +3,19 @@
 twin) as two halves of NETEC_XOR_HALF_WORDS 32-bit words, and the parser states over them.
 
 Why halves: that program XORs a DATA packet's payload into sum registers whose output writes
-the packet's words, one stateful ALU per word. Tofino 1 has 48 of them per gress, so a packet
-of 64 words takes two passes; each pass sums the words in half `q` (the ALUs' inputs and
-outputs), and `c` only rides along. The first pass parses the payload's first words into q and
-the rest into c, and every deparser emits c before q: the halves swap places on the wire, so
-the second pass parses the other half into q (the same fields, registers and ALUs, at another
-register index) and its deparser puts the payload back in order. A payload of n words:
-  pass 1: q <- words 0 .. min(n, H) - 1, entering q's chain at word H - min(n, H);
-          c <- words H .. n - 1, entering c's chain at word 2H - n (none if n <= H);
-  pass 2 (n > H only): q <- the n - H words that came first, entering at 2H - n; c <- the H.
+the packet's words, one stateful ALU per word. Tofino 1 has 48 of them per gress, so the 64
+words of a full packet are summed in two passes of one half each (half `q`: the ALUs' inputs
+and outputs), after a first pass that only admits and tracks it. Every ingress deparser
+emits c before q, so the halves swap places on the wire after each sum pass, and the second
+finds the other half first, in q (the same fields, registers and ALUs, at another register
+index); its deparser puts the payload back in order. A payload of n words:
+  pass 1 (track):  c <- words 0 .. min(n, H) - 1, entering c's chain at word H - min(n, H);
+                   d <- words H .. n - 1, entering d's chain at 2H - n (none if n <= H):
+                   the same order out (d is a third half so that the parse graph has no
+                   c -> q -> c loop, which Tofino cannot parse);
+  pass 2 (sum):    q <- words 0 .. min(n, H) - 1 as in pass 1, c <- the rest;
+  pass 3 (sum, n > H only): q <- the n - H words that came first, entering at 2H - n;
+                   c <- the H summed in pass 2.
 Every packet of a stripe has the same length, so its words meet the same registers. No parser
 counter (p4c-barefoot could not load one from payload_len): each chain is entered where its
 words end with it. `--check` exits 1 if the committed file differs.
@@ -21,7 +25,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "model"))
+sys.path.insert(0, HERE)
 from generated_file import write_or_check  # noqa: E402
 
 OUT = os.path.join(HERE, "halves.p4")
