@@ -136,9 +136,9 @@ def parse_setup(req):
         raise Refused("premultiplied: not true or false")
     if premultiplied and rows != 1:
         raise Refused("premultiplied: needs rows 1, not %d" % rows)
-    return {"premultiplied": premultiplied, "transport": transport, "group": group, "k": k, "rows": rows, "payload": payload, "offset": offset,
-            "length": length, "timeoutMs": timeout, "survivors": sorted(out,
-                                                                         key=lambda s: s["sender"]),
+    return {"premultiplied": premultiplied, "transport": transport, "group": group, "k": k,
+            "rows": rows, "payload": payload, "offset": offset, "length": length,
+            "timeoutMs": timeout, "survivors": sorted(out, key=lambda s: s["sender"]),
             "coefficients": coeff}
 
 

@@ -285,9 +285,9 @@ def test_bmv2_tcp_proxy(bmv2_json):
 
 UDP = scapy_inet.UDP
 XOR = nc.Limits.of_program("netec_xor")
-XOR_VECTORS = sorted(p for p in glob.glob(os.path.join(VECTORS, "*.json"))
-                     if load(p)["premultiplied"] and load(p)["payload"] == XOR.payload
-                     and load(p)["rows"] == 1)
+XOR_VECTORS = sorted(p for p, v in ((p, load(p)) for p in glob.glob(os.path.join(VECTORS,
+                                                                                  "*.json")))
+                     if v["premultiplied"] and v["payload"] == XOR.payload and v["rows"] == 1)
 # its verdicts counter: stale and too far are one verdict there (V_OUTSIDE)
 XOR_COUNTED = {"MISMATCH": 1, "STALE": 7, "TOO_FAR": 7, "DUPLICATE": 4, "AGGREGATED": 5,
                "COMPLETED": 6}
