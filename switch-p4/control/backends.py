@@ -43,9 +43,13 @@ class Program:
     JSON and the registers a reused task id or slot array must find clear."""
 
     def __init__(self, ingress, egress, task_registers, slot_registers, sender_registers,
-                 route_tables=("l3_forward",)):
+                 route_tables=("l3_forward",), ack_bound=False):
         self.ingress, self.egress = ingress, egress
         self.route_tables = route_tables  # each holds every host's route
+        # on Tofino, ack_seq's cell is a pair: ackSeq (lo) beside its bound, the task's
+        # stripes (hi), which setup writes (netec_xor.p4; its v1model twin bounds it from
+        # vip_in's action data)
+        self.ack_bound = ack_bound
         self.task_registers, self.slot_registers = task_registers, slot_registers
         self.sender_registers = sender_registers
 
@@ -60,7 +64,7 @@ PROGRAMS = {
                          ["ack_seq", "max_started_plus1", "slot_starts", "slot_completes",
                           "reader_addr", "reader_port"],
                          ["slot_seq", "slot_bits", "slot_count"], [],
-                         ("l3_forward", "l3_to_reader", "l3_agent_to_reader")),
+                         ("l3_forward", "l3_to_reader", "l3_agent_to_reader"), ack_bound=True),
 }
 
 
@@ -104,7 +108,7 @@ class ThriftBackend(Backend):
     def __init__(self, clients, bmv2_json_path, ports, program="netec"):
         from bm_runtime.standard import ttypes as st
         self.st = st
-        self.program = PROGRAMS[program]
+        self.profile = PROGRAMS[program]
         self.std, self.pre = clients
         self.ports = ports
         with open(bmv2_json_path) as f:
@@ -170,7 +174,7 @@ class ThriftBackend(Backend):
     @_serialized
     def write(self, e):
         """Installs one Entry (control by table: replica is egress's)."""
-        pr = self.program
+        pr = self.profile
         control = pr.egress if e.table in EGRESS_TABLES else pr.ingress
         table, match = self._match(e.table, e.key)
         action, params = self.actions[(control, e.action)]
@@ -185,23 +189,23 @@ class ThriftBackend(Backend):
 
     @_serialized
     def add_routes(self, hosts):
-        for e in route_entries(hosts, self.program.route_tables):
+        for e in route_entries(hosts, self.profile.route_tables):
             self.write(e)
 
     @_serialized
     def register_read(self, name, index):
-        pr = self.program
+        pr = self.profile
         control = pr.egress if name in pr.sender_registers else pr.ingress
         return self.std.bm_register_read(0, control + "." + name, index)
 
     @_serialized
     def counter_read(self, name, index):
-        return self.std.bm_counter_read(0, self.program.ingress + "." + name, index).packets
+        return self.std.bm_counter_read(0, self.profile.ingress + "." + name, index).packets
 
     @_serialized
     def add_task(self, task, array, entries):
         entries, group = entries
-        pr = self.program
+        pr = self.profile
         for name in pr.task_registers:
             self.std.bm_register_write(0, pr.ingress + "." + name, task, 0)
         for name in pr.slot_registers:
@@ -363,7 +367,7 @@ class BfrtBackend(Backend):
     """Writes the entries through bfrt_python (run the control plane inside bfshell)."""
 
     def __init__(self, bfrt=None, program="netec", ports=None):
-        self.program, self.profile = program, PROGRAMS[program]
+        self.profile = PROGRAMS[program]
         if bfrt is None:
             import builtins
             bfrt = getattr(builtins, "bfrt", None)
@@ -388,8 +392,7 @@ class BfrtBackend(Backend):
         entries, group = entries
         pr = self.profile
         for name in pr.task_registers:
-            if self.program == "netec_xor" and name == "ack_seq":
-                # ackSeq (lo) beside its bound, the task's stripes (hi): netec_xor.p4
+            if pr.ack_bound and name == "ack_seq":
                 stripes = next(e.params["stripes"] for e in entries if e.table == "vip_in")
                 self.pipe.Ingress.ack_seq.mod(REGISTER_INDEX=task, lo=0, hi=stripes)
             else:
@@ -426,7 +429,7 @@ class BfrtBackend(Backend):
     def progress(self, task):
         ent = self.pipe.Ingress.ack_seq.get(REGISTER_INDEX=task, from_hw=True,
                                             print_ents=False)
-        field = b"Ingress.ack_seq.lo" if self.program == "netec_xor" else b"Ingress.ack_seq.f1"
+        field = b"Ingress.ack_seq.lo" if self.profile.ack_bound else b"Ingress.ack_seq.f1"
         values = ent.data[field]  # one per pipe: the max is the truth
         return max(values) if isinstance(values, list) else values
 

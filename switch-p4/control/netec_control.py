@@ -55,16 +55,16 @@ class Limits:
 
     @staticmethod
     def of_program(name, **kw):
-        """The limits of a compiled program: "netec" (p4src/*/netec.p4: multiply, TCP proxy,
-        P = 64) or "netec_xor" (p4src/*/netec_xor.p4: XOR, datagrams, P = 256); KW overrides."""
-        if name == "netec_xor":
-            base = dict(payload=256, premultiplied=True, transport="udp")
-        elif name == "netec":
-            base = {}
-        else:
-            raise ValueError("no P4 program %r (netec or netec_xor)" % name)
-        base.update(kw)
-        return Limits(**base)
+        """The limits of compiled program NAME (PROGRAMS); KW overrides."""
+        if name not in PROGRAMS:
+            raise ValueError("no P4 program %r (%s)" % (name, ", ".join(sorted(PROGRAMS))))
+        return Limits(**dict(PROGRAMS[name], **kw))
+
+
+# The P4 programs, by name, and how their limits differ from Limits' defaults: "netec"
+# (p4src/*/netec.p4: multiply, TCP proxy, P = 64), "netec_xor" (p4src/*/netec_xor.p4:
+# pre-multiplied survivors, XOR only, datagrams, P = 256).
+PROGRAMS = {"netec": {}, "netec_xor": {"payload": 256, "premultiplied": True, "transport": "udp"}}
 
 
 def _int(req, name, lo, hi, default=None):
@@ -489,7 +489,7 @@ def main(argv):
     ap.add_argument("--grpc", default="127.0.0.1:9559", help="P4Runtime server (p4runtime)")
     ap.add_argument("--p4info", help="p4info (text) of the v1model build (p4runtime)")
     ap.add_argument("--config", help="BMv2 JSON of the v1model build (thrift, p4runtime)")
-    ap.add_argument("--program", choices=["netec", "netec_xor"], default="netec",
+    ap.add_argument("--program", choices=sorted(PROGRAMS), default="netec",
                     help="the P4 program the switch runs: netec (multiply, TCP proxy, P 64) or "
                          "netec_xor (pre-multiplied survivors, datagrams, P 256)")
     ap.add_argument("--agent-networks", default="",
