@@ -58,33 +58,51 @@ def agent(s):
     return "198.18.1.%d" % (s + 1)
 
 
-def burst_rebuild(sw, k, m, stripes):
-    """Rebuilds data unit 0 through switch SW (running the program, hosts(k) as its hosts)
-    from k survivors, BATCH stripes of all k survivors' packets sent at once, then the
-    reader's ACK. Returns (rebuilt byte-identical, seconds taken by the data)."""
-    length = stripes * P
+def burst_rebuild(sw, k, m, stripes, program="netec"):
+    """Rebuilds data unit 0 through switch SW (running PROGRAM, hosts(k) as its hosts) from k
+    survivors, BATCH stripes of all k survivors' packets sent at once, then the reader's ACK.
+    netec.p4: TCP segments of P bytes, multiplied by the switch; netec_xor.p4: datagrams of
+    XOR_P bytes, each survivor's unit multiplied by its coefficient first. Returns (rebuilt
+    byte-identical, seconds taken by the data)."""
+    xor = program == "netec_xor"
+    p = XOR_P if xor else P
+    length = stripes * p
     units = gf256.random_units(k, m, length, seed=7)
     survivors = [u for u in range(k + m) if u != 0][:k]
     row = gf256.decode_rows(k, m, survivors, [0])[0]
     setup = nc.parse_setup({
-        "version": nc.VERSION, "group": "bench", "k": k, "rows": 1, "payload": P, "length": length,
-        "timeoutMs": 60000, "coefficients": [row],
+        "version": nc.VERSION, "group": "bench", "k": k, "rows": 1, "payload": p, "length": length,
+        "timeoutMs": 60000, "coefficients": [row], "transport": "udp" if xor else "tcp",
+        "premultiplied": xor,
         "survivors": [{"sender": s, "agent": "%s:50300" % agent(s), "block": "b",
                        "unitLength": length, "token": ""} for s in range(k)]})
-    sw.backend().add_task(0, 0, nc.task_entries(0, 0, setup, nc.Limits(), (VIP, VIP_PORT)))
-    # the reader's SYN: the switch learns where RESULTs go
-    sw.send_ip(ip_tcp(READER[0], READER[1], VIP, VIP_PORT, 1000, b"", flags=0x02), port=1)
+    sw.backend().add_task(0, 0, nc.task_entries(0, 0, setup, nc.Limits.of_program(program),
+                                                (VIP, VIP_PORT)))
+
+    def to_vip(src, sport, seq, payload):
+        if xor:
+            return ip_udp(src, sport, VIP, VIP_PORT, payload)
+        return ip_tcp(src, sport, VIP, VIP_PORT, seq, payload)
+
+    # the switch learns where RESULTs go: the reader's HELLO (datagrams), its SYN (TCP)
+    if xor:
+        hello = nm.Packet(nm.HELLO, 0, 0, nm.READER, 0, 0, 0, 0, b'{"role": "reader"}').encode()
+        sw.send_ip(to_vip(READER[0], READER[1], 0, hello), port=1)
+    else:
+        sw.send_ip(ip_tcp(READER[0], READER[1], VIP, VIP_PORT, 1000, b"", flags=0x02), port=1)
     sw.receive(expect=k)
     frames = []
     for q in range(stripes):
         stripe = []
         for s in range(k):
-            body = units[survivors[s]][q * P:(q + 1) * P]
+            body = units[survivors[s]][q * p:(q + 1) * p]
+            if xor:
+                body = nm.premultiply(row[s], body)
             pkt = nm.Packet(nm.DATA, 0, 0, s, 0, q % 64, q, 0, body).encode()
-            stripe.append((s + 2, ip_tcp(agent(s), 50300, VIP, VIP_PORT, 1 + q * len(pkt), pkt)))
+            stripe.append((s + 2, to_vip(agent(s), 50300, 1 + q * len(pkt), pkt)))
         frames.append(stripe)
-    return send_bursts(sw, frames, k, units[0], P, 40,
-                       lambda ack: ip_tcp(READER[0], READER[1], VIP, VIP_PORT, 2000, ack))
+    return send_bursts(sw, frames, k, units[0], p, 28 if xor else 40,
+                       lambda ack: to_vip(READER[0], READER[1], 2000, ack))
 
 
 def send_bursts(sw, frames, k, unit, payload, headers, ack_of):
@@ -122,61 +140,25 @@ def ip_udp(src, sport, dst, dport, payload):
     return ip + udp + payload
 
 
-def burst_rebuild_xor(sw, k, m, stripes):
-    """burst_rebuild for netec_xor.p4: the reader's HELLO binds it, survivors send their units
-    pre-multiplied by their coefficients in datagrams of P = 256 bytes, three passes each."""
-    xp = XOR_P
-    length = stripes * xp
-    units = gf256.random_units(k, m, length, seed=7)
-    survivors = [u for u in range(k + m) if u != 0][:k]
-    row = gf256.decode_rows(k, m, survivors, [0])[0]
-    setup = nc.parse_setup({
-        "version": nc.VERSION, "group": "bench", "k": k, "rows": 1, "payload": xp,
-        "length": length, "timeoutMs": 60000, "coefficients": [row], "transport": "udp",
-        "premultiplied": True,
-        "survivors": [{"sender": s, "agent": "%s:50300" % agent(s), "block": "b",
-                       "unitLength": length, "token": ""} for s in range(k)]})
-    sw.backend().add_task(0, 0, nc.task_entries(0, 0, setup, nc.Limits.of_program("netec_xor"),
-                                                (VIP, VIP_PORT)))
-    hello = nm.Packet(nm.HELLO, 0, 0, nm.READER, 0, 0, 0, 0, b'{"role": "reader"}').encode()
-    sw.send_ip(ip_udp(READER[0], READER[1], VIP, VIP_PORT, hello), port=1)
-    sw.receive(expect=k)
-    frames = []
-    for q in range(stripes):
-        stripe = []
-        for s in range(k):
-            body = nm.premultiply(row[s], units[survivors[s]][q * xp:(q + 1) * xp])
-            pkt = nm.Packet(nm.DATA, 0, 0, s, 0, q % 64, q, 0, body).encode()
-            stripe.append((s + 2, ip_udp(agent(s), 50300, VIP, VIP_PORT, pkt)))
-        frames.append(stripe)
-    return send_bursts(sw, frames, k, units[0], xp, 28,
-                       lambda ack: ip_udp(READER[0], READER[1], VIP, VIP_PORT, ack))
-
-
 def burst_forward(sw, k, stripes, program="netec"):
     """The baseline: as many packets of the same size, forwarded by l3_forward, in the same
     bursts. Returns the seconds taken."""
     if program == "netec_xor":
         # 304-byte frames: a burst of more than 32 to one port loses packets in BMv2's queues,
         # so these go BATCH at a time (the aggregation's bursts put BATCH RESULTs on that port)
-        plain = ip_udp(agent(0), 50301, READER[0], READER[1], bytes(20 + XOR_P))
-        t = time.monotonic()
-        for first in range(0, stripes * k, BATCH):
-            n = min(BATCH, stripes * k - first)
-            for _ in range(n):
-                sw.send_ip(plain, port=2)
-            sw.receive(expect=n, timeout=60, settle=0)
-        return time.monotonic() - t
+        plain = [(2, ip_udp(agent(0), 50301, READER[0], READER[1], bytes(20 + XOR_P)))]
+        burst = BATCH
     else:
-        plain = [ip_tcp(agent(s), 50301, READER[0], READER[1], 1, bytes(20 + P))
+        plain = [(s + 2, ip_tcp(agent(s), 50301, READER[0], READER[1], 1, bytes(20 + P)))
                  for s in range(k)]
+        burst = BATCH * k
+    packets = plain * (stripes * k // len(plain))
     t = time.monotonic()
-    for first in range(0, stripes, BATCH):
-        n = min(BATCH, stripes - first)
-        for _ in range(n):
-            for s in range(k):
-                sw.send_ip(plain[s], port=s + 2)
-        sw.receive(expect=n * k, timeout=60, settle=0)
+    for first in range(0, len(packets), burst):
+        chunk = packets[first:first + burst]
+        for port, raw in chunk:
+            sw.send_ip(raw, port=port)
+        sw.receive(expect=len(chunk), timeout=60, settle=0)
     return time.monotonic() - t
 
 
@@ -199,8 +181,7 @@ def main(argv):
     with tempfile.TemporaryDirectory() as tmp:
         took, _, json_path = p4tools.compile_bmv2(tmp, a.program)
         with bmv2_switch.Bmv2Switch(json_path, hosts(a.k), program=a.program) as sw:
-            rebuild = burst_rebuild_xor if xor else burst_rebuild
-            ok, netec_s = rebuild(sw, a.k, a.m, a.stripes)
+            ok, netec_s = burst_rebuild(sw, a.k, a.m, a.stripes, a.program)
             plain_s = burst_forward(sw, a.k, a.stripes, a.program)
     n = a.stripes * a.k
     print("| BMv2 simple_switch, %s, RS(%d,%d), P = %d B, %d stripes | packets/s | ratio |" % (
