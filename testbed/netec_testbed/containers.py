@@ -12,6 +12,7 @@ import ipaddress
 import json
 import os
 import subprocess
+import sys
 import time
 
 from . import hadoop
