@@ -43,7 +43,7 @@ class Program:
     JSON and the registers a reused task id or slot array must find clear."""
 
     def __init__(self, ingress, egress, task_registers, slot_registers, sender_registers,
-                 route_tables=("l3_forward",), ack_bound=False):
+                 route_tables=("l3_forward",), ack_bound=False, egress_task_registers=()):
         self.ingress, self.egress = ingress, egress
         self.route_tables = route_tables  # each holds every host's route
         # on Tofino, ack_seq's cell is a pair: ackSeq (lo) beside its bound, the task's
@@ -52,6 +52,7 @@ class Program:
         self.ack_bound = ack_bound
         self.task_registers, self.slot_registers = task_registers, slot_registers
         self.sender_registers = sender_registers
+        self.egress_task_registers = list(egress_task_registers)  # per task, in egress
 
 
 PROGRAMS = {
@@ -60,11 +61,13 @@ PROGRAMS = {
                      ["isn_delta"]),
     # p4src/v1model/netec_xor.p4: pre-multiplied survivors, datagrams. Its sums need no
     # clearing: a stripe's first packet in a slot overwrites them (the slot's seq says so).
+    # EBSN's counters are egress's.
     "netec_xor": Program("XorIngress", "XorEgress",
-                         ["ack_seq", "max_started_plus1", "slot_starts", "slot_completes",
-                          "reader_addr", "reader_port"],
+                         ["ack_seq", "reader_addr", "reader_port"],
                          ["slot_seq", "slot_bits", "slot_count"], [],
-                         ("l3_forward", "l3_to_reader", "l3_agent_to_reader"), ack_bound=True),
+                         ("l3_forward", "l3_to_reader", "l3_agent_to_reader"), ack_bound=True,
+                         egress_task_registers=["max_started_plus1", "slot_starts",
+                                                "slot_completes"]),
 }
 
 
@@ -195,8 +198,9 @@ class ThriftBackend(Backend):
     @_serialized
     def register_read(self, name, index):
         pr = self.profile
-        control = pr.egress if name in pr.sender_registers else pr.ingress
-        return self.std.bm_register_read(0, control + "." + name, index)
+        egress = name in pr.sender_registers or name in pr.egress_task_registers
+        return self.std.bm_register_read(0, (pr.egress if egress else pr.ingress) + "." + name,
+                                         index)
 
     @_serialized
     def counter_read(self, name, index):
@@ -208,6 +212,8 @@ class ThriftBackend(Backend):
         pr = self.profile
         for name in pr.task_registers:
             self.std.bm_register_write(0, pr.ingress + "." + name, task, 0)
+        for name in pr.egress_task_registers:
+            self.std.bm_register_write(0, pr.egress + "." + name, task, 0)
         for name in pr.slot_registers:
             self.std.bm_register_write_range(0, pr.ingress + "." + name, array * SLOTS,
                                              (array + 1) * SLOTS,
@@ -397,6 +403,8 @@ class BfrtBackend(Backend):
                 self.pipe.Ingress.ack_seq.mod(REGISTER_INDEX=task, lo=0, hi=stripes)
             else:
                 getattr(self.pipe.Ingress, name).mod(REGISTER_INDEX=task, f1=0)
+        for name in pr.egress_task_registers:
+            getattr(self.pipe.Egress, name).mod(REGISTER_INDEX=task, f1=0)
         for name in pr.slot_registers:
             reg = getattr(self.pipe.Ingress, name)
             for i in range(SLOTS):

@@ -99,7 +99,8 @@ def test_registers_the_backends_clear_exist(program, arch):
     declared |= set(re.findall(r"Register<[\w<>, ]+>\([^;]*\) (\w+);", text))
     declared |= {"sum%d" % i for i in range(16)} if "SUM_REGISTER(15" in text else set()
     pr = backends.PROGRAMS[program]
-    for name in pr.task_registers + pr.slot_registers + pr.sender_registers:
+    for name in (pr.task_registers + pr.slot_registers + pr.sender_registers
+                 + pr.egress_task_registers):
         assert name in declared, "%s: no register %s" % (arch, name)
 
 
@@ -142,7 +143,9 @@ class Recorder:
 BFRT_WRITES = {
     "netec": [("netec.pipe.Ingress.slot_seq.mod", None), ("netec.pipe.Egress.isn_delta.mod", None)],
     "netec_xor": [("netec_xor.pipe.Ingress.slot_seq.mod", None),
-                  ("netec_xor.pipe.Ingress.ack_seq.mod", {"REGISTER_INDEX": 31, "lo": 0, "hi": 4})],
+                  ("netec_xor.pipe.Ingress.ack_seq.mod", {"REGISTER_INDEX": 31, "lo": 0, "hi": 4}),
+                  ("netec_xor.pipe.Egress.max_started_plus1.mod", None),
+                  ("netec_xor.pipe.Egress.slot_completes.mod", None)],
 }
 
 

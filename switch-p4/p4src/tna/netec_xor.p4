@@ -3,17 +3,26 @@
 // in a UDP datagram, each survivor has multiplied its unit by its coefficient, and the switch
 // only XORs. With no multiply tables, every stateful ALU the tracker leaves is a payload word:
 // P = NETEC_XOR_PAYLOAD bytes per packet. The v1model twin (../v1model/netec_xor.p4) has the
-// same tables, registers and decisions; model/xor_pipeline.py is its executable model.
+// same tables, registers and decisions, and runs on BMv2 against the shared vectors that the
+// reference model (model/netec_model.py) and the Java switch reproduce.
 //
 // Where the work is done (Tofino 1: 12 MAU stages and 4 stateful ALUs a stage per gress; an
 // egress parser reads at most 160 bytes, so payload words are ingress's alone):
 //   pass 1:  classify (one table gives a survivor's or the reader's whole task config),
-//            admission, the slot tracker (slot_seq, slot_bits, slot_count), EBSN's counters;
-//            no sums: a duplicate is known only in the tracker's third stage;
+//            admission, the slot tracker (slot_seq, slot_bits, slot_count); no sums: a
+//            duplicate is known only in the tracker's third stage;
+//   egress of pass 1: EBSN's counters (maxStarted + 1, stripes started in a free slot,
+//            stripes completed), on the packet's way to the recirculation port;
 //   pass 2:  the 32 sum registers, one per word of the payload half `q` (halves.p4), at
 //            register index cell ++ 0; a payload of one half leaves now;
 //   pass 3:  the same registers for the other half at cell ++ 1 (payloads over one half);
-//   egress:  each survivor's copy of a reader's packet: addresses, sender, EBSN window.
+//   egress:  each survivor's copy of a reader's packet: addresses, sender, EBSN's counters
+//            read, the window.
+// Ingress tests the sum passes first: their branch reads only what the parser wrote (the pass
+// header, the half, and the task, slot array and slot of the NetEC header, which pass 1 held
+// to the survivor's survivor_in entry), so no table precedes the sums and they may take any
+// stage; everything else is the other branch. EBSN's counters are egress's so that every
+// register of ingress but the reader's address and port and slot_seq has one user.
 // The ingress deparser emits half c before q, so the halves swap places on the wire every
 // pass: pass 1 parses the payload's first half into c (nothing changes), pass 2 into q (summed,
 // then behind the rest), pass 3 finds the rest first, in q, and puts the payload back in order.
@@ -56,15 +65,18 @@ struct ack_pair_t {
     bit<32> hi;
 }
 
-// What ingress tells egress about a reader's packet copied to every survivor.
+// What ingress tells egress: a first pass's updates of EBSN's counters, and for a reader's
+// packet copied to every survivor, the window's inputs ingress has.
 @flexible
 header bridge_h {
-    bit<8>  ebsn;       // an ACK: egress lowers each copy's window (EBSN)
-    bit<32> ack;        // EBSN's inputs, read by ingress
-    bit<32> started;
-    bit<32> starts;
-    bit<32> completes;
-    bit<32> exposed;
+    bit<8>  counters;     // 1: egress runs EBSN's counters (a first pass, or a reader's ACK)
+    bit<8>  task;         // ... of this task
+    bit<32> started_op;   // maxStarted + 1 raised to this (0: read)
+    bit<32> starts_inc;   // stripes started in a free slot: + this
+    bit<32> completes_inc;// stripes completed: + this
+    bit<8>  ebsn;         // an ACK: egress lowers each copy's window (EBSN)
+    bit<32> ack;          // ackSeq, read by ingress
+    bit<32> exposed;      // I, from vip_in
 }
 
 struct headers_t {
@@ -99,9 +111,7 @@ struct ig_meta_t {
     bit<16> dup;            // the sender's bit among those counted before (0: not a duplicate)
     bit<8>  complete;
     bit<1>  half;           // the half a sum pass adds: 0 in pass 2, 1 in pass 3 (parser)
-    bit<1>  final;          // a sum pass that is the packet's last
-    bit<1>  result;         // ... of a complete stripe: the packet leaves as its RESULT
-    bit<1>  one_half;       // payload_len <= one half: passes 1 and 2 only
+    bit<1>  result;         // a sum pass's packet leaves as its stripe's RESULT
     bit<1>  len_full;       // payload_len == P
     bit<32> seq_plus1;
     bit<16> seq_low;
@@ -129,6 +139,9 @@ struct ig_meta_t {
 
 struct eg_meta_t {
     bit<16> netec_residual; // the NetEC checksum less its header: its payload's sum
+    bit<32> started;        // EBSN's counters as this packet left them
+    bit<32> starts;
+    bit<32> completes;
     bit<32> partial;        // starts - completes: slots holding partial sums
 }
 
@@ -309,41 +322,11 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             rv = v.lo;
         }
     };
-    // The other registers are used by several branches (a survivor's first pass, a sum pass,
-    // the reader's packets), each use a RegisterAction of its own in a table pinned to the
-    // register's stage: placement does not look for one stage that suits every branch ("not
-    // able to allocate ... in the same stage along with Register"), and code after the
-    // branches would wait for their last table (Tofino 1 has no long branches), the sums'.
-    // The stages are where a first pass reaches them: ackSeq in 2, admission then takes 3-5.
-    // maxStarted + 1: raised by every admitted DATA packet (its stripe has begun)
-    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) max_started_plus1;
-    RegisterAction<bit<32>, bit<32>, bit<32>>(max_started_plus1) started_raise = {
-        void apply(inout bit<32> v) {
-            if (meta.seq_plus1 > v) {
-                v = meta.seq_plus1;
-            }
-        }
-    };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(max_started_plus1) started_read = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
-    };
-    // EBSN's partial slots as two counters that only grow (egress subtracts): stripes started
-    // in a free slot, stripes completed. Two registers in two stages, where one counter would
-    // wait for the completing packet's stage.
-    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) slot_starts;
-    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_starts) starts_add = {
-        void apply(inout bit<32> v) { v = v + 1; }
-    };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_starts) starts_read = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
-    };
-    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) slot_completes;
-    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_completes) completes_add = {
-        void apply(inout bit<32> v) { v = v + 1; }
-    };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_completes) completes_read = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
-    };
+    // slot_seq and the reader's address and port are used from both branches (a sum pass's
+    // RESULT, and a first pass or the reader's packets): each use is a RegisterAction of its
+    // own in a table pinned to the register's stage, as placement does not look for one stage
+    // that suits every branch ("not able to allocate ... in the same stage along with
+    // Register").
     // The stripe a slot holds. The completing packet's last pass frees the slot: a packet of
     // the stripe after it (a retransmission after a lost RESULT) is aggregated again.
     Register<bit<32>, bit<16>>(NETEC_SLOT_CELLS, SEQ_NONE) slot_seq;
@@ -425,41 +408,42 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         actions = { NAME##_act; }                                                            \
         const default_action = NAME##_act();                                                 \
     }
-    PINNED(ack, 2, meta.ack = ack_access.execute((bit<32>)meta.task);)
-    PINNED(started_raise, 6, started_raise.execute((bit<32>)meta.task);)
-    PINNED(started_read, 6,
-           hdr.bridge.started = started_read.execute((bit<32>)meta.task);)
-    PINNED(seq_check, 6, meta.taken = seq_check.execute(meta.cell);)
-    PINNED(seq_release, 6, seq_release.execute(meta.cell);)
-    PINNED(starts_add, 7, starts_add.execute((bit<32>)meta.task);)
-    PINNED(starts_read, 7, hdr.bridge.starts = starts_read.execute((bit<32>)meta.task);)
-    PINNED(completes_add, 9, completes_add.execute((bit<32>)meta.task);)
-    PINNED(completes_read, 9,
-           hdr.bridge.completes = completes_read.execute((bit<32>)meta.task);)
-    PINNED(reader_addr_learn, 8, reader_addr_learn.execute((bit<32>)meta.task);)
-    PINNED(reader_port_learn, 8, reader_port_learn.execute((bit<32>)meta.task);)
-    PINNED(reader_addr_for_result, 8,
-           meta.reader_addr = reader_addr_for_result.execute((bit<32>)meta.task);)
-    PINNED(reader_port_for_result, 8,
-           meta.reader_port = reader_port_for_result.execute((bit<32>)meta.task);)
-    PINNED(reader_addr_for_agent, 8,
+    // Stages: where a first pass reaches them (classify in 0, ackSeq in 1, admission in 2-4,
+    // the tracker in 5-7); the reader's registers early, before a sum pass's RESULT needs them.
+    PINNED(ack, 1, meta.ack = ack_access.execute((bit<32>)meta.task);)
+    PINNED(seq_check, 5, meta.taken = seq_check.execute(meta.cell);)
+    PINNED(seq_release, 5, seq_release.execute(meta.cell);)
+    PINNED(reader_addr_learn, 2, reader_addr_learn.execute((bit<32>)meta.task);)
+    PINNED(reader_port_learn, 2, reader_port_learn.execute((bit<32>)meta.task);)
+    PINNED(reader_addr_for_result, 2,
+           meta.reader_addr = reader_addr_for_result.execute((bit<32>)hdr.netec.task);)
+    PINNED(reader_port_for_result, 2,
+           meta.reader_port = reader_port_for_result.execute((bit<32>)hdr.netec.task);)
+    PINNED(reader_addr_for_agent, 2,
            meta.reader_addr = reader_addr_for_agent.execute((bit<32>)meta.task);)
-    PINNED(reader_port_for_agent, 8,
+    PINNED(reader_port_for_agent, 2,
            meta.reader_port = reader_port_for_agent.execute((bit<32>)meta.task);)
-    // the slot's bits and count: the first packet of a stripe in the slot restarts them
+    // the slot's bits and count: the first packet of a stripe in the slot restarts them; keyed
+    // on slot_seq's own answer (a field computed from it would cost a stage)
     action bits_add_act() { meta.dup = bits_add.execute(meta.cell); }
     action bits_restart_act() { meta.dup = bits_restart.execute(meta.cell); }
-    @stage(7) @hidden table bits_tbl {
-        key = { hdr.pass.reset : exact; }
+    @stage(6) @hidden table bits_tbl {
+        key = { meta.taken : exact; }
         actions = { bits_add_act; bits_restart_act; }
-        const entries = { 0 : bits_add_act(); 1 : bits_restart_act(); }
+        const entries = {
+            SLOT_SAME : bits_add_act(); SLOT_FREE : bits_restart_act();
+            SLOT_STALE : bits_restart_act();
+        }
     }
     action count_add_act() { meta.complete = count_add.execute(meta.cell); }
     action count_restart_act() { meta.complete = count_restart.execute(meta.cell); }
-    @stage(8) @hidden table count_tbl {
-        key = { hdr.pass.reset : exact; }
+    @stage(7) @hidden table count_tbl {
+        key = { meta.taken : exact; }
         actions = { count_add_act; count_restart_act; }
-        const entries = { 0 : count_add_act(); 1 : count_restart_act(); }
+        const entries = {
+            SLOT_SAME : count_add_act(); SLOT_FREE : count_restart_act();
+            SLOT_STALE : count_restart_act();
+        }
     }
 
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) idx_of;       // slot array ++ slot ++ half
@@ -480,15 +464,14 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             rv = v;                                                                          \
         }                                                                                    \
     };
-// Each sum in a table pinned to a stage, its cell hashed in that stage: the placement fills
-// stages with sums greedily and left the tracker no stateful ALU until stage 10 (15 stages in
-// all); pinned, the sums take what the tracker leaves (ackSeq in stage 2, slot_seq and
-// maxStarted+1 in 6, slot_bits and the starts counter in 7, slot_count and the reader's
-// address and port in 8, the completes counter in 9).
+// Each sum in a table pinned to a stage, its cell hashed in that stage from header fields:
+// the placement fills stages with sums greedily and left the tracker no stateful ALU until
+// stage 10 (15 stages in all); pinned, the sums take what the rest leaves (ackSeq in stage 1,
+// the reader's address and port in 2, slot_seq in 5, slot_bits in 6, slot_count in 7).
 #define SUM_TABLE(J, STAGE)                                                                  \
     action sum##J##_act() {                                                                  \
-        hdr.q.w##J.v = sum##J##_add.execute(                                                 \
-            idx_of.get({meta.slot_array, hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0], meta.half})); \
+        hdr.q.w##J.v = sum##J##_add.execute(idx_of.get({hdr.netec.slot_array,               \
+            hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0], meta.half}));                            \
     }                                                                                        \
     @stage(STAGE) @hidden table sum##J##_tbl {                                              \
         actions = { sum##J##_act; }                                                          \
@@ -503,14 +486,14 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     SUM_REGISTER(20) SUM_REGISTER(21) SUM_REGISTER(22) SUM_REGISTER(23)
     SUM_REGISTER(24) SUM_REGISTER(25) SUM_REGISTER(26) SUM_REGISTER(27)
     SUM_REGISTER(28) SUM_REGISTER(29) SUM_REGISTER(30) SUM_REGISTER(31)
-    SUM_TABLE(0, 1)   SUM_TABLE(1, 1)   SUM_TABLE(2, 1)   SUM_TABLE(3, 1)
-    SUM_TABLE(4, 2)   SUM_TABLE(5, 2)   SUM_TABLE(6, 2)   SUM_TABLE(7, 3)
+    SUM_TABLE(0, 0)   SUM_TABLE(1, 0)   SUM_TABLE(2, 0)   SUM_TABLE(3, 0)
+    SUM_TABLE(4, 1)   SUM_TABLE(5, 1)   SUM_TABLE(6, 1)   SUM_TABLE(7, 3)
     SUM_TABLE(8, 3)   SUM_TABLE(9, 3)   SUM_TABLE(10, 3)  SUM_TABLE(11, 4)
     SUM_TABLE(12, 4)  SUM_TABLE(13, 4)  SUM_TABLE(14, 4)  SUM_TABLE(15, 5)
-    SUM_TABLE(16, 5)  SUM_TABLE(17, 5)  SUM_TABLE(18, 5)  SUM_TABLE(19, 6)
-    SUM_TABLE(20, 6)  SUM_TABLE(21, 7)  SUM_TABLE(22, 7)  SUM_TABLE(23, 8)
-    SUM_TABLE(24, 9)  SUM_TABLE(25, 9)  SUM_TABLE(26, 9)  SUM_TABLE(27, 10)
-    SUM_TABLE(28, 10) SUM_TABLE(29, 10) SUM_TABLE(30, 10) SUM_TABLE(31, 11)
+    SUM_TABLE(16, 5)  SUM_TABLE(17, 5)  SUM_TABLE(18, 6)  SUM_TABLE(19, 6)
+    SUM_TABLE(20, 6)  SUM_TABLE(21, 7)  SUM_TABLE(22, 7)  SUM_TABLE(23, 7)
+    SUM_TABLE(24, 8)  SUM_TABLE(25, 8)  SUM_TABLE(26, 8)  SUM_TABLE(27, 8)
+    SUM_TABLE(28, 9)  SUM_TABLE(29, 9)  SUM_TABLE(30, 9)  SUM_TABLE(31, 9)
 
     Counter<bit<32>, bit<8>>(8, CounterType_t.PACKETS) verdicts;  // DATA packets by verdict
 
@@ -640,144 +623,25 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         ig_dprsr_md.drop_ctl = 1;
     }
 
+    // ---- a sum pass (2 or 3): half q into its half's cells; the last pass of a complete
+    // stripe leaves as its RESULT. Indexes from the header alone: its task, slot array and
+    // slot are the ones pass 1 admitted (survivor_in's key), and a pass header is parsed only
+    // from the recirculation port.
+    action sum_pass() {
+        ig_tm_md.bypass_egress = 1;
+        hdr.bridge.setInvalid();
+    }
+    @hidden table take_sum_pass {
+        actions = { sum_pass; }
+        const default_action = sum_pass();
+    }
+
     apply {
-        meta.survivor = 0;
-        meta.reader = 0;
-        meta.complete = 0;
-        meta.final = 0;
-        meta.result = 0;
-        hdr.bridge.setValid();
-        hdr.bridge.ebsn = 0;
-        hdr.bridge.ack = 0;
-        hdr.bridge.started = 0;
-        hdr.bridge.starts = 0;
-        hdr.bridge.completes = 0;
-        hdr.bridge.exposed = 0;
-        // wide tests into 1-bit flags, side by side (a condition reads 4 bytes and 12 bits at
-        // most, its enclosing conditions included)
-        meta.one_half = 0;
-        if (hdr.netec.payload_len[15:7] == 0 || hdr.netec.payload_len == HALF_BYTES) {
-            meta.one_half = 1;
-        }
-        meta.len_full = 0;
-        if (hdr.netec.payload_len == NETEC_XOR_PAYLOAD) {
-            meta.len_full = 1;
-        }
-        meta.bad_words = 0;
-        if (meta.words_ok != 1) {
-            meta.bad_words = 1;
-        }
-        meta.bad_version = 0;
-        if (hdr.netec.version != NETEC_VERSION) {
-            meta.bad_version = 1;
-        }
-        meta.bad_reserved = 0;
-        if (hdr.netec.reserved != 0) {
-            meta.bad_reserved = 1;
-        }
-        meta.bad_flags = 0;
-        if (hdr.netec.flags != 0 || hdr.netec.window != 0) {
-            meta.bad_flags = 1;
-        }
-        meta.seq_low = seq_low_of.get({hdr.netec.seq});
-        if (hdr.netec.isValid()) {
-            // the reader's packets after: every register is indexed by the one task field
-            if (!survivor_in.apply().hit) {
-                vip_in.apply();
-            }
-        }
-
-        // ackSeq, before the branches: raised by an ACK of the reader's, read by a first pass
-        meta.ack_in = 0;
-        if (hdr.netec.type == NETEC_ACK) {
-            meta.ack_in = hdr.netec.seq;
-        }
-        if (meta.survivor == 1 || meta.reader == 1) {
-            ack_tbl.apply();
-        }
-
-        // ---- the branches: each does all its work inside (code after them would wait for
-        // their last table, the sums') -----------------------------------------------------
-        if (!hdr.ipv4.isValid()) {
-            ig_dprsr_md.drop_ctl = 1;
-        } else if (meta.survivor == 1 && meta.netec_checked == 1 && !meta.netec_csum_ok) {
-            ig_dprsr_md.drop_ctl = 1;  // a task's NetEC packet, corrupt: never summed
-        } else if (meta.survivor == 1 && !hdr.pass.isValid() && hdr.netec.type == NETEC_DATA) {
-            // ---- pass 1: admit and track -----------------------------------------------
-            take_admit_firsts.apply();
-            take_admit_behind.apply();
-            take_admit_seconds.apply();
-            take_admit_window.apply();
-            meta.bad_past = 0;
-            if (meta.past != 0) {
-                meta.bad_past = 1;
-            }
-            meta.bad_slot = 0;
-            if (meta.slot_diff != 0) {
-                meta.bad_slot = 1;
-            }
-            meta.is_last = 0;
-            if (meta.last_diff == 0) {
-                meta.is_last = 1;
-            }
-            meta.len_last = 0;
-            if (meta.len_last_diff == 0) {
-                meta.len_last = 1;
-            }
-            // every packet of a stripe has its length: P, or the last stripe's
-            meta.bad_len = 0;
-            if (meta.is_last == 1 && meta.len_last == 0) {
-                meta.bad_len = 1;
-            }
-            if (meta.is_last == 0 && meta.len_full == 0) {
-                meta.bad_len = 1;
-            }
-            if (meta.bad_words == 1 || meta.bad_version == 1 || meta.bad_reserved == 1
-                    || meta.bad_flags == 1 || meta.bad_past == 1 || meta.bad_slot == 1
-                    || meta.bad_len == 1) {
-                drop_counted(V_MISMATCH);
-            } else if (meta.behind != 0) {
-                drop_counted(V_OUTSIDE);
-            } else {
-                meta.cell = cell_of.get({meta.slot_array,
-                                         hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]});
-                started_raise_tbl.apply();
-                seq_check_tbl.apply();
-                hdr.pass.setValid();
-                hdr.pass.reset = 0;
-                if (meta.taken != SLOT_SAME) {
-                    hdr.pass.reset = 1;
-                }
-                if (meta.taken == SLOT_FREE) {
-                    starts_add_tbl.apply();
-                }
-                bits_tbl.apply();
-                if (meta.dup != 0) {
-                    drop_counted(V_DUPLICATE);
-                } else {
-                    count_tbl.apply();
-                    hdr.pass.complete = meta.complete;
-                    if (meta.complete == 1) {
-                        completes_add_tbl.apply();
-                        verdicts.count(V_COMPLETE);
-                    } else {
-                        verdicts.count(V_AGGREGATE);
-                    }
-                    hdr.ethernet.ether_type = ETHERTYPE_SUM_FIRST;
-                    ig_tm_md.ucast_egress_port = RECIRC_PORT;
-                    ig_tm_md.bypass_egress = 1;
-                    hdr.bridge.setInvalid();
-                }
-            }
-        } else if (meta.survivor == 1 && hdr.pass.isValid()) {
-            // ---- passes 2 and 3: sum half q into its half's cells ------------------------
-            if (hdr.ethernet.ether_type == ETHERTYPE_SUM_SECOND) {
-                meta.final = 1;
-            } else if (meta.one_half == 1) {
-                meta.final = 1;  // one half: no third pass
-            }
-            ig_tm_md.bypass_egress = 1;
-            hdr.bridge.setInvalid();
+        // the slot's cell, from the header alone (a first pass admits only a header whose
+        // slot array is its survivor's, so both branches may use it)
+        meta.cell = cell_of.get({hdr.netec.slot_array, hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]});
+        if (hdr.pass.isValid()) {
+            take_sum_pass.apply();
             SUM_APPLY(0)  SUM_APPLY(1)  SUM_APPLY(2)  SUM_APPLY(3)
             SUM_APPLY(4)  SUM_APPLY(5)  SUM_APPLY(6)  SUM_APPLY(7)
             SUM_APPLY(8)  SUM_APPLY(9)  SUM_APPLY(10) SUM_APPLY(11)
@@ -786,7 +650,9 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             SUM_APPLY(20) SUM_APPLY(21) SUM_APPLY(22) SUM_APPLY(23)
             SUM_APPLY(24) SUM_APPLY(25) SUM_APPLY(26) SUM_APPLY(27)
             SUM_APPLY(28) SUM_APPLY(29) SUM_APPLY(30) SUM_APPLY(31)
-            if (meta.final == 0) {
+            // a payload over one half takes pass 3 (pass 2 has half 0)
+            if (meta.half == 0 && hdr.netec.payload_len[15:7] != 0
+                    && hdr.netec.payload_len != HALF_BYTES) {
                 hdr.ethernet.ether_type = ETHERTYPE_SUM_SECOND;
                 ig_tm_md.ucast_egress_port = RECIRC_PORT;
             } else if (hdr.pass.complete == 0) {
@@ -794,8 +660,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             } else {
                 // the stripe's RESULT, from the VIP to the reader (summed anew in the
                 // deparser); its slot is freed
-                meta.cell = cell_of.get({meta.slot_array,
-                                         hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]});
                 seq_release_tbl.apply();
                 reader_addr_for_result_tbl.apply();
                 reader_port_for_result_tbl.apply();
@@ -811,43 +675,166 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 hdr.udp.checksum = 0;
                 l3_to_reader.apply();
             }
-        } else if (meta.survivor == 1) {
-            // ---- an agent's HELLO (an error) or ACK: to the reader, from the VIP ---------
-            reader_addr_for_agent_tbl.apply();
-            reader_port_for_agent_tbl.apply();
-            hdr.ipv4.src_addr = hdr.ipv4.dst_addr;
-            hdr.udp.src_port = hdr.udp.dst_port;
-            hdr.ipv4.dst_addr = meta.reader_addr;
-            hdr.udp.dst_port = meta.reader_port;
-            hdr.udp.checksum = 0;
-            l3_agent_to_reader.apply();
-        } else if (meta.reader == 1) {
-            // ---- the reader's ACK or HELLO: to every survivor (egress: addresses, sender,
-            // the ACK's EBSN window) --------------------------------------------------------
-            if (meta.netec_checked == 1 && !meta.netec_csum_ok) {
-                ig_dprsr_md.drop_ctl = 1;
-            } else if (hdr.netec.type == NETEC_ACK) {
-                hdr.bridge.ack = meta.ack;
-                take_ack_over.apply();
-                take_ack_over_diff.apply();
-                if (meta.over != 0 || hdr.netec.sender != NETEC_READER) {
-                    ig_dprsr_md.drop_ctl = 1;  // past the task's stripes, or not the reader's
-                } else {
-                    started_read_tbl.apply();
-                    starts_read_tbl.apply();
-                    completes_read_tbl.apply();
-                    hdr.bridge.ebsn = 1;
-                    ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
-                }
-            } else if (hdr.netec.type == NETEC_HELLO) {
-                reader_addr_learn_tbl.apply();
-                reader_port_learn_tbl.apply();
-                ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
-            } else {
-                ig_dprsr_md.drop_ctl = 1;  // a reader sends ACKs and HELLOs only
-            }
         } else {
-            l3_forward.apply();  // not a task's: forwarded as it is
+            meta.survivor = 0;
+            meta.reader = 0;
+            meta.complete = 0;
+            hdr.bridge.setValid();
+            hdr.bridge.counters = 0;
+            hdr.bridge.task = 0;
+            hdr.bridge.started_op = 0;
+            hdr.bridge.starts_inc = 0;
+            hdr.bridge.completes_inc = 0;
+            hdr.bridge.ebsn = 0;
+            hdr.bridge.ack = 0;
+            hdr.bridge.exposed = 0;
+            // wide tests into 1-bit flags, side by side (a condition reads 4 bytes and 12 bits
+            // at most, its enclosing conditions included)
+            meta.len_full = 0;
+            if (hdr.netec.payload_len == NETEC_XOR_PAYLOAD) {
+                meta.len_full = 1;
+            }
+            meta.bad_words = 0;
+            if (meta.words_ok != 1) {
+                meta.bad_words = 1;
+            }
+            meta.bad_version = 0;
+            if (hdr.netec.version != NETEC_VERSION) {
+                meta.bad_version = 1;
+            }
+            meta.bad_reserved = 0;
+            if (hdr.netec.reserved != 0) {
+                meta.bad_reserved = 1;
+            }
+            meta.bad_flags = 0;
+            if (hdr.netec.flags != 0 || hdr.netec.window != 0) {
+                meta.bad_flags = 1;
+            }
+            meta.seq_low = seq_low_of.get({hdr.netec.seq});
+            if (hdr.netec.isValid()) {
+                // the reader's packets after: every register is indexed by the one task field
+                if (!survivor_in.apply().hit) {
+                    vip_in.apply();
+                }
+            }
+
+            // ackSeq, before the branches: raised by an ACK of the reader's, read by a first
+            // pass
+            meta.ack_in = 0;
+            if (hdr.netec.type == NETEC_ACK) {
+                meta.ack_in = hdr.netec.seq;
+            }
+            if (meta.survivor == 1 || meta.reader == 1) {
+                ack_tbl.apply();
+            }
+
+            if (!hdr.ipv4.isValid()) {
+                ig_dprsr_md.drop_ctl = 1;
+            } else if (meta.survivor == 1 && meta.netec_checked == 1 && !meta.netec_csum_ok) {
+                ig_dprsr_md.drop_ctl = 1;  // a task's NetEC packet, corrupt: never summed
+            } else if (meta.survivor == 1 && hdr.netec.type == NETEC_DATA) {
+                // ---- pass 1: admit and track ---------------------------------------------
+                take_admit_firsts.apply();
+                take_admit_behind.apply();
+                take_admit_seconds.apply();
+                take_admit_window.apply();
+                meta.bad_past = 0;
+                if (meta.past != 0) {
+                    meta.bad_past = 1;
+                }
+                meta.bad_slot = 0;
+                if (meta.slot_diff != 0) {
+                    meta.bad_slot = 1;
+                }
+                meta.is_last = 0;
+                if (meta.last_diff == 0) {
+                    meta.is_last = 1;
+                }
+                meta.len_last = 0;
+                if (meta.len_last_diff == 0) {
+                    meta.len_last = 1;
+                }
+                // every packet of a stripe has its length: P, or the last stripe's
+                meta.bad_len = 0;
+                if (meta.is_last == 1 && meta.len_last == 0) {
+                    meta.bad_len = 1;
+                }
+                if (meta.is_last == 0 && meta.len_full == 0) {
+                    meta.bad_len = 1;
+                }
+                if (meta.bad_words == 1 || meta.bad_version == 1 || meta.bad_reserved == 1
+                        || meta.bad_flags == 1 || meta.bad_past == 1 || meta.bad_slot == 1
+                        || meta.bad_len == 1) {
+                    drop_counted(V_MISMATCH);
+                } else if (meta.behind != 0) {
+                    drop_counted(V_OUTSIDE);
+                } else {
+                    seq_check_tbl.apply();
+                    hdr.pass.setValid();
+                    hdr.pass.reset = 0;
+                    if (meta.taken != SLOT_SAME) {
+                        hdr.pass.reset = 1;
+                    }
+                    if (meta.taken == SLOT_FREE) {
+                        hdr.bridge.starts_inc = 1;
+                    }
+                    bits_tbl.apply();
+                    if (meta.dup != 0) {
+                        drop_counted(V_DUPLICATE);
+                    } else {
+                        count_tbl.apply();
+                        hdr.pass.complete = meta.complete;
+                        if (meta.complete == 1) {
+                            hdr.bridge.completes_inc = 1;
+                            verdicts.count(V_COMPLETE);
+                        } else {
+                            verdicts.count(V_AGGREGATE);
+                        }
+                        // through egress (EBSN's counters) to the recirculation port
+                        hdr.bridge.counters = 1;
+                        hdr.bridge.task = meta.task;
+                        hdr.bridge.started_op = meta.seq_plus1;
+                        hdr.ethernet.ether_type = ETHERTYPE_SUM_FIRST;
+                        ig_tm_md.ucast_egress_port = RECIRC_PORT;
+                    }
+                }
+            } else if (meta.survivor == 1) {
+                // ---- an agent's HELLO (an error) or ACK: to the reader, from the VIP -------
+                reader_addr_for_agent_tbl.apply();
+                reader_port_for_agent_tbl.apply();
+                hdr.ipv4.src_addr = hdr.ipv4.dst_addr;
+                hdr.udp.src_port = hdr.udp.dst_port;
+                hdr.ipv4.dst_addr = meta.reader_addr;
+                hdr.udp.dst_port = meta.reader_port;
+                hdr.udp.checksum = 0;
+                l3_agent_to_reader.apply();
+            } else if (meta.reader == 1) {
+                // ---- the reader's ACK or HELLO: to every survivor (egress: addresses, sender,
+                // the ACK's EBSN window) ------------------------------------------------------
+                if (meta.netec_checked == 1 && !meta.netec_csum_ok) {
+                    ig_dprsr_md.drop_ctl = 1;
+                } else if (hdr.netec.type == NETEC_ACK) {
+                    hdr.bridge.ack = meta.ack;
+                    take_ack_over.apply();
+                    take_ack_over_diff.apply();
+                    if (meta.over != 0 || hdr.netec.sender != NETEC_READER) {
+                        ig_dprsr_md.drop_ctl = 1;  // past the task's stripes, or not the reader's
+                    } else {
+                        hdr.bridge.counters = 1;  // read by each copy
+                        hdr.bridge.task = meta.task;
+                        hdr.bridge.ebsn = 1;
+                        ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
+                    }
+                } else if (hdr.netec.type == NETEC_HELLO) {
+                    reader_addr_learn_tbl.apply();
+                    reader_port_learn_tbl.apply();
+                    ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
+                } else {
+                    ig_dprsr_md.drop_ctl = 1;  // a reader sends ACKs and HELLOs only
+                }
+            } else {
+                l3_forward.apply();  // not a task's: forwarded as it is
+            }
         }
     }
 }
@@ -883,7 +870,8 @@ control IngressDeparserImpl(packet_out pkt, inout headers_t hdr, in ig_meta_t me
 }
 
 // =============================================================================================
-// Egress: each survivor's copy of a reader's packet (DATA and RESULT bypass it)
+// Egress: a first pass's DATA packet on its way to the recirculation port (EBSN's counters),
+// and each survivor's copy of a reader's packet (sum passes and RESULTs bypass it)
 // =============================================================================================
 
 parser EgressParserImpl(packet_in pkt, out headers_t hdr, out eg_meta_t meta,
@@ -896,8 +884,13 @@ parser EgressParserImpl(packet_in pkt, out headers_t hdr, out eg_meta_t meta,
         pkt.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
             ETHERTYPE_IPV4: parse_ipv4;
+            ETHERTYPE_SUM_FIRST: parse_pass;  // a first pass, to the recirculation port
             default: accept;
         }
+    }
+    state parse_pass {
+        pkt.extract(hdr.pass);
+        transition parse_ipv4;
     }
     state parse_ipv4 {
         pkt.extract(hdr.ipv4);
@@ -946,7 +939,43 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
         const default_action = NoAction();
         size = NETEC_SENDER_CELLS;
     }
-    action partials() { meta.partial = hdr.bridge.starts - hdr.bridge.completes; }
+    // EBSN's counters, each one action at one call site for both users: a first pass raises
+    // or adds (its operands), each copy of the reader's ACK reads (operands 0). Partial slots
+    // are starts - completes: two counters that only grow, in two stages side by side, where
+    // one would wait for the completing packet's stage.
+    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) max_started_plus1;
+    RegisterAction<bit<32>, bit<32>, bit<32>>(max_started_plus1) started_access = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            if (hdr.bridge.started_op > v) {
+                v = hdr.bridge.started_op;
+            }
+            rv = v;
+        }
+    };
+    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) slot_starts;
+    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_starts) starts_access = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            v = v + hdr.bridge.starts_inc;
+            rv = v;
+        }
+    };
+    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) slot_completes;
+    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_completes) completes_access = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            v = v + hdr.bridge.completes_inc;
+            rv = v;
+        }
+    };
+    action counters() {
+        meta.started = started_access.execute((bit<32>)hdr.bridge.task);
+        meta.starts = starts_access.execute((bit<32>)hdr.bridge.task);
+        meta.completes = completes_access.execute((bit<32>)hdr.bridge.task);
+    }
+    @hidden table take_counters {
+        actions = { counters; }
+        const default_action = counters();
+    }
+    action partials() { meta.partial = meta.starts - meta.completes; }
     @hidden table take_partial {
         actions = { partials; }
         const default_action = partials();
@@ -954,6 +983,9 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
     EbsnWindow() ebsn;
 
     apply {
+        if (hdr.bridge.counters == 1) {
+            take_counters.apply();
+        }
         bit<1> copied = 0;
         if (eg_intr_md.egress_rid != 0) {
             if (replica.apply().hit) {
@@ -963,7 +995,7 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
         if (copied == 1) {
             if (hdr.bridge.ebsn == 1) {
                 take_partial.apply();
-                ebsn.apply(hdr.bridge.ack, hdr.bridge.started, meta.partial,
+                ebsn.apply(hdr.bridge.ack, meta.started, meta.partial,
                            hdr.bridge.exposed, hdr.netec.window);
             }
         }
@@ -990,6 +1022,7 @@ control EgressDeparserImpl(packet_out pkt, inout headers_t hdr, in eg_meta_t met
                 meta.netec_residual}, true);
         }
         pkt.emit(hdr.ethernet);
+        pkt.emit(hdr.pass);
         pkt.emit(hdr.ipv4);
         pkt.emit(hdr.udp);
         pkt.emit(hdr.netec);

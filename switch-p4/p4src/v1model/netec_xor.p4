@@ -2,7 +2,9 @@
 // p4src/tna/netec_xor.p4 for BMv2 simple_switch. Shaped like it on purpose: the same tables,
 // registers and decisions, every register accessed once per pass (read-modify-write in one
 // place, as a stateful ALU), the same three passes of a DATA packet and the same swapping of
-// the payload's halves (generated/halves.p4). What v1model does differently: it has one
+// the payload's halves (generated/halves.p4), the sum passes tested first and indexed by the
+// header alone, EBSN's counters in egress (one access each: raised or added by a first pass,
+// read by each copy of the reader's ACK). What v1model does differently: it has one
 // deparser, after egress, so a DATA packet recirculates from egress (through one port's queue,
 // as through Tofino's recirculation port: second passes keep the order of first passes), and
 // checksums are verified and computed in their own controls.
@@ -70,10 +72,11 @@ struct metadata_t {
     bit<8>  recirculate;    // egress: back for the next pass
     bit<8>  result;         // deparse: the RESULT's checksum over header and words
     bit<8>  ebsn;           // egress: a copy of the reader's ACK (EBSN window)
+    bit<8>  counters;       // egress: EBSN's counters (a first pass, or a reader's ACK)
+    bit<32> started_op;     // ... maxStarted + 1 raised to this (0: read)
+    bit<32> starts_inc;     // ... stripes started in a free slot: + this
+    bit<32> completes_inc;  // ... stripes completed: + this
     bit<32> ack;
-    bit<32> started;
-    bit<32> starts;
-    bit<32> completes;
     bit<32> exposed;
 }
 
@@ -210,9 +213,6 @@ control XorVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
 control XorIngress(inout headers_t hdr, inout metadata_t meta,
                    inout standard_metadata_t std) {
     register<bit<32>>(NETEC_TASKS) ack_seq;
-    register<bit<32>>(NETEC_TASKS) max_started_plus1;
-    register<bit<32>>(NETEC_TASKS) slot_starts;
-    register<bit<32>>(NETEC_TASKS) slot_completes;
     register<bit<32>>(NETEC_SLOT_CELLS) slot_seq;
     register<bit<16>>(NETEC_SLOT_CELLS) slot_bits;
     register<bit<8>>(NETEC_SLOT_CELLS) slot_count;
@@ -302,6 +302,68 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
         meta.recirculate = 0;
         meta.result = 0;
         meta.ebsn = 0;
+        meta.counters = 0;
+        meta.started_op = 0;
+        meta.starts_inc = 0;
+        meta.completes_inc = 0;
+        if (hdr.pass.isValid()) {
+            // ---- passes 2 and 3: sum half q into its half's cells; the header's task, slot
+            // array and slot are those pass 1 admitted (survivor_in's key) ----------------------
+            bit<1> final = 0;
+            bit<1> half = 0;
+            if (hdr.ethernet.ether_type == ETHERTYPE_SUM_SECOND) {
+                final = 1;
+                half = 1;
+            } else if (hdr.netec.payload_len <= HALF_BYTES) {
+                final = 1;  // one half: no third pass
+            }
+            bit<32> idx = (bit<32>)(hdr.netec.slot_array
+                                    ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0] ++ half);
+            bit<32> v;
+#define SUM_APPLY(J)                                                                          \
+            sum##J.read(v, idx);                                                              \
+            if (hdr.pass.reset == 1) { v = hdr.q.w##J.v; } else { v = v ^ hdr.q.w##J.v; }     \
+            sum##J.write(idx, v);                                                             \
+            hdr.q.w##J.v = v;
+            SUM_APPLY(0)  SUM_APPLY(1)  SUM_APPLY(2)  SUM_APPLY(3)
+            SUM_APPLY(4)  SUM_APPLY(5)  SUM_APPLY(6)  SUM_APPLY(7)
+            SUM_APPLY(8)  SUM_APPLY(9)  SUM_APPLY(10) SUM_APPLY(11)
+            SUM_APPLY(12) SUM_APPLY(13) SUM_APPLY(14) SUM_APPLY(15)
+            SUM_APPLY(16) SUM_APPLY(17) SUM_APPLY(18) SUM_APPLY(19)
+            SUM_APPLY(20) SUM_APPLY(21) SUM_APPLY(22) SUM_APPLY(23)
+            SUM_APPLY(24) SUM_APPLY(25) SUM_APPLY(26) SUM_APPLY(27)
+            SUM_APPLY(28) SUM_APPLY(29) SUM_APPLY(30) SUM_APPLY(31)
+            if (final == 0) {
+                hdr.ethernet.ether_type = ETHERTYPE_SUM_SECOND;
+                std.egress_spec = RECIRC_PORT;
+                meta.recirculate = 1;
+            } else if (hdr.pass.complete == 0) {
+                mark_to_drop(std);  // counted in pass 1; its stripe is not complete
+            } else {
+                // the stripe's RESULT; its slot is free again (a packet of the stripe after
+                // it, a retransmission after a lost RESULT, is aggregated again from scratch)
+                bit<32> rcell = (bit<32>)(hdr.netec.slot_array
+                                          ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
+                slot_seq.write(rcell, SEQ_NONE);
+                bit<32> rt = (bit<32>)hdr.netec.task;
+                bit<32> raddr;
+                bit<16> rport;
+                reader_addr.read(raddr, rt);
+                reader_port.read(rport, rt);
+                meta.result = 1;
+                hdr.pass.setInvalid();
+                hdr.ethernet.ether_type = ETHERTYPE_IPV4;
+                hdr.netec.type = NETEC_RESULT;
+                hdr.netec.sender = 0;
+                hdr.ipv4.src_addr = hdr.ipv4.dst_addr;  // the VIP
+                hdr.udp.src_port = hdr.udp.dst_port;
+                hdr.ipv4.dst_addr = raddr;
+                hdr.udp.dst_port = rport;
+                hdr.udp.checksum = 0;
+                l3_to_reader.apply();
+            }
+            return;
+        }
         if (hdr.netec.isValid()) {
             survivor_in.apply();
             vip_in.apply();
@@ -328,62 +390,10 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
             }
             ack_seq.write(at, ack);
         }
-        bit<32> cell = (bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
+        bit<32> cell = (bit<32>)(hdr.netec.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
 
         if (!hdr.ipv4.isValid()) {
             mark_to_drop(std);
-        } else if (meta.survivor == 1 && hdr.pass.isValid()) {
-            // ---- passes 2 and 3: sum half q into its half's cells ------------------------
-            bit<1> final = 0;
-            bit<1> half = 0;
-            if (hdr.ethernet.ether_type == ETHERTYPE_SUM_SECOND) {
-                final = 1;
-                half = 1;
-            } else if (hdr.netec.payload_len <= HALF_BYTES) {
-                final = 1;  // one half: no third pass
-            }
-            bit<32> idx = (bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]
-                                    ++ half);
-            bit<32> v;
-#define SUM_APPLY(J)                                                                          \
-            sum##J.read(v, idx);                                                              \
-            if (hdr.pass.reset == 1) { v = hdr.q.w##J.v; } else { v = v ^ hdr.q.w##J.v; }     \
-            sum##J.write(idx, v);                                                             \
-            hdr.q.w##J.v = v;
-            SUM_APPLY(0)  SUM_APPLY(1)  SUM_APPLY(2)  SUM_APPLY(3)
-            SUM_APPLY(4)  SUM_APPLY(5)  SUM_APPLY(6)  SUM_APPLY(7)
-            SUM_APPLY(8)  SUM_APPLY(9)  SUM_APPLY(10) SUM_APPLY(11)
-            SUM_APPLY(12) SUM_APPLY(13) SUM_APPLY(14) SUM_APPLY(15)
-            SUM_APPLY(16) SUM_APPLY(17) SUM_APPLY(18) SUM_APPLY(19)
-            SUM_APPLY(20) SUM_APPLY(21) SUM_APPLY(22) SUM_APPLY(23)
-            SUM_APPLY(24) SUM_APPLY(25) SUM_APPLY(26) SUM_APPLY(27)
-            SUM_APPLY(28) SUM_APPLY(29) SUM_APPLY(30) SUM_APPLY(31)
-            if (final == 0) {
-                hdr.ethernet.ether_type = ETHERTYPE_SUM_SECOND;
-                std.egress_spec = RECIRC_PORT;
-                meta.recirculate = 1;
-            } else if (hdr.pass.complete == 0) {
-                mark_to_drop(std);  // counted in pass 1; its stripe is not complete
-            } else {
-                // the stripe's RESULT; its slot is free again (a packet of the stripe after
-                // it, a retransmission after a lost RESULT, is aggregated again from scratch)
-                slot_seq.write(cell, SEQ_NONE);
-                bit<32> raddr;
-                bit<16> rport;
-                reader_addr.read(raddr, t);
-                reader_port.read(rport, t);
-                meta.result = 1;
-                hdr.pass.setInvalid();
-                hdr.ethernet.ether_type = ETHERTYPE_IPV4;
-                hdr.netec.type = NETEC_RESULT;
-                hdr.netec.sender = 0;
-                hdr.ipv4.src_addr = hdr.ipv4.dst_addr;  // the VIP
-                hdr.udp.src_port = hdr.udp.dst_port;
-                hdr.ipv4.dst_addr = raddr;
-                hdr.udp.dst_port = rport;
-                hdr.udp.checksum = 0;
-                l3_to_reader.apply();
-            }
         } else if (meta.survivor == 1 && corrupt) {
             mark_to_drop(std);  // a task's NetEC packet, corrupt: never summed
         } else if (meta.survivor == 1 && hdr.netec.type == NETEC_DATA) {
@@ -407,12 +417,6 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
                 // seq - ackSeq below S, which also fails a stale seq (it wraps above 2^31)
                 drop_counted(V_OUTSIDE);
             } else {
-                bit<32> started;
-                max_started_plus1.read(started, t);
-                if (seq + 1 > started) {
-                    started = seq + 1;
-                }
-                max_started_plus1.write(t, started);
                 bit<32> held;
                 slot_seq.read(held, cell);
                 bit<8> taken = SLOT_STALE;
@@ -425,9 +429,7 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.pass.setValid();
                 hdr.pass.reset = 0;
                 if (taken == SLOT_FREE) {
-                    bit<32> n;
-                    slot_starts.read(n, t);
-                    slot_starts.write(t, n + 1);
+                    meta.starts_inc = 1;
                 }
                 bit<16> bits;
                 bit<16> dup;
@@ -459,13 +461,14 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
                     slot_count.write(cell, count);
                     hdr.pass.complete = complete;
                     if (complete == 1) {
-                        bit<32> n;
-                        slot_completes.read(n, t);
-                        slot_completes.write(t, n + 1);
+                        meta.completes_inc = 1;
                         verdicts.count((bit<32>)V_COMPLETE);
                     } else {
                         verdicts.count((bit<32>)V_AGGREGATE);
                     }
+                    // through egress (EBSN's counters), then back for the sum passes
+                    meta.counters = 1;
+                    meta.started_op = seq + 1;
                     hdr.ethernet.ether_type = ETHERTYPE_SUM_FIRST;
                     std.egress_spec = RECIRC_PORT;
                     meta.recirculate = 1;
@@ -485,7 +488,7 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
             l3_agent_to_reader.apply();
         } else if (meta.reader == 1) {
             // ---- the reader's ACK or HELLO: to every survivor (egress: addresses, sender,
-            // the ACK's EBSN window) --------------------------------------------------------
+            // EBSN's counters read, the ACK's window) ----------------------------------------
             bit<32> rt = (bit<32>)meta.reader_task;
             if (corrupt) {
                 mark_to_drop(std);
@@ -494,9 +497,8 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
                     drop_counted(V_MISMATCH);
                 } else {
                     meta.ack = ack;
-                    max_started_plus1.read(meta.started, rt);
-                    slot_starts.read(meta.starts, rt);
-                    slot_completes.read(meta.completes, rt);
+                    meta.task = meta.reader_task;
+                    meta.counters = 1;
                     meta.ebsn = 1;
                     std.mcast_grp = (bit<16>)meta.reader_task + 1;
                 }
@@ -546,8 +548,33 @@ control XorEgress(inout headers_t hdr, inout metadata_t meta,
         size = NETEC_SENDER_CELLS;
     }
     EbsnWindow() ebsn;
+    // EBSN's counters: one access each, for both users (a first pass raises or adds its
+    // operands, each copy of the reader's ACK reads with operands 0)
+    register<bit<32>>(NETEC_TASKS) max_started_plus1;
+    register<bit<32>>(NETEC_TASKS) slot_starts;
+    register<bit<32>>(NETEC_TASKS) slot_completes;
+    bit<32> started;
+    bit<32> starts;
+    bit<32> completes;
 
     apply {
+        started = 0;
+        starts = 0;
+        completes = 0;
+        if (meta.counters == 1) {
+            bit<32> t = (bit<32>)meta.task;
+            max_started_plus1.read(started, t);
+            if (meta.started_op > started) {
+                started = meta.started_op;
+            }
+            max_started_plus1.write(t, started);
+            slot_starts.read(starts, t);
+            starts = starts + meta.starts_inc;
+            slot_starts.write(t, starts);
+            slot_completes.read(completes, t);
+            completes = completes + meta.completes_inc;
+            slot_completes.write(t, completes);
+        }
         if (meta.recirculate == 1) {
             // field list 0 is empty: the pass header and the ethertype carry what the next
             // pass needs, as on Tofino, where no metadata survives recirculation
@@ -562,8 +589,8 @@ control XorEgress(inout headers_t hdr, inout metadata_t meta,
                                  hdr.netec.sender ++ hdr.netec.flags);
                 if (meta.ebsn == 1) {
                     bit<16> old_window = hdr.netec.window;
-                    bit<32> partial = meta.starts - meta.completes;
-                    ebsn.apply(meta.ack, meta.started, partial, meta.exposed,
+                    bit<32> partial = starts - completes;
+                    ebsn.apply(meta.ack, started, partial, meta.exposed,
                                hdr.netec.window);
                     fix_window.apply(hdr.netec.checksum, old_window, hdr.netec.window);
                 }
