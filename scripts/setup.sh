@@ -14,6 +14,8 @@ need=()
 command -v cmake >/dev/null || need+=(cmake)
 # The testbed (bin/netec-testbed, its tests and benchmark): ip and tc.
 { command -v ip && command -v tc; } >/dev/null 2>&1 || need+=(iproute2)
+# The testbed's BMv2 fabric (--fabric bmv2): offloads off on its veths.
+command -v ethtool >/dev/null || need+=(ethtool)
 # rdma-core headers: the INEC engine's verbs transport (libibverbs itself is dlopen'ed at run time).
 [ -f /usr/include/infiniband/verbs.h ] || need+=(libibverbs-dev)
 command -v cc >/dev/null || need+=(gcc)

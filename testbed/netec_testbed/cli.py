@@ -21,7 +21,7 @@ from .net import TestbedError
 
 
 def _config(a):
-    return Config(prefix=a.prefix, datanodes=a.datanodes, link=a.link, delay_us=a.delay_us,
+    return Config(prefix=a.prefix, fabric=a.fabric, datanodes=a.datanodes, link=a.link, delay_us=a.delay_us,
                   loss=a.loss, shape_switch=a.shape_switch, hadoop=a.hadoop,
                   block_size=a.block_mb << 20, run_dir=a.run_dir, jvm_options=a.jvm_option)
 
@@ -33,6 +33,10 @@ def parser():
     p.add_argument("--prefix", default="ntb", help="namespace prefix (default ntb)")
     p.add_argument("--run-dir", default=None, help="logs, confs, data (default /tmp/netec-testbed-PREFIX)")
     p.add_argument("--datanodes", type=int, default=12, help="DataNodes (default 12)")
+    p.add_argument("--fabric", default="bridge", choices=["bridge", "bmv2"],
+                   help="what joins the hosts: a Linux bridge (default) or BMv2 simple_switch "
+                        "running switch-p4's datagram XOR program, with the P4 control plane "
+                        "on the switch host (needs the P4 toolchain: README.md)")
     p.add_argument("--link", default=None, help="rate of every host link, both ways: 100mbit, 1gbit, ... (default unshaped)")
     p.add_argument("--delay-us", type=int, default=0, help="one-way delay per link (needs tc netem)")
     p.add_argument("--loss", type=float, default=0.0, help="loss in percent per link (needs tc netem)")

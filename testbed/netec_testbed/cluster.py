@@ -9,7 +9,7 @@ import subprocess
 import time
 import urllib.request
 
-from . import hadoop, net
+from . import hadoop, net, p4fabric
 from .net import TestbedError
 
 POLICIES = ("NETEC-3-2-1024k", "NETEC-6-3-1024k", "NETEC-10-4-1024k")
@@ -20,6 +20,7 @@ class Config:
 
     def __init__(self, **kw):
         self.prefix = "ntb"
+        self.fabric = "bridge"      # or "bmv2": simple_switch running the P4 program (p4fabric)
         self.datanodes = 12
         self.link = None            # e.g. "1gbit"; None: unshaped
         self.delay_us = 0
@@ -42,6 +43,9 @@ class Config:
                                         "netec-testbed-" + self.prefix)
         if self.datanodes < 3 or self.datanodes > 200:
             raise TestbedError("--datanodes %d: expected 3..200" % self.datanodes)
+        if self.fabric not in net.KINDS:
+            raise TestbedError("--fabric %s: expected one of %s" % (self.fabric,
+                                                                   ", ".join(net.KINDS)))
 
 
 def _generic_options(conf):
@@ -164,7 +168,8 @@ class Testbed(Cluster):
 
     def __init__(self, config):
         self.cfg = config
-        self.fabric = net.Fabric(config.prefix)
+        self.fabric = net.Fabric(config.prefix, config.fabric)
+        self.p4_json = None  # the BMv2 fabric's compiled program
         self.run_dir = config.run_dir
         self.state_file = os.path.join(self.run_dir, "state.json")
         self.classpath = None
@@ -226,14 +231,24 @@ class Testbed(Cluster):
     def _up(self, progress):
         os.makedirs(os.path.join(self.run_dir, "logs"), exist_ok=True)
         self._save()
+        bmv2 = self.cfg.fabric == "bmv2"
+        if bmv2:
+            progress("testbed: compiling switch-p4's %s for BMv2 (p4c-bm2-ss)" % p4fabric.PROGRAM)
+            self.p4_json = p4fabric.compile_program(os.path.join(self.run_dir, "p4"),
+                                                    self.log("p4"))
         progress("testbed: building the plugin and Hadoop %s's classpath" % self.cfg.hadoop)
         self.classpath = hadoop.build(self.cfg.hadoop, os.path.join(self.run_dir, "logs",
                                                                      "build.log"))
-        progress("testbed: %d hosts in namespaces %s-*, bridge in %s, subnet %s.0/24"
-                 % (len(self.hosts()), self.cfg.prefix, self.fabric.tor, net.SUBNET))
+        progress("testbed: %d hosts in namespaces %s-*, %s in %s, subnet %s.0/24"
+                 % (len(self.hosts()), self.cfg.prefix,
+                    "BMv2 (simple_switch, %s.p4)" % p4fabric.PROGRAM if bmv2 else "bridge",
+                    self.fabric.tor, net.SUBNET))
         self.fabric.create_tor()
         for h in self.hosts():
             self.fabric.add_host(h, _ip(h))
+        if bmv2:
+            p = p4fabric.start_switch(self.fabric, self.p4_json, self.log("p4"))
+            self.procs["p4"] = {"pid": p.pid, "log": self.log("p4")}
         self.shape(self.cfg.link)
         self._save()
         for h in self.hosts():
@@ -307,6 +322,8 @@ class Testbed(Cluster):
             "netec.switch.timeout.ms": str(self.cfg.route_timeout_ms),
             "netec.inec.timeout.ms": str(self.cfg.route_timeout_ms),
         }
+        if self.cfg.fabric == "bmv2":
+            hdfs.update(p4fabric.DATANODE_KEYS)
         hdfs.update(self.cfg.hdfs)
         if host == "cl":
             core["fs.hdfs.impl"] = "io.netec.hdfs.client.NetecDistributedFileSystem"
@@ -339,6 +356,8 @@ class Testbed(Cluster):
     def start(self, host):
         if host == "nn":
             p = self._java("nn", hadoop.NAMENODE)
+        elif host == "sw" and self.cfg.fabric == "bmv2":
+            p = self._p4_control_plane()
         elif host == "sw":
             p = self._java("sw", hadoop.SWITCH, [
                 "--bind", _ip("sw"), "--control-port", str(hadoop.SWITCH_CONTROL_PORT),
@@ -351,6 +370,22 @@ class Testbed(Cluster):
         self.procs[host] = {"pid": p.pid, "log": self.log(host)}
         self._save()
         return p.pid
+
+    def _p4_control_plane(self):
+        """The switch host of the BMv2 fabric: the P4 control plane on the control port."""
+        cmd = ["ip", "netns", "exec", self.fabric.ns("sw")] + p4fabric.control_plane_command(
+            self.fabric, self.p4_json, _ip("sw"), hadoop.SWITCH_CONTROL_PORT)
+        out = open(self.log("sw"), "a")
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                             start_new_session=True, env=p4fabric.control_plane_env())
+        out.close()
+        p4fabric.wait_control_plane(self.fabric.ns("sw"), _ip("sw"), hadoop.SWITCH_CONTROL_PORT,
+                                    p, self.log("sw"))
+        return p
+
+    def p4_counters(self):
+        """The BMv2 fabric's verdict counters (index V_* of netec_logic.p4 -> DATA packets)."""
+        return p4fabric.counters(self.fabric)
 
     def pid(self, host):
         return self.procs[host]["pid"]
@@ -403,7 +438,7 @@ class Testbed(Cluster):
     def _save(self):
         os.makedirs(self.run_dir, exist_ok=True)
         state = {"config": vars(self.cfg), "procs": self.procs, "dead": sorted(self.dead),
-                 "classpath": self.classpath}
+                 "classpath": self.classpath, "p4_json": self.p4_json}
         tmp = self.state_file + ".tmp"
         with open(tmp, "w") as f:
             json.dump(state, f, indent=1)
@@ -423,6 +458,11 @@ class Testbed(Cluster):
         state = tb._load_state()
         if state and "config" in state:
             tb.cfg = Config(**state["config"])
+            tb.fabric = net.Fabric(tb.cfg.prefix, tb.cfg.fabric)
+            # as `up` added them: the management port first, then the hosts (BMv2's ports)
+            tb.fabric.addresses = dict([("mgmt", net.MGMT_IP)] + [(h, _ip(h))
+                                                                  for h in tb.hosts()])
+            tb.p4_json = state.get("p4_json")
             tb.procs = state["procs"]
             tb.dead = set(state["dead"])
             tb.classpath = state["classpath"]
@@ -433,6 +473,10 @@ class Testbed(Cluster):
             self.run_dir, self.cfg.prefix, self.cfg.hadoop, self.cfg.datanodes),
             "routes: netec.route.order=%s, netec.inec.scheme=%s" % (
                 self.cfg.route_order, self.cfg.inec_scheme),
+            "fabric: %s" % ("BMv2 simple_switch running switch-p4's %s.p4 (v1model), VIP %s; "
+                            "the switch host runs its P4 control plane" % (
+                                p4fabric.PROGRAM, p4fabric.VIP)
+                            if self.cfg.fabric == "bmv2" else "a Linux bridge"),
             "links: %s both ways on every host%s" % (
                 self.cfg.link or "unshaped",
                 "" if self.cfg.shape_switch else "; the switch host stands for the switching "
@@ -447,6 +491,11 @@ class Testbed(Cluster):
             state = "not started" if not p else (
                 "running pid %d" % p["pid"] if net._alive(p["pid"]) else "DEAD (pid %d)" % p["pid"])
             lines.append("%-5s %-15s %-22s log %s" % (h, _ip(h), state, self.log(h)))
+        p = self.procs.get("p4")
+        if p:
+            lines.append("%-5s %-15s %-22s log %s" % (
+                "p4", "(%s)" % self.fabric.tor, "simple_switch pid %d%s" % (
+                    p["pid"], "" if net._alive(p["pid"]) else " DEAD"), p["log"]))
         return "\n".join(lines)
 
     # ---- the client host -------------------------------------------------------------------

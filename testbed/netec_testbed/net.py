@@ -10,6 +10,13 @@ Layout (prefix "ntb", subnet 198.18.100.0/24 from the benchmarking range 198.18.
 
 A host's link is shaped in both directions by a token bucket (tc tbf) on the egress of each
 end of its veth pair: eth0 (what the host sends) and ntbv-HOST (what it receives).
+
+With kind "bmv2" there is no bridge: the ntbv-* ports are BMv2's (p4fabric.py starts
+simple_switch on them in ntb-tor), every port has the switch's MAC, every host knows every
+other address (and the VIP) at that MAC (static neighbours: the P4 program routes IPv4 and
+answers no ARP), and offloads are off on both ends of every veth (simple_switch reads frames
+with libpcap: a TSO/GSO frame is larger than a port's MTU and a checksum-offloaded one is sent
+on with its checksum unfinished).
 """
 
 import json
@@ -21,6 +28,14 @@ import time
 
 SUBNET = "198.18.100"
 MGMT_IP = SUBNET + ".1"
+# The BMv2 fabric's MAC on every port: hosts address every frame to it.
+SWITCH_MAC = "02:00:c6:12:64:fe"
+KINDS = ("bridge", "bmv2")
+
+
+def mac_of(ip):
+    """A host's MAC in the BMv2 fabric, from its address (02:00:c6:12:64:<last octet>)."""
+    return "02:00:c6:12:64:%02x" % int(ip.rsplit(".", 1)[1])
 
 
 class TestbedError(RuntimeError):
@@ -110,12 +125,17 @@ def rate_bits(rate):
 
 
 class Fabric:
-    """The namespaces, veths and shaping of one testbed."""
+    """The namespaces, veths and shaping of one testbed; KIND "bridge" (a Linux bridge in the
+    tor namespace) or "bmv2" (the tor namespace's ports left to simple_switch)."""
 
-    def __init__(self, prefix):
+    def __init__(self, prefix, kind="bridge"):
+        if kind not in KINDS:
+            raise TestbedError("fabric '%s': expected one of %s" % (kind, ", ".join(KINDS)))
         self.prefix = prefix
+        self.kind = kind
         self.tor = prefix + "-tor"
         self.mgmt = prefix + "mgmt"
+        self.addresses = {}  # host -> IPv4 address, in the order hosts were added
 
     def ns(self, host):
         return "%s-%s" % (self.prefix, host)
@@ -130,14 +150,28 @@ class Fabric:
     def create_tor(self):
         run("ip", "netns", "add", self.tor)
         run("ip", "-n", self.tor, "link", "set", "lo", "up")
-        run("ip", "-n", self.tor, "link", "add", "br0", "type", "bridge")
-        run("ip", "-n", self.tor, "link", "set", "br0", "up")
+        if self.kind == "bridge":
+            run("ip", "-n", self.tor, "link", "add", "br0", "type", "bridge")
+            run("ip", "-n", self.tor, "link", "set", "br0", "up")
         # The root namespace's management port: the testbed reads metrics through it.
         run("ip", "link", "add", self.mgmt, "type", "veth", "peer", "name", self.port("mgmt"),
             "netns", self.tor)
-        run("ip", "-n", self.tor, "link", "set", self.port("mgmt"), "master", "br0", "up")
+        self._plug(self.port("mgmt"))
+        if self.kind == "bmv2":
+            run("ip", "link", "set", self.mgmt, "address", mac_of(MGMT_IP))
+            _offloads_off(None, self.mgmt)
         run("ip", "addr", "add", MGMT_IP + "/24", "dev", self.mgmt)
         run("ip", "link", "set", self.mgmt, "up")
+        self.addresses["mgmt"] = MGMT_IP
+
+    def _plug(self, port):
+        """A host's veth end in the tor namespace: a bridge port, or one of BMv2's."""
+        if self.kind == "bridge":
+            run("ip", "-n", self.tor, "link", "set", port, "master", "br0", "up")
+            return
+        run("ip", "-n", self.tor, "link", "set", port, "address", SWITCH_MAC)
+        _offloads_off(self.tor, port)
+        run("ip", "-n", self.tor, "link", "set", port, "up")
 
     def add_host(self, host, ip):
         ns = self.ns(host)
@@ -145,9 +179,33 @@ class Fabric:
         run("ip", "-n", ns, "link", "set", "lo", "up")
         run("ip", "link", "add", self.port(host), "netns", self.tor, "type", "veth", "peer",
             "name", "eth0", "netns", ns)
-        run("ip", "-n", self.tor, "link", "set", self.port(host), "master", "br0", "up")
+        self._plug(self.port(host))
+        if self.kind == "bmv2":
+            run("ip", "-n", ns, "link", "set", "eth0", "address", mac_of(ip))
+            _offloads_off(ns, "eth0")
         run("ip", "-n", ns, "addr", "add", ip + "/24", "dev", "eth0")
         run("ip", "-n", ns, "link", "set", "eth0", "up")
+        self.addresses[host] = ip
+
+    def switch_ports(self):
+        """BMv2's ports: [(port number, interface in the tor namespace, address, MAC)], one
+        per host and the management port, numbered from 1 in the order they were added."""
+        return [(i + 1, self.port(h), ip, mac_of(ip))
+                for i, (h, ip) in enumerate(self.addresses.items())]
+
+    def neighbours(self, extra=()):
+        """Every host (and the root namespace's management port) resolves every other
+        testbed address, and EXTRA ones (the VIP), to the switch's MAC: static entries, as
+        the P4 program answers no ARP."""
+        everyone = list(self.addresses.values()) + list(extra)
+        for h, ip in self.addresses.items():
+            dev = self.mgmt if h == "mgmt" else "eth0"
+            lines = "".join("neigh replace %s lladdr %s dev %s nud permanent\n"
+                            % (other, SWITCH_MAC, dev) for other in everyone if other != ip)
+            cmd = ["ip"] + ([] if h == "mgmt" else ["-n", self.ns(h)]) + ["-batch", "-"]
+            p = subprocess.run(cmd, input=lines, text=True, stderr=subprocess.PIPE)
+            if p.returncode != 0:
+                raise TestbedError("static neighbours of %s failed: %s" % (h, p.stderr.strip()))
 
     def shape(self, host, rate=None, delay_us=0, loss_pct=0.0):
         """Shapes HOST's link both ways (rate None: unshaped); delay/loss need netem."""
@@ -197,6 +255,17 @@ class Fabric:
 
     def qdiscs(self, host):
         return run("ip", "netns", "exec", self.ns(host), "tc", "qdisc", "show", "dev", "eth0")
+
+
+def _offloads_off(ns, dev):
+    """Checksum offload, TSO, GSO and GRO off on DEV (in namespace NS, None: the root's)."""
+    cmd = ([] if ns is None else ["ip", "netns", "exec", ns]) + [
+        "ethtool", "-K", dev, "tx", "off", "rx", "off", "tso", "off", "gso", "off", "gro", "off"]
+    try:
+        run(*cmd)
+    except FileNotFoundError:
+        raise TestbedError("the BMv2 fabric needs ethtool (offloads off): install it "
+                           "(scripts/setup.sh does)")
 
 
 def destroy(prefix, extra_pids=()):

@@ -1,0 +1,180 @@
+"""BMv2 as the testbed's fabric (`bin/netec-testbed up --fabric bmv2`).
+
+simple_switch runs the datagram XOR program (switch-p4/p4src/v1model/netec_xor.p4) in the tor
+namespace, in the bridge's place: every host's veth end there is one of its ports, so every
+packet between hosts (HDFS RPC, block writes, heartbeats, the testbed's metrics polls, and the
+NetEC datagrams) passes through the P4 pipeline. Plain IPv4 is routed by l3_forward; the
+datagrams of a task are aggregated by the program's registers and leave as one RESULT stream
+to the rebuilding DataNode.
+
+The switch host (sw) runs the P4 control plane (switch-p4/control/netec_control.py, thrift
+backend) instead of the Java software switch, on the same control port: DataNodes set tasks up
+with it exactly as with the software switch, and it writes the tasks' entries into BMv2 as it
+would into a Tofino through bfrt. It reaches simple_switch's thrift server over a management
+link of its own (sw's mgmt0 198.18.101.2 <-> the tor namespace's cpu0 198.18.101.1), as a
+switch's CPU reaches its ASIC, not through the data plane.
+
+DataNodes speak the program's mode: datagrams (netec.switch.transport=udp), pre-multiplied
+survivors (netec.switch.premultiply=true), 256 bytes a packet (netec.switch.payload.bytes).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from . import hadoop, net
+from .net import TestbedError
+
+P4_DIR = os.path.join(hadoop.REPO, "switch-p4")
+sys.path.insert(0, os.path.join(P4_DIR, "bmv2"))
+import p4tools  # noqa: E402
+
+PROGRAM = "netec_xor"
+VIP = net.SUBNET + ".250"
+THRIFT_PORT = 9090
+# Packets each of BMv2's egress queues holds (its default, 64, drops a DATA packet between two
+# passes when a burst fills the recirculation port's queue: the data plane then stalls the
+# stripe rather than answer wrongly, and the task goes to the next route). A task keeps at
+# most its EBSN window of stripes (S/2 = 32) times k survivors in flight, 3 passes each.
+QUEUE_DEPTH = 4096
+CPU_IP, SW_MGMT_IP = "198.18.101.1", "198.18.101.2"
+AGENT_NETWORK = net.SUBNET + ".0/24"
+
+# What the DataNodes and the client must ask of this switch (netec_control.PROGRAMS).
+DATANODE_KEYS = {
+    "netec.switch.transport": "udp",
+    "netec.switch.premultiply": "true",
+    "netec.switch.payload.bytes": "256",
+}
+
+
+def missing():
+    """Why the BMv2 fabric cannot run here (None: it can): the P4 tools and BMv2's thrift
+    Python package, which README.md's "P4 toolchain" says how to get."""
+    reason = p4tools.skip_reason("p4c-bm2-ss", "simple_switch")
+    if reason:
+        return reason
+    if p4tools.bm_runtime_path() is None:
+        return "P4 toolchain: BMv2's thrift package bm_runtime not found beside simple_switch"
+    import importlib.util
+    if importlib.util.find_spec("thrift") is None:
+        return "Python's thrift package is missing (scripts/setup.sh installs it)"
+    return None
+
+
+def compile_program(out_dir, log):
+    """p4c-bm2-ss on the v1model twin; returns the BMv2 JSON's path."""
+    reason = missing()
+    if reason:
+        raise TestbedError("--fabric bmv2: " + reason)
+    took, warnings, path = p4tools.compile_bmv2(out_dir, PROGRAM)
+    with open(log, "a") as f:
+        f.write("p4c-bm2-ss %s: %.1f s\n%s\n" % (PROGRAM, took, warnings))
+    return path
+
+
+def start_switch(fabric, json_path, log):
+    """simple_switch in the tor namespace on every port of FABRIC, and the management link
+    to the switch host; returns the Popen once its thrift server answers."""
+    run = net.run
+    run("ip", "link", "add", "mgmt0", "netns", fabric.ns("sw"), "type", "veth", "peer",
+        "name", "cpu0", "netns", fabric.tor)
+    run("ip", "-n", fabric.tor, "addr", "add", CPU_IP + "/30", "dev", "cpu0")
+    run("ip", "-n", fabric.tor, "link", "set", "cpu0", "up")
+    run("ip", "-n", fabric.ns("sw"), "addr", "add", SW_MGMT_IP + "/30", "dev", "mgmt0")
+    run("ip", "-n", fabric.ns("sw"), "link", "set", "mgmt0", "up")
+    fabric.neighbours(extra=[VIP])
+    cmd = ["ip", "netns", "exec", fabric.tor, p4tools.find("simple_switch"),
+           "--thrift-port", str(THRIFT_PORT), "--device-id", "0"]
+    for number, port, _ip, _mac in fabric.switch_ports():
+        cmd += ["-i", "%d@%s" % (number, port)]
+    cmd.append(json_path)
+    out = open(log, "a")
+    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+    out.close()
+    deadline = time.time() + 60
+    while True:
+        if proc.poll() is not None:
+            raise TestbedError("simple_switch exited (%d): see %s" % (proc.returncode, log))
+        if _answers(fabric.ns("sw"), CPU_IP, THRIFT_PORT):
+            _thrift(fabric, "from sswitch_runtime import SimpleSwitch\n"
+                            "c = SimpleSwitch.Client(multiplexed(proto, 'simple_switch'))\n"
+                            "c.set_all_egress_queue_depths(%d)\n" % QUEUE_DEPTH)
+            return proc
+        if time.time() > deadline:
+            raise TestbedError("simple_switch's thrift server did not answer on %s:%d in 60 s: "
+                               "see %s" % (CPU_IP, THRIFT_PORT, log))
+        time.sleep(0.3)
+
+
+def _answers(ns, ip, port):
+    """Whether IP:PORT accepts a TCP connection from namespace NS."""
+    probe = "import socket; socket.create_connection((%r, %d), 1).close()" % (ip, port)
+    return subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", probe],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+
+
+def control_plane_command(fabric, json_path, bind_ip, port):
+    """The P4 control plane on the switch host: serves the protocol's control endpoint at
+    BIND_IP:PORT, programs BMv2 over thrift, routes every testbed address."""
+    hosts = ",".join("%s=%d/%s" % (ip, number, mac)
+                     for number, _port, ip, mac in fabric.switch_ports())
+    return [sys.executable, os.path.join(P4_DIR, "control", "netec_control.py"),
+            "--backend", "thrift", "--thrift", "%s:%d" % (CPU_IP, THRIFT_PORT),
+            "--config", json_path, "--program", PROGRAM, "--vip", VIP,
+            "--bind", bind_ip, "--port", str(port), "--agent-networks", AGENT_NETWORK,
+            "--hosts", hosts]
+
+
+def control_plane_env():
+    """The control plane's environment: BMv2's thrift package (bm_runtime) importable."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [p4tools.bm_runtime_path(),
+                                                      env.get("PYTHONPATH")]))
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def _thrift(fabric, body):
+    """Runs BODY against simple_switch's thrift server from the switch host's namespace, with
+    `proto` (a binary protocol on an open transport) and `multiplexed(proto, service)` given;
+    returns what it printed."""
+    code = ("import json\n"
+            "from thrift.protocol import TBinaryProtocol\n"
+            "from thrift.protocol.TMultiplexedProtocol import TMultiplexedProtocol as multiplexed\n"
+            "from thrift.transport import TSocket, TTransport\n"
+            "t = TTransport.TBufferedTransport(TSocket.TSocket(%r, %d))\n"
+            "proto = TBinaryProtocol.TBinaryProtocol(t)\n"
+            "t.open()\n" % (CPU_IP, THRIFT_PORT)) + body + "t.close()\n"
+    p = subprocess.run(["ip", "netns", "exec", fabric.ns("sw"), sys.executable, "-c", code],
+                       capture_output=True, text=True, env=control_plane_env(), timeout=60)
+    if p.returncode != 0:
+        raise TestbedError("a thrift call to BMv2 failed: " + p.stderr.strip()[-800:])
+    return p.stdout
+
+
+def counters(fabric):
+    """The program's verdict counters (V_* -> DATA packets), read over thrift from the switch
+    host's namespace: what the data plane itself counted."""
+    return json.loads(_thrift(fabric, (
+        "from bm_runtime.standard import Standard\n"
+        "std = Standard.Client(multiplexed(proto, 'standard'))\n"
+        "print(json.dumps([std.bm_counter_read(0, 'XorIngress.verdicts', i).packets\n"
+        "                  for i in range(8)]))\n")))
+
+
+def wait_control_plane(ns, ip, port, proc, log, timeout=60):
+    deadline = time.time() + timeout
+    while not _answers(ns, ip, port):
+        if proc.poll() is not None:
+            raise TestbedError("the P4 control plane exited (%d): see %s"
+                               % (proc.returncode, log))
+        if time.time() > deadline:
+            raise TestbedError("the P4 control plane did not answer on %s:%d in %d s: see %s"
+                               % (ip, port, timeout, log))
+        time.sleep(0.3)
+
+
