@@ -214,3 +214,21 @@ class Bmv2Switch:
 
     def register_read(self, name, index):
         return self.backend().register_read(name, index)
+
+    def queue_depth(self, port, packets):
+        """Sets egress port PORT's queue to hold PACKETS (0: every packet to it is dropped; the
+        v1model programs recirculate through port 68's queue), over simple_switch's own thrift
+        service."""
+        from sswitch_runtime import SimpleSwitch
+        from thrift.protocol import TBinaryProtocol, TMultiplexedProtocol
+        from thrift.transport import TSocket, TTransport
+        with inside(self.netns):
+            transport = TTransport.TBufferedTransport(TSocket.TSocket("127.0.0.1",
+                                                                      self.THRIFT_PORT))
+            transport.open()
+        try:
+            SimpleSwitch.Client(TMultiplexedProtocol.TMultiplexedProtocol(
+                TBinaryProtocol.TBinaryProtocol(transport), "simple_switch")
+            ).set_egress_queue_depth(port, packets)
+        finally:
+            transport.close()

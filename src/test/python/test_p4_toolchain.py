@@ -400,6 +400,56 @@ def test_bmv2_xor_two_tasks_interleaved(xor_json):
         interleave([DatagramReplay(sw, vs[0], 3, 1), DatagramReplay(sw, vs[1], 9, 17)])
 
 
+def test_bmv2_xor_never_answers_a_stripe_that_lost_a_pass(xor_json):
+    """A DATA packet lost inside the switch between its passes (BMv2 told to drop everything
+    queued for the recirculation port while it passes) must leave its stripe unanswered, never
+    answered without its words: a packet counts toward k only in its last pass. A stripe whose
+    packets all make their passes is answered with the XOR of every survivor's words."""
+    needs_bmv2()
+    v = next(load(p) for p in XOR_VECTORS if "rs63" in p)
+    k, p = v["k"], v["payload"]
+    with bmv2_switch.Bmv2Switch(xor_json, bench.hosts(k), program="netec_xor") as sw:
+        r = DatagramReplay(sw, v, v["task"], v["slotArray"])
+        rng = __import__("random").Random(7)
+        units = {seq: [bytes(rng.randrange(256) for _ in range(p)) for _ in range(k)]
+                 for seq in (0, 1)}
+
+        def data(seq, s):
+            wire = nm.Packet(nm.DATA, r.task, r.array, s, 0, seq % v["slots"], seq, 0,
+                             units[seq][s]).encode()
+            return r.datagram((bench.agent(s), AGENT_PORT), wire)
+
+        def completed():
+            return r.backend.counter_read("verdicts", XOR_COUNTED["COMPLETED"])
+
+        done = completed()
+        lost = 2
+        for s in range(k):
+            if s == lost:
+                sw.queue_depth(RECIRC_PORT, 0)
+                try:
+                    assert sw.process(data(0, s)) == [], "sender %d's first pass" % s
+                finally:
+                    sw.queue_depth(RECIRC_PORT, 64)
+            else:
+                assert sw.process(data(0, s)) == [], "stripe 0 answered without sender %d" % lost
+        # the survivor's retransmission is a duplicate: the stripe stays unanswered
+        assert sw.process(data(0, lost)) == [], "stripe 0 answered after a retransmission"
+        assert completed() == done
+        # a stripe whose packets all pass is answered, with every survivor's words
+        out = []
+        for s in range(k):
+            out += sw.process(data(1, s), expect=1 if s == k - 1 else 0)
+        assert len(out) == 1 and completed() == done + 1
+        want = bytes(__import__("functools").reduce(
+            lambda a, b: bytes(x ^ y for x, y in zip(a, b)), units[1]))
+        result = nm.Packet.decode(bytes(out[0][UDP].payload))
+        assert (result.type, result.seq, result.payload) == (nm.RESULT, 1, want)
+
+
+RECIRC_PORT = 68  # both v1model programs recirculate through this port's queue
+
+
 def test_bmv2_xor_refuses_a_pass_header_from_a_front_port(xor_json):
     """A survivor forges the pass header of a last sum pass (ethertype 0x88B6, complete) in
     front of its DATA packet: only the recirculation port may bring one, so nothing comes out."""

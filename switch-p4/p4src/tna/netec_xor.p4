@@ -55,11 +55,12 @@ const bit<8> V_OUTSIDE = 7;
 
 // Carried by a DATA packet into its next passes: what the first decided.
 header netec_xpass_h {
-    bit<8> complete;  // 1: the stripe is complete; its last pass leaves as RESULT
+    bit<8> k_minus1;  // the task's k - 1: the last pass counts the stripe's packets to k
     bit<8> reset;     // 1: the slot starts this stripe: overwrite the sums
 }
 
-// ack_seq's cell: ackSeq, and the task's stripes (its bound)
+// ack_seq's cell: ackSeq, and the task's stripes (its bound); slot_count's: the stripe's seq
+// and its packets counted
 struct ack_pair_t {
     bit<32> lo;
     bit<32> hi;
@@ -109,7 +110,8 @@ struct ig_meta_t {
     bit<32> ack_in;         // an ACK's seq (raises ackSeq), 0 otherwise (reads it)
     bit<8>  taken;
     bit<16> dup;            // the sender's bit among those counted before (0: not a duplicate)
-    bit<8>  complete;
+    bit<8>  complete;       // a last pass's count reached k
+    bit<32> k_minus1;       // the pass header's, widened for slot_count's compare
     bit<1>  half;           // the half a sum pass adds: 0 in pass 2, 1 in pass 3 (parser)
     bit<1>  result;         // a sum pass's packet leaves as its stripe's RESULT
     bit<1>  len_full;       // payload_len == P
@@ -357,16 +359,26 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     RegisterAction<bit<16>, bit<16>, bit<16>>(slot_bits) bits_restart = {
         void apply(inout bit<16> v, out bit<16> rv) { rv = 0; v = meta.sender_bit; }
     };
-    // Packets counted in the slot; returns 1 on the k-th (and starts again from 0).
-    Register<bit<8>, bit<16>>(NETEC_SLOT_CELLS, 0) slot_count;
-    RegisterAction<bit<8>, bit<16>, bit<8>>(slot_count) count_add = {
-        void apply(inout bit<8> v, out bit<8> rv) {
-            if (v == meta.cfg.k_minus1) { v = 0; rv = 1; } else { v = v + 1; rv = 0; }
-        }
-    };
-    RegisterAction<bit<8>, bit<16>, bit<8>>(slot_count) count_restart = {
-        void apply(inout bit<8> v, out bit<8> rv) {
-            if (meta.cfg.k_minus1 == 0) { v = 0; rv = 1; } else { v = 1; rv = 0; }
+    // Packets of the slot's stripe whose last pass has summed (lo: the stripe's seq, hi: the
+    // count): a packet counts only once all its words are in the sums, so one lost between
+    // passes leaves the stripe short of k, stalled and never answered wrongly; a count another
+    // stripe left restarts. Returns 1 on the k-th (k = 1: the pass header says so).
+    Register<ack_pair_t, bit<16>>(NETEC_SLOT_CELLS, {0, 0}) slot_count;
+    RegisterAction<ack_pair_t, bit<16>, bit<8>>(slot_count) count_last = {
+        void apply(inout ack_pair_t v, out bit<8> rv) {
+            rv = 0;
+            if (v.lo == hdr.netec.seq) {
+                if (v.hi == meta.k_minus1) {
+                    v.lo = SEQ_NONE;
+                    v.hi = 0;
+                    rv = 1;
+                } else {
+                    v.hi = v.hi + 1;
+                }
+            } else {
+                v.lo = hdr.netec.seq;
+                v.hi = 1;
+            }
         }
     };
     // The reader's address and port: bound by the task's first reader HELLO (the control
@@ -409,7 +421,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         const default_action = NAME##_act();                                                 \
     }
     // Stages: where a first pass reaches them (classify in 0, ackSeq in 1, admission in 2-4,
-    // the tracker in 5-7); the reader's registers early, before a sum pass's RESULT needs them.
+    // the tracker in 5-6); the count and the reader's registers early, for a sum pass's RESULT.
     PINNED(ack, 1, meta.ack = ack_access.execute((bit<32>)meta.task);)
     PINNED(seq_check, 5, meta.taken = seq_check.execute(meta.cell);)
     PINNED(seq_release, 5, seq_release.execute(meta.cell);)
@@ -435,16 +447,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             SLOT_STALE : bits_restart_act();
         }
     }
-    action count_add_act() { meta.complete = count_add.execute(meta.cell); }
-    action count_restart_act() { meta.complete = count_restart.execute(meta.cell); }
-    @stage(7) @hidden table count_tbl {
-        key = { meta.taken : exact; }
-        actions = { count_add_act; count_restart_act; }
-        const entries = {
-            SLOT_SAME : count_add_act(); SLOT_FREE : count_restart_act();
-            SLOT_STALE : count_restart_act();
-        }
-    }
+    PINNED(count, 1, meta.complete = count_last.execute(meta.cell);)
 
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) idx_of;       // slot array ++ slot ++ half
 
@@ -466,8 +469,8 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     };
 // Each sum in a table pinned to a stage, its cell hashed in that stage from header fields:
 // the placement fills stages with sums greedily and left the tracker no stateful ALU until
-// stage 10 (15 stages in all); pinned, the sums take what the rest leaves (ackSeq in stage 1,
-// the reader's address and port in 2, slot_seq in 5, slot_bits in 6, slot_count in 7).
+// stage 10 (15 stages in all); pinned, the sums take what the rest leaves (ackSeq and
+// slot_count in stage 1, the reader's address and port in 2, slot_seq in 5, slot_bits in 6).
 #define SUM_TABLE(J, STAGE)                                                                  \
     action sum##J##_act() {                                                                  \
         hdr.q.w##J.v = sum##J##_add.execute(idx_of.get({hdr.netec.slot_array,               \
@@ -487,13 +490,13 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     SUM_REGISTER(24) SUM_REGISTER(25) SUM_REGISTER(26) SUM_REGISTER(27)
     SUM_REGISTER(28) SUM_REGISTER(29) SUM_REGISTER(30) SUM_REGISTER(31)
     SUM_TABLE(0, 0)   SUM_TABLE(1, 0)   SUM_TABLE(2, 0)   SUM_TABLE(3, 0)
-    SUM_TABLE(4, 1)   SUM_TABLE(5, 1)   SUM_TABLE(6, 1)   SUM_TABLE(7, 3)
-    SUM_TABLE(8, 3)   SUM_TABLE(9, 3)   SUM_TABLE(10, 3)  SUM_TABLE(11, 4)
-    SUM_TABLE(12, 4)  SUM_TABLE(13, 4)  SUM_TABLE(14, 4)  SUM_TABLE(15, 5)
-    SUM_TABLE(16, 5)  SUM_TABLE(17, 5)  SUM_TABLE(18, 6)  SUM_TABLE(19, 6)
-    SUM_TABLE(20, 6)  SUM_TABLE(21, 7)  SUM_TABLE(22, 7)  SUM_TABLE(23, 7)
-    SUM_TABLE(24, 8)  SUM_TABLE(25, 8)  SUM_TABLE(26, 8)  SUM_TABLE(27, 8)
-    SUM_TABLE(28, 9)  SUM_TABLE(29, 9)  SUM_TABLE(30, 9)  SUM_TABLE(31, 9)
+    SUM_TABLE(4, 1)   SUM_TABLE(5, 1)   SUM_TABLE(6, 2)   SUM_TABLE(7, 2)
+    SUM_TABLE(8, 3)   SUM_TABLE(9, 3)   SUM_TABLE(10, 3)  SUM_TABLE(11, 3)
+    SUM_TABLE(12, 4)  SUM_TABLE(13, 4)  SUM_TABLE(14, 4)  SUM_TABLE(15, 4)
+    SUM_TABLE(16, 5)  SUM_TABLE(17, 5)  SUM_TABLE(18, 5)  SUM_TABLE(19, 6)
+    SUM_TABLE(20, 6)  SUM_TABLE(21, 6)  SUM_TABLE(22, 7)  SUM_TABLE(23, 7)
+    SUM_TABLE(24, 7)  SUM_TABLE(25, 7)  SUM_TABLE(26, 8)  SUM_TABLE(27, 8)
+    SUM_TABLE(28, 8)  SUM_TABLE(29, 8)  SUM_TABLE(30, 9)  SUM_TABLE(31, 9)
 
     Counter<bit<32>, bit<8>>(8, CounterType_t.PACKETS) verdicts;  // DATA packets by verdict
 
@@ -650,30 +653,49 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             SUM_APPLY(20) SUM_APPLY(21) SUM_APPLY(22) SUM_APPLY(23)
             SUM_APPLY(24) SUM_APPLY(25) SUM_APPLY(26) SUM_APPLY(27)
             SUM_APPLY(28) SUM_APPLY(29) SUM_APPLY(30) SUM_APPLY(31)
-            // a payload over one half takes pass 3 (pass 2 has half 0)
+            // a payload over one half takes pass 3 (pass 2 has half 0); the last pass counts
             if (meta.half == 0 && hdr.netec.payload_len[15:7] != 0
                     && hdr.netec.payload_len != HALF_BYTES) {
                 hdr.ethernet.ether_type = ETHERTYPE_SUM_SECOND;
                 ig_tm_md.ucast_egress_port = RECIRC_PORT;
-            } else if (hdr.pass.complete == 0) {
-                ig_dprsr_md.drop_ctl = 1;  // counted in pass 1; its stripe is not complete
             } else {
-                // the stripe's RESULT, from the VIP to the reader (summed anew in the
-                // deparser); its slot is freed
-                seq_release_tbl.apply();
-                reader_addr_for_result_tbl.apply();
-                reader_port_for_result_tbl.apply();
-                meta.result = 1;
-                hdr.pass.setInvalid();
-                hdr.ethernet.ether_type = ETHERTYPE_IPV4;
-                hdr.netec.type = NETEC_RESULT;
-                hdr.netec.sender = 0;
-                hdr.ipv4.src_addr = hdr.ipv4.dst_addr;  // the VIP
-                hdr.udp.src_port = hdr.udp.dst_port;
-                hdr.ipv4.dst_addr = meta.reader_addr;
-                hdr.udp.dst_port = meta.reader_port;
-                hdr.udp.checksum = 0;
-                l3_to_reader.apply();
+                meta.k_minus1 = (bit<32>)hdr.pass.k_minus1;
+                count_tbl.apply();
+                if (hdr.pass.k_minus1 == 0) {
+                    meta.complete = 1;  // k = 1: every packet is its stripe
+                }
+                if (meta.complete == 0) {
+                    verdicts.count(V_AGGREGATE);
+                    ig_dprsr_md.drop_ctl = 1;  // its stripe is not complete yet
+                } else {
+                    verdicts.count(V_COMPLETE);
+                    // the stripe's RESULT, from the VIP to the reader (summed anew in the
+                    // deparser), through egress (the completes counter); its slot is freed
+                    ig_tm_md.bypass_egress = 0;
+                    hdr.bridge.setValid();
+                    hdr.bridge.counters = 1;
+                    hdr.bridge.task = hdr.netec.task;
+                    hdr.bridge.started_op = 0;
+                    hdr.bridge.starts_inc = 0;
+                    hdr.bridge.completes_inc = 1;
+                    hdr.bridge.ebsn = 0;
+                    hdr.bridge.ack = 0;
+                    hdr.bridge.exposed = 0;
+                    seq_release_tbl.apply();
+                    reader_addr_for_result_tbl.apply();
+                    reader_port_for_result_tbl.apply();
+                    meta.result = 1;
+                    hdr.pass.setInvalid();
+                    hdr.ethernet.ether_type = ETHERTYPE_IPV4;
+                    hdr.netec.type = NETEC_RESULT;
+                    hdr.netec.sender = 0;
+                    hdr.ipv4.src_addr = hdr.ipv4.dst_addr;  // the VIP
+                    hdr.udp.src_port = hdr.udp.dst_port;
+                    hdr.ipv4.dst_addr = meta.reader_addr;
+                    hdr.udp.dst_port = meta.reader_port;
+                    hdr.udp.checksum = 0;
+                    l3_to_reader.apply();
+                }
             }
         } else {
             meta.survivor = 0;
@@ -782,14 +804,8 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                     if (meta.dup != 0) {
                         drop_counted(V_DUPLICATE);
                     } else {
-                        count_tbl.apply();
-                        hdr.pass.complete = meta.complete;
-                        if (meta.complete == 1) {
-                            hdr.bridge.completes_inc = 1;
-                            verdicts.count(V_COMPLETE);
-                        } else {
-                            verdicts.count(V_AGGREGATE);
-                        }
+                        // counted (AGGREGATE or COMPLETE) in its last pass
+                        hdr.pass.k_minus1 = meta.cfg.k_minus1;
                         // through egress (EBSN's counters) to the recirculation port
                         hdr.bridge.counters = 1;
                         hdr.bridge.task = meta.task;

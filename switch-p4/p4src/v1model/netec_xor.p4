@@ -43,7 +43,7 @@ const bit<16> HALF_BYTES = 128;
 const bit<8> V_OUTSIDE = 7;  // seq < ackSeq or seq >= ackSeq + S
 
 header netec_xpass_h {
-    bit<8> complete;
+    bit<8> k_minus1;  // the task's k - 1: the last pass counts the stripe's packets to k
     bit<8> reset;
 }
 
@@ -215,7 +215,9 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
     register<bit<32>>(NETEC_TASKS) ack_seq;
     register<bit<32>>(NETEC_SLOT_CELLS) slot_seq;
     register<bit<16>>(NETEC_SLOT_CELLS) slot_bits;
-    register<bit<8>>(NETEC_SLOT_CELLS) slot_count;
+    // packets whose last pass has summed, per slot: the stripe's seq (hi 32 bits) beside the
+    // count (lo), so a count left by another stripe restarts
+    register<bit<64>>(NETEC_SLOT_CELLS) slot_count;
     register<bit<32>>(NETEC_TASKS) reader_addr;
     register<bit<16>>(NETEC_TASKS) reader_port;
 #define SUM_REGISTER(J) register<bit<32>>(NETEC_XOR_SUM_CELLS) sum##J;
@@ -317,6 +319,8 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
             } else if (hdr.netec.payload_len <= HALF_BYTES) {
                 final = 1;  // one half: no third pass
             }
+            bit<32> scell = (bit<32>)(hdr.netec.slot_array
+                                      ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
             bit<32> idx = (bit<32>)(hdr.netec.slot_array
                                     ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0] ++ half);
             bit<32> v;
@@ -333,18 +337,48 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
             SUM_APPLY(20) SUM_APPLY(21) SUM_APPLY(22) SUM_APPLY(23)
             SUM_APPLY(24) SUM_APPLY(25) SUM_APPLY(26) SUM_APPLY(27)
             SUM_APPLY(28) SUM_APPLY(29) SUM_APPLY(30) SUM_APPLY(31)
+            // the last pass counts the packet: only now are all its words in the sums, so a
+            // packet lost between passes leaves its stripe short of k (stalled, never answered
+            // wrongly). Counted with the stripe's seq: a count another stripe left restarts.
+            bit<1> done = 0;
+            if (final == 1) {
+                bit<64> held;
+                slot_count.read(held, scell);
+                bit<32> held_seq = held[63:32];
+                bit<32> n = held[31:0];
+                if (held_seq == hdr.netec.seq) {
+                    if (n == (bit<32>)hdr.pass.k_minus1) {
+                        held_seq = SEQ_NONE;
+                        n = 0;
+                        done = 1;
+                    } else {
+                        n = n + 1;
+                    }
+                } else {
+                    held_seq = hdr.netec.seq;
+                    n = 1;
+                }
+                slot_count.write(scell, held_seq ++ n);
+                if (hdr.pass.k_minus1 == 0) {
+                    done = 1;  // k = 1: every packet is its stripe
+                }
+            }
             if (final == 0) {
                 hdr.ethernet.ether_type = ETHERTYPE_SUM_SECOND;
                 std.egress_spec = RECIRC_PORT;
                 meta.recirculate = 1;
-            } else if (hdr.pass.complete == 0) {
-                mark_to_drop(std);  // counted in pass 1; its stripe is not complete
+            } else if (done == 0) {
+                verdicts.count((bit<32>)V_AGGREGATE);
+                mark_to_drop(std);  // its stripe is not complete yet
             } else {
+                verdicts.count((bit<32>)V_COMPLETE);
+                // through egress: the completes counter (EBSN)
+                meta.counters = 1;
+                meta.task = hdr.netec.task;
+                meta.completes_inc = 1;
                 // the stripe's RESULT; its slot is free again (a packet of the stripe after
                 // it, a retransmission after a lost RESULT, is aggregated again from scratch)
-                bit<32> rcell = (bit<32>)(hdr.netec.slot_array
-                                          ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
-                slot_seq.write(rcell, SEQ_NONE);
+                slot_seq.write(scell, SEQ_NONE);
                 bit<32> rt = (bit<32>)hdr.netec.task;
                 bit<32> raddr;
                 bit<16> rport;
@@ -446,26 +480,8 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
                 if (dup != 0) {
                     drop_counted(V_DUPLICATE);
                 } else {
-                    bit<8> count;
-                    bit<8> complete = 0;
-                    slot_count.read(count, cell);
-                    if (taken != SLOT_SAME) {
-                        count = 0;
-                    }
-                    if (count == meta.cfg.k_minus1) {
-                        count = 0;
-                        complete = 1;
-                    } else {
-                        count = count + 1;
-                    }
-                    slot_count.write(cell, count);
-                    hdr.pass.complete = complete;
-                    if (complete == 1) {
-                        meta.completes_inc = 1;
-                        verdicts.count((bit<32>)V_COMPLETE);
-                    } else {
-                        verdicts.count((bit<32>)V_AGGREGATE);
-                    }
+                    // counted (AGGREGATE or COMPLETE) in its last pass
+                    hdr.pass.k_minus1 = meta.cfg.k_minus1;
                     // through egress (EBSN's counters), then back for the sum passes
                     meta.counters = 1;
                     meta.started_op = seq + 1;
