@@ -15,16 +15,11 @@ test SKIPs, also in CI, where a fresh machine cannot have it. With the toolchain
 which NETEC_REQUIRE_ENV=1 (set by .ci/run) requires.
 """
 
-import os
-import sys
-
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "testbed"))
-
-from netec_testbed import Config, Testbed  # noqa: E402
-from netec_testbed import net, p4fabric, scenario  # noqa: E402
-from test_process_faults import _environment_missing  # noqa: E402
+import testbed_env
+from netec_testbed import Config
+from netec_testbed import p4fabric, scenario
 
 POLICY = "NETEC-3-2-1024k"
 CELL = 1 << 20
@@ -38,24 +33,12 @@ V_AGGREGATE, V_COMPLETE = 5, 6  # switch-p4/p4src/include/netec_logic.p4
 def tb():
     reason = p4fabric.missing()
     if reason:
-        pytest.skip("SKIP BMv2 fabric: " + reason)
-    missing = _environment_missing()
-    if missing:
-        if os.environ.get("NETEC_REQUIRE_ENV") == "1":
-            pytest.fail("BMv2 fabric cannot run (%s) and NETEC_REQUIRE_ENV=1 forbids skipping"
-                        % missing)
-        pytest.skip("SKIP BMv2 fabric: " + missing)
-    t = Testbed(Config(prefix="ntp", fabric="bmv2", datanodes=6, block_size=CELL,
-                       route_order="switch,native", route_timeout_ms=20000,
-                       hdfs={"dfs.namenode.reconstruction.pending.timeout-sec": "60"}))
-    t.down()  # leftovers of an earlier, interrupted run
-    t.up(progress=lambda m: print(m, flush=True))
-    try:
-        yield t
-    finally:
-        t.down()
-    assert not net.namespaces("ntp"), net.namespaces("ntp")
-    assert not net.holders_of(net.MGMT_IP)
+        pytest.skip("SKIP BMv2 fabric: " + reason)  # the P4 toolchain: never a failure
+    yield from testbed_env.running(
+        Config(prefix="ntp", fabric="bmv2", datanodes=6, block_size=CELL,
+               route_order="switch,native", route_timeout_ms=20000,
+               hdfs={"dfs.namenode.reconstruction.pending.timeout-sec": "60"}),
+        "BMv2 fabric")
 
 
 def test_block_rebuilt_through_bmv2(tb):

@@ -10,18 +10,13 @@ Needs root and iproute2. Without them each test SKIPs with the reason, unless
 NETEC_REQUIRE_ENV=1 (set by .ci/run), which turns the skip into a failure.
 """
 
-import os
-import shutil
-import subprocess
-import sys
 import time
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "testbed"))
-
-from netec_testbed import Config, Testbed, TestbedError  # noqa: E402
-from netec_testbed import net, scenario  # noqa: E402
+import testbed_env
+from netec_testbed import Config, Testbed, TestbedError
+from netec_testbed import scenario
 
 POLICY = "NETEC-3-2-1024k"
 LINK = "50mbit"
@@ -30,38 +25,13 @@ BLOCK = 4 << 20
 SIZE = 3 * BLOCK + 2 * (1 << 20) + 12345
 
 
-def _environment_missing():
-    if os.geteuid() != 0:
-        return "not root (network namespaces and tc need root)"
-    for tool in ("ip", "tc", "java", "mvn"):
-        if shutil.which(tool) is None:
-            return "%s not found" % tool
-    if subprocess.run(["ip", "netns", "list"], stdout=subprocess.DEVNULL,
-                      stderr=subprocess.DEVNULL).returncode != 0:
-        return "network namespaces unavailable"
-    return None
-
-
 @pytest.fixture(scope="module")
 def tb():
-    missing = _environment_missing()
-    if missing:
-        if os.environ.get("NETEC_REQUIRE_ENV") == "1":
-            pytest.fail("testbed cannot run (%s) and NETEC_REQUIRE_ENV=1 forbids skipping" % missing)
-        pytest.skip("SKIP testbed process faults: " + missing)
     # A task given to a DataNode that then died is given out again after 15 s.
-    t = Testbed(Config(prefix="ntf", datanodes=7, block_size=BLOCK, route_timeout_ms=10000,
-                       hdfs={"dfs.namenode.reconstruction.pending.timeout-sec": "15"}))
-    t.down()  # leftovers of an earlier, interrupted run of this suite
-    t.up(progress=lambda m: print(m, flush=True))
-    try:
-        yield t
-    finally:
-        t.down()
-    # down leaves nothing: no namespace, no management port, no run dir.
-    assert not net.namespaces("ntf"), net.namespaces("ntf")
-    assert not net.holders_of(net.MGMT_IP)
-    assert not os.path.exists(t.run_dir)
+    yield from testbed_env.running(
+        Config(prefix="ntf", datanodes=7, block_size=BLOCK, route_timeout_ms=10000,
+               hdfs={"dfs.namenode.reconstruction.pending.timeout-sec": "15"}),
+        "testbed process faults")
 
 
 def _files(tb, name, seed):
