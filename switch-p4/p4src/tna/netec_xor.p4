@@ -362,7 +362,9 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     // Packets of the slot's stripe whose last pass has summed (lo: the stripe's seq, hi: the
     // count): a packet counts only once all its words are in the sums, so one lost between
     // passes leaves the stripe short of k, stalled and never answered wrongly; a count another
-    // stripe left restarts. Returns 1 on the k-th (k = 1: the pass header says so).
+    // stripe left restarts. Returns 1 on the k-th (k = 1: the pass header says so), and
+    // marks the cell free, so the next packet restarts the count (a stateful ALU updates each
+    // half with two expressions at most: seq or the marker; count + 1 or 1).
     Register<ack_pair_t, bit<16>>(NETEC_SLOT_CELLS, {0, 0}) slot_count;
     RegisterAction<ack_pair_t, bit<16>, bit<8>>(slot_count) count_last = {
         void apply(inout ack_pair_t v, out bit<8> rv) {
@@ -370,11 +372,9 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             if (v.lo == hdr.netec.seq) {
                 if (v.hi == meta.k_minus1) {
                     v.lo = SEQ_NONE;
-                    v.hi = 0;
                     rv = 1;
-                } else {
-                    v.hi = v.hi + 1;
                 }
+                v.hi = v.hi + 1;
             } else {
                 v.lo = hdr.netec.seq;
                 v.hi = 1;

@@ -348,12 +348,10 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
                 bit<32> n = held[31:0];
                 if (held_seq == hdr.netec.seq) {
                     if (n == (bit<32>)hdr.pass.k_minus1) {
-                        held_seq = SEQ_NONE;
-                        n = 0;
+                        held_seq = SEQ_NONE;  // the next packet restarts the count
                         done = 1;
-                    } else {
-                        n = n + 1;
                     }
+                    n = n + 1;
                 } else {
                     held_seq = hdr.netec.seq;
                     n = 1;
