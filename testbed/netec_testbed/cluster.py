@@ -189,6 +189,11 @@ class Testbed(Cluster):
     def ip(host):
         return _ip(host)
 
+    def addresses(self):
+        """[(host, address)] of every port on the fabric: the management port, then the
+        hosts (the BMv2 fabric numbers its ports in this order)."""
+        return [("mgmt", net.MGMT_IP)] + [(h, _ip(h)) for h in self.hosts()]
+
     def host_of(self, address):
         """'198.18.100.11:9866' -> 'dn01'."""
         ip = address.split(":")[0]
@@ -247,7 +252,8 @@ class Testbed(Cluster):
         for h in self.hosts():
             self.fabric.add_host(h, _ip(h))
         if bmv2:
-            p = p4fabric.start_switch(self.fabric, self.p4_json, self.log("p4"))
+            p = p4fabric.start_switch(self.fabric, self.addresses(), self.p4_json,
+                                      self.log("p4"))
             self.procs["p4"] = {"pid": p.pid, "log": self.log("p4")}
         self.shape(self.cfg.link)
         self._save()
@@ -374,7 +380,7 @@ class Testbed(Cluster):
     def _p4_control_plane(self):
         """The switch host of the BMv2 fabric: the P4 control plane on the control port."""
         cmd = ["ip", "netns", "exec", self.fabric.ns("sw")] + p4fabric.control_plane_command(
-            self.fabric, self.p4_json, _ip("sw"), hadoop.SWITCH_CONTROL_PORT)
+            self.fabric, self.addresses(), self.p4_json, _ip("sw"), hadoop.SWITCH_CONTROL_PORT)
         out = open(self.log("sw"), "a")
         p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                              start_new_session=True, env=p4fabric.control_plane_env())
@@ -459,9 +465,6 @@ class Testbed(Cluster):
         if state and "config" in state:
             tb.cfg = Config(**state["config"])
             tb.fabric = net.Fabric(tb.cfg.prefix, tb.cfg.fabric)
-            # as `up` added them: the management port first, then the hosts (BMv2's ports)
-            tb.fabric.addresses = dict([("mgmt", net.MGMT_IP)] + [(h, _ip(h))
-                                                                  for h in tb.hosts()])
             tb.p4_json = state.get("p4_json")
             tb.procs = state["procs"]
             tb.dead = set(state["dead"])

@@ -135,7 +135,6 @@ class Fabric:
         self.kind = kind
         self.tor = prefix + "-tor"
         self.mgmt = prefix + "mgmt"
-        self.addresses = {}  # host -> IPv4 address, in the order hosts were added
 
     def ns(self, host):
         return "%s-%s" % (self.prefix, host)
@@ -162,7 +161,6 @@ class Fabric:
             _offloads_off(None, self.mgmt)
         run("ip", "addr", "add", MGMT_IP + "/24", "dev", self.mgmt)
         run("ip", "link", "set", self.mgmt, "up")
-        self.addresses["mgmt"] = MGMT_IP
 
     def _plug(self, port):
         """A host's veth end in the tor namespace: a bridge port, or one of BMv2's."""
@@ -185,20 +183,19 @@ class Fabric:
             _offloads_off(ns, "eth0")
         run("ip", "-n", ns, "addr", "add", ip + "/24", "dev", "eth0")
         run("ip", "-n", ns, "link", "set", "eth0", "up")
-        self.addresses[host] = ip
 
-    def switch_ports(self):
+    def switch_ports(self, addresses):
         """BMv2's ports: [(port number, interface in the tor namespace, address, MAC)], one
-        per host and the management port, numbered from 1 in the order they were added."""
-        return [(i + 1, self.port(h), ip, mac_of(ip))
-                for i, (h, ip) in enumerate(self.addresses.items())]
+        per entry of ADDRESSES ([(host, IPv4 address)], "mgmt" the management port),
+        numbered from 1 in that order."""
+        return [(i + 1, self.port(h), ip, mac_of(ip)) for i, (h, ip) in enumerate(addresses)]
 
-    def neighbours(self, extra=()):
-        """Every host (and the root namespace's management port) resolves every other
-        testbed address, and EXTRA ones (the VIP), to the switch's MAC: static entries, as
-        the P4 program answers no ARP."""
-        everyone = list(self.addresses.values()) + list(extra)
-        for h, ip in self.addresses.items():
+    def neighbours(self, addresses, extra=()):
+        """Every host of ADDRESSES (and the root namespace's management port) resolves every
+        other address, and EXTRA ones (the VIP), to the switch's MAC: static entries, as the
+        P4 program answers no ARP."""
+        everyone = [ip for _, ip in addresses] + list(extra)
+        for h, ip in addresses:
             dev = self.mgmt if h == "mgmt" else "eth0"
             lines = "".join("neigh replace %s lladdr %s dev %s nud permanent\n"
                             % (other, SWITCH_MAC, dev) for other in everyone if other != ip)

@@ -75,9 +75,10 @@ def compile_program(out_dir, log):
     return path
 
 
-def start_switch(fabric, json_path, log):
-    """simple_switch in the tor namespace on every port of FABRIC, and the management link
-    to the switch host; returns the Popen once its thrift server answers."""
+def start_switch(fabric, addresses, json_path, log):
+    """simple_switch in the tor namespace with a port for each of ADDRESSES (the testbed's
+    [(host, address)]), and the management link to the switch host; returns the Popen once
+    its thrift server answers."""
     run = net.run
     run("ip", "link", "add", "mgmt0", "netns", fabric.ns("sw"), "type", "veth", "peer",
         "name", "cpu0", "netns", fabric.tor)
@@ -85,10 +86,10 @@ def start_switch(fabric, json_path, log):
     run("ip", "-n", fabric.tor, "link", "set", "cpu0", "up")
     run("ip", "-n", fabric.ns("sw"), "addr", "add", SW_MGMT_IP + "/30", "dev", "mgmt0")
     run("ip", "-n", fabric.ns("sw"), "link", "set", "mgmt0", "up")
-    fabric.neighbours(extra=[VIP])
+    fabric.neighbours(addresses, extra=[VIP])
     cmd = ["ip", "netns", "exec", fabric.tor, p4tools.find("simple_switch"),
            "--thrift-port", str(THRIFT_PORT), "--device-id", "0"]
-    for number, port, _ip, _mac in fabric.switch_ports():
+    for number, port, _ip, _mac in fabric.switch_ports(addresses):
         cmd += ["-i", "%d@%s" % (number, port)]
     cmd.append(json_path)
     out = open(log, "a")
@@ -117,11 +118,11 @@ def _answers(ns, ip, port):
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
 
 
-def control_plane_command(fabric, json_path, bind_ip, port):
+def control_plane_command(fabric, addresses, json_path, bind_ip, port):
     """The P4 control plane on the switch host: serves the protocol's control endpoint at
-    BIND_IP:PORT, programs BMv2 over thrift, routes every testbed address."""
+    BIND_IP:PORT, programs BMv2 over thrift, routes every one of ADDRESSES."""
     hosts = ",".join("%s=%d/%s" % (ip, number, mac)
-                     for number, _port, ip, mac in fabric.switch_ports())
+                     for number, _port, ip, mac in fabric.switch_ports(addresses))
     return [sys.executable, os.path.join(P4_DIR, "control", "netec_control.py"),
             "--backend", "thrift", "--thrift", "%s:%d" % (CPU_IP, THRIFT_PORT),
             "--config", json_path, "--program", PROGRAM, "--vip", VIP,
