@@ -661,10 +661,9 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             } else {
                 meta.k_minus1 = (bit<32>)hdr.pass.k_minus1;
                 count_tbl.apply();
-                if (hdr.pass.k_minus1 == 0) {
-                    meta.complete = 1;  // k = 1: every packet is its stripe
-                }
-                if (meta.complete == 0) {
+                // k = 1: every packet is its stripe (tested here, not written into complete:
+                // a second writer would cost a stage)
+                if (meta.complete == 0 && hdr.pass.k_minus1 != 0) {
                     verdicts.count(V_AGGREGATE);
                     ig_dprsr_md.drop_ctl = 1;  // its stripe is not complete yet
                 } else {

@@ -357,15 +357,12 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
                     n = 1;
                 }
                 slot_count.write(scell, held_seq ++ n);
-                if (hdr.pass.k_minus1 == 0) {
-                    done = 1;  // k = 1: every packet is its stripe
-                }
             }
             if (final == 0) {
                 hdr.ethernet.ether_type = ETHERTYPE_SUM_SECOND;
                 std.egress_spec = RECIRC_PORT;
                 meta.recirculate = 1;
-            } else if (done == 0) {
+            } else if (done == 0 && hdr.pass.k_minus1 != 0) {  // k = 1: every packet completes
                 verdicts.count((bit<32>)V_AGGREGATE);
                 mark_to_drop(std);  // its stripe is not complete yet
             } else {
