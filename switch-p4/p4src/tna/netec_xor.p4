@@ -435,16 +435,26 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
            meta.reader_addr = reader_addr_for_agent.execute((bit<32>)meta.task);)
     PINNED(reader_port_for_agent, 2,
            meta.reader_port = reader_port_for_agent.execute((bit<32>)meta.task);)
-    // the slot's bits and count: the first packet of a stripe in the slot restarts them; keyed
-    // on slot_seq's own answer (a field computed from it would cost a stage)
-    action bits_add_act() { meta.dup = bits_add.execute(meta.cell); }
-    action bits_restart_act() { meta.dup = bits_restart.execute(meta.cell); }
+    // the slot's bits: the first packet of a stripe in the slot restarts them, and its sums
+    // (reset), and a stripe started in a free slot is counted for EBSN; keyed on slot_seq's own
+    // answer, each field written once (a field computed from the answer, or written by a
+    // default and then a check, would cost a stage)
+    action bits_add_act() {
+        meta.dup = bits_add.execute(meta.cell);
+        hdr.pass.reset = 0;
+        hdr.bridge.starts_inc = 0;
+    }
+    action bits_restart_act(bit<32> starts) {
+        meta.dup = bits_restart.execute(meta.cell);
+        hdr.pass.reset = 1;
+        hdr.bridge.starts_inc = starts;
+    }
     @stage(6) @hidden table bits_tbl {
         key = { meta.taken : exact; }
         actions = { bits_add_act; bits_restart_act; }
         const entries = {
-            SLOT_SAME : bits_add_act(); SLOT_FREE : bits_restart_act();
-            SLOT_STALE : bits_restart_act();
+            SLOT_SAME : bits_add_act(); SLOT_FREE : bits_restart_act(1);
+            SLOT_STALE : bits_restart_act(0);
         }
     }
     PINNED(count, 1, meta.complete = count_last.execute(meta.cell);)
@@ -704,11 +714,11 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             hdr.bridge.counters = 0;
             hdr.bridge.task = 0;
             hdr.bridge.started_op = 0;
-            hdr.bridge.starts_inc = 0;
             hdr.bridge.completes_inc = 0;
             hdr.bridge.ebsn = 0;
             hdr.bridge.ack = 0;
             hdr.bridge.exposed = 0;
+            // (starts_inc: written by the tracker for a first pass, by the ACK's copy below)
             // wide tests into 1-bit flags, side by side (a condition reads 4 bytes and 12 bits
             // at most, its enclosing conditions included)
             meta.len_full = 0;
@@ -792,13 +802,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 } else {
                     seq_check_tbl.apply();
                     hdr.pass.setValid();
-                    hdr.pass.reset = 0;
-                    if (meta.taken != SLOT_SAME) {
-                        hdr.pass.reset = 1;
-                    }
-                    if (meta.taken == SLOT_FREE) {
-                        hdr.bridge.starts_inc = 1;
-                    }
                     bits_tbl.apply();
                     if (meta.dup != 0) {
                         drop_counted(V_DUPLICATE);
@@ -836,6 +839,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                         ig_dprsr_md.drop_ctl = 1;  // past the task's stripes, or not the reader's
                     } else {
                         hdr.bridge.counters = 1;  // read by each copy
+                        hdr.bridge.starts_inc = 0;
                         hdr.bridge.task = meta.task;
                         hdr.bridge.ebsn = 1;
                         ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
