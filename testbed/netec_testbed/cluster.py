@@ -221,6 +221,8 @@ class Testbed(Cluster):
 
     def up(self, progress=print):
         net.require_root()
+        if self.cfg.fabric == "bmv2" and p4fabric.missing():
+            raise TestbedError("--fabric bmv2: " + p4fabric.missing())
         left = self.leftovers()
         if left:
             raise TestbedError("a testbed is already here (%s): run `bin/netec-testbed down%s` "
