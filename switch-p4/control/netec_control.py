@@ -238,8 +238,10 @@ def xor_task_entries(task, array, setup, limits, vip, macs=None):
     stripes = (setup["length"] + p - 1) // p
     vip_host, vip_port = vip
     k = setup["k"]
+    # keyed on the task the reader's packets name, too: every task packet's header then names
+    # its own task, which egress indexes EBSN's counters with
     entries = [Entry("vip_in", {"hdr.ipv4.dst_addr": ip_int(vip_host),
-                                "hdr.udp.dst_port": vip_port},
+                                "hdr.udp.dst_port": vip_port, "hdr.netec.task": task},
                      "from_reader", {"task": task, "stripes": stripes,
                                      "exposed": limits.slots // 2})]
     members = []

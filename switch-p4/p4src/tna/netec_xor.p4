@@ -6,8 +6,9 @@
 // same tables, registers and decisions, and runs on BMv2 against the shared vectors that the
 // reference model (model/netec_model.py) and the Java switch reproduce.
 //
-// Where the work is done (Tofino 1: 12 MAU stages and 4 stateful ALUs a stage per gress; an
-// egress parser reads at most 160 bytes, so payload words are ingress's alone):
+// Where the work is done (Tofino 1: 12 MAU stages, 4 stateful ALUs and 16 logical tables a
+// stage, shared by ingress and egress; an egress parser reads at most 160 bytes, so payload
+// words are ingress's alone):
 //   pass 1:  classify (one table gives a survivor's or the reader's whole task config),
 //            admission, the slot tracker (slot_seq, slot_bits, slot_count); no sums: a
 //            duplicate is known only in the tracker's third stage;
@@ -70,8 +71,8 @@ struct ack_pair_t {
 // packet copied to every survivor, the window's inputs ingress has.
 @flexible
 header bridge_h {
-    bit<8>  counters;     // 1: egress runs EBSN's counters (a first pass, or a reader's ACK)
-    bit<8>  task;         // ... of this task
+    bit<8>  counters;     // 1: egress runs EBSN's counters of the header's task (a first
+                          // pass, a RESULT, or a reader's ACK)
     bit<32> started_op;   // maxStarted + 1 raised to this (0: read)
     bit<32> starts_inc;   // stripes started in a free slot: + this
     bit<32> completes_inc;// stripes completed: + this
@@ -420,11 +421,11 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         actions = { NAME##_act; }                                                            \
         const default_action = NAME##_act();                                                 \
     }
-    // Stages: where a first pass reaches them (classify in 0, ackSeq in 1, admission in 2-4,
-    // the tracker in 5-6); the count and the reader's registers early, for a sum pass's RESULT.
+    // Stages: where a first pass reaches them (classify in 0, ackSeq in 2, admission in 2-5,
+    // the tracker in 6-7); the count and the reader's registers early, for a sum pass's RESULT.
     PINNED(ack, 1, meta.ack = ack_access.execute((bit<32>)meta.task);)
-    PINNED(seq_check, 5, meta.taken = seq_check.execute(meta.cell);)
-    PINNED(seq_release, 5, seq_release.execute(meta.cell);)
+    PINNED(seq_check, 6, meta.taken = seq_check.execute(meta.cell);)
+    PINNED(seq_release, 6, seq_release.execute(meta.cell);)
     PINNED(reader_addr_learn, 2, reader_addr_learn.execute((bit<32>)meta.task);)
     PINNED(reader_port_learn, 2, reader_port_learn.execute((bit<32>)meta.task);)
     PINNED(reader_addr_for_result, 2,
@@ -449,7 +450,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         hdr.pass.reset = 1;
         hdr.bridge.starts_inc = starts;
     }
-    @stage(6) @hidden table bits_tbl {
+    @stage(7) @hidden table bits_tbl {
         key = { meta.taken : exact; }
         actions = { bits_add_act; bits_restart_act; }
         const entries = {
@@ -479,8 +480,11 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     };
 // Each sum in a table pinned to a stage, its cell hashed in that stage from header fields:
 // the placement fills stages with sums greedily and left the tracker no stateful ALU until
-// stage 10 (15 stages in all); pinned, the sums take what the rest leaves (ackSeq and
-// slot_count in stage 1, the reader's address and port in 2, slot_seq in 5, slot_bits in 6).
+// stage 10 (15 stages in all); pinned, the sums take what the rest leaves (slot_count and
+// egress's three EBSN counters fill stage 1, ackSeq and the reader's address and port 2,
+// slot_seq 6, slot_bits 7). p4c-barefoot 9.13.4 keeps the pins of stages 0 and 6-10 and moves
+// those of 3-5 past stage 10, though nothing else takes a stateful ALU there: the sum passes'
+// tables do not share the first pass's admission stages (14 stages: switch-p4/README.md).
 #define SUM_TABLE(J, STAGE)                                                                  \
     action sum##J##_act() {                                                                  \
         hdr.q.w##J.v = sum##J##_add.execute(idx_of.get({hdr.netec.slot_array,               \
@@ -500,13 +504,13 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     SUM_REGISTER(24) SUM_REGISTER(25) SUM_REGISTER(26) SUM_REGISTER(27)
     SUM_REGISTER(28) SUM_REGISTER(29) SUM_REGISTER(30) SUM_REGISTER(31)
     SUM_TABLE(0, 0)   SUM_TABLE(1, 0)   SUM_TABLE(2, 0)   SUM_TABLE(3, 0)
-    SUM_TABLE(4, 1)   SUM_TABLE(5, 1)   SUM_TABLE(6, 2)   SUM_TABLE(7, 2)
-    SUM_TABLE(8, 3)   SUM_TABLE(9, 3)   SUM_TABLE(10, 3)  SUM_TABLE(11, 3)
-    SUM_TABLE(12, 4)  SUM_TABLE(13, 4)  SUM_TABLE(14, 4)  SUM_TABLE(15, 4)
-    SUM_TABLE(16, 5)  SUM_TABLE(17, 5)  SUM_TABLE(18, 5)  SUM_TABLE(19, 6)
-    SUM_TABLE(20, 6)  SUM_TABLE(21, 6)  SUM_TABLE(22, 7)  SUM_TABLE(23, 7)
-    SUM_TABLE(24, 7)  SUM_TABLE(25, 7)  SUM_TABLE(26, 8)  SUM_TABLE(27, 8)
-    SUM_TABLE(28, 8)  SUM_TABLE(29, 8)  SUM_TABLE(30, 9)  SUM_TABLE(31, 9)
+    SUM_TABLE(4, 3)   SUM_TABLE(5, 3)   SUM_TABLE(6, 4)   SUM_TABLE(7, 4)
+    SUM_TABLE(8, 4)   SUM_TABLE(9, 4)   SUM_TABLE(10, 5)  SUM_TABLE(11, 5)
+    SUM_TABLE(12, 5)  SUM_TABLE(13, 5)  SUM_TABLE(14, 6)  SUM_TABLE(15, 6)
+    SUM_TABLE(16, 6)  SUM_TABLE(17, 7)  SUM_TABLE(18, 7)  SUM_TABLE(19, 7)
+    SUM_TABLE(20, 8)  SUM_TABLE(21, 8)  SUM_TABLE(22, 8)  SUM_TABLE(23, 8)
+    SUM_TABLE(24, 9)  SUM_TABLE(25, 9)  SUM_TABLE(26, 9)  SUM_TABLE(27, 9)
+    SUM_TABLE(28, 10) SUM_TABLE(29, 10) SUM_TABLE(30, 10) SUM_TABLE(31, 10)
 
     Counter<bit<32>, bit<8>>(8, CounterType_t.PACKETS) verdicts;  // DATA packets by verdict
 
@@ -544,8 +548,10 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         meta.reader_stripes = stripes;
         hdr.bridge.exposed = exposed;
     }
+    // the VIP and the task the reader's packet names (a packet naming another task is not
+    // this reader's)
     table vip_in {
-        key = { hdr.ipv4.dst_addr : exact; hdr.udp.dst_port : exact; }
+        key = { hdr.ipv4.dst_addr : exact; hdr.udp.dst_port : exact; hdr.netec.task : exact; }
         actions = { from_reader; NoAction; }
         const default_action = NoAction();
         size = NETEC_TASKS;
@@ -683,7 +689,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                     ig_tm_md.bypass_egress = 0;
                     hdr.bridge.setValid();
                     hdr.bridge.counters = 1;
-                    hdr.bridge.task = hdr.netec.task;
                     hdr.bridge.started_op = 0;
                     hdr.bridge.starts_inc = 0;
                     hdr.bridge.completes_inc = 1;
@@ -712,7 +717,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             meta.complete = 0;
             hdr.bridge.setValid();
             hdr.bridge.counters = 0;
-            hdr.bridge.task = 0;
             hdr.bridge.started_op = 0;
             hdr.bridge.completes_inc = 0;
             hdr.bridge.ebsn = 0;
@@ -810,7 +814,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                         hdr.pass.k_minus1 = meta.cfg.k_minus1;
                         // through egress (EBSN's counters) to the recirculation port
                         hdr.bridge.counters = 1;
-                        hdr.bridge.task = meta.task;
                         hdr.bridge.started_op = meta.seq_plus1;
                         hdr.ethernet.ether_type = ETHERTYPE_SUM_FIRST;
                         ig_tm_md.ucast_egress_port = RECIRC_PORT;
@@ -840,7 +843,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                     } else {
                         hdr.bridge.counters = 1;  // read by each copy
                         hdr.bridge.starts_inc = 0;
-                        hdr.bridge.task = meta.task;
                         hdr.bridge.ebsn = 1;
                         ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
                     }
@@ -985,15 +987,17 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
             rv = v;
         }
     };
-    action counters() {
-        meta.started = started_access.execute((bit<32>)hdr.bridge.task);
-        meta.starts = starts_access.execute((bit<32>)hdr.bridge.task);
-        meta.completes = completes_access.execute((bit<32>)hdr.bridge.task);
+    // indexed by the header's task (survivor_in and vip_in hold it to the packet's task); one
+    // stateful ALU operation an action, so each counter is a table of its own, side by side
+#define COUNTER_TABLE(NAME, ACCESS)                                                          \
+    action NAME##_act() { meta.NAME = ACCESS.execute((bit<32>)hdr.netec.task); }             \
+    @hidden table NAME##_tbl {                                                               \
+        actions = { NAME##_act; }                                                            \
+        const default_action = NAME##_act();                                                 \
     }
-    @hidden table take_counters {
-        actions = { counters; }
-        const default_action = counters();
-    }
+    COUNTER_TABLE(started, started_access)
+    COUNTER_TABLE(starts, starts_access)
+    COUNTER_TABLE(completes, completes_access)
     action partials() { meta.partial = meta.starts - meta.completes; }
     @hidden table take_partial {
         actions = { partials; }
@@ -1003,7 +1007,9 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
 
     apply {
         if (hdr.bridge.counters == 1) {
-            take_counters.apply();
+            started_tbl.apply();
+            starts_tbl.apply();
+            completes_tbl.apply();
         }
         bit<1> copied = 0;
         if (eg_intr_md.egress_rid != 0) {

@@ -260,8 +260,10 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
         meta.reader_stripes = stripes;
         meta.exposed = exposed;
     }
+    // the VIP and the task the reader's packet names (a packet naming another task is not
+    // this reader's)
     table vip_in {
-        key = { hdr.ipv4.dst_addr : exact; hdr.udp.dst_port : exact; }
+        key = { hdr.ipv4.dst_addr : exact; hdr.udp.dst_port : exact; hdr.netec.task : exact; }
         actions = { from_reader; NoAction; }
         const default_action = NoAction();
         size = NETEC_TASKS;
@@ -369,7 +371,6 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
                 verdicts.count((bit<32>)V_COMPLETE);
                 // through egress: the completes counter (EBSN)
                 meta.counters = 1;
-                meta.task = hdr.netec.task;
                 meta.completes_inc = 1;
                 // the stripe's RESULT; its slot is free again (a packet of the stripe after
                 // it, a retransmission after a lost RESULT, is aggregated again from scratch)
@@ -508,7 +509,6 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
                     drop_counted(V_MISMATCH);
                 } else {
                     meta.ack = ack;
-                    meta.task = meta.reader_task;
                     meta.counters = 1;
                     meta.ebsn = 1;
                     std.mcast_grp = (bit<16>)meta.reader_task + 1;
@@ -573,7 +573,7 @@ control XorEgress(inout headers_t hdr, inout metadata_t meta,
         starts = 0;
         completes = 0;
         if (meta.counters == 1) {
-            bit<32> t = (bit<32>)meta.task;
+            bit<32> t = (bit<32>)hdr.netec.task;  // survivor_in and vip_in hold it to the task
             max_started_plus1.read(started, t);
             if (meta.started_op > started) {
                 started = meta.started_op;
