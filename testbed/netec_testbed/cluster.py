@@ -221,8 +221,9 @@ class Testbed(Cluster):
 
     def up(self, progress=print):
         net.require_root()
-        if self.cfg.fabric == "bmv2" and p4fabric.missing():
-            raise TestbedError("--fabric bmv2: " + p4fabric.missing())
+        reason = self.cfg.fabric == "bmv2" and p4fabric.missing()
+        if reason:
+            raise TestbedError("--fabric bmv2: " + reason)
         left = self.leftovers()
         if left:
             raise TestbedError("a testbed is already here (%s): run `bin/netec-testbed down%s` "
@@ -387,8 +388,8 @@ class Testbed(Cluster):
         p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                              start_new_session=True, env=p4fabric.control_plane_env())
         out.close()
-        p4fabric.wait_control_plane(self.fabric.ns("sw"), _ip("sw"), hadoop.SWITCH_CONTROL_PORT,
-                                    p, self.log("sw"))
+        p4fabric.wait_answering(self.fabric.ns("sw"), _ip("sw"), hadoop.SWITCH_CONTROL_PORT,
+                                p, self.log("sw"), "the P4 control plane")
         return p
 
     def p4_counters(self):

@@ -65,10 +65,8 @@ def missing():
 
 
 def compile_program(out_dir, log):
-    """p4c-bm2-ss on the v1model twin; returns the BMv2 JSON's path."""
-    reason = missing()
-    if reason:
-        raise TestbedError("--fabric bmv2: " + reason)
+    """p4c-bm2-ss on the v1model twin (Testbed.up has checked the tools are there); returns
+    the BMv2 JSON's path."""
     took, warnings, path = p4tools.compile_bmv2(out_dir, PROGRAM)
     with open(log, "a") as f:
         f.write("p4c-bm2-ss %s: %.1f s\n%s\n" % (PROGRAM, took, warnings))
@@ -96,19 +94,11 @@ def start_switch(fabric, addresses, json_path, log):
     proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             start_new_session=True)
     out.close()
-    deadline = time.time() + 60
-    while True:
-        if proc.poll() is not None:
-            raise TestbedError("simple_switch exited (%d): see %s" % (proc.returncode, log))
-        if _answers(fabric.ns("sw"), CPU_IP, THRIFT_PORT):
-            _thrift(fabric, "from sswitch_runtime import SimpleSwitch\n"
-                            "c = SimpleSwitch.Client(multiplexed(proto, 'simple_switch'))\n"
-                            "c.set_all_egress_queue_depths(%d)\n" % QUEUE_DEPTH)
-            return proc
-        if time.time() > deadline:
-            raise TestbedError("simple_switch's thrift server did not answer on %s:%d in 60 s: "
-                               "see %s" % (CPU_IP, THRIFT_PORT, log))
-        time.sleep(0.3)
+    wait_answering(fabric.ns("sw"), CPU_IP, THRIFT_PORT, proc, log, "simple_switch")
+    _thrift(fabric, "from sswitch_runtime import SimpleSwitch\n"
+                    "c = SimpleSwitch.Client(multiplexed(proto, 'simple_switch'))\n"
+                    "c.set_all_egress_queue_depths(%d)\n" % QUEUE_DEPTH)
+    return proc
 
 
 def _answers(ns, ip, port):
@@ -167,15 +157,16 @@ def counters(fabric):
         "                  for i in range(8)]))\n")))
 
 
-def wait_control_plane(ns, ip, port, proc, log, timeout=60):
+def wait_answering(ns, ip, port, proc, log, what, timeout=60):
+    """Until IP:PORT accepts connections from namespace NS; WHAT (process PROC, its output in
+    LOG) exiting first or not answering in TIMEOUT s raises, naming it and LOG."""
     deadline = time.time() + timeout
     while not _answers(ns, ip, port):
         if proc.poll() is not None:
-            raise TestbedError("the P4 control plane exited (%d): see %s"
-                               % (proc.returncode, log))
+            raise TestbedError("%s exited (%d): see %s" % (what, proc.returncode, log))
         if time.time() > deadline:
-            raise TestbedError("the P4 control plane did not answer on %s:%d in %d s: see %s"
-                               % (ip, port, timeout, log))
+            raise TestbedError("%s did not answer on %s:%d in %d s: see %s"
+                               % (what, ip, port, timeout, log))
         time.sleep(0.3)
 
 
