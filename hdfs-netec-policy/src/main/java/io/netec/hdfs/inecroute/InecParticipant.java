@@ -30,6 +30,7 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 import org.apache.hadoop.io.IOUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -350,21 +351,31 @@ public final class InecParticipant implements Closeable {
 
   private void serve(SocketChannel ch, SelectionKey key, JoinRequest req, Vertex vertex,
       InetAddress requester) {
+    boolean[] reported = {false};
     try {
-      long bytes = run(req, vertex, requester);
+      long bytes = run(req, vertex, requester, e -> {
+        reported[0] = true;
+        fail(ch, req, vertex, e);
+      });
       served.increment();
       reply(ch, 0, "streamed " + bytes + " bytes");
     } catch (IOException | RuntimeException e) {
-      failed.increment();
-      String why = vertex.cancelled ? "its requester left" : LogLimiter.oneLine(e);
-      logs.warn("vertex-failed", "INEC vertex of task {} failed: {}",
-          LogLimiter.oneLine(req.task), why);
-      // 2: one of its streams was lost (another vertex failed); 1: it failed itself
-      reply(ch, e instanceof InecEngine.StreamLost ? 2 : 1, String.valueOf(e.getMessage()));
+      if (!reported[0]) {
+        fail(ch, req, vertex, e);
+      }
     } finally {
       key.cancel();
       IOUtils.closeStream(ch);
     }
+  }
+
+  private void fail(SocketChannel ch, JoinRequest req, Vertex vertex, Exception e) {
+    failed.increment();
+    String why = vertex.cancelled ? "its requester left" : LogLimiter.oneLine(e);
+    logs.warn("vertex-failed", "INEC vertex of task {} failed: {}",
+        LogLimiter.oneLine(req.task), why);
+    // 2: one of its streams was lost (another vertex failed); 1: it failed itself
+    reply(ch, e instanceof InecEngine.StreamLost ? 2 : 1, String.valueOf(e.getMessage()));
   }
 
   /** The one-byte status and a message; the channel may be non-blocking (it fits at once). */
@@ -412,8 +423,13 @@ public final class InecParticipant implements Closeable {
     return null;
   }
 
-  /** Runs one vertex; returns the bytes it streamed out. */
-  private long run(JoinRequest req, Vertex vertex, InetAddress requester) throws IOException {
+  /**
+   * Runs one vertex; returns the bytes it streamed out. {@code failing} hears a failure of its
+   * streams or its source before they are torn down: the requester then has this vertex's
+   * report before its neighbours' "closed by the peer", which the teardown causes.
+   */
+  private long run(JoinRequest req, Vertex vertex, InetAddress requester,
+      Consumer<Exception> failing) throws IOException {
     long end = req.offset + req.length;
     long readable = Math.max(0, Math.min(req.unitLength, end) - req.offset);
     if (req.segment > limits.maxSegment) {
@@ -470,6 +486,9 @@ public final class InecParticipant implements Closeable {
         sent += n * req.coefficients.length;
       }
       return sent;
+    } catch (IOException | RuntimeException e) {
+      failing.accept(e);
+      throw e;
     } finally {
       vertex.closeAll(); // fails a running op, so its buffers can be let go below
       if (op != null) {

@@ -295,7 +295,8 @@ public final class InecRepair {
    * The failure to report for a broken repair. When one participant fails, its streams close
    * and its neighbours fail too ("closed by the peer"): wait briefly for every report and name
    * the first that is not such a consequence (a checksum error, a refused token), else the
-   * first report, else what the rebuilding node itself saw.
+   * first report, else what the rebuilding node itself saw. A failing participant sends its
+   * report before it closes its streams, so the wait is for threads, not for its teardown.
    */
   private static IOException rootCause(IOException seen, List<IOException> reports,
       List<Future<?>> watchers) {

@@ -80,8 +80,8 @@ class InecRepairTest {
 
           @Override
           public void close() {
-            // the participant closes its streams first, then this: its report comes last,
-            // after its neighbours' "closed by the peer"
+            // a slow teardown: the participant's report must not wait for it, or its
+            // neighbours' "closed by the peer" (which the teardown causes) would come first
             try {
               Thread.sleep(300);
             } catch (InterruptedException e) {
