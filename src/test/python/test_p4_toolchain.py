@@ -447,6 +447,36 @@ def test_bmv2_xor_never_answers_a_stripe_that_lost_a_pass(xor_json):
         assert (result.type, result.seq, result.payload) == (nm.RESULT, 1, want)
 
 
+def test_bmv2_xor_answers_again_a_stripe_whose_result_was_lost(xor_json):
+    """A RESULT lost on its way to the reader: the reader ACKs nothing, the survivors send the
+    stripe again, and the switch answers it again with the same words. Its last pass frees the
+    slot (slot_seq), so the retransmissions start the stripe anew instead of being duplicates;
+    on Tofino the release comes after the sum branch's other tables (netec_xor.p4)."""
+    needs_bmv2()
+    v = next(load(p) for p in XOR_VECTORS if "rs63" in p)
+    k, p = v["k"], v["payload"]
+    with bmv2_switch.Bmv2Switch(xor_json, bench.hosts(k), program="netec_xor") as sw:
+        r = DatagramReplay(sw, v, v["task"], v["slotArray"])
+        rng = __import__("random").Random(11)
+        unit = [bytes(rng.randrange(256) for _ in range(p)) for _ in range(k)]
+        want = bytes(__import__("functools").reduce(
+            lambda a, b: bytes(x ^ y for x, y in zip(a, b)), unit))
+
+        def stripe0():
+            out = []
+            for s in range(k):
+                wire = nm.Packet(nm.DATA, r.task, r.array, s, 0, 0, 0, 0, unit[s]).encode()
+                out += sw.process(r.datagram((bench.agent(s), AGENT_PORT), wire),
+                                  expect=1 if s == k - 1 else 0)
+            assert len(out) == 1, "stripe 0: %d packets out" % len(out)
+            return nm.Packet.decode(bytes(out[0][UDP].payload))
+
+        first = stripe0()
+        assert (first.type, first.seq, first.payload) == (nm.RESULT, 0, want)
+        again = stripe0()  # as if the first RESULT never reached the reader
+        assert (again.type, again.seq, again.payload) == (nm.RESULT, 0, want)
+
+
 RECIRC_PORT = 68  # both v1model programs recirculate through this port's queue
 
 

@@ -423,7 +423,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     }
     // Stages: where a first pass reaches them (classify in 0, ackSeq in 2, admission in 2-5,
     // the tracker in 6-7); the count and the reader's registers early, for a sum pass's RESULT.
-    PINNED(ack, 1, meta.ack = ack_access.execute((bit<32>)meta.task);)
+    PINNED(ack, 2, meta.ack = ack_access.execute((bit<32>)meta.task);)
     PINNED(seq_check, 6, meta.taken = seq_check.execute(meta.cell);)
     PINNED(seq_release, 6, seq_release.execute(meta.cell);)
     PINNED(reader_addr_learn, 2, reader_addr_learn.execute((bit<32>)meta.task);)
@@ -482,9 +482,11 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
 // the placement fills stages with sums greedily and left the tracker no stateful ALU until
 // stage 10 (15 stages in all); pinned, the sums take what the rest leaves (slot_count and
 // egress's three EBSN counters fill stage 1, ackSeq and the reader's address and port 2,
-// slot_seq 6, slot_bits 7). p4c-barefoot 9.13.4 keeps the pins of stages 0 and 6-10 and moves
-// those of 3-5 past stage 10, though nothing else takes a stateful ALU there: the sum passes'
-// tables do not share the first pass's admission stages (14 stages: switch-p4/README.md).
+// slot_seq 6, slot_bits 7), four a stage in 3-5, where the first pass only computes. They
+// stay there only because nothing of the sum branch after them sits in a later stage than
+// its predecessors allow: Tofino 1 runs a branch as one chain of tables in rising stages, so
+// the RESULT's tables (stages 1-3) end the chain early and slot_seq's release, in stage 6,
+// comes after the branch (p4c-barefoot 9.13.4: 11 stages; 14 with the release inside).
 #define SUM_TABLE(J, STAGE)                                                                  \
     action sum##J##_act() {                                                                  \
         hdr.q.w##J.v = sum##J##_add.execute(idx_of.get({hdr.netec.slot_array,               \
@@ -623,6 +625,10 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         actions = { admit_window; }
         const default_action = admit_window();
     }
+    // bfas warns of "conflicting instruction slot usage" between take_ack_over and
+    // reader_addr_for_agent_tbl (stage 2): a reader's ACK and a survivor's HELLO or ACK, two
+    // branches of one if-else chain (survivor_in and vip_in never both hit), so at most one
+    // of them writes the container the compiler overlaid their fields in.
     action ack_over() { meta.over = NETEC_MAX(hdr.netec.seq, meta.reader_stripes); }
     @hidden table take_ack_over {
         actions = { ack_over; }
@@ -649,6 +655,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     action sum_pass() {
         ig_tm_md.bypass_egress = 1;
         hdr.bridge.setInvalid();
+        meta.result = 0;  // P4-16 metadata starts undefined on Tofino
     }
     @hidden table take_sum_pass {
         actions = { sum_pass; }
@@ -695,7 +702,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                     hdr.bridge.ebsn = 0;
                     hdr.bridge.ack = 0;
                     hdr.bridge.exposed = 0;
-                    seq_release_tbl.apply();
                     reader_addr_for_result_tbl.apply();
                     reader_port_for_result_tbl.apply();
                     meta.result = 1;
@@ -711,10 +717,17 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                     l3_to_reader.apply();
                 }
             }
+            // the RESULT's slot is freed after the sums (slot_seq lives in the tracker's
+            // stage, 6: applied inside the branch above, it would end that branch there, and
+            // Tofino 1 would chain the sums still to come after it)
+            if (meta.result == 1) {
+                seq_release_tbl.apply();
+            }
         } else {
             meta.survivor = 0;
             meta.reader = 0;
             meta.complete = 0;
+            meta.result = 0;
             hdr.bridge.setValid();
             hdr.bridge.counters = 0;
             hdr.bridge.started_op = 0;

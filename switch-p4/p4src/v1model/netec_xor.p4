@@ -372,9 +372,7 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
                 // through egress: the completes counter (EBSN)
                 meta.counters = 1;
                 meta.completes_inc = 1;
-                // the stripe's RESULT; its slot is free again (a packet of the stripe after
-                // it, a retransmission after a lost RESULT, is aggregated again from scratch)
-                slot_seq.write(scell, SEQ_NONE);
+                // the stripe's RESULT (its slot is freed below)
                 bit<32> rt = (bit<32>)hdr.netec.task;
                 bit<32> raddr;
                 bit<16> rport;
@@ -391,6 +389,12 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.udp.dst_port = rport;
                 hdr.udp.checksum = 0;
                 l3_to_reader.apply();
+            }
+            // the RESULT's slot is free again (a packet of the stripe after it, a
+            // retransmission after a lost RESULT, is aggregated again from scratch); after
+            // the branches, as on Tofino, where slot_seq's stage would end the branch early
+            if (meta.result == 1) {
+                slot_seq.write(scell, SEQ_NONE);
             }
             return;
         }
