@@ -99,9 +99,7 @@ abstract class NetecReconstructionSuite {
         long dnDecodes = coder.decodeCalls();
         long tasks = c.routerMetric("Tasks");
         long served = c.routerMetric("native.Served");
-        for (DataNode dn : victims) {
-          c.markDead(dn);
-        }
+        c.markDead(victims);
         for (String p : paths) {
           c.waitFullyStored(p, 120_000);
         }

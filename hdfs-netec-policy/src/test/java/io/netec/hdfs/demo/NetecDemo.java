@@ -119,9 +119,7 @@ public final class NetecDemo {
     }
     say("  client decode calls: %d", counters.decodeCalls() - decodes);
     int seen = c.recentTasks().size();
-    for (DataNode v : victims) {
-      c.markDead(v);
-    }
+    c.markDead(Arrays.asList(victims));
     Map<Long, int[]> matches = new HashMap<>(); // group id -> {equal, total}
     for (String f : files) {
       c.waitFullyStored(f, 120_000);
