@@ -9,11 +9,12 @@ toolchain). With the tools, running BMv2 needs root (its ports are veth pairs in
 of the test's own).
 """
 
+import functools
 import glob
 import json
 import os
+import random
 import re
-import socket
 import sys
 
 import pytest
@@ -400,50 +401,79 @@ def test_bmv2_xor_two_tasks_interleaved(xor_json):
         interleave([DatagramReplay(sw, vs[0], 3, 1), DatagramReplay(sw, vs[1], 9, 17)])
 
 
+class XorStripes:
+    """BMv2 running the datagram program with the RS(6,3) pre-multiplied vector's task set up,
+    and stripes of random words sent to it by that task's survivors."""
+
+    def __init__(self, xor_json, seed):
+        needs_bmv2()
+        self.v = next(load(p) for p in XOR_VECTORS if "rs63" in p)
+        self.k = self.v["k"]
+        self.sw = bmv2_switch.Bmv2Switch(xor_json, bench.hosts(self.k), program="netec_xor")
+        self.rng = random.Random(seed)
+
+    def __enter__(self):
+        self.sw.__enter__()
+        self.r = DatagramReplay(self.sw, self.v, self.v["task"], self.v["slotArray"])
+        return self
+
+    def __exit__(self, *exc):
+        return self.sw.__exit__(*exc)
+
+    def units(self):
+        """One unit of random words a survivor, and their XOR (what the stripe's RESULT holds)."""
+        units = [bytes(self.rng.randrange(256) for _ in range(self.v["payload"]))
+                 for _ in range(self.k)]
+        return units, bytes(functools.reduce(
+            lambda a, b: bytes(x ^ y for x, y in zip(a, b)), units))
+
+    def data(self, seq, sender, unit):
+        """Survivor SENDER's DATA packet of stripe SEQ, in its datagram to the VIP."""
+        wire = nm.Packet(nm.DATA, self.r.task, self.r.array, sender, 0, seq % self.v["slots"],
+                         seq, 0, unit).encode()
+        return self.r.datagram((bench.agent(sender), AGENT_PORT), wire)
+
+    def send_stripe(self, seq, units):
+        """Every survivor's packet of stripe SEQ; returns the one RESULT that must come out."""
+        out = []
+        for s in range(self.k):
+            out += self.sw.process(self.data(seq, s, units[s]),
+                                   expect=1 if s == self.k - 1 else 0)
+        assert len(out) == 1, "stripe %d: %d packets out" % (seq, len(out))
+        return nm.Packet.decode(bytes(out[0][UDP].payload))
+
+    def completed(self):
+        return self.r.backend.counter_read("verdicts", XOR_COUNTED["COMPLETED"])
+
+
 def test_bmv2_xor_never_answers_a_stripe_that_lost_a_pass(xor_json):
     """A DATA packet lost inside the switch between its passes (BMv2 told to drop everything
     queued for the recirculation port while it passes) must leave its stripe unanswered, never
     answered without its words: a packet counts toward k only in its last pass. A stripe whose
     packets all make their passes is answered with the XOR of every survivor's words."""
-    needs_bmv2()
-    v = next(load(p) for p in XOR_VECTORS if "rs63" in p)
-    k, p = v["k"], v["payload"]
-    with bmv2_switch.Bmv2Switch(xor_json, bench.hosts(k), program="netec_xor") as sw:
-        r = DatagramReplay(sw, v, v["task"], v["slotArray"])
-        rng = __import__("random").Random(7)
-        units = {seq: [bytes(rng.randrange(256) for _ in range(p)) for _ in range(k)]
-                 for seq in (0, 1)}
-
-        def data(seq, s):
-            wire = nm.Packet(nm.DATA, r.task, r.array, s, 0, seq % v["slots"], seq, 0,
-                             units[seq][s]).encode()
-            return r.datagram((bench.agent(s), AGENT_PORT), wire)
-
-        def completed():
-            return r.backend.counter_read("verdicts", XOR_COUNTED["COMPLETED"])
-
-        done = completed()
+    with XorStripes(xor_json, 7) as x:
+        units, _ = x.units()
+        done = x.completed()
         lost = 2
-        for s in range(k):
+        for s in range(x.k):
             if s == lost:
-                sw.queue_depth(RECIRC_PORT, 0)
+                x.sw.queue_depth(RECIRC_PORT, 0)
                 try:
-                    assert sw.process(data(0, s)) == [], "sender %d's first pass" % s
+                    assert x.sw.process(x.data(0, s, units[s])) == [], \
+                        "sender %d's first pass" % s
                 finally:
-                    sw.queue_depth(RECIRC_PORT, 64)
+                    x.sw.queue_depth(RECIRC_PORT, 64)
             else:
-                assert sw.process(data(0, s)) == [], "stripe 0 answered without sender %d" % lost
+                assert x.sw.process(x.data(0, s, units[s])) == [], \
+                    "stripe 0 answered without sender %d" % lost
         # the survivor's retransmission is a duplicate: the stripe stays unanswered
-        assert sw.process(data(0, lost)) == [], "stripe 0 answered after a retransmission"
-        assert completed() == done
+        assert x.sw.process(x.data(0, lost, units[lost])) == [], \
+            "stripe 0 answered after a retransmission"
+        assert x.completed() == done
         # a stripe whose packets all pass is answered, with every survivor's words
-        out = []
-        for s in range(k):
-            out += sw.process(data(1, s), expect=1 if s == k - 1 else 0)
-        assert len(out) == 1 and completed() == done + 1
-        want = bytes(__import__("functools").reduce(
-            lambda a, b: bytes(x ^ y for x, y in zip(a, b)), units[1]))
-        result = nm.Packet.decode(bytes(out[0][UDP].payload))
+        units, want = x.units()
+        result = x.send_stripe(1, units)
+        assert x.completed() == done + 1
         assert (result.type, result.seq, result.payload) == (nm.RESULT, 1, want)
 
 
@@ -452,28 +482,11 @@ def test_bmv2_xor_answers_again_a_stripe_whose_result_was_lost(xor_json):
     stripe again, and the switch answers it again with the same words. Its last pass frees the
     slot (slot_seq), so the retransmissions start the stripe anew instead of being duplicates;
     on Tofino the release comes after the sum branch's other tables (netec_xor.p4)."""
-    needs_bmv2()
-    v = next(load(p) for p in XOR_VECTORS if "rs63" in p)
-    k, p = v["k"], v["payload"]
-    with bmv2_switch.Bmv2Switch(xor_json, bench.hosts(k), program="netec_xor") as sw:
-        r = DatagramReplay(sw, v, v["task"], v["slotArray"])
-        rng = __import__("random").Random(11)
-        unit = [bytes(rng.randrange(256) for _ in range(p)) for _ in range(k)]
-        want = bytes(__import__("functools").reduce(
-            lambda a, b: bytes(x ^ y for x, y in zip(a, b)), unit))
-
-        def stripe0():
-            out = []
-            for s in range(k):
-                wire = nm.Packet(nm.DATA, r.task, r.array, s, 0, 0, 0, 0, unit[s]).encode()
-                out += sw.process(r.datagram((bench.agent(s), AGENT_PORT), wire),
-                                  expect=1 if s == k - 1 else 0)
-            assert len(out) == 1, "stripe 0: %d packets out" % len(out)
-            return nm.Packet.decode(bytes(out[0][UDP].payload))
-
-        first = stripe0()
+    with XorStripes(xor_json, 11) as x:
+        units, want = x.units()
+        first = x.send_stripe(0, units)
         assert (first.type, first.seq, first.payload) == (nm.RESULT, 0, want)
-        again = stripe0()  # as if the first RESULT never reached the reader
+        again = x.send_stripe(0, units)  # as if the first RESULT never reached the reader
         assert (again.type, again.seq, again.payload) == (nm.RESULT, 0, want)
 
 
