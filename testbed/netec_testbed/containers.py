@@ -157,13 +157,16 @@ class Containers(Cluster):
         if p.returncode != 0:
             print("containers: docker-compose down failed (exit %d): %s" % (
                 p.returncode, p.stderr.strip()[-800:]), file=sys.stderr)
-        self._remove_network()
-        # volumes of containers compose replaced (force-recreate) outlive `down -v`
-        left = run(["docker", "volume", "ls", "-q"], check=False).stdout.split()
-        mine = [v for v in left if v in self._volumes]
-        if mine:
-            run(["docker", "volume", "rm", "-f"] + mine, check=False)
-        self._cache = None
+        try:
+            self._remove_network()
+        finally:
+            # volumes of containers compose replaced (force-recreate) outlive `down -v`; gone
+            # also when the network stays (StaleNetwork: the engine's fault, reported after)
+            left = run(["docker", "volume", "ls", "-q"], check=False).stdout.split()
+            mine = [v for v in left if v in self._volumes]
+            if mine:
+                run(["docker", "volume", "rm", "-f"] + mine, check=False)
+            self._cache = None
 
     def _remove_network(self, timeout=30):
         """Compose's `down` can leave the network when the engine still lists an endpoint of a
