@@ -351,18 +351,12 @@ public final class InecParticipant implements Closeable {
 
   private void serve(SocketChannel ch, SelectionKey key, JoinRequest req, Vertex vertex,
       InetAddress requester) {
-    boolean[] reported = {false};
     try {
-      long bytes = run(req, vertex, requester, e -> {
-        reported[0] = true;
-        fail(ch, req, vertex, e);
-      });
+      long bytes = run(req, vertex, requester, e -> fail(ch, req, vertex, e));
       served.increment();
       reply(ch, 0, "streamed " + bytes + " bytes");
     } catch (IOException | RuntimeException e) {
-      if (!reported[0]) {
-        fail(ch, req, vertex, e);
-      }
+      // run reported it, before its teardown
     } finally {
       key.cancel();
       IOUtils.closeStream(ch);
@@ -424,28 +418,29 @@ public final class InecParticipant implements Closeable {
   }
 
   /**
-   * Runs one vertex; returns the bytes it streamed out. {@code failing} hears a failure of its
-   * streams or its source before they are torn down: the requester then has this vertex's
-   * report before its neighbours' "closed by the peer", which the teardown causes.
+   * Runs one vertex; returns the bytes it streamed out. {@code failing} hears every failure
+   * first, before the vertex's streams and source are torn down: the requester then has this
+   * vertex's report before its neighbours' "closed by the peer", which the teardown causes.
    */
   private long run(JoinRequest req, Vertex vertex, InetAddress requester,
       Consumer<Exception> failing) throws IOException {
     long end = req.offset + req.length;
     long readable = Math.max(0, Math.min(req.unitLength, end) - req.offset);
-    if (req.segment > limits.maxSegment) {
-      throw new IOException("join refused: segment of " + req.segment + " bytes is above this "
-          + "participant's " + limits.maxSegment + " (" + NetecConfigKeys.INEC_SEGMENT + ")");
-    }
-    String refusal = dialRefusal(req.output, requester);
-    if (refusal != null) {
-      throw new IOException("join refused: " + refusal);
-    }
-    // Always: a vertex that streams zeros proves its right to join the repair as well.
-    source.check(req.block, req.token, Math.min(req.unitLength, end));
     int timeoutMs = Math.min(req.timeoutMs, limits.maxTimeoutMs);
     InputStream in = null;
     InecEngine.Op op = null;
     try {
+      if (req.segment > limits.maxSegment) {
+        throw new IOException("join refused: segment of " + req.segment + " bytes is above "
+            + "this participant's " + limits.maxSegment + " (" + NetecConfigKeys.INEC_SEGMENT
+            + ")");
+      }
+      String refusal = dialRefusal(req.output, requester);
+      if (refusal != null) {
+        throw new IOException("join refused: " + refusal);
+      }
+      // Always: a vertex that streams zeros proves its right to join the repair as well.
+      source.check(req.block, req.token, Math.min(req.unitLength, end));
       InecEngine.Conn out = engine.dial(req.output, req.outputTag, req.transport, timeoutMs);
       vertex.add(out);
       InecEngine.Conn[] inputs = new InecEngine.Conn[req.inputTags.length];

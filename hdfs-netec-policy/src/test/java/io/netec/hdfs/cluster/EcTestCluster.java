@@ -26,8 +26,8 @@ import javax.management.ObjectName;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
-import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.DFSConfigKeys;
+import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
@@ -323,7 +323,7 @@ public final class EcTestCluster implements AutoCloseable {
   }
 
   public void markDead(DataNode stopped) throws IOException {
-    markDead(java.util.List.of(stopped));
+    markDead(List.of(stopped));
   }
 
   /**
