@@ -1001,16 +1001,11 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
         }
     };
     // indexed by the header's task (survivor_in and vip_in hold it to the packet's task); one
-    // stateful ALU operation an action, so each counter is a table of its own, side by side
-#define COUNTER_TABLE(NAME, ACCESS)                                                          \
-    action NAME##_act() { meta.NAME = ACCESS.execute((bit<32>)hdr.netec.task); }             \
-    @hidden table NAME##_tbl {                                                               \
-        actions = { NAME##_act; }                                                            \
-        const default_action = NAME##_act();                                                 \
-    }
-    COUNTER_TABLE(started, started_access)
-    COUNTER_TABLE(starts, starts_access)
-    COUNTER_TABLE(completes, completes_access)
+    // stateful ALU operation an action, so each counter is a table of its own, side by side,
+    // in stage 1 (ingress's count_tbl takes the stage's fourth stateful ALU)
+    PINNED(started, 1, meta.started = started_access.execute((bit<32>)hdr.netec.task);)
+    PINNED(starts, 1, meta.starts = starts_access.execute((bit<32>)hdr.netec.task);)
+    PINNED(completes, 1, meta.completes = completes_access.execute((bit<32>)hdr.netec.task);)
     action partials() { meta.partial = meta.starts - meta.completes; }
     @hidden table take_partial {
         actions = { partials; }
