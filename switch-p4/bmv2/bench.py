@@ -30,6 +30,12 @@ import p4tools  # noqa: E402
 VIP, VIP_PORT = "198.18.0.100", 40000
 READER = ("198.18.0.9", 5555)
 BATCH = 16  # stripes in flight (under the S / 2 the switch exposes)
+# Both v1model programs recirculate through this port's queue, up to three passes a DATA
+# packet: a burst's passes overflow BMv2's default depth (64), and a pass lost there stalls
+# its stripe (the data plane never answers one short of a packet), so it is deepened to hold
+# a batch's passes, as a Tofino's recirculation path would.
+RECIRC_PORT = 68
+RECIRC_DEPTH = 1024
 P = 64  # the payload netec.p4 is compiled for
 XOR_P = 256  # ... and netec_xor.p4
 
@@ -78,6 +84,7 @@ def burst_rebuild(sw, k, m, stripes, program="netec"):
                        "unitLength": length, "token": ""} for s in range(k)]})
     sw.backend().add_task(0, 0, nc.task_entries(0, 0, setup, nc.Limits.of_program(program),
                                                 (VIP, VIP_PORT)))
+    sw.queue_depth(RECIRC_PORT, RECIRC_DEPTH)
 
     def to_vip(src, sport, seq, payload):
         if xor:

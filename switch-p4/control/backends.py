@@ -30,10 +30,11 @@ from pipeline import INVALID_SEQ  # slot_seq of a free slot
 EGRESS_TABLES = {"replica"}
 
 # Registers cleared when a task id / slot array is reused: per task, per slot-array cell (both
-# in ingress), per task and sender (egress).
-TASK_REGISTERS = ["ack_seq", "max_started_plus1", "partial_slots", "reader_addr", "reader_port",
-                  "synack_bits"]
-SLOT_REGISTERS = ["slot_seq", "slot_bits", "slot_count"] + ["sum%d" % i for i in range(16)]
+# in ingress), per task and sender (egress). The sums need no clearing: a stripe's first packet
+# in a slot overwrites them (the slot's seq says so).
+TASK_REGISTERS = ["ack_seq", "max_started_plus1", "slot_starts", "slot_completes",
+                  "reader_addr", "reader_port", "synack_bits"]
+SLOT_REGISTERS = ["slot_seq", "slot_bits", "slot_count"]
 SLOTS = 64
 SENDERS = 16
 
@@ -47,8 +48,8 @@ class Program:
         self.ingress, self.egress = ingress, egress
         self.route_tables = route_tables  # each holds every host's route
         # on Tofino, ack_seq's cell is a pair: ackSeq (lo) beside its bound, the task's
-        # stripes (hi), which setup writes (netec_xor.p4; its v1model twin bounds it from
-        # vip_in's action data)
+        # stripes (hi), which setup writes (the v1model twins bound it from the stripes in
+        # their tables' action data)
         self.ack_bound = ack_bound
         self.task_registers, self.slot_registers = task_registers, slot_registers
         self.sender_registers = sender_registers
@@ -58,7 +59,8 @@ class Program:
 PROGRAMS = {
     # p4src/v1model/netec.p4: multiply, TCP proxy
     "netec": Program("NetecIngress", "NetecEgress", TASK_REGISTERS, SLOT_REGISTERS,
-                     ["isn_delta"]),
+                     ["isn_delta"], ("l3_forward", "l3_to_reader", "l3_agent_to_reader"),
+                     ack_bound=True),
     # p4src/v1model/netec_xor.p4: pre-multiplied survivors, datagrams. Its sums need no
     # clearing: a stripe's first packet in a slot overwrites them (the slot's seq says so).
     # EBSN's counters are egress's.
@@ -399,7 +401,8 @@ class BfrtBackend(Backend):
         pr = self.profile
         for name in pr.task_registers:
             if pr.ack_bound and name == "ack_seq":
-                stripes = next(e.params["stripes"] for e in entries if e.table == "vip_in")
+                stripes = next(e.params["stripes"] for e in entries
+                               if "stripes" in e.params)
                 self.pipe.Ingress.ack_seq.mod(REGISTER_INDEX=task, lo=0, hi=stripes)
             else:
                 getattr(self.pipe.Ingress, name).mod(REGISTER_INDEX=task, f1=0)

@@ -212,7 +212,8 @@ def task_entries(task, array, setup, limits, vip, vip_isn=0, macs=None):
     for s in setup["survivors"]:
         sender = s["sender"]
         a = setup["coefficients"][0][sender]
-        entries.append(Entry("sender_coeff", {"meta.task": task, "meta.sender": sender},
+        entries.append(Entry("sender_coeff",
+                             {"hdr.netec.task": task, "hdr.netec.sender": sender},
                              "set_coeff",
                              {"log_a": gf256.LOG[a] if a else 511, "bit_s": 1 << sender}))
         entries.append(Entry("survivor_in",
@@ -220,7 +221,7 @@ def task_entries(task, array, setup, limits, vip, vip_isn=0, macs=None):
                               "hdr.ipv4.dst_addr": ip_int(vip_host), "hdr.tcp.dst_port": vip_port},
                              "from_survivor",
                              {"task": task, "slot_array": array, "sender": sender,
-                              "vip_isn": vip_isn}))
+                              "vip_isn": vip_isn, "sender_bit": 1 << sender}))
         rid = task * limits.senders + sender + 1
         entries.append(Entry("replica", {"egress_rid": rid}, "to_survivor",
                              {"agent_addr": ip_int(s["host"]), "agent_port": s["port"],

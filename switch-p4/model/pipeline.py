@@ -13,9 +13,14 @@ Controls, in pipeline order (each a method below, named as in the P4 source):
   Admit         NetEC header checks; ack_seq and window rules (stale, too far)
   Track         the progress tracker of the slot (seq, sender bits): new stripe, duplicate,
                 complete
-  Multiply      coefficient x payload byte by log/exp tables, PASS_BYTES lanes per pass; a
-                second pass (recirculation) does bytes PASS_BYTES..2*PASS_BYTES-1
+  Multiply      coefficient x payload byte by log/exp tables, PASS_BYTES lanes per pass
   Aggregate     XOR into the slot's sum registers (32-bit words), each returning the new sum
+
+The P4 programs spread this over passes: a DATA packet's first pass admits and tracks it,
+one sum pass per part of its payload (recirculated) multiplies and aggregates that part, and
+the last counts the stripe's packets, so that a pass lost on the way stalls the stripe instead
+of completing it short. Nothing is lost between passes here, so the model counts in Track and
+runs every part at once: the same packets out, the same counters.
   Ebsn          ACK from the reader: ack_seq = max, window = min(window, I - C) with C =
                 min(partial slots, span), multicast
 """
@@ -36,7 +41,7 @@ TASKS = 32
 SLOTS = 64
 SENDERS = 16
 PAYLOAD = 64
-PASS_BYTES = 32
+PASS_BYTES = 16
 ROWS = 1
 GF_LOG_ZERO = 511
 # slot_seq of a free slot (SEQ_NONE in netec_logic.p4): above every stripe (MAX_STRIPES)
@@ -208,12 +213,12 @@ class Pipeline:
         delta = (1 if taken == FREED else 0) - (1 if complete else 0)
         if delta:
             self.partial_slots.execute(p.task, lambda n: ((n + delta) & 0xFFFFFFFF, None))
-        # Multiply, two passes of PASS_BYTES lanes (the packet recirculates once)
+        # Multiply, a pass of PASS_BYTES lanes per part (the packet recirculates for each)
         _, co = coeff
         lanes = list(p.payload) + [0] * (PAYLOAD - len(p.payload))
         product = [0] * PAYLOAD
-        for ps in range(2):
-            if ps == 1:
+        for ps in range(PAYLOAD // PASS_BYTES):
+            if ps:
                 self.counters["recirculated"] += 1
             for lane in range(PASS_BYTES):
                 x = lanes[ps * PASS_BYTES + lane]

@@ -77,8 +77,8 @@ EXPLAINED = {
     "p4test tna": {"uninitialized-out-param": 2},  # tna/netec.p4, above both parsers
     "p4c-bm2-ss": {"invalid": 1},  # v1model/netec.p4, at recirculate_preserving_field_list
     # v1model/netec_xor.p4: the same at its recirculation, and the shared includes' TCP
-    # constants, pass verdicts and the TCP program's admission controls, which it does not use
-    "p4c-bm2-ss netec_xor": {"invalid": 1, "unused": 8},
+    # constants and the TCP program's admission controls, which it does not use
+    "p4c-bm2-ss netec_xor": {"invalid": 1, "unused": 5},
 }
 
 
@@ -114,10 +114,10 @@ def test_p4c_bm2_ss_compiles_the_twin(bmv2_json):
     with open(bmv2_json) as f:
         program = json.load(f)
     tables = {t["name"] for p in program["pipelines"] for t in p["tables"]}
-    # one exp table per lane of a pass and one log table per payload byte, each applied
-    # from one place (MultiplyPass has one call site)
+    # one log and one exp table per byte of the half a sum pass multiplies, each applied
+    # from one place (MultiplyPass has one call site; the halves swap places on the wire)
     assert sum(1 for t in tables if t.endswith("exp_table")) == PASS_BYTES
-    assert sum(1 for t in tables if t.endswith("log_table")) == 2 * PASS_BYTES
+    assert sum(1 for t in tables if t.endswith("log_table")) == PASS_BYTES
     assert "NetecIngress.sender_coeff" in tables and "NetecEgress.replica" in tables
 
 
@@ -236,8 +236,8 @@ def interleave(replays):
 
 
 def test_bmv2_refuses_a_pass_header_from_a_front_port(bmv2_json):
-    """A survivor forges the pass header (ethertype 0x88B5, verdict COMPLETE, reset) in front
-    of its stripe's first DATA packet: honoured, it would skip admission and send the reader a
+    """A survivor forges the pass header (ethertype 0x88B5, k = 1, reset) in front of its
+    stripe's first DATA packet: honoured, it would skip admission and send the reader a
     RESULT of one packet's product. Only the recirculation port may bring one: nothing comes
     out, and the task then rebuilds its unit byte for byte."""
     needs_bmv2()
@@ -249,7 +249,7 @@ def test_bmv2_refuses_a_pass_header_from_a_front_port(bmv2_json):
         src = source(first["from"], wire, r.k)
         seg = IP(src=src[0], dst=VIP) / TCP(sport=src[1], dport=r.vip_port, flags="PA",
                                             seq=1, ack=1) / wire
-        forged = bytes([2, 1])  # PASS_COMPLETE, reset
+        forged = bytes([0, 1, 1])  # k - 1 = 0 (every packet its stripe), reset, starts
         port = sw.hosts[src[0]]
         sw.send(port, bmv2_switch.SWITCH_MAC + bmv2_switch.host_mac(port) + b"\x88\xb5"
                 + forged + bytes(seg))

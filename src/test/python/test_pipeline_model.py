@@ -82,7 +82,7 @@ def test_pipeline_reproduces_vector(path):
     stripes = (v["length"] + v["payload"] - 1) // v["payload"]
     assert nm.stream_of((rebuilt[q] for q in range(stripes)), v["length"]).hex() \
         == v["erasedUnits"][0]
-    assert p.counters["recirculated"] >= stripes  # every aggregated packet took two passes
+    assert p.counters["recirculated"] >= stripes  # every aggregated packet took a pass a part
 
 
 def _moved(hexwire, task, array):

@@ -67,7 +67,7 @@ SOURCES = {("netec", arch): path for arch, path in PROGRAMS.items()}
 SOURCES.update({("netec_xor", arch): path for arch, path in XOR_PROGRAMS.items()})
 # the tables a task's entries and the routes fill, by program
 FILLED = {"netec": {"task_cfg", "vip_in", "sender_coeff", "survivor_in", "replica",
-                    "l3_forward"},
+                    "l3_forward", "l3_to_reader", "l3_agent_to_reader"},
           "netec_xor": {"vip_in", "survivor_in", "replica", "l3_forward", "l3_to_reader",
                         "l3_agent_to_reader"}}
 

@@ -13,8 +13,9 @@
 #define NETEC_SENDERS 16
 // Payload bytes per NetEC packet (P): the only size this switch accepts at setup.
 #define NETEC_PAYLOAD 64
-// Bytes multiplied per pipeline pass; the packet recirculates once for the other half.
-#define NETEC_PASS_BYTES 32
+// Bytes multiplied per sum pass (a part: generated/lanes.p4); a DATA packet recirculates
+// once per part after its first pass.
+#define NETEC_PASS_BYTES 16
 // Rebuilt streams per task (rows): the last DATA packet of a stripe becomes its one RESULT.
 #define NETEC_ROWS 1
 
@@ -25,7 +26,8 @@
 // Derived sizes.
 #define NETEC_SLOT_CELLS 2048 // NETEC_TASKS * NETEC_SLOTS
 #define NETEC_SENDER_CELLS 512 // NETEC_TASKS * NETEC_SENDERS
-#define NETEC_WORDS_PER_PASS 8 // NETEC_PASS_BYTES / 4: 32-bit sum registers per pass
+#define NETEC_WORDS_PER_PASS 4 // NETEC_PASS_BYTES / 4: 32-bit sum registers per pass
+#define NETEC_SUM_CELLS 8192 // NETEC_SLOT_CELLS * 4: one sum cell per slot and part
 
 // The datagram XOR program (tna/netec_xor.p4, v1model/netec_xor.p4: docs/protocol.md "Datagram
 // mode" and "Pre-multiplied mode"): survivors multiply, the switch only XORs, so every stateful

@@ -83,19 +83,18 @@ header netec_h {
     bit<16> reserved;
 }
 
-// The payload (lanes_t in lanes.p4): whole words (docs/protocol.md), big-endian as the sum
+// The payload (generated/lanes.p4, halves.p4): whole words (docs/protocol.md), big-endian as the sum
 // registers hold them.
 header word_h {
     bit<32> v;
 }
 
-// Carried by a DATA packet into its second pass (recirculation): what the first pass decided.
+// Carried by a DATA packet of the TCP program (netec.p4) into its sum passes: what its first
+// pass decided.
 header netec_pass_h {
-    bit<8>  verdict;   // PASS_AGGREGATE, PASS_COMPLETE
-    bit<8>  reset;     // 1: the slot was taken over from a stale stripe: overwrite its sums
+    bit<8>  k_minus1;  // the task's k - 1: the last sum pass counts the stripe's packets to k
+    bit<8>  reset;     // 1: the packet starts the stripe in its slot: overwrite the sums
+    bit<8>  starts;    // 1: ... in a free slot (EBSN's partial slots: one more)
 }
-
-const bit<8> PASS_AGGREGATE = 1;
-const bit<8> PASS_COMPLETE = 2;
 
 #endif

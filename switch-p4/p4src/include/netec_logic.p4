@@ -48,7 +48,7 @@ struct task_cfg_t {
 
 // docs/protocol.md "The switch's rules for DATA", rules 1-2 and the header checks a switch can
 // make without state: returns V_MISMATCH, V_STALE, V_TOO_FAR or 0 (go on to the tracker).
-// lanes_ok: the parser took the payload into lanes (whole words, at most NETEC_PAYLOAD);
+// lanes_ok: the parser took the payload into words (whole words, at most NETEC_PAYLOAD);
 // seq_low: the low 16 bits of seq, which the program takes out of the header without an ALU
 // slice (Tofino: an identity hash).
 control AdmitData(in netec_h n, in bit<8> lanes_ok, in task_cfg_t cfg, in bit<32> ack_seq,
@@ -133,21 +133,11 @@ control ReaderAckCheck(in netec_h n, in task_cfg_t cfg, out bit<1> bad) {
     }
 }
 
-// A duplicate: the sender's bit among those counted before (bits & one-hot sender bit).
-control DuplicateCheck(in bit<16> bits_before, in bit<16> sender_bit, out bit<1> duplicate) {
-    bit<16> both;
-    action overlap() { both = bits_before & sender_bit; }
-    @hidden table take_overlap {
-        actions = { overlap; }
-        const default_action = overlap();
-    }
-    apply {
-        take_overlap.apply();
-        duplicate = 0;
-        if (both != 0) {
-            duplicate = 1;
-        }
-    }
+// A Tofino register cell of two 32-bit halves: ack_seq's (ackSeq, and its bound: the task's
+// stripes, written at setup) and slot_count's (the stripe's seq, and its packets counted).
+struct ack_pair_t {
+    bit<32> lo;
+    bit<32> hi;
 }
 
 // What a slot_seq access found (SlotTaken below): the slot held this stripe, held nothing (its
@@ -161,24 +151,19 @@ const bit<32> SEQ_NONE = 0x7FFFFFFF;
 
 // EBSN (protocol version 2 on): window = min(window, I - min(C, I)), where C is the slots
 // holding partial sums bounded by the span: C = min(partial, max(0, maxStarted + 1 - ackSeq)).
-// max_started_plus1 is maxStarted + 1 (0 while nothing started). Every step is a min, a max
-// or a subtraction that cannot go below 0, on whole 32-bit fields, each an action of its own;
-// the result (at most I) comes back to 16 bits through a table keyed on it (a slice in an
-// action would slice every field it meets), and the window is written by a min with the
-// header field itself, so that action reads two sources.
+// max_started_plus1 is maxStarted + 1 (0 while nothing started). Every step is one ALU
+// instruction on whole 32-bit fields, each an action of its own: the span is a saturating
+// subtraction (|-|: max(0, a - b)), and so is the room left (I |-| C = I - min(C, I)); the
+// result (at most I) comes back to 16 bits through a table keyed on it (a slice in an action
+// would slice every field it meets), and the window is written by a min with the header field
+// itself, so that action reads two sources.
 control EbsnWindow(in bit<32> ack_seq, in bit<32> max_started_plus1, in bit<32> partial,
                    in bit<32> exposed, inout bit<16> window) {
     // one working field through every step (p4c-barefoot keeps the fields that ALU steps join
     // in one group of 16 PHV containers: each field fewer is room)
-    bit<32> x;          // max(maxStarted + 1, ackSeq); - ackSeq: the span; min with partial:
-                        // C; min with I; I minus it: the room left, at most I
+    bit<32> x;          // the span; min with partial: C; I |-| C: the room left, at most I
     bit<16> narrow;     // the same, 16 bits
-    action highs() { x = NETEC_MAX(max_started_plus1, ack_seq); }
-    @hidden table take_high {
-        actions = { highs; }
-        const default_action = highs();
-    }
-    action spans() { x = x - ack_seq; }
+    action spans() { x = max_started_plus1 |-| ack_seq; }
     @hidden table take_span {
         actions = { spans; }
         const default_action = spans();
@@ -188,12 +173,7 @@ control EbsnWindow(in bit<32> ack_seq, in bit<32> max_started_plus1, in bit<32> 
         actions = { helds; }
         const default_action = helds();
     }
-    action exposes() { x = NETEC_MIN(x, exposed); }
-    @hidden table take_exposed {
-        actions = { exposes; }
-        const default_action = exposes();
-    }
-    action remains() { x = exposed - x; }
+    action remains() { x = exposed |-| x; }
     @hidden table take_remaining {
         actions = { remains; }
         const default_action = remains();
@@ -216,10 +196,8 @@ control EbsnWindow(in bit<32> ack_seq, in bit<32> max_started_plus1, in bit<32> 
         const default_action = lowers();
     }
     apply {
-        take_high.apply();
         take_span.apply();
         take_held.apply();
-        take_exposed.apply();
         take_remaining.apply();
         narrow_remaining.apply();
         take_window.apply();
@@ -227,3 +205,4 @@ control EbsnWindow(in bit<32> ack_seq, in bit<32> max_started_plus1, in bit<32> 
 }
 
 #endif
+

@@ -1,14 +1,32 @@
 // NetEC data plane for Tofino (TNA). The v1model twin (../v1model/netec.p4) has the same
-// tables, registers and decisions; switch-p4/README.md describes the pipeline and works out
-// its resources; model/pipeline.py is its executable model.
+// tables, registers and decisions; switch-p4/README.md describes the pipeline and gives its
+// resources as p4c-barefoot reports them; model/pipeline.py is its executable model.
 //
-// Build: bf-p4c --target tofino --arch tna -D__TARGET_TOFINO__=1 -I ../include netec.p4
-//        (p4c's Tofino backend; not available where this was written: never compiled here)
+// Build: p4c-barefoot --target tofino --arch tna -I <p4include> netec.p4 (README.md "P4
+//        toolchain"; switch-p4/README.md has the figures).
 //
-// Per pass: Classify (survivor_in / vip_in / task_cfg / sender_coeff), Admit (ack_seq),
-// Track (slot_seq, slot_bits, slot_count), Multiply (32 log/exp lanes per pass),
-// Aggregate (8 of the 16 sum registers), then recirculate for the other half, or EBSN for a
-// reader's ACK. Every register has one RegisterAction executed per pass.
+// A survivor's DATA packet takes up to three passes through ingress (recirculating between):
+//   pass 1 (front port): classify, admit (ackSeq), track (slot_seq, slot_bits); nothing of
+//           its payload changes. The pass header carries what it decided: k - 1, and whether
+//           the packet starts its stripe in the slot (reset) and in a free slot (starts).
+//   sum pass 0..3: multiply part q (NETEC_PASS_BYTES of the payload) by the sender's
+//           coefficient in place, XOR it into the sums (one register per word, a cell per
+//           slot and part); the first raises EBSN's counters. A payload of n bytes takes
+//           ceil(n / NETEC_PASS_BYTES) of them.
+// The last pass counts the stripe's packets (slot_count): the k-th leaves as the stripe's
+// RESULT, its slot freed; the others are dropped. A packet counts only once every word of it
+// is in the sums, so one lost between passes leaves its stripe short and never answered
+// wrongly. Each sum pass rotates the payload on the wire by the part it summed (the deparser
+// emits c before q: generated/lanes.p4), and the last puts it back in order.
+// The reader's packets go to every survivor (multicast); its ACK raises ackSeq and gets the
+// EBSN window. A survivor's TCP control segments go to the reader. Egress translates SEQ/ACK
+// numbers between the VIP's and each survivor's (isn_delta) and gives each copy its address.
+//
+// Every register has one RegisterAction per call site, in a table of its own pinned to the
+// register's stage where more than one branch uses it (placement does not look for one stage
+// that suits every branch). Tofino 1 runs a branch as one chain of tables in rising stages, so
+// what a branch needs late (the RESULT's reader address, the routes) is read before its long
+// steps or in tables of its own.
 
 #include <core.p4>
 #include <tna.p4>
@@ -17,9 +35,15 @@
 #include "../include/netec_logic.p4"
 #include "../generated/lanes.p4"
 
-const bit<16> ETHERTYPE_NETEC_PASS = 0x88B5;
+#if NETEC_PASS_BYTES != 16
+#error "lanes.p4 is generated for parts of 4 words"
+#endif
+
 // Recirculation port of pipe 0 on Tofino 1 (68); the control plane configures it in loopback.
 const PortId_t RECIRC_PORT = 68;
+// A recirculated DATA packet's ethertype, in front of its pass header (read only from the
+// recirculation port).
+const bit<16> ETHERTYPE_NETEC_PASS = 0x88B5;
 
 const bit<8> ROLE_NONE = 0;
 const bit<8> ROLE_READER = 1;
@@ -46,48 +70,59 @@ struct headers_t {
     tcp_h tcp;
     tcp_ts_h tcp_ts;
     netec_h netec;
-    lanes_t lanes;
+    rest_t c;
+    part_t q;
+    part_t d;  // pass 1's words past c (a parse graph without a c -> q -> c loop)
 }
 
 struct ig_meta_t {
     bit<16> tcp_residual;   // TCP checksum minus the fields ingress may rewrite
-    bit<8>  lanes_ok;       // the payload was taken into lanes
-    bool    netec_csum_ok;  // the NetEC header and lanes sum to ones'-complement zero
-    bit<1>  netec_checked;  // the parser judged the NetEC checksum (payload_len <= P)
+    bit<8>  words_ok;       // the parser took the payload into the halves (whole words, <= P)
+    bool    netec_csum_ok;  // the NetEC header and words sum to ones'-complement zero
+    bit<1>  netec_checked;  // the parser judged the NetEC checksum
+    bit<2>  part;           // the part a sum pass adds (parser, by ethertype)
+    bit<1>  last_pass;      // ... its last: the payload ends in this part (parser)
     bit<8>  role;
+    bit<1>  no_cfg;         // task_cfg missed: a classified packet of no task (dropped)
     bit<8>  task;
     bit<8>  slot_array;
     bit<8>  sender;
     bit<32> vip_addr;
     bit<16> vip_port;
-    bit<32> vip_isn;
     task_cfg_t cfg;
     log_a_t log_coeff;      // log of the sender's coefficient, one copy per group of lanes
     bit<16> sender_bit;
-    bit<32> cell;
+    bit<16> synack_bit;     // the connection's sender bit, from survivor_in
+    bit<16> seq_low;        // seq's low 16 bits, from the identity hash (no slice in an action)
     bit<32> ack;
+    bit<32> ack_in;         // the reader's ACK's seq (raises ackSeq), 0 otherwise (a read)
     bit<8>  verdict;
     bit<8>  taken;          // SLOT_SAME, SLOT_STALE or SLOT_FREE: what slot_seq held
-    bit<8>  reset;          // the slot was taken over (taken != SLOT_SAME)
-    bit<16> bits_before;
-    bit<1>  duplicate;      // DuplicateCheck's verdict
-    bit<1>  ack_bad;        // the reader's ACK fails ReaderAckCheck
+    bit<16> dup;            // the sender's bit among those counted before (0: not a duplicate)
+    bit<1>  first_pass;     // a survivor's DATA packet from a front port
+    bit<1>  sum_pass;       // a DATA packet back from recirculation (a pass header)
+    bit<1>  reader_ack;     // the reader's ACK
     bit<1>  reader_syn;     // the reader's SYN: learn its address and port
-    bit<1>  ack_raise;      // the reader's ACK, checked: raises ackSeq, gets the EBSN window
-    bit<1>  started_raise;  // a stripe's first packet: raises maxStarted + 1
-    bit<32> started;        // maxStarted + 1
-    bit<32> partial_delta;  // +1 a free slot starts a stripe, -1 (2^32 - 1) a stripe completes
-    bit<32> partial;        // slots holding partial sums
-    bit<16> seq_low;        // seq's low 16 bits, from the identity hash (no slice in an action)
-    bit<8>  complete;
-    bit<32> seq_plus1;
+    bit<1>  survivor_syn;   // a survivor's SYN-ACK
+    bit<1>  ack_bad;        // the reader's ACK fails ReaderAckCheck
+    bit<1>  bad_header;     // version, reserved or flags not as protocol version 3 has them
+    bit<1>  bad_ids;        // task, slot array or sender not the connection's
+    bit<1>  bad_sender;     // no coefficient for the header's task and sender
+    bit<8>  complete;       // the last pass's count reached k
+    bit<1>  k_one;          // k = 1 (the pass header's k - 1 is 0): every packet completes
+    bit<32> k_minus1;       // the pass header's, widened for slot_count's compare
+    bit<32> started_op;     // maxStarted + 1 raised to this (pass 2: seq + 1; 0: a read)
+    bit<32> starts_inc;     // stripes started in a free slot: + this (pass 2)
+    bit<32> started;        // EBSN's counters as this packet left them
+    bit<32> starts;
+    bit<32> completes;
+    bit<32> partial;        // starts - completes: slots holding partial sums
+    bit<32> reader_addr;
+    bit<16> reader_port;
+    bit<16> answered;       // synack_bits after a survivor's SYN-ACK
+    bit<1>  result;         // a last pass's packet leaves as its stripe's RESULT
     bit<1>  netec_dirty;    // deparser checksum conditions are 1-bit on Tofino
     bit<1>  tcp_dirty;
-    bit<8>  to_reader;      // ingress's copy of bridge.to_reader (the bridge may be invalid)
-    bit<1>  first_pass;     // a survivor's DATA packet, first half of its lanes
-    bit<1>  second_pass;    // the same packet back from recirculation, second half
-    bit<32> w0; bit<32> w1; bit<32> w2; bit<32> w3;
-    bit<32> w4; bit<32> w5; bit<32> w6; bit<32> w7;
 }
 
 struct eg_meta_t {
@@ -103,6 +138,7 @@ struct eg_meta_t {
     bit<8>  synack_last;
     bit<32> vip_isn;
     bit<32> isn_diff;       // a survivor's SYN-ACK: its ISN minus the VIP's
+    bit<32> delta;          // isn_delta of the survivor the segment comes from or goes to
 }
 
 // =============================================================================================
@@ -119,10 +155,12 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
     state start {
         pkt.extract(ig_intr_md);
         pkt.advance(PORT_METADATA_SIZE);
-        meta.lanes_ok = 0;
+        meta.words_ok = 0;
         meta.netec_csum_ok = false;
         meta.netec_checked = 0;
         meta.tcp_residual = 0;
+        meta.part = 0;
+        meta.last_pass = 0;
         transition parse_ethernet;
     }
     state parse_ethernet {
@@ -143,29 +181,35 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
         pkt.extract(hdr.ipv4);
         // Tofino: a checksum unit takes a field only in the state that extracts it.
         tcp_csum.subtract({hdr.ipv4.src_addr, hdr.ipv4.dst_addr});
-        transition select(hdr.ipv4.ihl, hdr.ipv4.protocol) {
-            (5, IP_PROTO_TCP): parse_tcp;
+        // The parser cannot subtract: room for a NetEC header is read off the IP length here
+        // (20 IP + 20 TCP [+ 12 options] + 20 NetEC), where it is in the parser's window (a
+        // later state would keep it in one of the few match registers, which the ethertype
+        // needs).
+        transition select(hdr.ipv4.ihl, hdr.ipv4.protocol, hdr.ipv4.total_len) {
+            (5, IP_PROTO_TCP, 72 .. 0xFFFF): parse_tcp_room72;
+            (5, IP_PROTO_TCP, 60 .. 71): parse_tcp_room60;
+            (5, IP_PROTO_TCP, _): parse_tcp_short;
             default: accept;
         }
     }
-    state parse_tcp {
-        pkt.extract(hdr.tcp);
-        // The fields ingress may rewrite leave the sum here and are added back in the
-        // deparser. A NetEC packet with a valid NetEC checksum sums to ones'-complement zero,
-        // so rewriting one valid NetEC packet into another never changes the TCP checksum:
-        // a corrupt segment stays corrupt and the reader's TCP drops it.
-        tcp_csum.subtract({hdr.tcp.src_port, hdr.tcp.dst_port, hdr.tcp.seq_no,
-                           hdr.tcp.ack_no, hdr.tcp.checksum});
-        tcp_csum.subtract_all_and_deposit(meta.tcp_residual);
-        // the parser cannot subtract: room for a NetEC header is read off the IP length
-        // (20 IP + 20 TCP [+ 12 options] + 20 NetEC)
-        transition select(hdr.tcp.data_offset, hdr.ipv4.total_len) {
-            (5, 60 .. 0xFFFF): parse_netec;
-            (8, 72 .. 0xFFFF): parse_tcp_ts_netec;
-            (8, _): parse_tcp_ts;
-            default: accept;
-        }
+    // The fields ingress may rewrite leave the TCP sum in the state that extracts them and
+    // are added back in the deparser. A NetEC packet with a valid NetEC checksum sums to
+    // ones'-complement zero, so rewriting one valid NetEC packet into another never changes
+    // the TCP checksum: a corrupt segment stays corrupt and the reader's TCP drops it.
+#define TCP_STATE(NAME, CASES)                                                                \
+    state NAME {                                                                              \
+        pkt.extract(hdr.tcp);                                                                 \
+        tcp_csum.subtract({hdr.tcp.src_port, hdr.tcp.dst_port, hdr.tcp.seq_no,                \
+                           hdr.tcp.ack_no, hdr.tcp.checksum});                                \
+        tcp_csum.subtract_all_and_deposit(meta.tcp_residual);                                 \
+        transition select(hdr.tcp.data_offset) {                                              \
+            CASES                                                                             \
+            default: accept;                                                                  \
+        }                                                                                     \
     }
+    TCP_STATE(parse_tcp_room72, 5: parse_netec; 8: parse_tcp_ts_netec;)
+    TCP_STATE(parse_tcp_room60, 5: parse_netec; 8: parse_tcp_ts;)
+    TCP_STATE(parse_tcp_short, 8: parse_tcp_ts;)
     state parse_tcp_ts {
         pkt.extract(hdr.tcp_ts);
         transition accept;
@@ -176,36 +220,110 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
     }
     state parse_netec {
         pkt.extract(hdr.netec);
-        // The NetEC checksum of a DATA packet or an ACK, header and lanes (docs/protocol.md: a
+        // The NetEC checksum of a front port's packet, header and words (docs/protocol.md: a
         // receiver drops a packet that fails it, also inside a valid TCP segment). Each field
-        // is added in the state that extracts it; Tofino writes the verdict once, in
-        // netec_verified, after the last lane.
+        // is added in the state that extracts it; Tofino writes the verdict once, after the
+        // last word. A sum pass's words are its own sums: not judged again.
         netec_csum.add(hdr.netec);
+        // which pass: the header's reserved field (0 on the wire, i + 1 in sum pass i), read
+        // here in the parser's window (the ethertype, an earlier state's field, would take one
+        // of Tofino 1's few parser match registers, which ran out). A front port's packet
+        // naming a sum pass is parsed as one but never judged sound: admission drops it
+        // (reserved), and only a pass header, from the recirculation port, makes a sum pass.
+        transition select(hdr.netec.reserved) {
+            0: parse_first;
+            1: parse_part0;
+            2: parse_part1;
+            3: parse_part2;
+            4: parse_part3;
+            default: accept;
+        }
+    }
+    state parse_first {  // c <- the first words, d <- the rest
         transition select(hdr.netec.payload_len) {
-            NETEC_PAYLOAD_CASES(netec_verified)
+            NETEC_FIRST_CASES(words_verified)
             default: accept;  // a HELLO's JSON, a partial word: left as payload, never summed
         }
     }
-    // The payload's states (lanes.p4): one chain, entered where the payload's words end with
-    // it (no parser counter).
-#define WORD_STATE(J, NEXT)                                                                   \
-    state parse_w##J {                                                                        \
-        meta.lanes_ok = 1;                                                                    \
-        pkt.extract(hdr.lanes.q##J);                                                          \
-        netec_csum.add(hdr.lanes.q##J);                                                       \
-        transition NEXT;                                                                      \
+    // a sum pass: q <- its part (first on the wire), c <- the rest
+    state parse_part0 {
+        transition select(hdr.netec.payload_len) {
+            NETEC_PART0_CASES
+            default: accept;
+        }
     }
-#define LAST_WORD_STATE(J, AFTER)                                                             \
-    state parse_w##J {                                                                        \
-        meta.lanes_ok = 1;                                                                    \
-        pkt.extract(hdr.lanes.q##J);                                                          \
-        netec_csum.add(hdr.lanes.q##J);                                                       \
-        transition AFTER;                                                                     \
+    state parse_part1 {
+        meta.part = 1;
+        transition select(hdr.netec.payload_len) {
+            NETEC_PART1_CASES
+            default: accept;
+        }
     }
-    NETEC_WORD_STATES(WORD_STATE, LAST_WORD_STATE, netec_verified)
-#undef WORD_STATE
-#undef LAST_WORD_STATE
-    state netec_verified {
+    state parse_part2 {
+        meta.part = 2;
+        transition select(hdr.netec.payload_len) {
+            NETEC_PART2_CASES
+            default: accept;
+        }
+    }
+    state parse_part3 {
+        meta.part = 3;
+        transition select(hdr.netec.payload_len) {
+            NETEC_PART3_CASES
+            default: accept;
+        }
+    }
+#define LASTQ_STATE(I, J)                                                                     \
+    state lastq##I##_##J {                                                                    \
+        meta.last_pass = 1;                                                                   \
+        transition q##I##_##J;                                                                \
+    }
+    LASTQ_STATE(0, 0) LASTQ_STATE(0, 1) LASTQ_STATE(0, 2) LASTQ_STATE(0, 3)
+    LASTQ_STATE(1, 0) LASTQ_STATE(1, 1) LASTQ_STATE(1, 2) LASTQ_STATE(1, 3)
+    LASTQ_STATE(2, 0) LASTQ_STATE(2, 1) LASTQ_STATE(2, 2) LASTQ_STATE(2, 3)
+    LASTQ_STATE(3, 0) LASTQ_STATE(3, 1) LASTQ_STATE(3, 2) LASTQ_STATE(3, 3)
+#define WORD_STATE(CHAIN, X, J, NEXT)                                                         \
+    state CHAIN##_##J {                                                                       \
+        pkt.extract(hdr.X.w##J);                                                              \
+        netec_csum.add(hdr.X.w##J);                                                           \
+        transition CHAIN##_##NEXT;                                                            \
+    }
+#define LAST_STATE(CHAIN, X, J)                                                               \
+    state CHAIN##_##J {                                                                       \
+        pkt.extract(hdr.X.w##J);                                                              \
+        netec_csum.add(hdr.X.w##J);                                                           \
+        transition CHAIN##_end;                                                               \
+    }
+    NETEC_PAYLOAD_STATES(WORD_STATE, LAST_STATE)
+    // pass 1: c's words, then d's if any
+    // (after the words: payload_len's low byte, the entry having held it to 64 at most)
+    state c_end {
+        transition select(hdr.netec.payload_len[7:0]) {
+            NETEC_FIRST_REST_CASES(words_verified)
+            default: accept;
+        }
+    }
+    state d_end {
+        transition words_verified;
+    }
+    // a sum pass: its part's words, then the rest into c (chain s)
+#define PART_END_STATE(I)                                                                     \
+    state q##I##_end {                                                                        \
+        transition select(hdr.netec.payload_len[7:0]) {                                       \
+            NETEC_PART##I##_REST_CASES(words_done)                                            \
+            default: accept;                                                                  \
+        }                                                                                     \
+    }
+    PART_END_STATE(0) PART_END_STATE(1) PART_END_STATE(2) PART_END_STATE(3)
+    state s_end {
+        transition words_done;
+    }
+    state words_done {  // a sum pass: the words as the first pass judged them
+        meta.words_ok = 1;
+        transition accept;
+    }
+    state words_verified {
+        meta.words_ok = 1;
         meta.netec_csum_ok = netec_csum.verify();
         meta.netec_checked = 1;
         transition accept;
@@ -218,42 +336,63 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                 inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
 
-    // ---- registers and their one action per pass -------------------------------------------
-    // ackSeq, raised by the reader's ACK (it only grows) and read by a DATA packet's first
-    // pass; maxStarted + 1, raised by a stripe's first packet and read by the reader's ACK
-    // (EBSN). One action each at one call site: p4c-barefoot places a register's actions in one
-    // stage, which the reader's branch and the survivors' could not share.
-    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) ack_seq;
-    RegisterAction<bit<32>, bit<32>, bit<32>>(ack_seq) ack_access = {
-        void apply(inout bit<32> v, out bit<32> rv) {
-            if (meta.ack_raise == 1 && hdr.netec.seq > v) {
-                v = hdr.netec.seq;
+// A register action (or any one step) in a keyless table of its own, pinned to STAGE.
+#define PINNED(NAME, STAGE, BODY)                                                            \
+    action NAME##_act() { BODY }                                                             \
+    @stage(STAGE) @hidden table NAME##_tbl {                                                 \
+        actions = { NAME##_act; }                                                            \
+        const default_action = NAME##_act();                                                 \
+    }
+
+    // ---- registers -------------------------------------------------------------------------
+    // ackSeq (lo) beside the task's stripes (hi, written at setup): the reader's ACK raises lo,
+    // never past hi (each compare of a stateful ALU takes one field of the packet, so the
+    // bound is the register's own); a first pass reads it. One action for both: ack_in is the
+    // reader's ACK's seq, 0 for a first pass (a read).
+    Register<ack_pair_t, bit<32>>(NETEC_TASKS, {0, 0}) ack_seq;
+    RegisterAction<ack_pair_t, bit<32>, bit<32>>(ack_seq) ack_access = {
+        void apply(inout ack_pair_t v, out bit<32> rv) {
+            if (meta.ack_in > v.lo && v.hi >= meta.ack_in) {
+                v.lo = meta.ack_in;
             }
-            rv = v;
+            rv = v.lo;
         }
     };
+    // EBSN's counters, each one action for both users: pass 2 raises maxStarted + 1 and adds
+    // a stripe started in a free slot, the last pass adds a completed stripe, the reader's ACK
+    // reads them (operands 0). Partial slots are starts - completes: two counters that only
+    // grow, side by side, where one would wait for the count.
     Register<bit<32>, bit<32>>(NETEC_TASKS, 0) max_started_plus1;
     RegisterAction<bit<32>, bit<32>, bit<32>>(max_started_plus1) started_access = {
         void apply(inout bit<32> v, out bit<32> rv) {
-            if (meta.started_raise == 1 && meta.seq_plus1 > v) {
-                v = meta.seq_plus1;
+            if (meta.started_op > v) {
+                v = meta.started_op;
+            }
+            rv = v;
+        }
+    };
+    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) slot_starts;
+    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_starts) starts_access = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            v = v + meta.starts_inc;
+            rv = v;
+        }
+    };
+    // k = 1: every packet completes its stripe (the count says so only from k = 2)
+    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) slot_completes;
+    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_completes) completes_access = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            if (meta.complete == 1 || meta.k_one == 1) {
+                v = v + 1;
             }
             rv = v;
         }
     };
 
-    // slots holding partial sums (EBSN's C): changed by a stripe's first packet in a free slot
-    // and by its completing one, read by the reader's ACK
-    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) partial_slots;
-    RegisterAction<bit<32>, bit<32>, bit<32>>(partial_slots) partial_access = {
-        void apply(inout bit<32> v, out bit<32> rv) {
-            v = v + meta.partial_delta;  // 0 for the reader's ACK: a read
-            rv = v;
-        }
-    };
-
-    Register<bit<32>, bit<32>>(NETEC_SLOT_CELLS, SEQ_NONE) slot_seq;
-    RegisterAction<bit<32>, bit<32>, bit<8>>(slot_seq) seq_check = {
+    // The stripe a slot holds. The RESULT frees it: a packet of the stripe after it (a
+    // retransmission after a lost RESULT) is aggregated again.
+    Register<bit<32>, bit<16>>(NETEC_SLOT_CELLS, SEQ_NONE) slot_seq;
+    RegisterAction<bit<32>, bit<16>, bit<8>>(slot_seq) seq_check = {
         void apply(inout bit<32> v, out bit<8> rv) {
             if (v == hdr.netec.seq) {
                 rv = SLOT_SAME;
@@ -265,109 +404,183 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             v = hdr.netec.seq;
         }
     };
-    RegisterAction<bit<32>, bit<32>, bit<8>>(slot_seq) seq_release = {
+    RegisterAction<bit<32>, bit<16>, bit<8>>(slot_seq) seq_release = {
         void apply(inout bit<32> v) { v = SEQ_NONE; }
     };
-
-    Register<bit<16>, bit<32>>(NETEC_SLOT_CELLS, 0) slot_bits;
-    RegisterAction<bit<16>, bit<32>, bit<16>>(slot_bits) bits_add = {
-        void apply(inout bit<16> v, out bit<16> rv) { rv = v; v = v | meta.sender_bit; }
+    // The tracker's bits: the ALU returns the sender's bit as it was (set: a duplicate) and
+    // stores it set, so a duplicate is known one stage after the slot.
+    Register<bit<16>, bit<16>>(NETEC_SLOT_CELLS, 0) slot_bits;
+    RegisterAction<bit<16>, bit<16>, bit<16>>(slot_bits) bits_add = {
+        void apply(inout bit<16> v, out bit<16> rv) {
+            rv = v & meta.sender_bit;
+            v = v | meta.sender_bit;
+        }
     };
-    RegisterAction<bit<16>, bit<32>, bit<16>>(slot_bits) bits_restart = {
+    RegisterAction<bit<16>, bit<16>, bit<16>>(slot_bits) bits_restart = {
         void apply(inout bit<16> v, out bit<16> rv) { rv = 0; v = meta.sender_bit; }
     };
-
-    Register<bit<8>, bit<32>>(NETEC_SLOT_CELLS, 0) slot_count;
-    RegisterAction<bit<8>, bit<32>, bit<8>>(slot_count) count_add = {
-        void apply(inout bit<8> v, out bit<8> rv) {
-            if (v == meta.cfg.k_minus1) { v = 0; rv = 1; } else { v = v + 1; rv = 0; }
-        }
-    };
-    RegisterAction<bit<8>, bit<32>, bit<8>>(slot_count) count_restart = {
-        void apply(inout bit<8> v, out bit<8> rv) {
-            if (meta.cfg.k_minus1 == 0) { v = 0; rv = 1; } else { v = 1; rv = 0; }
-        }
-    };
-
-    // The reader's address and port: learnt from its SYN, read for every segment to it. One
-    // action per register at one call site: Tofino places a register's actions in one stage,
-    // which the reader's branch and the survivors' could not share.
-    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) reader_addr;
-    RegisterAction<bit<32>, bit<32>, bit<32>>(reader_addr) reader_addr_access = {
-        void apply(inout bit<32> v, out bit<32> rv) {
-            if (meta.reader_syn == 1) {
-                v = hdr.ipv4.src_addr;
+    // Packets of the slot's stripe whose last pass has summed (lo: the stripe's seq, hi: the
+    // count). Returns 1 on the k-th and marks the cell free, so the next packet restarts the
+    // count; a count another stripe left restarts (a stateful ALU updates each half with two
+    // expressions at most: seq or the marker; count + 1 or 1).
+    Register<ack_pair_t, bit<16>>(NETEC_SLOT_CELLS, {0, 0}) slot_count;
+    RegisterAction<ack_pair_t, bit<16>, bit<8>>(slot_count) count_last = {
+        void apply(inout ack_pair_t v, out bit<8> rv) {
+            rv = 0;
+            if (v.lo == hdr.netec.seq) {
+                if (v.hi == meta.k_minus1) {
+                    v.lo = SEQ_NONE;
+                    rv = 1;
+                }
+                v.hi = v.hi + 1;
+            } else {
+                v.lo = hdr.netec.seq;
+                v.hi = 1;
             }
-            rv = v;
         }
+    };
+
+    // The reader's address and port: learnt from its SYN, read for every segment to it (a
+    // RESULT, a survivor's control segment).
+    Register<bit<32>, bit<32>>(NETEC_TASKS, 0) reader_addr;
+    RegisterAction<bit<32>, bit<32>, bit<32>>(reader_addr) reader_addr_learn = {
+        void apply(inout bit<32> v) { v = hdr.ipv4.src_addr; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(reader_addr) reader_addr_for_result = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(reader_addr) reader_addr_for_agent = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
     };
     Register<bit<16>, bit<32>>(NETEC_TASKS, 0) reader_port;
-    RegisterAction<bit<16>, bit<32>, bit<16>>(reader_port) reader_port_access = {
-        void apply(inout bit<16> v, out bit<16> rv) {
-            if (meta.reader_syn == 1) {
-                v = hdr.tcp.src_port;
-            }
-            rv = v;
-        }
+    RegisterAction<bit<16>, bit<32>, bit<16>>(reader_port) reader_port_learn = {
+        void apply(inout bit<16> v) { v = hdr.tcp.src_port; }
     };
+    RegisterAction<bit<16>, bit<32>, bit<16>>(reader_port) reader_port_for_result = {
+        void apply(inout bit<16> v, out bit<16> rv) { rv = v; }
+    };
+    RegisterAction<bit<16>, bit<32>, bit<16>>(reader_port) reader_port_for_agent = {
+        void apply(inout bit<16> v, out bit<16> rv) { rv = v; }
+    };
+    // survivors that answered the reader's SYN: cleared by it, one bit added by each SYN-ACK
     Register<bit<16>, bit<32>>(NETEC_TASKS, 0) synack_bits;
     RegisterAction<bit<16>, bit<32>, bit<16>>(synack_bits) synack_clear = {
         void apply(inout bit<16> v) { v = 0; }
     };
     RegisterAction<bit<16>, bit<32>, bit<16>>(synack_bits) synack_add = {
-        void apply(inout bit<16> v, out bit<16> rv) { v = v | meta.sender_bit; rv = v; }
+        void apply(inout bit<16> v, out bit<16> rv) { v = v | meta.synack_bit; rv = v; }
     };
 
-// One action per sum register, at one call site per pass (p4c-barefoot places a register's
-// actions in one stage; four, chosen by complete and reset, were four tables it could not
-// place together): overwrite on reset (the slot's first packet of a stripe: after a completed
-// stripe the slot is released, so no clearing is needed), XOR otherwise, and return the new
-// sum, which the register writes straight into the packet's payload word OUT. Only the
-// completing packet's words leave as sums; the others' are dropped or, after the first pass,
-// carried to the second unread (their NetEC checksum recomputed).
-#define SUM_REGISTER(N, W)                                                                   \
-    Register<bit<32>, bit<32>>(NETEC_SLOT_CELLS, 0) sum##N;                                  \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(sum##N) sum##N##_add = {                       \
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) cell_of;      // slot array ++ slot
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) idx_of;       // slot array ++ slot ++ part
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) seq_low_of;   // seq's low 16 bits
+
+    // Stages (Tofino 1: four stateful ALUs a stage), where p4c-barefoot 9.13.4 placed them
+    // unpinned: the count in 2, ackSeq and EBSN's three counters in 3, the reader's address
+    // and port and the SYN-ACK bits in 6 (learnt from the reader's SYN, read for a RESULT or a
+    // survivor's segment), the tracker in 8-9, after admission; the sums then take 9-10.
+    PINNED(count, 2, meta.complete = count_last.execute(
+        cell_of.get({hdr.netec.slot_array, hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]}));)
+    PINNED(ack, 3, meta.ack = ack_access.execute((bit<32>)meta.task);)
+    PINNED(started, 3, meta.started = started_access.execute((bit<32>)meta.task);)
+    PINNED(starts, 3, meta.starts = starts_access.execute((bit<32>)meta.task);)
+    PINNED(completes, 3, meta.completes = completes_access.execute((bit<32>)meta.task);)
+    PINNED(reader_addr_learn, 6, reader_addr_learn.execute((bit<32>)meta.task);)
+    PINNED(reader_port_learn, 6, reader_port_learn.execute((bit<32>)meta.task);)
+    PINNED(reader_addr_for_result, 6,
+           meta.reader_addr = reader_addr_for_result.execute((bit<32>)hdr.netec.task);)
+    PINNED(reader_port_for_result, 6,
+           meta.reader_port = reader_port_for_result.execute((bit<32>)hdr.netec.task);)
+    PINNED(reader_addr_for_agent, 6,
+           meta.reader_addr = reader_addr_for_agent.execute((bit<32>)meta.task);)
+    PINNED(reader_port_for_agent, 6,
+           meta.reader_port = reader_port_for_agent.execute((bit<32>)meta.task);)
+    PINNED(synack_clear, 6, synack_clear.execute((bit<32>)meta.task);)
+    PINNED(synack_add, 6, meta.answered = synack_add.execute((bit<32>)meta.task);)
+    PINNED(seq_check, 8, meta.taken = seq_check.execute(
+        cell_of.get({hdr.netec.slot_array, hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]}));)
+    PINNED(seq_release, 8, seq_release.execute(
+        cell_of.get({hdr.netec.slot_array, hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]}));)
+    // the slot's bits: the first packet of a stripe in the slot restarts them, and its sums
+    // (reset); one started in a free slot is counted for EBSN. Keyed on slot_seq's own
+    // answer, each field written once (a field computed from the answer, or written by a
+    // default and then a check, would cost a stage).
+    action bits_add_act() {
+        meta.dup = bits_add.execute(
+            cell_of.get({hdr.netec.slot_array, hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]}));
+        hdr.pass.reset = 0;
+        hdr.pass.starts = 0;
+    }
+    action bits_restart_act(bit<8> starts) {
+        meta.dup = bits_restart.execute(
+            cell_of.get({hdr.netec.slot_array, hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]}));
+        hdr.pass.reset = 1;
+        hdr.pass.starts = starts;
+    }
+    @stage(9) @hidden table bits_tbl {
+        key = { meta.taken : exact; }
+        actions = { bits_add_act; bits_restart_act; }
+        const entries = {
+            SLOT_SAME : bits_add_act(); SLOT_FREE : bits_restart_act(1);
+            SLOT_STALE : bits_restart_act(0);
+        }
+    }
+
+// One register per word of part q, one action at one call site: overwrite when the packet
+// starts its stripe in the slot (the pass header says so), XOR otherwise, and write the new
+// sum into the word. Only the completing packet's words leave as sums (the others are dropped
+// in their last pass).
+#define SUM_REGISTER(J)                                                                      \
+    Register<bit<32>, bit<16>>(NETEC_SUM_CELLS, 0) sum##J;                                   \
+    RegisterAction<bit<32>, bit<16>, bit<32>>(sum##J) sum##J##_add = {                       \
         void apply(inout bit<32> v, out bit<32> rv) {                                        \
-            if (meta.reset == 1) {                                                           \
-                v = W;                                                                       \
+            if (hdr.pass.reset == 1) {                                                       \
+                v = hdr.q.w##J.v;                                                            \
             } else {                                                                         \
-                v = v ^ W;                                                                   \
+                v = v ^ hdr.q.w##J.v;                                                        \
             }                                                                                \
             rv = v;                                                                          \
         }                                                                                    \
-    };
-#define SUM_APPLY(N, OUT) OUT = sum##N##_add.execute(meta.cell);
-    SUM_REGISTER(0, meta.w0)  SUM_REGISTER(1, meta.w1)  SUM_REGISTER(2, meta.w2)
-    SUM_REGISTER(3, meta.w3)  SUM_REGISTER(4, meta.w4)  SUM_REGISTER(5, meta.w5)
-    SUM_REGISTER(6, meta.w6)  SUM_REGISTER(7, meta.w7)  SUM_REGISTER(8, meta.w0)
-    SUM_REGISTER(9, meta.w1)  SUM_REGISTER(10, meta.w2) SUM_REGISTER(11, meta.w3)
-    SUM_REGISTER(12, meta.w4) SUM_REGISTER(13, meta.w5) SUM_REGISTER(14, meta.w6)
-    SUM_REGISTER(15, meta.w7)
+    };                                                                                       \
+    action sum##J##_act() {                                                                  \
+        hdr.q.w##J.v = sum##J##_add.execute(idx_of.get({hdr.netec.slot_array,               \
+            hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0], meta.part}));                            \
+    }                                                                                        \
+    @stage(5) @hidden table sum##J##_tbl {                                                   \
+        actions = { sum##J##_act; }                                                          \
+        const default_action = sum##J##_act();                                               \
+    }
+#define SUM_APPLY(J) sum##J##_tbl.apply();
+    SUM_REGISTER(0) SUM_REGISTER(1) SUM_REGISTER(2) SUM_REGISTER(3)
 
     Counter<bit<32>, bit<8>>(8, CounterType_t.PACKETS) verdicts;  // DATA packets by verdict
 
-    // ---- tables ------------------------------------------------------------------------------
-    action from_survivor(bit<8> task, bit<8> slot_array, bit<8> sender, bit<32> vip_isn) {
+    // ---- classify ----------------------------------------------------------------------------
+    action from_survivor(bit<8> task, bit<8> slot_array, bit<8> sender, bit<32> vip_isn,
+                         bit<16> sender_bit) {
         meta.role = ROLE_SURVIVOR;
         meta.task = task;
         meta.slot_array = slot_array;
         meta.sender = sender;
-        meta.vip_addr = hdr.ipv4.dst_addr;
-        meta.vip_port = hdr.tcp.dst_port;
-        meta.vip_isn = vip_isn;
+        meta.synack_bit = sender_bit;  // its SYN-ACK's bit (sender_coeff needs a NetEC header)
         // the bridge from action data (one source: copies from metadata need more per container)
         hdr.bridge.task = task;
         hdr.bridge.sender = sender;
         hdr.bridge.vip_isn = vip_isn;
+    }
+    action not_survivor() {
+        meta.role = ROLE_NONE;
+        hdr.bridge.task = 0;
+        hdr.bridge.sender = 0;
+        hdr.bridge.vip_isn = 0;
     }
     table survivor_in {
         key = {
             hdr.ipv4.src_addr : exact; hdr.tcp.src_port : exact;
             hdr.ipv4.dst_addr : exact; hdr.tcp.dst_port : exact;
         }
-        actions = { from_survivor; NoAction; }
-        const default_action = NoAction();
+        actions = { from_survivor; not_survivor; }
+        const default_action = not_survivor();
         size = NETEC_SENDER_CELLS;
     }
 
@@ -375,9 +588,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         meta.role = ROLE_READER;
         meta.task = task;
         meta.slot_array = slot_array;
-        meta.vip_addr = hdr.ipv4.dst_addr;
-        meta.vip_port = hdr.tcp.dst_port;
-        meta.vip_isn = vip_isn;
         hdr.bridge.task = task;
         hdr.bridge.vip_isn = vip_isn;
     }
@@ -390,6 +600,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
 
     action set_task(bit<16> k_mask, bit<8> k_minus1, bit<16> slot_mask, bit<32> far_mask,
                     bit<32> stripes, bit<32> last_seq, bit<16> last_len, bit<32> exposed) {
+        meta.no_cfg = 0;
         meta.cfg.k_mask = k_mask;
         meta.cfg.k_minus1 = k_minus1;
         meta.cfg.slot_mask = slot_mask;
@@ -400,7 +611,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         meta.cfg.exposed = exposed;
     }
     action no_task() {
-        meta.role = ROLE_NONE;
+        meta.no_cfg = 1;  // a VIP or survivor entry without its task (being removed)
     }
     table task_cfg {
         key = { meta.task : exact; meta.slot_array : exact; }
@@ -409,15 +620,18 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         size = NETEC_TASKS;
     }
 
+    // keyed on the header's task and sender (a first pass holds them to the connection's; a
+    // sum pass then needs no classify before its multiply)
     action set_coeff(bit<10> log_a, bit<16> bit_s) {
         NETEC_SET_LOG_A(meta.log_coeff, log_a)
         meta.sender_bit = bit_s;
     }
     action no_coeff() {
+        NETEC_SET_LOG_A(meta.log_coeff, GF_LOG_ZERO)
         meta.sender_bit = 0;
     }
     table sender_coeff {
-        key = { meta.task : exact; meta.sender : exact; }
+        key = { hdr.netec.task : exact; hdr.netec.sender : exact; }
         actions = { set_coeff; no_coeff; }
         const default_action = no_coeff();
         size = NETEC_SENDER_CELLS;
@@ -430,7 +644,21 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     action unroutable() {
         ig_dprsr_md.drop_ctl = 1;
     }
-    table l3_forward {
+    // one route table per call site (Tofino applies a table once); the control plane fills
+    // all three alike
+    table l3_forward {  // traffic of no task
+        key = { hdr.ipv4.dst_addr : lpm; }
+        actions = { route; unroutable; }
+        const default_action = unroutable();
+        size = 1024;
+    }
+    table l3_to_reader {  // a RESULT
+        key = { hdr.ipv4.dst_addr : lpm; }
+        actions = { route; unroutable; }
+        const default_action = unroutable();
+        size = 1024;
+    }
+    table l3_agent_to_reader {  // a survivor's control segment
         key = { hdr.ipv4.dst_addr : lpm; }
         actions = { route; unroutable; }
         const default_action = unroutable();
@@ -439,259 +667,230 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
 
     AdmitData() admit;
     EbsnWindow() ebsn;
-    // identity hashes: slot array ++ slot, the cell of a slot's registers; seq's low 16 bits
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) cell_of;
-    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) seq_low_of;
     ReaderAckCheck() ack_check;
-    DuplicateCheck() dup_check;
     MultiplyPass() multiply;
 
     action drop_counted(bit<8> why) {
         verdicts.count(why);
         ig_dprsr_md.drop_ctl = 1;
     }
+    action partials() { meta.partial = meta.starts - meta.completes; }
+    @hidden table take_partial {
+        actions = { partials; }
+        const default_action = partials();
+    }
 
     apply {
-        meta.role = ROLE_NONE;
         meta.netec_dirty = 0;
         meta.tcp_dirty = 0;
+        meta.result = 0;
         meta.complete = 0;
-        meta.reset = 0;
+        meta.no_cfg = 0;
         hdr.bridge.setValid();
         hdr.bridge.to_reader = 0;
-        meta.to_reader = 0;
-        meta.reader_syn = 0;
-        meta.started_raise = 0;
-        meta.partial_delta = 0;
         hdr.bridge.synack = 0;
         hdr.bridge.synack_last = 0;
-        hdr.bridge.task = 0;
-        hdr.bridge.sender = 0;
-        hdr.bridge.vip_isn = 0;
         // Tofino: no conditional expressions in actions, so every choice is an if
         if (hdr.netec.isValid()) {
             hdr.bridge.netec = 1;
         } else {
             hdr.bridge.netec = 0;
         }
-        if (!hdr.ipv4.isValid()) {
-            ig_dprsr_md.drop_ctl = 1;
-            exit;
-        }
+        meta.seq_low = seq_low_of.get({hdr.netec.seq});
 
+        // ---- classify: who sends, for which task -------------------------------------------
         if (hdr.tcp.isValid()) {
             if (!survivor_in.apply().hit) {
                 vip_in.apply();
             }
-            if (meta.role != ROLE_NONE) {
-                task_cfg.apply();
-            }
-            if (meta.role == ROLE_SURVIVOR) {
-                sender_coeff.apply();
-            }
+        } else {
+            meta.role = ROLE_NONE;
         }
-        if (meta.role != ROLE_NONE && hdr.netec.isValid()) {
-            if (meta.netec_checked == 1 && !meta.netec_csum_ok) {
-                // a task's NetEC packet, corrupt or sent wrong: its bytes never enter a sum
-                // (other traffic is only forwarded: a payload that merely looks like a header
-                // is not ours)
-                ig_dprsr_md.drop_ctl = 1;
-                exit;
-            }
+        if (meta.role != ROLE_NONE) {
+            task_cfg.apply();
         }
+        if (hdr.netec.isValid()) {
+            sender_coeff.apply();
+        }
+
+        // ---- what the packet is, in 1-bit flags (a condition reads a few bytes at most) ----
+        meta.sum_pass = 0;
         meta.first_pass = 0;
-        meta.second_pass = 0;
-        if (meta.role == ROLE_SURVIVOR) {
-            if (hdr.pass.isValid()) {
-                meta.second_pass = 1;
-            } else if (hdr.netec.isValid() && hdr.netec.type == NETEC_DATA) {
-                meta.first_pass = 1;
+        meta.reader_ack = 0;
+        meta.ack_in = 0;
+        meta.started_op = 0;
+        meta.starts_inc = 0;
+        meta.k_one = 0;
+        meta.k_minus1 = 0;
+        if (hdr.pass.isValid()) {
+            meta.sum_pass = 1;
+            meta.k_minus1 = (bit<32>)hdr.pass.k_minus1;
+            if (meta.part == 0) {
+                meta.started_op = hdr.netec.seq + 1;
+                meta.starts_inc = (bit<32>)hdr.pass.starts;
             }
-        }
-        // The reader's ACK, checked before it may raise ackSeq; ackSeq for it or a first pass.
-        meta.ack_raise = 0;
-        if (meta.role == ROLE_READER && hdr.netec.isValid()) {
-            if (hdr.netec.type == NETEC_ACK) {
-                ack_check.apply(hdr.netec, meta.cfg, meta.ack_bad);
-                if (meta.ack_bad == 1) {
-                    drop_counted(V_MISMATCH);
-                    exit;
-                }
-                meta.ack_raise = 1;
+        } else if (meta.role == ROLE_SURVIVOR && hdr.netec.type == NETEC_DATA) {
+            meta.first_pass = 1;
+        } else if (meta.role == ROLE_READER && hdr.netec.type == NETEC_ACK) {
+            meta.reader_ack = 1;
+            // raises ackSeq only if it is the reader's and sound (a corrupt one is dropped
+            // below, after the registers)
+            if (hdr.netec.sender == NETEC_READER && meta.netec_csum_ok) {
+                meta.ack_in = hdr.netec.seq;
             }
-        }
-        if (meta.first_pass == 1 || meta.ack_raise == 1) {
-            meta.ack = ack_access.execute((bit<32>)meta.task);
-        }
-        // Multiply depends on nothing Admit and Track decide: it can run beside them. One
-        // call site for both passes, so each lane's tables exist once.
-        if (meta.first_pass == 1 || meta.second_pass == 1) {
-            multiply.apply(hdr.lanes, meta.second_pass, meta.log_coeff,
-                           meta.w0, meta.w1, meta.w2, meta.w3, meta.w4, meta.w5, meta.w6,
-                           meta.w7);
         }
 
-        if (meta.second_pass == 1) {
-            // ---- second pass: multiply and add the second half ------------------------------
-            // the classify tables found the task again: the cell is the first pass's
-            meta.cell = cell_of.get({meta.slot_array, hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]});
-            meta.reset = hdr.pass.reset;
-            if (hdr.pass.verdict == PASS_COMPLETE) {
-                meta.complete = 1;
-            } else {
-                meta.complete = 0;
+        // a first pass's header checks without state, each into a flag of its own, side by
+        // side (one field written by many checks would take a stage per write): one
+        // connection, one survivor; a condition reads a few bytes at most on Tofino
+        meta.bad_header = 0;
+        if (hdr.netec.version != NETEC_VERSION || hdr.netec.reserved != 0
+                || hdr.netec.flags != 0) {
+            meta.bad_header = 1;
+        }
+        meta.bad_ids = 0;
+        if (hdr.netec.task != meta.task || hdr.netec.slot_array != meta.slot_array
+                || hdr.netec.sender != meta.sender) {
+            meta.bad_ids = 1;
+        }
+        meta.bad_sender = 0;
+        if (meta.sender_bit == 0) {
+            meta.bad_sender = 1;
+        }
+
+        // ---- the registers every branch reads first -----------------------------------------
+        if (hdr.pass.isValid() && meta.last_pass == 1) {
+            count_tbl.apply();
+            if (hdr.pass.k_minus1 == 0) {
+                meta.k_one = 1;
             }
-            SUM_APPLY(8, hdr.lanes.q8.v) SUM_APPLY(9, hdr.lanes.q9.v)
-            SUM_APPLY(10, hdr.lanes.q10.v) SUM_APPLY(11, hdr.lanes.q11.v)
-            SUM_APPLY(12, hdr.lanes.q12.v) SUM_APPLY(13, hdr.lanes.q13.v)
-            SUM_APPLY(14, hdr.lanes.q14.v) SUM_APPLY(15, hdr.lanes.q15.v)
-            if (meta.complete == 0) {
-                ig_dprsr_md.drop_ctl = 1;  // counted; its stripe is not complete yet
-                exit;
-            }
-            seq_release.execute(meta.cell);  // the slot's next packet starts afresh
-            hdr.pass.setInvalid();
-            hdr.ethernet.ether_type = ETHERTYPE_IPV4;
-            hdr.netec.type = NETEC_RESULT;
-            hdr.netec.sender = 0;
-            meta.netec_dirty = 1;
-            hdr.bridge.to_reader = 1;
-            meta.to_reader = 1;
-        } else if (meta.first_pass == 1) {
-            // ---- first pass: admit, track, multiply and add the first half ------------------
-            meta.seq_low = seq_low_of.get({hdr.netec.seq});
-            admit.apply(hdr.netec, meta.lanes_ok, meta.cfg, meta.ack, meta.seq_low,
-                        meta.verdict);
-            // one connection, one survivor (a condition reads a few bytes at most on Tofino)
-            if (meta.sender_bit == 0 || hdr.netec.version != NETEC_VERSION) {
-                meta.verdict = V_MISMATCH;
-            }
-            if (hdr.netec.reserved != 0 || hdr.netec.flags != 0) {
-                meta.verdict = V_MISMATCH;
-            }
-            if (hdr.netec.task != meta.task || hdr.netec.slot_array != meta.slot_array
-                    || hdr.netec.sender != meta.sender) {
-                meta.verdict = V_MISMATCH;
-            }
-            if (meta.verdict != 0) {
-                drop_counted(meta.verdict);
-                exit;
-            }
-            // array ++ slot (Admit let only slot = seq mod S in), by the identity hash: a hash
-            // unit reads the slices, where a move would slice the fields in the PHV
-            meta.cell = cell_of.get({meta.slot_array, hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]});
-            meta.taken = seq_check.execute(meta.cell);
-            if (meta.taken != SLOT_SAME) {
-                meta.reset = 1;
-            }
-            if (meta.reset == 1) {
-                meta.bits_before = bits_restart.execute(meta.cell);
-            } else {
-                meta.bits_before = bits_add.execute(meta.cell);
-            }
-            dup_check.apply(meta.bits_before, meta.sender_bit, meta.duplicate);
-            if (meta.duplicate == 1) {
-                drop_counted(V_DUPLICATE);
-                exit;
-            }
-            if (meta.reset == 1) {
-                meta.complete = count_restart.execute(meta.cell);
-            } else {
-                meta.complete = count_add.execute(meta.cell);
-            }
-            if (meta.complete == 1) {
-                verdicts.count(V_COMPLETE);
-            } else {
+        }
+        if (meta.first_pass == 1 || meta.reader_ack == 1) {
+            ack_tbl.apply();
+        }
+        if (meta.sum_pass == 1 || meta.reader_ack == 1) {
+            started_tbl.apply();
+            starts_tbl.apply();
+            completes_tbl.apply();
+        }
+
+        if (!hdr.ipv4.isValid()) {
+            ig_dprsr_md.drop_ctl = 1;
+        } else if (meta.sum_pass == 1) {
+            // ---- a sum pass: part q times the coefficient into its part's cells -------------
+            multiply.apply(hdr.q, meta.log_coeff);
+            SUM_APPLY(0) SUM_APPLY(1) SUM_APPLY(2) SUM_APPLY(3)
+            if (meta.last_pass == 0) {
+                hdr.netec.reserved = hdr.netec.reserved + 1;  // the next part
+                hdr.bridge.setInvalid();  // parsed by ingress again
+                ig_tm_md.ucast_egress_port = RECIRC_PORT;
+                ig_tm_md.bypass_egress = 1;
+            } else if (meta.complete == 0 && meta.k_one == 0) {
                 verdicts.count(V_AGGREGATE);
-            }
-            if (meta.reset == 1 || meta.bits_before == 0) {
-                meta.seq_plus1 = hdr.netec.seq + 1;
-                meta.started_raise = 1;  // raised after the branches
-            }
-            // EBSN's partial slots, changed after the branches: one more when a free slot
-            // starts a stripe, one fewer when one completes (k = 1: both, no change); a stale
-            // stripe's slot taken over stays one
-            if (meta.taken == SLOT_FREE) {
-                meta.partial_delta = 1;
-            }
-            if (meta.complete == 1) {
-                meta.partial_delta = meta.partial_delta - 1;
-            }
-            SUM_APPLY(0, hdr.lanes.q0.v) SUM_APPLY(1, hdr.lanes.q1.v)
-            SUM_APPLY(2, hdr.lanes.q2.v) SUM_APPLY(3, hdr.lanes.q3.v)
-            SUM_APPLY(4, hdr.lanes.q4.v) SUM_APPLY(5, hdr.lanes.q5.v)
-            SUM_APPLY(6, hdr.lanes.q6.v) SUM_APPLY(7, hdr.lanes.q7.v)
-            meta.netec_dirty = 1;  // a valid NetEC packet again when it comes back
-            hdr.pass.setValid();
-            if (meta.complete == 1) {
-                hdr.pass.verdict = PASS_COMPLETE;
+                ig_dprsr_md.drop_ctl = 1;  // its stripe is not complete yet
             } else {
-                hdr.pass.verdict = PASS_AGGREGATE;
+                verdicts.count(V_COMPLETE);
+                // the stripe's RESULT, from the VIP to the reader, through egress (SEQ
+                // translation); checksums summed anew in the deparser; its slot is freed below
+                // (the bridge as classify wrote it: the survivor's task, sender and VIP ISN)
+                meta.result = 1;
+                hdr.bridge.to_reader = 1;
+                reader_addr_for_result_tbl.apply();
+                reader_port_for_result_tbl.apply();
+                hdr.pass.setInvalid();
+                hdr.ethernet.ether_type = ETHERTYPE_IPV4;
+                hdr.netec.type = NETEC_RESULT;
+                hdr.netec.sender = 0;  // row 0: this data plane rebuilds one row
+                hdr.netec.reserved = 0;
+                hdr.ipv4.src_addr = hdr.ipv4.dst_addr;  // the VIP
+                hdr.tcp.src_port = hdr.tcp.dst_port;
+                hdr.ipv4.dst_addr = meta.reader_addr;
+                hdr.tcp.dst_port = meta.reader_port;
+                meta.netec_dirty = 1;
+                meta.tcp_dirty = 1;
+                l3_to_reader.apply();
             }
-            hdr.pass.reset = meta.reset;
-            hdr.ethernet.ether_type = ETHERTYPE_NETEC_PASS;
-            hdr.bridge.setInvalid();  // the recirculated packet is parsed by ingress again
-            ig_tm_md.ucast_egress_port = RECIRC_PORT;
-            ig_tm_md.bypass_egress = 1;
-        } else if (meta.role == ROLE_SURVIVOR) {
-            // ---- a survivor's TCP control segments ----------------------------------------
-            if ((hdr.tcp.flags & TCP_SYN) != 0) {
-                bit<16> answered = synack_add.execute((bit<32>)meta.task);
-                hdr.bridge.synack = 1;
-                if (answered == meta.cfg.k_mask) {
-                    hdr.bridge.synack_last = 1;
+            // after the branch above (slot_seq lives in the tracker's stage: applied inside
+            // it, the branch would end there, and the sums still to come would chain after)
+            if (meta.result == 1) {
+                seq_release_tbl.apply();
+            }
+        } else if (meta.role != ROLE_NONE && meta.no_cfg == 1) {
+            ig_dprsr_md.drop_ctl = 1;  // a task being removed
+        } else if (meta.role != ROLE_NONE && meta.netec_checked == 1 && !meta.netec_csum_ok) {
+            // a task's NetEC packet, corrupt or sent wrong: its bytes never enter a sum (other
+            // traffic is only forwarded: a payload that merely looks like a header is not ours)
+            ig_dprsr_md.drop_ctl = 1;
+        } else if (meta.first_pass == 1) {
+            // ---- pass 1: admit and track ------------------------------------------------------
+            admit.apply(hdr.netec, meta.words_ok, meta.cfg, meta.ack, meta.seq_low,
+                        meta.verdict);
+            if (meta.bad_header == 1 || meta.bad_ids == 1 || meta.bad_sender == 1) {
+                drop_counted(V_MISMATCH);
+            } else if (meta.verdict != 0) {
+                drop_counted(meta.verdict);
+            } else {
+                seq_check_tbl.apply();
+                hdr.pass.setValid();
+                bits_tbl.apply();
+                if (meta.dup != 0) {
+                    drop_counted(V_DUPLICATE);
                 } else {
-                    hdr.bridge.synack_last = 0;
+                    // counted (AGGREGATE or COMPLETE) in its last pass
+                    hdr.pass.k_minus1 = meta.cfg.k_minus1;
+                    hdr.ethernet.ether_type = ETHERTYPE_NETEC_PASS;
+                    hdr.netec.reserved = 1;  // sum pass 0
+                    hdr.bridge.setInvalid();  // parsed by ingress again
+                    ig_tm_md.ucast_egress_port = RECIRC_PORT;
+                    ig_tm_md.bypass_egress = 1;
+                }
+            }
+        } else if (meta.role == ROLE_SURVIVOR) {
+            // ---- a survivor's TCP control segments: to the reader, from the VIP --------------
+            reader_addr_for_agent_tbl.apply();
+            reader_port_for_agent_tbl.apply();
+            if ((hdr.tcp.flags & TCP_SYN) != 0) {
+                synack_add_tbl.apply();
+                hdr.bridge.synack = 1;  // egress records its ISN, then drops all but the last
+                if (meta.answered == meta.cfg.k_mask) {
+                    hdr.bridge.synack_last = 1;
                 }
                 hdr.bridge.to_reader = 1;
-                meta.to_reader = 1;
             } else if (meta.sender == 0 || hdr.netec.isValid()) {
-                hdr.bridge.to_reader = 1;
-                meta.to_reader = 1;
+                hdr.bridge.to_reader = 1;  // sender 0 speaks for all (ACKs, FIN); errors pass
             } else {
                 ig_dprsr_md.drop_ctl = 1;
-                exit;
             }
-        } else if (meta.role == ROLE_READER) {
-            // ---- the reader's segments: to every survivor ---------------------------------
-            if ((hdr.tcp.flags & TCP_SYN) != 0) {
-                meta.reader_syn = 1;  // learnt below, where the reader's address is read
-                synack_clear.execute((bit<32>)meta.task);
-            }
-            ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
-        }
-
-        // EBSN: maxStarted raised by a stripe's first packet, the partial slots changed by a
-        // stripe's first and last packets, both read for the reader's ACK
-        if (meta.started_raise == 1 || meta.ack_raise == 1) {
-            meta.started = started_access.execute((bit<32>)meta.task);
-        }
-        if (meta.partial_delta != 0 || meta.ack_raise == 1) {
-            meta.partial = partial_access.execute((bit<32>)meta.task);
-        }
-        if (meta.ack_raise == 1) {
-            ebsn.apply(meta.ack, meta.started, meta.partial, meta.cfg.exposed,
-                       hdr.netec.window);
-            meta.netec_dirty = 1;  // its window rewritten
-        }
-        if (meta.first_pass == 1) {
-            exit;
-        }
-        if (meta.to_reader == 1 || meta.reader_syn == 1) {
-            // to the reader (a reader's own SYN, going to every survivor, gets its address
-            // here too: egress gives each copy its survivor's)
-            hdr.ipv4.dst_addr = reader_addr_access.execute((bit<32>)meta.task);
-            hdr.tcp.dst_port = reader_port_access.execute((bit<32>)meta.task);
+            hdr.ipv4.src_addr = hdr.ipv4.dst_addr;  // the VIP
+            hdr.tcp.src_port = hdr.tcp.dst_port;
+            hdr.ipv4.dst_addr = meta.reader_addr;
+            hdr.tcp.dst_port = meta.reader_port;
             meta.tcp_dirty = 1;
+            l3_agent_to_reader.apply();
+        } else if (meta.role == ROLE_READER) {
+            // ---- the reader's segments: to every survivor (egress: addresses, SEQ/ACK) -------
+            if (meta.reader_ack == 1) {
+                ack_check.apply(hdr.netec, meta.cfg, meta.ack_bad);
+                take_partial.apply();
+                ebsn.apply(meta.ack, meta.started, meta.partial, meta.cfg.exposed,
+                           hdr.netec.window);
+                meta.netec_dirty = 1;  // its window rewritten
+                if (meta.ack_bad == 1 || meta.netec_checked == 0) {
+                    drop_counted(V_MISMATCH);  // (unchecked: not one the parser judged)
+                } else {
+                    ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
+                }
+            } else {
+                if ((hdr.tcp.flags & TCP_SYN) != 0) {
+                    reader_addr_learn_tbl.apply();
+                    reader_port_learn_tbl.apply();
+                    synack_clear_tbl.apply();
+                }
+                ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
+            }
+        } else {
+            l3_forward.apply();  // not a task's: forwarded as it is
         }
-        if (meta.role == ROLE_READER) {
-            exit;  // to every survivor (multicast group)
-        }
-        if (meta.to_reader == 1) {
-            hdr.ipv4.src_addr = meta.vip_addr;
-            hdr.tcp.src_port = meta.vip_port;
-        }
-        l3_forward.apply();
     }
 }
 
@@ -711,12 +910,12 @@ control IngressDeparserImpl(packet_out pkt, inout headers_t hdr, in ig_meta_t me
                 hdr.tcp.seq_no, hdr.tcp.ack_no, meta.tcp_residual});
         }
         if (meta.netec_dirty == 1) {
-            // protocol: a computed 0 is sent as 0xFFFF (zeros_as_ones)
+            // a RESULT, or an ACK's window; a computed 0 is sent as 0xFFFF (zeros_as_ones)
             hdr.netec.checksum = netec_csum.update({
                 hdr.netec.version, hdr.netec.type, hdr.netec.task, hdr.netec.slot_array,
                 hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
                 hdr.netec.window, hdr.netec.payload_len, hdr.netec.reserved,
-                NETEC_LANE_BYTES(hdr.lanes)}, true);
+                NETEC_PAYLOAD_WORDS(hdr.c, hdr.q, hdr.d)}, true);
         }
         pkt.emit(hdr.bridge);
         pkt.emit(hdr.ethernet);
@@ -725,7 +924,9 @@ control IngressDeparserImpl(packet_out pkt, inout headers_t hdr, in ig_meta_t me
         pkt.emit(hdr.tcp);
         pkt.emit(hdr.tcp_ts);
         pkt.emit(hdr.netec);
-        pkt.emit(hdr.lanes);
+        pkt.emit(hdr.c);  // c before q: a sum pass rotates the payload by its part (lanes.p4)
+        pkt.emit(hdr.q);
+        pkt.emit(hdr.d);
     }
 }
 
@@ -795,7 +996,9 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
                in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
                inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
-    // survivor s of task t: its ISN minus the VIP's
+    // survivor s of task t: its ISN minus the VIP's; learnt from its SYN-ACK, read for each
+    // copy of a reader's segment to it and each of its segments to the reader: one action per
+    // call site, pinned to the register's stage
     Register<bit<32>, bit<32>>(NETEC_SENDER_CELLS, 0) isn_delta;
     RegisterAction<bit<32>, bit<32>, bit<32>>(isn_delta) delta_learn = {
         void apply(inout bit<32> v, out bit<32> rv) {
@@ -803,9 +1006,20 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
             rv = v;
         }
     };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(isn_delta) delta_read = {
+    RegisterAction<bit<32>, bit<32>, bit<32>>(isn_delta) delta_for_copy = {
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
     };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(isn_delta) delta_for_reader = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    };
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) copy_idx_of;    // task ++ the copy's survivor
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) sender_idx_of;  // task ++ the sending survivor
+    PINNED(delta_copy, 2, meta.delta = delta_for_copy.execute(
+        copy_idx_of.get({meta.task, meta.sender[NETEC_SENDERS_LOG2 - 1:0]}));)
+    PINNED(delta_reader, 2, meta.delta = delta_for_reader.execute(
+        sender_idx_of.get({meta.task, meta.from_sender[NETEC_SENDERS_LOG2 - 1:0]}));)
+    PINNED(delta_learn, 2, meta.delta = delta_learn.execute(
+        sender_idx_of.get({meta.task, meta.from_sender[NETEC_SENDERS_LOG2 - 1:0]}));)
     action to_survivor(bit<32> agent_addr, bit<16> agent_port, bit<48> agent_mac,
                        bit<8> sender, bit<32> vip_addr, bit<16> vip_port) {
         hdr.ipv4.src_addr = vip_addr;
@@ -843,10 +1057,9 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
             }
         }
         if (replicated == 1) {
-            bit<32> idx = (bit<32>)(meta.task ++ meta.sender[NETEC_SENDERS_LOG2 - 1:0]);
-            bit<32> delta = delta_read.execute(idx);
+            delta_copy_tbl.apply();
             if ((hdr.tcp.flags & TCP_ACK) != 0) {
-                hdr.tcp.ack_no = hdr.tcp.ack_no + delta;
+                hdr.tcp.ack_no = hdr.tcp.ack_no + meta.delta;
             }
             if (hdr.netec.isValid() && hdr.netec.type == NETEC_HELLO) {
                 hdr.netec.sender = meta.sender;
@@ -854,19 +1067,17 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
             }
             meta.tcp_dirty = 1;
         } else if (meta.to_reader == 1) {
-            bit<32> idx = (bit<32>)(meta.task ++ meta.from_sender[NETEC_SENDERS_LOG2 - 1:0]);
-            bit<32> delta;
             if (meta.synack == 1) {
                 meta.isn_diff = hdr.tcp.seq_no - meta.vip_isn;
-                delta = delta_learn.execute(idx);
+                delta_learn_tbl.apply();
                 if (meta.synack_last == 0) {
                     eg_dprsr_md.drop_ctl = 1;
                     exit;
                 }
             } else {
-                delta = delta_read.execute(idx);
+                delta_reader_tbl.apply();
             }
-            hdr.tcp.seq_no = hdr.tcp.seq_no - delta;
+            hdr.tcp.seq_no = hdr.tcp.seq_no - meta.delta;
             meta.tcp_dirty = 1;
         }
     }

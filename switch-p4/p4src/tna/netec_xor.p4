@@ -60,13 +60,6 @@ header netec_xpass_h {
     bit<8> reset;     // 1: the slot starts this stripe: overwrite the sums
 }
 
-// ack_seq's cell: ackSeq, and the task's stripes (its bound); slot_count's: the stripe's seq
-// and its packets counted
-struct ack_pair_t {
-    bit<32> lo;
-    bit<32> hi;
-}
-
 // What ingress tells egress: a first pass's updates of EBSN's counters, and for a reader's
 // packet copied to every survivor, the window's inputs ingress has.
 @flexible

@@ -2,11 +2,17 @@
 //
 // It is structured like the TNA program on purpose: every register is accessed once per pass
 // (read-modify-write in one place, as a Tofino stateful ALU would), every table applies once
-// per pass, and a DATA packet recirculates once to multiply the second half of its payload.
-// docs/protocol.md (version 2) is what it implements; switch-p4/README.md describes the
-// pipeline and its resources; model/pipeline.py is its executable model.
+// per pass, and a DATA packet takes the same passes: pass 1 admits and tracks it, one sum
+// pass per part of its payload multiplies and sums that part, rotating the payload on the
+// wire by it (generated/lanes.p4); the last pass counts the stripe's packets and the k-th
+// leaves as the RESULT. What v1model does
+// differently: it has one deparser, after egress, so a DATA packet recirculates from egress
+// (through one port's queue, as through Tofino's recirculation port), and checksums are
+// verified and computed in their own controls. docs/protocol.md (version 3) is what it
+// implements; switch-p4/README.md describes the pipeline; model/pipeline.py is its
+// executable model.
 //
-// Build: p4c-bm2-ss --arch v1model -I ../include -o netec.json --p4runtime-files netec.p4info.txtpb netec.p4
+// Build: p4c-bm2-ss --arch v1model -o netec.json --p4runtime-files netec.p4info.txtpb netec.p4
 //        p4test --arch v1model netec.p4
 
 #include <core.p4>
@@ -15,6 +21,10 @@
 #include "../include/headers.p4"
 #include "../include/netec_logic.p4"
 #include "../generated/lanes.p4"
+
+#if NETEC_PASS_BYTES != 16
+#error "lanes.p4 is generated for parts of 4 words"
+#endif
 
 // RFC 1624 eqn. 3: the ones'-complement checksum after one 16-bit word changed from old to
 // new (egress rewrites a HELLO's sender). The TNA program sums it again from a residual in its
@@ -28,15 +38,16 @@ control CsumReplace16(inout bit<16> csum, in bit<16> old_word, in bit<16> new_wo
     }
 }
 
-// The first pass puts this ethertype in front of the pass header, the second removes it.
-const bit<16> ETHERTYPE_NETEC_PASS = 0x88B5;
-// Every DATA packet leaves its first pass through this one port's queue (egress recirculates
-// it before it is sent), so second passes come in the order of first passes, as through
-// Tofino's recirculation port: the stripe's last packet reads the second half of the sums
-// only after every earlier packet of the stripe added to it. (Each packet's own ingress port
-// would put them in different egress queues, and BMv2 reorders those: a stripe completed
-// without one survivor's second half, found by switch-p4/bmv2/bench.py.)
+// Every DATA packet leaves its passes through this one port's queue (egress recirculates it
+// before it is sent), so each pass comes in the order of first passes, as through Tofino's
+// recirculation port: the stripe's last packet sums only after every earlier packet of the
+// stripe did. (Each packet's own ingress port would put them in different egress queues, and
+// BMv2 reorders those: a stripe completed without one survivor's part, found by
+// switch-p4/bmv2/bench.py.)
 const bit<9> RECIRC_PORT = 68;
+// A recirculated DATA packet's ethertype, in front of its pass header (read only on a
+// recirculated packet).
+const bit<16> ETHERTYPE_NETEC_PASS = 0x88B5;
 const bit<32> INSTANCE_TYPE_RECIRC = 4;  // BMv2 simple_switch: standard_metadata.instance_type
 
 struct headers_t {
@@ -46,26 +57,30 @@ struct headers_t {
     tcp_h tcp;
     tcp_ts_h tcp_ts;
     netec_h netec;
-    lanes_t lanes;
+    rest_t c;
+    part_t q;
+    part_t d;  // pass 1's words past c (a parse graph without a c -> q -> c loop)
 }
 
 struct metadata_t {
     bit<16> tcp_len;       // TCP header + payload (the pseudo-header's length)
     bit<16> tcp_payload;   // TCP payload bytes
-    bit<8>  lanes_ok;      // the payload was taken into lanes
+    bit<8>  words_ok;      // the payload was taken into the halves
+    bit<2>  part;          // the part a sum pass adds (parser, by ethertype)
+    bit<1>  last_pass;     // ... its last: the payload ends in this part (parser)
     bit<16> csum_zero;     // 0: what a valid NetEC packet's whole sum complements to
     bit<8>  role;          // ROLE_*
+    bit<1>  no_cfg;        // task_cfg missed: a classified packet of no task (dropped)
     bit<8>  task;
     bit<8>  slot_array;
     bit<8>  sender;
-    bit<32> vip_addr;
-    bit<16> vip_port;
     bit<32> vip_isn;
+    bit<16> synack_bit;    // the connection's sender bit, from survivor_in
     bit<8>  to_reader;     // egress: the packet goes to the task's reader
     bit<8>  synack;        // egress: a survivor's SYN-ACK (record its ISN)
     bit<8>  synack_last;   // egress: ... and the last of the task's: forward it
-    bit<8>  recirculate;   // egress: send back for the second pass
-    bit<8>  netec_dirty;   // deparse: recompute the NetEC checksum over header and lanes
+    bit<8>  recirculate;   // egress: send back for the next pass
+    bit<8>  netec_dirty;   // deparse: recompute the NetEC checksum over header and words
     bit<8>  tcp_dirty;     // deparse: recompute the TCP checksum
     task_cfg_t cfg;
 }
@@ -77,7 +92,9 @@ const bit<8> ROLE_SURVIVOR = 2;  // survivor agent -> VIP
 parser NetecParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
                    inout standard_metadata_t std) {
     state start {
-        meta.lanes_ok = 0;
+        meta.words_ok = 0;
+        meta.part = 0;
+        meta.last_pass = 0;
         meta.csum_zero = 0;
         pkt.extract(hdr.ethernet);
         // a pass header only on a recirculated packet (Tofino: from the recirculation port;
@@ -122,40 +139,112 @@ parser NetecParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
     }
     state parse_netec {
         pkt.extract(hdr.netec);
+        // which pass: the header's reserved field (0 on the wire, i + 1 in sum pass i), read
+        // here in the parser's window (the ethertype, an earlier state's field, would take one
+        // of Tofino 1's few parser match registers, which ran out). A front port's packet
+        // naming a sum pass is parsed as one but never judged sound: admission drops it
+        // (reserved), and only a pass header, from the recirculation port, makes a sum pass.
+        transition select(hdr.netec.reserved) {
+            0: parse_first;
+            1: parse_part0;
+            2: parse_part1;
+            3: parse_part2;
+            4: parse_part3;
+            default: accept;
+        }
+    }
+    // The payload's states (lanes.p4), as on Tofino: one chain a header, entered where its
+    // words end with it.
+    state parse_first {  // c <- the first words, d <- the rest
         transition select(hdr.netec.payload_len) {
-            NETEC_PAYLOAD_CASES(lanes_done)
+            NETEC_FIRST_CASES(words_done)
             default: accept;  // a HELLO's JSON, a partial word: left as payload, never summed
         }
     }
-    // The payload's states (lanes.p4), as on Tofino: one chain, entered where the payload's
-    // words end with it.
-#define WORD_STATE(J, NEXT)                                                                   \
-    state parse_w##J {                                                                        \
-        meta.lanes_ok = 1;                                                                    \
-        pkt.extract(hdr.lanes.q##J);                                                          \
-        transition NEXT;                                                                      \
+    // a sum pass: q <- its part (first on the wire), c <- the rest
+    state parse_part0 {
+        transition select(hdr.netec.payload_len) {
+            NETEC_PART0_CASES
+            default: accept;
+        }
     }
-#define LAST_WORD_STATE(J, AFTER)                                                             \
-    state parse_w##J {                                                                        \
-        meta.lanes_ok = 1;                                                                    \
-        pkt.extract(hdr.lanes.q##J);                                                          \
-        transition AFTER;                                                                     \
+    state parse_part1 {
+        meta.part = 1;
+        transition select(hdr.netec.payload_len) {
+            NETEC_PART1_CASES
+            default: accept;
+        }
     }
-    NETEC_WORD_STATES(WORD_STATE, LAST_WORD_STATE, lanes_done)
-#undef WORD_STATE
-#undef LAST_WORD_STATE
-    state lanes_done {
+    state parse_part2 {
+        meta.part = 2;
+        transition select(hdr.netec.payload_len) {
+            NETEC_PART2_CASES
+            default: accept;
+        }
+    }
+    state parse_part3 {
+        meta.part = 3;
+        transition select(hdr.netec.payload_len) {
+            NETEC_PART3_CASES
+            default: accept;
+        }
+    }
+#define LASTQ_STATE(I, J)                                                                     \
+    state lastq##I##_##J {                                                                    \
+        meta.last_pass = 1;                                                                   \
+        transition q##I##_##J;                                                                \
+    }
+    LASTQ_STATE(0, 0) LASTQ_STATE(0, 1) LASTQ_STATE(0, 2) LASTQ_STATE(0, 3)
+    LASTQ_STATE(1, 0) LASTQ_STATE(1, 1) LASTQ_STATE(1, 2) LASTQ_STATE(1, 3)
+    LASTQ_STATE(2, 0) LASTQ_STATE(2, 1) LASTQ_STATE(2, 2) LASTQ_STATE(2, 3)
+    LASTQ_STATE(3, 0) LASTQ_STATE(3, 1) LASTQ_STATE(3, 2) LASTQ_STATE(3, 3)
+#define WORD_STATE(CHAIN, X, J, NEXT)                                                         \
+    state CHAIN##_##J {                                                                       \
+        pkt.extract(hdr.X.w##J);                                                              \
+        transition CHAIN##_##NEXT;                                                            \
+    }
+#define LAST_STATE(CHAIN, X, J)                                                               \
+    state CHAIN##_##J {                                                                       \
+        pkt.extract(hdr.X.w##J);                                                              \
+        transition CHAIN##_end;                                                               \
+    }
+    NETEC_PAYLOAD_STATES(WORD_STATE, LAST_STATE)
+    // pass 1: c's words, then d's if any
+    // (after the words: payload_len's low byte, the entry having held it to 64 at most)
+    state c_end {
+        transition select(hdr.netec.payload_len[7:0]) {
+            NETEC_FIRST_REST_CASES(words_done)
+            default: accept;
+        }
+    }
+    state d_end {
+        transition words_done;
+    }
+    // a sum pass: its part's words, then the rest into c (chain s)
+#define PART_END_STATE(I)                                                                     \
+    state q##I##_end {                                                                        \
+        transition select(hdr.netec.payload_len[7:0]) {                                       \
+            NETEC_PART##I##_REST_CASES(words_done)                                            \
+            default: accept;                                                                  \
+        }                                                                                     \
+    }
+    PART_END_STATE(0) PART_END_STATE(1) PART_END_STATE(2) PART_END_STATE(3)
+    state s_end {
+        transition words_done;
+    }
+    state words_done {
+        meta.words_ok = 1;
         transition accept;
     }
 }
 
-// A NetEC segment whose TCP checksum or NetEC checksum fails is dropped in ingress
-// (standard_metadata's checksum_error): its payload must not enter a sum, and the
+// A front port's NetEC segment whose TCP checksum or NetEC checksum fails is dropped in
+// ingress (standard_metadata's checksum_error): its payload must not enter a sum, and the
 // ComputeChecksum control below recomputes checksums from scratch, which would otherwise hide
-// the corruption.
+// the corruption. A sum pass's words are its sums: not judged again (as on Tofino).
 control NetecVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
     apply {
-        verify_checksum_with_payload(hdr.netec.isValid(),
+        verify_checksum_with_payload(hdr.netec.isValid() && !hdr.pass.isValid(),
             { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, 8w0, hdr.ipv4.protocol, meta.tcp_len,
               hdr.tcp.src_port, hdr.tcp.dst_port, hdr.tcp.seq_no, hdr.tcp.ack_no,
               hdr.tcp.data_offset, hdr.tcp.res, hdr.tcp.flags, hdr.tcp.window,
@@ -164,21 +253,20 @@ control NetecVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
               hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
               hdr.netec.window, hdr.netec.payload_len, hdr.netec.checksum,
               hdr.netec.reserved,
-              NETEC_LANE_BYTES(hdr.lanes) },
+              NETEC_PAYLOAD_WORDS(hdr.c, hdr.q, hdr.d) },
             hdr.tcp.checksum, HashAlgorithm.csum16);
-        // The NetEC checksum of a DATA packet or an ACK (header and lanes): a receiver drops a
-        // packet that fails it (docs/protocol.md), also inside a valid TCP segment. The sum
-        // includes the checksum field and is compared with 0, so both encodings of a computed
-        // 0 (0 and 0xFFFF) pass; invalid lanes (outside the payload) add nothing. Only a
-        // payload the parser took into lanes (or none) is judged, as on Tofino: a HELLO's JSON
-        // of any other length is not read.
-        verify_checksum(hdr.netec.isValid()
-                            && (meta.lanes_ok == 1 || hdr.netec.payload_len == 0),
+        // The NetEC checksum (header and words): a receiver drops a packet that fails it
+        // (docs/protocol.md), also inside a valid TCP segment. The sum includes the checksum
+        // field and is compared with 0, so both encodings of a computed 0 (0 and 0xFFFF)
+        // pass; invalid words (outside the payload) add nothing. Only a payload the parser
+        // took into words (or none) is judged, as on Tofino: a HELLO's JSON of any other
+        // length is not read.
+        verify_checksum(hdr.netec.isValid() && !hdr.pass.isValid() && meta.words_ok == 1,
             { hdr.netec.version, hdr.netec.type, hdr.netec.task, hdr.netec.slot_array,
               hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
               hdr.netec.window, hdr.netec.payload_len, hdr.netec.checksum,
               hdr.netec.reserved,
-              NETEC_LANE_BYTES(hdr.lanes) },
+              NETEC_PAYLOAD_WORDS(hdr.c, hdr.q, hdr.d) },
             meta.csum_zero, HashAlgorithm.csum16);
     }
 }
@@ -188,38 +276,47 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
     // ---- state ---------------------------------------------------------------------------
     register<bit<32>>(NETEC_TASKS) ack_seq;             // reader's first missing stripe
     register<bit<32>>(NETEC_TASKS) max_started_plus1;   // highest stripe begun, + 1
-    register<bit<32>>(NETEC_TASKS) partial_slots;       // slots holding partial sums
+    register<bit<32>>(NETEC_TASKS) slot_starts;         // stripes started in a free slot
+    register<bit<32>>(NETEC_TASKS) slot_completes;      // stripes completed
     register<bit<32>>(NETEC_SLOT_CELLS) slot_seq;       // stripe a slot holds
-    register<bit<16>>(NETEC_SLOT_CELLS) slot_bits;      // progress tracker: senders counted
-    register<bit<8>>(NETEC_SLOT_CELLS) slot_count;      // ... and how many (0 after the k-th)
-    register<bit<32>>(NETEC_SLOT_CELLS) sum0;           // partial sums, 32-bit words:
-    register<bit<32>>(NETEC_SLOT_CELLS) sum1;           // words 0..7 in the first pass,
-    register<bit<32>>(NETEC_SLOT_CELLS) sum2;           // 8..15 in the second
-    register<bit<32>>(NETEC_SLOT_CELLS) sum3;
-    register<bit<32>>(NETEC_SLOT_CELLS) sum4;
-    register<bit<32>>(NETEC_SLOT_CELLS) sum5;
-    register<bit<32>>(NETEC_SLOT_CELLS) sum6;
-    register<bit<32>>(NETEC_SLOT_CELLS) sum7;
-    register<bit<32>>(NETEC_SLOT_CELLS) sum8;
-    register<bit<32>>(NETEC_SLOT_CELLS) sum9;
-    register<bit<32>>(NETEC_SLOT_CELLS) sum10;
-    register<bit<32>>(NETEC_SLOT_CELLS) sum11;
-    register<bit<32>>(NETEC_SLOT_CELLS) sum12;
-    register<bit<32>>(NETEC_SLOT_CELLS) sum13;
-    register<bit<32>>(NETEC_SLOT_CELLS) sum14;
-    register<bit<32>>(NETEC_SLOT_CELLS) sum15;
+    register<bit<16>>(NETEC_SLOT_CELLS) slot_bits;      // progress tracker: senders admitted
+    register<bit<64>>(NETEC_SLOT_CELLS) slot_count;     // seq (low 32) and its packets summed
+    register<bit<32>>(NETEC_SUM_CELLS) sum0;            // partial sums of part q's words, a
+    register<bit<32>>(NETEC_SUM_CELLS) sum1;            // cell per slot and part
+    register<bit<32>>(NETEC_SUM_CELLS) sum2;
+    register<bit<32>>(NETEC_SUM_CELLS) sum3;
     register<bit<32>>(NETEC_TASKS) reader_addr;         // learned from the reader's SYN
     register<bit<16>>(NETEC_TASKS) reader_port;
     register<bit<16>>(NETEC_TASKS) synack_bits;         // survivors that answered the SYN
     counter(8, CounterType.packets) verdicts;           // DATA packets by verdict
 
     // ---- tables --------------------------------------------------------------------------
+    action from_survivor(bit<8> task, bit<8> slot_array, bit<8> sender, bit<32> vip_isn,
+                         bit<16> sender_bit) {
+        meta.role = ROLE_SURVIVOR;
+        meta.task = task;
+        meta.slot_array = slot_array;
+        meta.sender = sender;
+        meta.vip_isn = vip_isn;
+        meta.synack_bit = sender_bit;  // its SYN-ACK's bit (sender_coeff needs a NetEC header)
+    }
+    action not_survivor() {
+        meta.role = ROLE_NONE;
+    }
+    table survivor_in {
+        key = {
+            hdr.ipv4.src_addr : exact; hdr.tcp.src_port : exact;
+            hdr.ipv4.dst_addr : exact; hdr.tcp.dst_port : exact;
+        }
+        actions = { from_survivor; not_survivor; }
+        const default_action = not_survivor();
+        size = NETEC_SENDER_CELLS;
+    }
+
     action from_reader(bit<8> task, bit<8> slot_array, bit<32> vip_isn) {
         meta.role = ROLE_READER;
         meta.task = task;
         meta.slot_array = slot_array;
-        meta.vip_addr = hdr.ipv4.dst_addr;
-        meta.vip_port = hdr.tcp.dst_port;
         meta.vip_isn = vip_isn;
     }
     table vip_in {
@@ -229,27 +326,9 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         size = NETEC_TASKS;
     }
 
-    action from_survivor(bit<8> task, bit<8> slot_array, bit<8> sender, bit<32> vip_isn) {
-        meta.role = ROLE_SURVIVOR;
-        meta.task = task;
-        meta.slot_array = slot_array;
-        meta.sender = sender;
-        meta.vip_addr = hdr.ipv4.dst_addr;
-        meta.vip_port = hdr.tcp.dst_port;
-        meta.vip_isn = vip_isn;
-    }
-    table survivor_in {
-        key = {
-            hdr.ipv4.src_addr : exact; hdr.tcp.src_port : exact;
-            hdr.ipv4.dst_addr : exact; hdr.tcp.dst_port : exact;
-        }
-        actions = { from_survivor; NoAction; }
-        const default_action = NoAction();
-        size = NETEC_SENDER_CELLS;
-    }
-
     action set_task(bit<16> k_mask, bit<8> k_minus1, bit<16> slot_mask, bit<32> far_mask,
                     bit<32> stripes, bit<32> last_seq, bit<16> last_len, bit<32> exposed) {
+        meta.no_cfg = 0;
         meta.cfg.k_mask = k_mask;
         meta.cfg.k_minus1 = k_minus1;
         meta.cfg.slot_mask = slot_mask;
@@ -260,7 +339,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         meta.cfg.exposed = exposed;
     }
     action no_task() {
-        meta.role = ROLE_NONE;  // a VIP or survivor entry without its task: not NetEC
+        meta.no_cfg = 1;  // a VIP or survivor entry without its task (being removed)
     }
     table task_cfg {
         key = { meta.task : exact; meta.slot_array : exact; }
@@ -276,10 +355,13 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         sender_bit = bit_s;  // 1 << sender: a table gives the one-hot bit (no variable shifts)
     }
     action no_coeff() {
+        NETEC_SET_LOG_A(log_coeff, GF_LOG_ZERO)
         sender_bit = 0;
     }
+    // keyed on the header's task and sender (a first pass holds them to the connection's; a
+    // sum pass then needs no classify before its multiply)
     table sender_coeff {
-        key = { meta.task : exact; meta.sender : exact; }
+        key = { hdr.netec.task : exact; hdr.netec.sender : exact; }
         actions = { set_coeff; no_coeff; }
         const default_action = no_coeff();
         size = NETEC_SENDER_CELLS;
@@ -292,7 +374,20 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
     action unroutable() {
         mark_to_drop(std);
     }
-    table l3_forward {
+    // one route table per call site, as on Tofino; the control plane fills all three alike
+    table l3_forward {  // traffic of no task
+        key = { hdr.ipv4.dst_addr : lpm; }
+        actions = { route; unroutable; }
+        const default_action = unroutable();
+        size = 1024;
+    }
+    table l3_to_reader {  // a RESULT
+        key = { hdr.ipv4.dst_addr : lpm; }
+        actions = { route; unroutable; }
+        const default_action = unroutable();
+        size = 1024;
+    }
+    table l3_agent_to_reader {  // a survivor's control segment
         key = { hdr.ipv4.dst_addr : lpm; }
         actions = { route; unroutable; }
         const default_action = unroutable();
@@ -302,229 +397,226 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
     AdmitData() admit;
     EbsnWindow() ebsn;
     ReaderAckCheck() ack_check;
-    DuplicateCheck() dup_check;
     MultiplyPass() multiply;
 
-    // ---- the DATA path ---------------------------------------------------------------------
-    // First pass: admit, track, multiply and add the first half; recirculate unless dropped.
-    // Second pass: multiply and add the second half; the completing packet becomes RESULT.
     apply {
-        bool ack_raise = false;      // the reader's ACK, checked: raises ackSeq, gets EBSN
-        bit<32> ack = 0;             // ackSeq
-        bool started_raise = false;  // a stripe's first packet: raises maxStarted + 1
-        bit<32> partial_delta = 0;   // +1 a free slot starts a stripe, -1 a stripe completes
-        meta.role = ROLE_NONE;
         meta.to_reader = 0;
         meta.synack = 0;
         meta.synack_last = 0;
         meta.recirculate = 0;
         meta.netec_dirty = 0;
         meta.tcp_dirty = 0;
+        meta.no_cfg = 0;
+        meta.role = ROLE_NONE;
         if (!hdr.ipv4.isValid()) {
             mark_to_drop(std);
             return;
         }
+
+        // ---- classify: who sends, for which task -----------------------------------------
         if (hdr.tcp.isValid()) {
             // the survivors' segments are addressed to the VIP too: the 4-tuple decides first
             if (!survivor_in.apply().hit) {
                 vip_in.apply();
             }
-            if (meta.role != ROLE_NONE) {
-                task_cfg.apply();
-            }
         }
-        if (meta.role != ROLE_NONE && std.checksum_error == 1) {
-            // a task's segment that failed its TCP or NetEC checksum (other traffic is only
-            // forwarded: a payload that merely looks like a NetEC header is none of ours)
-            mark_to_drop(std);
-            return;
+        if (meta.role != ROLE_NONE) {
+            task_cfg.apply();
         }
-        bit<32> cell = 0;
-        bool reader_syn = false;  // the reader's SYN: learn its address and port
-        bool second_pass = meta.role == ROLE_SURVIVOR && hdr.pass.isValid();
-        bool first_pass = meta.role == ROLE_SURVIVOR && !hdr.pass.isValid()
-                          && hdr.netec.isValid() && hdr.netec.type == NETEC_DATA;
         NETEC_SET_LOG_A(log_coeff, GF_LOG_ZERO)
         sender_bit = 0;
-        if (meta.role == ROLE_SURVIVOR) {
+        if (hdr.netec.isValid()) {
             sender_coeff.apply();
         }
-        // The reader's ACK, checked before it may raise ackSeq (seq only grows); ackSeq read
-        // for it or a first pass, at one place as on Tofino.
-        if (meta.role == ROLE_READER && hdr.netec.isValid()) {
-            if (hdr.netec.type == NETEC_ACK) {
-                bit<1> ack_bad;
-                ack_check.apply(hdr.netec, meta.cfg, ack_bad);
-                if (ack_bad == 1) {
-                    verdicts.count((bit<32>)V_MISMATCH);
-                    mark_to_drop(std);
-                    return;
-                }
-                ack_raise = true;
+
+        // ---- what the packet is ----------------------------------------------------------
+        bool sum_pass = hdr.pass.isValid();
+        bool last_pass = sum_pass && meta.last_pass == 1;
+        bool first_pass = false;
+        bool reader_ack = false;
+        bit<32> ack_in = 0;       // the reader's sound ACK's seq raises ackSeq; 0 reads it
+        bit<32> started_op = 0;   // sum pass 0: maxStarted + 1 raised to seq + 1
+        bit<32> starts_inc = 0;   // sum pass 0: a stripe started in a free slot
+        if (sum_pass) {
+            if (meta.part == 0) {
+                started_op = hdr.netec.seq + 1;
+                starts_inc = (bit<32>)hdr.pass.starts;
+            }
+        } else if (meta.role == ROLE_SURVIVOR && hdr.netec.isValid()
+                   && hdr.netec.type == NETEC_DATA) {
+            first_pass = true;
+        } else if (meta.role == ROLE_READER && hdr.netec.isValid()
+                   && hdr.netec.type == NETEC_ACK) {
+            reader_ack = true;
+            if (hdr.netec.sender == NETEC_READER && meta.words_ok == 1
+                    && std.checksum_error == 0) {
+                ack_in = hdr.netec.seq;
             }
         }
-        if (first_pass || ack_raise) {
+
+        // ---- the registers every branch reads first, each at one place as on Tofino --------
+        // the cell of the packet's slot (array ++ slot) and of its part's sums
+        bit<32> cell = (bit<32>)(hdr.netec.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
+        bit<32> sum_cell = (bit<32>)(hdr.netec.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]
+                                     ++ meta.part);
+        bool complete = false;
+        bool k_one = false;  // k = 1: every packet completes its stripe
+        if (last_pass) {
+            // the stripe's packets summed (a count another stripe left restarts); the k-th
+            // marks the cell free
+            bit<64> c;
+            slot_count.read(c, cell);
+            bit<32> cseq = c[31:0];
+            bit<32> n = c[63:32];
+            if (cseq == hdr.netec.seq) {
+                if (n == (bit<32>)hdr.pass.k_minus1) {
+                    cseq = SEQ_NONE;
+                    complete = true;
+                }
+                n = n + 1;
+            } else {
+                cseq = hdr.netec.seq;
+                n = 1;
+            }
+            slot_count.write(cell, n ++ cseq);
+            k_one = hdr.pass.k_minus1 == 0;
+        }
+        bit<32> ack = 0;
+        if (first_pass || reader_ack) {
+            // ackSeq only grows, never past the task's stripes (Tofino keeps the bound in the
+            // register's other half)
             ack_seq.read(ack, (bit<32>)meta.task);
-            if (ack_raise && hdr.netec.seq > ack) {
-                ack = hdr.netec.seq;
+            if (ack_in > ack && meta.cfg.stripes >= ack_in) {
+                ack = ack_in;
             }
             ack_seq.write((bit<32>)meta.task, ack);
         }
-        // Multiply depends on nothing Admit and Track decide: it can run beside them. One
-        // call site for both passes (the lanes it reads depend on the pass).
-        bit<32> w0 = 0; bit<32> w1 = 0; bit<32> w2 = 0; bit<32> w3 = 0;
-        bit<32> w4 = 0; bit<32> w5 = 0; bit<32> w6 = 0; bit<32> w7 = 0;
-        if (first_pass || second_pass) {
-            multiply.apply(hdr.lanes, second_pass ? 1w1 : 1w0, log_coeff,
-                           w0, w1, w2, w3, w4, w5, w6, w7);
+        bit<32> started = 0;
+        bit<32> starts = 0;
+        bit<32> completes = 0;
+        if (sum_pass || reader_ack) {
+            // EBSN's counters: pass 2 raises maxStarted + 1 and adds a stripe started in a
+            // free slot, the last pass adds a completed one, the reader's ACK reads them
+            max_started_plus1.read(started, (bit<32>)meta.task);
+            if (started_op > started) {
+                started = started_op;
+            }
+            max_started_plus1.write((bit<32>)meta.task, started);
+            slot_starts.read(starts, (bit<32>)meta.task);
+            starts = starts + starts_inc;
+            slot_starts.write((bit<32>)meta.task, starts);
+            slot_completes.read(completes, (bit<32>)meta.task);
+            if (complete || k_one) {
+                completes = completes + 1;
+            }
+            slot_completes.write((bit<32>)meta.task, completes);
         }
 
-        if (second_pass) {
-            // ---- second pass of a DATA packet -----------------------------------------------
-            // the classify tables found the task again: the cell is the first pass's
-            cell = (bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
-            // one read-modify-write per register, as on Tofino: overwrite (slot taken over),
-            // accumulate, and hand the new sum to the packet (after a completed stripe the slot
-            // is released, so its next packet overwrites: no clearing)
+        if (sum_pass) {
+            // ---- a sum pass: part q times the coefficient into its part's cells -------------
+            multiply.apply(hdr.q, log_coeff);
+            // one read-modify-write per register, as on Tofino: overwrite when the packet
+            // starts its stripe in the slot, accumulate otherwise, and hand the new sum to the
+            // packet's word
             bit<32> s;
-            sum8.read(s, cell);  s = (hdr.pass.reset == 1 ? 0 : s) ^ w0;
-            sum8.write(cell, s);  w0 = s;
-            sum9.read(s, cell);  s = (hdr.pass.reset == 1 ? 0 : s) ^ w1;
-            sum9.write(cell, s);  w1 = s;
-            sum10.read(s, cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ w2;
-            sum10.write(cell, s); w2 = s;
-            sum11.read(s, cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ w3;
-            sum11.write(cell, s); w3 = s;
-            sum12.read(s, cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ w4;
-            sum12.write(cell, s); w4 = s;
-            sum13.read(s, cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ w5;
-            sum13.write(cell, s); w5 = s;
-            sum14.read(s, cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ w6;
-            sum14.write(cell, s); w6 = s;
-            sum15.read(s, cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ w7;
-            sum15.write(cell, s); w7 = s;
-            if (hdr.pass.verdict != PASS_COMPLETE) {
-                mark_to_drop(std);  // counted; its stripe is not complete yet
-                return;
+            sum0.read(s, sum_cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ hdr.q.w0.v;
+            sum0.write(sum_cell, s); hdr.q.w0.v = s;
+            sum1.read(s, sum_cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ hdr.q.w1.v;
+            sum1.write(sum_cell, s); hdr.q.w1.v = s;
+            sum2.read(s, sum_cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ hdr.q.w2.v;
+            sum2.write(sum_cell, s); hdr.q.w2.v = s;
+            sum3.read(s, sum_cell); s = (hdr.pass.reset == 1 ? 0 : s) ^ hdr.q.w3.v;
+            sum3.write(sum_cell, s); hdr.q.w3.v = s;
+            if (!last_pass) {
+                hdr.netec.reserved = hdr.netec.reserved + 1;  // the next part
+                meta.recirculate = 1;
+                std.egress_spec = RECIRC_PORT;
+            } else if (!complete && !k_one) {
+                verdicts.count((bit<32>)V_AGGREGATE);
+                mark_to_drop(std);  // its stripe is not complete yet
+            } else {
+                verdicts.count((bit<32>)V_COMPLETE);
+                // the stripe's RESULT, from the VIP to the reader; its slot is free again (a
+                // retransmission after a lost RESULT is aggregated again from scratch)
+                slot_seq.write(cell, SEQ_NONE);
+                bit<32> raddr;
+                bit<16> rport;
+                reader_addr.read(raddr, (bit<32>)hdr.netec.task);
+                reader_port.read(rport, (bit<32>)hdr.netec.task);
+                hdr.pass.setInvalid();
+                hdr.ethernet.ether_type = ETHERTYPE_IPV4;
+                hdr.netec.type = NETEC_RESULT;
+                hdr.netec.sender = 0;  // row 0: this data plane rebuilds one row
+                hdr.netec.reserved = 0;
+                hdr.ipv4.src_addr = hdr.ipv4.dst_addr;  // the VIP
+                hdr.tcp.src_port = hdr.tcp.dst_port;
+                hdr.ipv4.dst_addr = raddr;
+                hdr.tcp.dst_port = rport;
+                meta.netec_dirty = 1;
+                meta.tcp_dirty = 1;
+                meta.to_reader = 1;  // egress translates the sequence number
+                l3_to_reader.apply();
             }
-            // the stripe's slot is free again: the next packet for it starts afresh (a
-            // retransmission after a lost RESULT is aggregated again from scratch)
-            slot_seq.write(cell, SEQ_NONE);
-            // The last packet of the stripe becomes the RESULT: the first half of the sums
-            // rode in the payload since the first pass, the second half is written now.
-            hdr.lanes.q8.v = w0;  hdr.lanes.q9.v = w1;  hdr.lanes.q10.v = w2;  hdr.lanes.q11.v = w3;
-            hdr.lanes.q12.v = w4; hdr.lanes.q13.v = w5; hdr.lanes.q14.v = w6;  hdr.lanes.q15.v = w7;
-            hdr.pass.setInvalid();
-            hdr.ethernet.ether_type = ETHERTYPE_IPV4;
-            hdr.netec.type = NETEC_RESULT;
-            hdr.netec.sender = 0;  // row 0: this data plane rebuilds one row
-            meta.netec_dirty = 1;
-            meta.to_reader = 1;
+        } else if (meta.role != ROLE_NONE && meta.no_cfg == 1) {
+            mark_to_drop(std);  // a task being removed
+        } else if (meta.role != ROLE_NONE && std.checksum_error == 1) {
+            // a task's segment that failed its TCP or NetEC checksum (other traffic is only
+            // forwarded: a payload that merely looks like a NetEC header is none of ours)
+            mark_to_drop(std);
         } else if (first_pass) {
-            // ---- first pass of a DATA packet ------------------------------------------------
+            // ---- pass 1: admit and track ------------------------------------------------------
             bit<8> verdict;
             // seq's low 16 bits (Tofino takes them with an identity hash)
-            admit.apply(hdr.netec, meta.lanes_ok, meta.cfg, ack, hdr.netec.seq[15:0], verdict);
-            // one connection, one survivor (in conditions of a few bytes, as on Tofino)
-            if (sender_bit == 0 || hdr.netec.version != NETEC_VERSION) {
-                verdict = V_MISMATCH;
-            }
-            if (hdr.netec.reserved != 0 || hdr.netec.flags != 0) {
-                verdict = V_MISMATCH;
-            }
-            if (hdr.netec.task != meta.task || hdr.netec.slot_array != meta.slot_array
-                    || hdr.netec.sender != meta.sender) {
+            admit.apply(hdr.netec, meta.words_ok, meta.cfg, ack, hdr.netec.seq[15:0], verdict);
+            // one connection, one survivor (flags side by side on Tofino)
+            bool bad_header = hdr.netec.version != NETEC_VERSION || hdr.netec.reserved != 0
+                              || hdr.netec.flags != 0;
+            bool bad_ids = hdr.netec.task != meta.task || hdr.netec.slot_array != meta.slot_array
+                           || hdr.netec.sender != meta.sender;
+            if (bad_header || bad_ids || sender_bit == 0) {
                 verdict = V_MISMATCH;
             }
             if (verdict != 0) {
                 verdicts.count((bit<32>)verdict);
                 mark_to_drop(std);
-                return;
+            } else {
+                // Track: slot_seq and slot_bits, one read-modify-write each. Within the window
+                // a slot that holds another stripe holds a stale one (a later stripe with the
+                // same slot would be too far): take it over.
+                bit<32> held;
+                slot_seq.read(held, cell);
+                bit<8> taken = held == hdr.netec.seq ? SLOT_SAME
+                             : (held == SEQ_NONE ? SLOT_FREE : SLOT_STALE);
+                slot_seq.write(cell, hdr.netec.seq);
+                bit<16> bits;
+                slot_bits.read(bits, cell);
+                bit<16> dup = taken == SLOT_SAME ? bits & sender_bit : 0;
+                slot_bits.write(cell, (taken == SLOT_SAME ? bits : 0) | sender_bit);
+                hdr.pass.setValid();
+                hdr.pass.reset = taken == SLOT_SAME ? 8w0 : 8w1;
+                hdr.pass.starts = taken == SLOT_FREE ? 8w1 : 8w0;
+                if (dup != 0) {
+                    verdicts.count((bit<32>)V_DUPLICATE);
+                    mark_to_drop(std);
+                } else {
+                    // counted (AGGREGATE or COMPLETE) in its last pass
+                    hdr.pass.k_minus1 = meta.cfg.k_minus1;
+                    hdr.ethernet.ether_type = ETHERTYPE_NETEC_PASS;
+                    hdr.netec.reserved = 1;  // sum pass 0
+                    meta.recirculate = 1;
+                    std.egress_spec = RECIRC_PORT;
+                }
             }
-            // array ++ slot, as on Tofino (its identity hash): Admit let only slot = seq mod S in
-            cell = (bit<32>)(meta.slot_array ++ hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]);
-            // Track: slot_seq, slot_bits and slot_count, one read-modify-write each (a Tofino
-            // stateful ALU compares a cell with a value; it cannot test bits against a mask,
-            // so the k-th sender is found by counting, the duplicate by the bits returned).
-            // Within the window a slot that holds another stripe holds a stale one (a later
-            // stripe with the same slot would be too far): take it over.
-            bit<32> held;
-            slot_seq.read(held, cell);
-            bit<8> taken = held == hdr.netec.seq ? SLOT_SAME
-                         : (held == SEQ_NONE ? SLOT_FREE : SLOT_STALE);
-            bit<8> reset = taken != SLOT_SAME ? 8w1 : 8w0;
-            slot_seq.write(cell, hdr.netec.seq);
-            bit<16> bits;
-            slot_bits.read(bits, cell);
-            if (reset == 1) {
-                bits = 0;
-            }
-            slot_bits.write(cell, bits | sender_bit);
-            bit<1> duplicate;
-            dup_check.apply(bits, sender_bit, duplicate);
-            if (duplicate == 1) {
-                verdicts.count((bit<32>)V_DUPLICATE);
-                mark_to_drop(std);
-                return;
-            }
-            bool fresh = bits == 0;
-            bit<8> n;
-            slot_count.read(n, cell);
-            if (reset == 1) {
-                n = 0;
-            }
-            bool complete = n == meta.cfg.k_minus1;
-            slot_count.write(cell, complete ? 8w0 : n + 1);
-            verdicts.count(complete ? (bit<32>)V_COMPLETE : (bit<32>)V_AGGREGATE);
-            if (fresh) {
-                started_raise = true;  // raised after the branches
-            }
-            // EBSN's partial slots, changed after the branches: one more when a free slot
-            // starts a stripe, one fewer when one completes (k = 1: both, no change); a stale
-            // stripe's slot taken over stays one
-            if (taken == SLOT_FREE) {
-                partial_delta = 1;
-            }
-            if (complete) {
-                partial_delta = partial_delta - 1;
-            }
-            bit<32> s;
-            sum0.read(s, cell); s = (reset == 1 ? 0 : s) ^ w0;
-            sum0.write(cell, s); w0 = s;
-            sum1.read(s, cell); s = (reset == 1 ? 0 : s) ^ w1;
-            sum1.write(cell, s); w1 = s;
-            sum2.read(s, cell); s = (reset == 1 ? 0 : s) ^ w2;
-            sum2.write(cell, s); w2 = s;
-            sum3.read(s, cell); s = (reset == 1 ? 0 : s) ^ w3;
-            sum3.write(cell, s); w3 = s;
-            sum4.read(s, cell); s = (reset == 1 ? 0 : s) ^ w4;
-            sum4.write(cell, s); w4 = s;
-            sum5.read(s, cell); s = (reset == 1 ? 0 : s) ^ w5;
-            sum5.write(cell, s); w5 = s;
-            sum6.read(s, cell); s = (reset == 1 ? 0 : s) ^ w6;
-            sum6.write(cell, s); w6 = s;
-            sum7.read(s, cell); s = (reset == 1 ? 0 : s) ^ w7;
-            sum7.write(cell, s); w7 = s;
-            // the new sums into the first half's words, as on Tofino (the registers write them):
-            // the completing packet carries the first half of the stripe's sums, the others'
-            // second passes never read them; still a valid NetEC packet in a valid segment when
-            // it comes back for pass two
-            hdr.lanes.q0.v = w0; hdr.lanes.q1.v = w1; hdr.lanes.q2.v = w2; hdr.lanes.q3.v = w3;
-            hdr.lanes.q4.v = w4; hdr.lanes.q5.v = w5; hdr.lanes.q6.v = w6; hdr.lanes.q7.v = w7;
-            meta.netec_dirty = 1;
-            meta.tcp_dirty = 1;
-            hdr.pass.setValid();
-            hdr.pass.verdict = complete ? PASS_COMPLETE : PASS_AGGREGATE;
-            hdr.pass.reset = reset;
-            hdr.ethernet.ether_type = ETHERTYPE_NETEC_PASS;
-            meta.recirculate = 1;
-            std.egress_spec = RECIRC_PORT;
         } else if (meta.role == ROLE_SURVIVOR) {
-            // ---- a survivor's TCP control segments ----------------------------------------
+            // ---- a survivor's TCP control segments: to the reader, from the VIP --------------
+            bit<32> raddr;
+            bit<16> rport;
+            reader_addr.read(raddr, (bit<32>)meta.task);
+            reader_port.read(rport, (bit<32>)meta.task);
             if ((hdr.tcp.flags & TCP_SYN) != 0) {
                 bit<16> answered;
                 synack_bits.read(answered, (bit<32>)meta.task);
-                answered = answered | sender_bit;
+                answered = answered | meta.synack_bit;
                 synack_bits.write((bit<32>)meta.task, answered);
                 meta.synack = 1;  // egress records its ISN, then drops all but the last
                 meta.synack_last = answered == meta.cfg.k_mask ? 8w1 : 8w0;
@@ -533,69 +625,38 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.to_reader = 1;  // sender 0 speaks for all (ACKs, FIN); errors pass
             } else {
                 mark_to_drop(std);
-                return;
             }
-        } else if (meta.role == ROLE_READER) {
-            // ---- the reader's segments: to every survivor ---------------------------------
-            if ((hdr.tcp.flags & TCP_SYN) != 0) {
-                reader_syn = true;  // learnt below, where the reader's address is read
-                synack_bits.write((bit<32>)meta.task, 0);
-            }
-            std.mcast_grp = (bit<16>)meta.task + 1;  // replicas: one per survivor
-            meta.tcp_dirty = 1;
-        }
-
-        // EBSN: maxStarted + 1 raised by a stripe's first packet, the partial slots changed by
-        // a stripe's first and last packets, both read for the reader's ACK (window =
-        // min(window, I - C)), each at one place as on Tofino
-        bit<32> m = 0;
-        if (started_raise || ack_raise) {
-            max_started_plus1.read(m, (bit<32>)meta.task);
-            if (started_raise && hdr.netec.seq + 1 > m) {
-                m = hdr.netec.seq + 1;
-            }
-            max_started_plus1.write((bit<32>)meta.task, m);
-        }
-        bit<32> partial = 0;
-        if (partial_delta != 0 || ack_raise) {
-            partial_slots.read(partial, (bit<32>)meta.task);
-            partial = partial + partial_delta;
-            partial_slots.write((bit<32>)meta.task, partial);
-        }
-        if (ack_raise) {
-            ebsn.apply(ack, m, partial, meta.cfg.exposed, hdr.netec.window);
-            meta.netec_dirty = 1;  // its window rewritten
-        }
-        if (first_pass) {
-            return;
-        }
-        if (meta.to_reader == 1 || reader_syn) {
-            // the reader's address and port, learnt from its SYN and read for every segment to
-            // it, at one place as on Tofino (a reader's own SYN, going to every survivor, gets
-            // its address here too: egress gives each copy its survivor's)
-            bit<32> raddr;
-            bit<16> rport;
-            reader_addr.read(raddr, (bit<32>)meta.task);
-            reader_port.read(rport, (bit<32>)meta.task);
-            if (reader_syn) {
-                raddr = hdr.ipv4.src_addr;
-                rport = hdr.tcp.src_port;
-            }
-            reader_addr.write((bit<32>)meta.task, raddr);
-            reader_port.write((bit<32>)meta.task, rport);
+            hdr.ipv4.src_addr = hdr.ipv4.dst_addr;  // the VIP
+            hdr.tcp.src_port = hdr.tcp.dst_port;
             hdr.ipv4.dst_addr = raddr;
             hdr.tcp.dst_port = rport;
             meta.tcp_dirty = 1;
+            l3_agent_to_reader.apply();
+        } else if (meta.role == ROLE_READER) {
+            // ---- the reader's segments: to every survivor (egress: addresses, SEQ/ACK) -------
+            if (reader_ack) {
+                bit<1> ack_bad;
+                ack_check.apply(hdr.netec, meta.cfg, ack_bad);
+                ebsn.apply(ack, started, starts - completes, meta.cfg.exposed,
+                           hdr.netec.window);
+                meta.netec_dirty = 1;  // its window rewritten
+                if (ack_bad == 1 || meta.words_ok == 0) {
+                    verdicts.count((bit<32>)V_MISMATCH);  // (unchecked: not one the parser judged)
+                    mark_to_drop(std);
+                } else {
+                    std.mcast_grp = (bit<16>)meta.task + 1;  // replicas: one per survivor
+                }
+            } else {
+                if ((hdr.tcp.flags & TCP_SYN) != 0) {
+                    reader_addr.write((bit<32>)meta.task, hdr.ipv4.src_addr);
+                    reader_port.write((bit<32>)meta.task, hdr.tcp.src_port);
+                    synack_bits.write((bit<32>)meta.task, 0);
+                }
+                std.mcast_grp = (bit<16>)meta.task + 1;
+            }
+        } else {
+            l3_forward.apply();  // not a task's: forwarded as it is
         }
-        if (meta.role == ROLE_READER) {
-            return;  // to every survivor (multicast group)
-        }
-        if (meta.to_reader == 1) {
-            // to the reader, from the VIP; egress translates the sequence number
-            hdr.ipv4.src_addr = meta.vip_addr;
-            hdr.tcp.src_port = meta.vip_port;
-        }
-        l3_forward.apply();
     }
 }
 
@@ -624,7 +685,7 @@ control NetecEgress(inout headers_t hdr, inout metadata_t meta,
     apply {
         if (meta.recirculate == 1) {
             // Field list 0 is empty (p4c-bm2-ss warns that no field is tagged with it): the
-            // pass header carries all the second pass needs, as on Tofino, where no metadata
+            // pass header carries all the next pass needs, as on Tofino, where no metadata
             // survives recirculation.
             recirculate_preserving_field_list(0);
             return;
@@ -670,15 +731,15 @@ control NetecComputeChecksum(inout headers_t hdr, inout metadata_t meta) {
               hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl,
               hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr },
             hdr.ipv4.hdr_checksum, HashAlgorithm.csum16);
-        // NetEC checksum over the header (checksum field as 0) and the payload lanes;
-        // lanes past the payload are invalid and trail, adding nothing.
+        // NetEC checksum over the header (checksum field as 0) and the payload words;
+        // words outside the payload are invalid, adding nothing.
         update_checksum(hdr.netec.isValid() && meta.netec_dirty == 1,
             { hdr.netec.version, hdr.netec.type, hdr.netec.task, hdr.netec.slot_array,
               hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
               hdr.netec.window, hdr.netec.payload_len, 16w0, hdr.netec.reserved,
-              NETEC_LANE_BYTES(hdr.lanes) },
+              NETEC_PAYLOAD_WORDS(hdr.c, hdr.q, hdr.d) },
             hdr.netec.checksum, HashAlgorithm.csum16);
-        // TCP: pseudo-header, header, options, NetEC header and lanes, then the unparsed
+        // TCP: pseudo-header, header, options, NetEC header and words, then the unparsed
         // payload (a HELLO's JSON)
         update_checksum_with_payload(hdr.tcp.isValid() && meta.tcp_dirty == 1,
             { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, 8w0, hdr.ipv4.protocol, meta.tcp_len,
@@ -689,7 +750,7 @@ control NetecComputeChecksum(inout headers_t hdr, inout metadata_t meta) {
               hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
               hdr.netec.window, hdr.netec.payload_len, hdr.netec.checksum,
               hdr.netec.reserved,
-              NETEC_LANE_BYTES(hdr.lanes) },
+              NETEC_PAYLOAD_WORDS(hdr.c, hdr.q, hdr.d) },
             hdr.tcp.checksum, HashAlgorithm.csum16);
     }
 }
@@ -702,7 +763,9 @@ control NetecDeparser(packet_out pkt, in headers_t hdr) {
         pkt.emit(hdr.tcp);
         pkt.emit(hdr.tcp_ts);
         pkt.emit(hdr.netec);
-        pkt.emit(hdr.lanes);
+        pkt.emit(hdr.c);  // c before q: a sum pass rotates the payload by its part (lanes.p4)
+        pkt.emit(hdr.q);
+        pkt.emit(hdr.d);
     }
 }
 
