@@ -475,10 +475,11 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) idx_of;       // slot array ++ slot ++ part
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) seq_low_of;   // seq's low 16 bits
 
-    // Stages (Tofino 1: four stateful ALUs a stage), where p4c-barefoot 9.13.4 placed them
-    // unpinned: the count in 2, ackSeq and EBSN's three counters in 3, the reader's address
-    // and port and the SYN-ACK bits in 6 (learnt from the reader's SYN, read for a RESULT or a
-    // survivor's segment), the tracker in 8-9, after admission; the sums then take 9-10.
+    // Stages (Tofino 1: four stateful ALUs a stage), where p4c-barefoot 9.13.4 places them:
+    // the count in 2, ackSeq and EBSN's three counters in 3, the reader's address and port and
+    // the SYN-ACK bits in 6 (learnt from the reader's SYN, read for a RESULT or a survivor's
+    // segment), the tracker in 8-9, after admission; the sums in 11, after the multiply's
+    // tables (placed among the first pass's small tables, 16 a stage at most).
     PINNED(count, 2, meta.complete = count_last.execute(
         cell_of.get({hdr.netec.slot_array, hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]}));)
     PINNED(ack, 3, meta.ack = ack_access.execute((bit<32>)meta.task);)
@@ -546,7 +547,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         hdr.q.w##J.v = sum##J##_add.execute(idx_of.get({hdr.netec.slot_array,               \
             hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0], meta.part}));                            \
     }                                                                                        \
-    @stage(5) @hidden table sum##J##_tbl {                                                   \
+    @stage(11) @hidden table sum##J##_tbl {                                                  \
         actions = { sum##J##_act; }                                                          \
         const default_action = sum##J##_act();                                               \
     }
