@@ -57,7 +57,7 @@ def ip_tcp(src, sport, dst, dport, seq, payload, flags=0x18):
 
 def hosts(k):
     """The reader on switch port 1, survivor s's agent (198.18.1.s+1) on port s + 2."""
-    h = {READER[0]: 1}
+    h = {READER[0]: READER_SWITCH_PORT}
     h.update({agent(s): s + 2 for s in range(k)})
     return h
 
@@ -97,9 +97,10 @@ def burst_rebuild(sw, k, m, stripes, program="netec"):
     # the switch learns where RESULTs go: the reader's HELLO (datagrams), its SYN (TCP)
     if xor:
         hello = nm.Packet(nm.HELLO, 0, 0, nm.READER, 0, 0, 0, 0, b'{"role": "reader"}').encode()
-        sw.send_ip(to_vip(READER[0], READER[1], 0, hello), port=1)
+        sw.send_ip(to_vip(READER[0], READER[1], 0, hello), port=READER_SWITCH_PORT)
     else:
-        sw.send_ip(ip_tcp(READER[0], READER[1], VIP, VIP_PORT, 1000, b"", flags=0x02), port=1)
+        sw.send_ip(ip_tcp(READER[0], READER[1], VIP, VIP_PORT, 1000, b"", flags=0x02),
+                   port=READER_SWITCH_PORT)
     sw.receive(expect=k)
     frames = []
     for q in range(stripes):
@@ -131,7 +132,7 @@ def send_bursts(sw, frames, k, unit, payload, headers, ack_of):
             r = nm.Packet.decode(frame[14 + headers:])
             rebuilt[r.seq] = r.payload
         ack = nm.Packet(nm.ACK, 0, 0, nm.READER, 0, 0, first + len(batch), 32).encode()
-        sw.send_ip(ack_of(ack), port=1)
+        sw.send_ip(ack_of(ack), port=READER_SWITCH_PORT)
         sw.receive(expect=k, timeout=60, settle=0)
     took = time.monotonic() - t
     bad = [q for q in range(len(frames))

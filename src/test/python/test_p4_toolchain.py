@@ -114,8 +114,8 @@ def test_p4c_bm2_ss_compiles_the_twin(bmv2_json):
     with open(bmv2_json) as f:
         program = json.load(f)
     tables = {t["name"] for p in program["pipelines"] for t in p["tables"]}
-    # one log and one exp table per byte of the half a sum pass multiplies, each applied
-    # from one place (MultiplyPass has one call site; the halves swap places on the wire)
+    # one log and one exp table per byte of the part a sum pass multiplies, each applied
+    # from one place (MultiplyPass has one call site; each sum pass rotates the payload)
     assert sum(1 for t in tables if t.endswith("exp_table")) == PASS_BYTES
     assert sum(1 for t in tables if t.endswith("log_table")) == PASS_BYTES
     assert "NetecIngress.sender_coeff" in tables and "NetecEgress.replica" in tables
@@ -271,7 +271,9 @@ def test_bmv2_drops_a_front_ports_packet_naming_a_sum_pass(bmv2_json):
         r = Replay(sw, v, v["task"], v["slotArray"])
         first = next(e for e in v["events"] if e["from"] != "reader")
         wire = bytearray(bytes.fromhex(first["packet"]))
-        wire[18:20] = (4).to_bytes(2, "big")  # sum pass 3: the last for a 64-byte payload
+        # the NetEC header's reserved field (bytes 18-19): sum pass 3, the last for a 64-byte
+        # payload; then its checksum (bytes 16-17) made valid again
+        wire[18:20] = (4).to_bytes(2, "big")
         wire[16:18] = bytes(2)
         c = nm.checksum(bytes(wire))
         wire[16:18] = (c or 0xFFFF).to_bytes(2, "big")

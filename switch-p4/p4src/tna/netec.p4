@@ -87,8 +87,6 @@ struct ig_meta_t {
     bit<8>  task;
     bit<8>  slot_array;
     bit<8>  sender;
-    bit<32> vip_addr;
-    bit<16> vip_port;
     task_cfg_t cfg;
     log_a_t log_coeff;      // log of the sender's coefficient, one copy per group of lanes
     bit<16> sender_bit;
@@ -102,8 +100,6 @@ struct ig_meta_t {
     bit<1>  first_pass;     // a survivor's DATA packet from a front port
     bit<1>  sum_pass;       // a DATA packet back from recirculation (a pass header)
     bit<1>  reader_ack;     // the reader's ACK
-    bit<1>  reader_syn;     // the reader's SYN: learn its address and port
-    bit<1>  survivor_syn;   // a survivor's SYN-ACK
     bit<1>  ack_bad;        // the reader's ACK fails ReaderAckCheck
     bit<1>  bad_header;     // version, reserved or flags not as protocol version 3 has them
     bit<1>  bad_ids;        // task, slot array or sender not the connection's
