@@ -35,6 +35,18 @@ public final class NetecConfigKeys {
    */
   public static final String FABRIC_TRUSTED = "netec.fabric.trusted";
 
+  /**
+   * Port of every DataNode's proof service, which tells a verifier the fingerprint of a range of
+   * a local internal block (0: any free port, for tests).
+   */
+  public static final String PROOF_PORT = "netec.proof.port";
+
+  /**
+   * How long a verifier waits for survivors' fingerprints once a route delivered its rows; an
+   * attempt whose proof is missing then is not kept.
+   */
+  public static final String PROOF_TIMEOUT_MS = "netec.proof.timeout.ms";
+
   /** Control endpoint (host:port) of the NetEC switch; unset, the switch route declines. */
   public static final String SWITCH_ADDRESS = "netec.switch.address";
 

@@ -48,7 +48,8 @@ public final class NetecSettings {
   /** Every key, in README's order. */
   public static final Map<String, Key> KEYS;
   /** Names no route may take: they are keys' namespaces of the built-in routes and the router. */
-  private static final Set<String> RESERVED_PREFIXES = Set.of("route", "switch", "agent", "inec");
+  private static final Set<String> RESERVED_PREFIXES = Set.of("route", "switch", "agent", "inec",
+      "proof");
   private static final int MAX_MS = 3_600_000;
   private static final String INEC_PEERS = "INEC peer networks";
 
@@ -61,6 +62,9 @@ public final class NetecSettings {
         intIn(0, MAX_MS));
     add(k, NetecConfigKeys.FABRIC_TRUSTED, "false", "true or false",
         NetecSettings::parseBoolean);
+    add(k, NetecConfigKeys.PROOF_PORT, "50330", "0..65535 (0: any free port)",
+        intIn(0, 65535));
+    add(k, NetecConfigKeys.PROOF_TIMEOUT_MS, "30000", "100..3600000", intIn(100, MAX_MS));
     add(k, NetecConfigKeys.SWITCH_ADDRESS, "", "host:port", NetecSettings::parseHostPort);
     add(k, NetecConfigKeys.SWITCH_PAYLOAD, "32768", "64..65472, a multiple of 64",
         (key, v) -> {
@@ -125,12 +129,14 @@ public final class NetecSettings {
   private final Map<String, Object> values;
   private final List<String> routeOrder;
   private final String cleartextRefusal;
+  private final int stallTimeoutMs;
 
   private NetecSettings(Map<String, Object> values, List<String> routeOrder,
-      String cleartextRefusal) {
+      String cleartextRefusal, int stallTimeoutMs) {
     this.values = values;
     this.routeOrder = routeOrder;
     this.cleartextRefusal = cleartextRefusal;
+    this.stallTimeoutMs = stallTimeoutMs;
   }
 
   /** The settings of a configuration with no netec.* key set and only the built-in routes. */
@@ -211,7 +217,36 @@ public final class NetecSettings {
     } else {
       why = null;
     }
-    return new NetecSettings(values, Collections.unmodifiableList(order), why);
+    int stall = conf.getInt(STRIPED_READ_TIMEOUT_KEY, STRIPED_READ_TIMEOUT_DEFAULT);
+    if (stall <= 0) {
+      throw new IllegalArgumentException(STRIPED_READ_TIMEOUT_KEY + "=" + stall
+          + " is not a positive number of milliseconds");
+    }
+    return new NetecSettings(values, Collections.unmodifiableList(order), why, stall);
+  }
+
+  /** Hadoop's striped-read timeout, which the routes' stall limit follows. */
+  static final String STRIPED_READ_TIMEOUT_KEY =
+      "dfs.datanode.ec.reconstruction.stripedread.timeout.millis";
+  static final int STRIPED_READ_TIMEOUT_DEFAULT = 5000;
+
+  /**
+   * How long a route may go without progress while a spare survivor exists: Hadoop's
+   * striped-read timeout ({@value #STRIPED_READ_TIMEOUT_KEY}, default 5 s), after which its
+   * reconstruction reads from a spare source and so do ours.
+   */
+  public int stallTimeoutMs() {
+    return stallTimeoutMs;
+  }
+
+  /** Port of every DataNode's proof service. */
+  public int proofPort() {
+    return integer(NetecConfigKeys.PROOF_PORT);
+  }
+
+  /** How long a verifier waits for a survivor's fingerprint once a route delivered a row. */
+  public int proofTimeoutMs() {
+    return integer(NetecConfigKeys.PROOF_TIMEOUT_MS);
   }
 
   /**

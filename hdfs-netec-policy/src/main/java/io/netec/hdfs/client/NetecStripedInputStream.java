@@ -3,6 +3,7 @@ package io.netec.hdfs.client;
 import io.netec.hdfs.route.ReconstructionRouter;
 import io.netec.hdfs.route.RepairRequest;
 import io.netec.hdfs.route.RepairSink;
+import io.netec.hdfs.route.RowDigests;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -283,8 +284,9 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
   }
 
   /**
-   * The client's sink: row r fills unit[erased[r]]; the native route reads the rows' cells
-   * through Hadoop's striped stream, which decodes them from the other units.
+   * The client's sink: row r fills unit[erased[r]]; a sealed row's bytes, as they will be
+   * returned, go to the attempt's proof; the native route reads the rows' cells through
+   * Hadoop's striped stream, which decodes them from the other units.
    */
   private final class UnitSink implements RepairSink {
     private final LocatedStripedBlock g;
@@ -292,6 +294,7 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
     private final byte[][] unit;
     private final int[] erased;
     private final int[] filled;
+    private RowDigests digests;
 
     UnitSink(LocatedStripedBlock g, RepairRequest req, byte[][] unit) {
       this.g = g;
@@ -299,6 +302,11 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
       this.unit = unit;
       this.erased = req.erased();
       this.filled = new int[erased.length];
+    }
+
+    @Override
+    public void begin(RowDigests d) {
+      this.digests = d;
     }
 
     @Override
@@ -314,10 +322,10 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
     }
 
     @Override
-    public void repairNatively() throws IOException {
+    public void repairNatively(int[] rows) throws IOException {
       int k = policy.getNumDataUnits();
       long cell = policy.getCellSize();
-      for (int r = 0; r < erased.length; r++) {
+      for (int r : rows) {
         byte[] target = unit[erased[r]];
         // Unit byte u of data unit i is logical byte (u / cell) * k * cell + i * cell + u % cell.
         int at = 0;
@@ -333,21 +341,24 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
     }
 
     @Override
-    public long complete() throws IOException {
-      long total = 0;
-      for (int r = 0; r < erased.length; r++) {
-        if (filled[r] != unit[erased[r]].length) {
-          throw new IOException("route delivered " + filled[r] + " of unit " + erased[r]
-              + "'s " + unit[erased[r]].length + " bytes");
-        }
-        total += filled[r];
+    public void seal(int row) throws IOException {
+      if (filled[row] != unit[erased[row]].length) {
+        throw new IOException("route delivered " + filled[row] + " of unit " + erased[row]
+            + "'s " + unit[erased[row]].length + " bytes");
       }
-      return total;
+      if (digests != null) {
+        digests.update(row, 0, ByteBuffer.wrap(unit[erased[row]]));
+      }
     }
 
     @Override
-    public void abort() {
-      java.util.Arrays.fill(filled, 0);
+    public long keep(int row) {
+      return filled[row];
+    }
+
+    @Override
+    public void drop(int row) {
+      filled[row] = 0;
     }
   }
 

@@ -6,33 +6,115 @@ import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.io.Closeable;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
 import org.apache.hadoop.fs.ByteBufferReadable;
+import org.apache.hadoop.fs.ChecksumException;
 import org.apache.hadoop.hdfs.DFSConfigKeys;
 import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.hdfs.server.datanode.BlockMetadataHeader;
+import org.apache.hadoop.hdfs.server.datanode.BlockScanner;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.hdfs.server.datanode.fsdataset.FsDatasetSpi;
+import org.apache.hadoop.hdfs.server.datanode.fsdataset.FsVolumeSpi;
+import org.apache.hadoop.hdfs.server.datanode.metrics.DataNodeMetrics;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.apache.hadoop.io.IOUtils;
 import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.util.DataChecksum;
 
 /**
- * A DataNode as the survivors' block source: its dataset, its block-token checks, and reads
+ * A DataNode as the survivors' block source: its dataset, its block-token checks, reads
  * verified against the replica's checksums (as Hadoop's own reconstruction verifies what it
- * reads), so a corrupt replica fails the route instead of entering a rebuilt block.
+ * reads), so a corrupt replica fails the route instead of entering a rebuilt block, and the
+ * DataNode's own duties kept: every stream is one of the DataNode's transfers (counted in its
+ * active xceivers, refused beyond {@code dfs.datanode.max.transfer.threads} as its own transfer
+ * server refuses), and a read that fails is handled as its BlockSender's are: a replica that
+ * fails its checksum is marked suspect for the block scanner (or reported bad when the scanner
+ * is off), and a disk error asks for a check of the volume.
  */
 public final class DataNodeBlockSource implements BlockSource {
+  private static final Logger LOG = LoggerFactory.getLogger(DataNodeBlockSource.class);
   /** Bytes verified per read of the data and meta files. */
   private static final int SPAN = 64 * 1024;
 
   private final DataNode dn;
   private final boolean tokens;
+  private final LongAdder refusedTransfers = new LongAdder();
 
   public DataNodeBlockSource(DataNode dn) {
     this.dn = dn;
     this.tokens = dn.getConf().getBoolean(DFSConfigKeys.DFS_BLOCK_ACCESS_TOKEN_ENABLE_KEY,
         DFSConfigKeys.DFS_BLOCK_ACCESS_TOKEN_ENABLE_DEFAULT);
+  }
+
+  /** Streams refused because the DataNode had no transfer free. */
+  public long refusedTransfers() {
+    return refusedTransfers.sum();
+  }
+
+  @Override
+  public Closeable transfer(String what) throws IOException {
+    int max = dn.getConf().getInt(DFSConfigKeys.DFS_DATANODE_MAX_RECEIVER_THREADS_KEY,
+        DFSConfigKeys.DFS_DATANODE_MAX_RECEIVER_THREADS_DEFAULT);
+    DataNodeMetrics m = dn.getMetrics();
+    synchronized (this) {
+      // as DataXceiverServer: refused when the active count is past the limit
+      if (dn.getXceiverCount() + 1 > max) {
+        refusedTransfers.increment();
+        throw new IOException("DataNode " + dn.getDisplayName() + " is at its transfer limit ("
+            + dn.getXceiverCount() + " active, " + DFSConfigKeys.DFS_DATANODE_MAX_RECEIVER_THREADS_KEY
+            + "=" + max + "): " + what + " refused");
+      }
+      m.incrDataNodeActiveXceiversCount();
+    }
+    AtomicBoolean open = new AtomicBoolean(true);
+    return () -> {
+      if (open.compareAndSet(true, false)) {
+        m.decrDataNodeActiveXceiversCount();
+      }
+    };
+  }
+
+  @Override
+  public DataChecksum checksum(ExtendedBlock block) throws IOException {
+    try (DataInputStream m = new DataInputStream(new BufferedInputStream(
+        dn.getFSDataset().getMetaDataInputStream(block)))) {
+      return BlockMetadataHeader.readHeader(m).getChecksum();
+    } catch (IOException e) {
+      failedRead(block, e);
+      throw e;
+    }
+  }
+
+  /**
+   * A read of a local replica failed: what the DataNode does when its BlockSender's read fails.
+   * A checksum mismatch: the replica is corrupt; the block scanner is told to look at it (it
+   * then reports it to the NameNode), or, with the scanner off, it is reported at once. Any other
+   * error of the disk: the volume is checked.
+   */
+  void failedRead(ExtendedBlock block, IOException e) {
+    FsVolumeSpi volume = dn.getFSDataset().getVolume(block);
+    if (e instanceof ChecksumException) {
+      LOG.warn("Survivor read of {} failed its checksum: {}", block, e.getMessage());
+      if (dn.getBlockScanner().isEnabled() && volume != null
+          && markSuspect(volume.getStorageID(), block)) {
+        return;
+      } else {
+        try {
+          dn.reportBadBlocks(block);
+        } catch (IOException r) {
+          LOG.warn("Reporting bad block {} failed: {}", block, r.toString());
+        }
+      }
+    } else if (volume != null && !(e instanceof java.io.FileNotFoundException)) {
+      LOG.warn("Survivor read of {} failed: {}; checking volume {}", block, e.toString(),
+          volume);
+      dn.checkDiskErrorAsync(volume);
+    }
   }
 
   @Override
@@ -53,9 +135,42 @@ public final class DataNodeBlockSource implements BlockSource {
     }
   }
 
+  /** BlockScanner.markSuspectBlock (package-private), resolved once; null if absent. */
+  private static final java.lang.reflect.Method MARK_SUSPECT = markSuspectMethod();
+
+  private static java.lang.reflect.Method markSuspectMethod() {
+    try {
+      java.lang.reflect.Method m = BlockScanner.class.getDeclaredMethod("markSuspectBlock",
+          String.class, ExtendedBlock.class);
+      m.setAccessible(true);
+      return m;
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** Tells the block scanner to look at the replica first; false where it cannot be told. */
+  private boolean markSuspect(String storageId, ExtendedBlock block) {
+    if (MARK_SUSPECT == null) {
+      return false;
+    }
+    try {
+      MARK_SUSPECT.invoke(dn.getBlockScanner(), storageId, block);
+      return true;
+    } catch (ReflectiveOperationException e) {
+      return false;
+    }
+  }
+
   @Override
   public InputStream open(ExtendedBlock block, long offset) throws IOException {
-    return new Verified(dn.getFSDataset(), block, offset);
+    SurvivorFaultInjector.get().beforeOpen(dn, block);
+    try {
+      return new Verified(this, dn, block, offset);
+    } catch (IOException e) {
+      failedRead(block, e);
+      throw e;
+    }
   }
 
   /**
@@ -63,6 +178,8 @@ public final class DataNodeBlockSource implements BlockSource {
    * into arrays or, with no copy of its own between, into a caller's (direct) buffer.
    */
   private static final class Verified extends InputStream implements ByteBufferReadable {
+    private final DataNodeBlockSource source;
+    private final DataNode dn;
     private final ExtendedBlock block;
     private final InputStream data;
     private final DataInputStream meta;
@@ -73,7 +190,11 @@ public final class DataNodeBlockSource implements BlockSource {
     private long bufStart; // block offset of buf's first byte
     private long skip;     // bytes of the first span before the asked offset
 
-    Verified(FsDatasetSpi<?> ds, ExtendedBlock block, long offset) throws IOException {
+    Verified(DataNodeBlockSource source, DataNode dn, ExtendedBlock block, long offset)
+        throws IOException {
+      this.source = source;
+      this.dn = dn;
+      FsDatasetSpi<?> ds = dn.getFSDataset();
       this.block = block;
       this.length = ds.getLength(block);
       DataInputStream m = null;
@@ -102,6 +223,16 @@ public final class DataNodeBlockSource implements BlockSource {
 
     /** Reads and verifies the next span; false at the end of the block. */
     private boolean fill() throws IOException {
+      try {
+        return fillSpan();
+      } catch (IOException e) {
+        source.failedRead(block, e);
+        throw e;
+      }
+    }
+
+    private boolean fillSpan() throws IOException {
+      SurvivorFaultInjector.get().beforeRead(dn, block, bufStart + buf.limit());
       bufStart += buf.limit();
       long left = length - bufStart;
       if (left <= 0) {

@@ -1,6 +1,7 @@
 package io.netec.hdfs.datanode;
 
 import io.netec.hdfs.route.ReconstructionTask;
+import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.util.BitSet;
@@ -37,6 +38,11 @@ final class HadoopEcInternals {
   private final Field writerStorageIds;
   private final Method getXmits;
   private final Method getBytesWritten;
+  private final Constructor<?> reconstructionInfo;
+  private final Constructor<?> newReconstructor;
+  private final Method allBpOs;
+  private final Method bposWriteLock;
+  private final Method bposWriteUnlock;
 
   private HadoopEcInternals() throws ReflectiveOperationException {
     workerPool = field(ErasureCodingWorker.class, "stripedReconstructionPool");
@@ -57,6 +63,18 @@ final class HadoopEcInternals {
     writerStorageIds = field(writer, "targetStorageIds");
     getXmits = method(reconstructor, "getXmits");
     getBytesWritten = method(reconstructor, "getBytesWritten");
+    Class<?> info = Class.forName(PKG + "StripedReconstructionInfo");
+    reconstructionInfo = info.getDeclaredConstructor(ExtendedBlock.class,
+        ErasureCodingPolicy.class, byte[].class, DatanodeInfo[].class, DatanodeInfo[].class,
+        StorageType[].class, String[].class, byte[].class);
+    reconstructionInfo.setAccessible(true);
+    newReconstructor = blockReconstructor.getDeclaredConstructor(ErasureCodingWorker.class,
+        info);
+    newReconstructor.setAccessible(true);
+    allBpOs = method(DataNode.class, "getAllBpOs");
+    Class<?> bpos = Class.forName("org.apache.hadoop.hdfs.server.datanode.BPOfferService");
+    bposWriteLock = method(bpos, "writeLock");
+    bposWriteUnlock = method(bpos, "writeUnlock");
     if (!ThreadPoolExecutor.class.isAssignableFrom(workerPool.getType())) {
       throw new NoSuchFieldException("stripedReconstructionPool is a " + workerPool.getType());
     }
@@ -83,8 +101,19 @@ final class HadoopEcInternals {
     return (ThreadPoolExecutor) workerPool.get(worker);
   }
 
-  void setPool(ErasureCodingWorker worker, ThreadPoolExecutor pool) throws IllegalAccessException {
+  /**
+   * Puts {@code pool} in the worker's place so that every later EC command uses it: the field is
+   * written, then each block pool's lock is taken and released, which the thread that processes
+   * the NameNode's commands takes before each command (BPOfferService.processCommandFromActor),
+   * so the write happens-before every command processed after this returns.
+   */
+  void setPool(DataNode dn, ErasureCodingWorker worker, ThreadPoolExecutor pool)
+      throws ReflectiveOperationException {
     workerPool.set(worker, pool);
+    for (Object bpos : (java.util.List<?>) allBpOs.invoke(dn)) {
+      bposWriteLock.invoke(bpos);
+      bposWriteUnlock.invoke(bpos);
+    }
   }
 
   /** The task's policy if {@code r} is Hadoop's block reconstructor, else null. */
@@ -116,12 +145,15 @@ final class HadoopEcInternals {
       }
     }
     short[] used = java.util.Arrays.copyOf(erased, n);
-    return new ReconstructionTask(group, policy, (byte[]) get(readerLiveIndices, reader),
+    ReconstructionTask[] self = new ReconstructionTask[1];
+    HadoopTaskHandle handle = new HadoopTaskHandle(r, dn, worker, () -> self[0]);
+    self[0] = new ReconstructionTask(group, policy, (byte[]) get(readerLiveIndices, reader),
         (DatanodeInfo[]) get(readerSources, reader), used,
         java.util.Arrays.copyOf(targets, n),
         java.util.Arrays.copyOf((StorageType[]) get(writerStorageTypes, writer), n),
         java.util.Arrays.copyOf((String[]) get(writerStorageIds, writer), n),
-        new HadoopTaskHandle(r, dn, worker));
+        handle);
+    return self[0];
   }
 
   private static Object get(Field f, Object o) {
@@ -140,32 +172,89 @@ final class HadoopEcInternals {
     }
   }
 
-  /** Runs or releases Hadoop's reconstructor, mirroring the bookkeeping of its run(). */
+  /** Runs or settles Hadoop's reconstructor, mirroring the bookkeeping of its run(). */
   private final class HadoopTaskHandle implements ReconstructionTask.HadoopTask {
     private final Runnable reconstructor;
     private final DataNode dn;
     private final ErasureCodingWorker worker;
+    private final ReconstructionTask.Describer task;
 
-    HadoopTaskHandle(Runnable reconstructor, DataNode dn, ErasureCodingWorker worker) {
+    HadoopTaskHandle(Runnable reconstructor, DataNode dn, ErasureCodingWorker worker,
+        ReconstructionTask.Describer task) {
       this.reconstructor = reconstructor;
       this.dn = dn;
       this.worker = worker;
+      this.task = task;
     }
 
     @Override
-    public long runNative() {
-      reconstructor.run();
-      return (Long) call(getBytesWritten, reconstructor);
+    public long runNative(short[] erasedIndices) {
+      ReconstructionTask t = task.get();
+      if (erasedIndices.length == t.erasedCount()) {
+        reconstructor.run();
+        return (Long) call(getBytesWritten, reconstructor);
+      }
+      // Some targets were written by routes: a reconstructor of Hadoop's for the others only,
+      // the written units excluded (as the NameNode excludes units being rebuilt). Its run()
+      // gives back the xmits of its sources, the same sources as the task's.
+      java.util.List<DatanodeInfo> targets = new java.util.ArrayList<>();
+      java.util.List<StorageType> types = new java.util.ArrayList<>();
+      java.util.List<String> ids = new java.util.ArrayList<>();
+      java.util.Set<Integer> open = new java.util.HashSet<>();
+      for (short e : erasedIndices) {
+        open.add((int) e);
+      }
+      BitSet exclude = (BitSet) ((BitSet) get(excludeBitSet, reconstructor)).clone();
+      for (int r = 0; r < t.erasedCount(); r++) {
+        if (open.contains(t.erasedIndex(r))) {
+          targets.add(t.target(r));
+          types.add(t.targetStorageType(r));
+          ids.add(t.targetStorageId(r));
+        } else {
+          exclude.set(t.erasedIndex(r));
+        }
+      }
+      byte[] excluded = new byte[exclude.cardinality()];
+      for (int i = exclude.nextSetBit(0), n = 0; i >= 0; i = exclude.nextSetBit(i + 1)) {
+        excluded[n++] = (byte) i;
+      }
+      try {
+        Object info = reconstructionInfo.newInstance(t.blockGroup(), t.policy(),
+            t.liveIndices(), t.sources(), targets.toArray(new DatanodeInfo[0]),
+            types.toArray(new StorageType[0]), ids.toArray(new String[0]), excluded);
+        Runnable rest = (Runnable) newReconstructor.newInstance(worker, info);
+        rest.run();
+        return (Long) call(getBytesWritten, rest);
+      } catch (ReflectiveOperationException e) {
+        throw new IllegalStateException("cannot make Hadoop's reconstructor of units "
+            + java.util.Arrays.toString(erasedIndices) + ": " + e, e);
+      }
     }
 
     @Override
-    public void releaseServedElsewhere(long bytesWritten) {
-      // What StripedBlockReconstructor.run() does in its finally block, minus the reader and
-      // writer it never opened: xmits reserved at submission go back, task metrics count.
-      int xmits = (Integer) call(getXmits, reconstructor);
-      dn.decrementXmitsInProgress(Math.max((int) (xmits * worker.getXmitWeight()), 1));
-      dn.getMetrics().incrECReconstructionTasks();
-      dn.getMetrics().incrECReconstructionBytesWritten(bytesWritten);
+    public void settle(ReconstructionTask.RoutedWork w) {
+      // What StripedBlockReconstructor.run() does in its finally block and reconstruct() per
+      // step, for the routes' part: xmits reserved at submission go back (unless a native run
+      // did), the EC counters count.
+      org.apache.hadoop.hdfs.server.datanode.metrics.DataNodeMetrics m = dn.getMetrics();
+      if (w.release) {
+        int xmits = (Integer) call(getXmits, reconstructor);
+        dn.decrementXmitsInProgress(Math.max((int) (xmits * worker.getXmitWeight()), 1));
+        m.incrECReconstructionTasks();
+        if (w.failed) {
+          m.incrECFailedReconstructionTasks();
+        }
+      }
+      for (long i = 0; i < w.invalid; i++) {
+        m.incrECInvalidReconstructionTasks();
+      }
+      if (w.bytesWritten > 0 || w.bytesRead > 0) {
+        m.incrECReconstructionBytesRead(w.bytesRead);
+        m.incrECReconstructionRemoteBytesRead(w.bytesRead);
+        m.incrECReconstructionBytesWritten(w.bytesWritten);
+        m.incrECReconstructionReadTime(w.readMillis);
+        m.incrECReconstructionWriteTime(w.writeMillis);
+      }
     }
   }
 }

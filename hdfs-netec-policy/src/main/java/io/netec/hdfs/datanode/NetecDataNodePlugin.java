@@ -1,11 +1,16 @@
 package io.netec.hdfs.datanode;
 
+import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.NetecSettings;
+import io.netec.hdfs.proof.ProofService;
 import io.netec.hdfs.route.InternalBlockSink;
 import io.netec.hdfs.route.ReconstructionRouter;
 import io.netec.hdfs.route.ReconstructionTask;
 import io.netec.hdfs.route.RouteFactory;
+import io.netec.hdfs.route.ServiceDirectory;
 import java.io.Closeable;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -46,6 +51,10 @@ public class NetecDataNodePlugin implements ServicePlugin {
   /** What the routes' factories started on this DataNode (agent, participant), to close. */
   private final List<Closeable> services = new ArrayList<>();
   private int xferPort;
+  /** Proof requests one DataNode serves at once (each a block read of its own). */
+  static final int PROOF_CONNECTIONS = 256;
+  /** A proof request must arrive whole within this. */
+  static final int PROOF_ARRIVAL_MS = 10_000;
 
   /** The constructor Hadoop calls for dfs.datanode.plugins. */
   public NetecDataNodePlugin() {
@@ -72,16 +81,18 @@ public class NetecDataNodePlugin implements ServicePlugin {
           dn.getDisplayName(), e.getMessage(), e);
       return;
     }
+    startProofService(r, dn);
     try {
       HadoopEcInternals internals = binder.bind();
       ErasureCodingWorker worker = dn.getErasureCodingWorker();
       ThreadPoolExecutor old = internals.pool(worker);
-      internals.setPool(worker, new RoutingReconstructionPool(old, internals::policyOf,
-          task -> internals.describe(task, dn, worker),
-          task -> r.repair(task.repairRequest(b -> readToken(dn, b)),
-              new InternalBlockSink(dn, task)), r.metrics()));
-      old.shutdown(); // tasks already queued there still run, natively
+      RoutingReconstructionPool routing = new RoutingReconstructionPool(old,
+          internals::policyOf, task -> internals.describe(task, dn, worker),
+          task -> route(r, dn, task), r.metrics());
+      internals.setPool(dn, worker, routing);
+      handOver(old, routing);
     } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+      closeServices();
       LOG.warn("NetEC plugin inactive on DataNode {}: Hadoop {} EC internals differ from what "
           + "this plugin expects ({}); EC reconstruction left to Hadoop", dn.getDisplayName(),
           VersionInfo.getVersion(), e.toString());
@@ -94,6 +105,52 @@ public class NetecDataNodePlugin implements ServicePlugin {
     registerMetricsSource(r);
     LOG.info("NetEC plugin active on DataNode {}: routes {}, metrics {}", dn.getDisplayName(),
         r.routeNames(), mbean);
+  }
+
+  /** One task through the router; then Hadoop's bookkeeping of what the routes did. */
+  private static void route(ReconstructionRouter r, DataNode dn, ReconstructionTask task) {
+    InternalBlockSink sink = new InternalBlockSink(dn, task);
+    ReconstructionRouter.Outcome o = r.repair(
+        task.repairRequest(b -> readToken(dn, b)), sink);
+    sink.settle(o);
+  }
+
+  /**
+   * Retires Hadoop's pool without losing a task: what is queued there still runs there
+   * (natively), and a task that a command processed before the swap became visible submits to
+   * it afterwards is handed to the routing pool (as Hadoop submitted it: natively) instead of
+   * being rejected, which Hadoop would only log while the NameNode waits out its timeout.
+   */
+  static void handOver(ThreadPoolExecutor old, ThreadPoolExecutor routing) {
+    old.setRejectedExecutionHandler((task, pool) -> {
+      LOG.info("EC task arrived at Hadoop's retired pool while the NetEC plugin started: "
+          + "run natively");
+      routing.execute(task);
+    });
+    old.shutdown();
+  }
+
+  /** The proof service of this DataNode: the fingerprints that prove other nodes' rebuilds. */
+  private void startProofService(ReconstructionRouter r, DataNode dn) {
+    NetecSettings s = r.context().settings();
+    String host = dn.getXferAddress().getAddress().getHostAddress();
+    int port = dn.getXferPort();
+    try {
+      ProofService proofs = new ProofService(r.context().blocks(), host, s.proofPort(),
+          PROOF_CONNECTIONS, PROOF_ARRIVAL_MS);
+      ServiceDirectory.register(ServiceDirectory.Service.PROOF, port,
+          new InetSocketAddress(host, proofs.address().getPort()));
+      services.add(() -> {
+        ServiceDirectory.unregister(ServiceDirectory.Service.PROOF, port);
+        proofs.close();
+      });
+      LOG.info("NetEC proof service of DataNode {} on {}", dn.getDisplayName(),
+          proofs.address());
+    } catch (IOException e) {
+      LOG.error("NetEC proof service not started on DataNode {} ({}={}): {}; other nodes' "
+          + "routes cannot prove rebuilds from this DataNode's blocks and will use others",
+          dn.getDisplayName(), NetecConfigKeys.PROOF_PORT, s.proofPort(), e.getMessage());
+    }
   }
 
   /** Publishes the router's counters through the DataNode's metrics2 system (/prom, sinks). */
@@ -144,6 +201,18 @@ public class NetecDataNodePlugin implements ServicePlugin {
 
   @Override
   public void stop() {
+    closeServices();
+    if (mbean != null) {
+      MBeans.unregister(mbean);
+      mbean = null;
+    }
+    if (metricsSource != null) {
+      DefaultMetricsSystem.instance().unregisterSource(metricsSource);
+      metricsSource = null;
+    }
+  }
+
+  private void closeServices() {
     for (Closeable c : services) {
       try {
         c.close();
@@ -153,14 +222,6 @@ public class NetecDataNodePlugin implements ServicePlugin {
       }
     }
     services.clear();
-    if (mbean != null) {
-      MBeans.unregister(mbean);
-      mbean = null;
-    }
-    if (metricsSource != null) {
-      DefaultMetricsSystem.instance().unregisterSource(metricsSource);
-      metricsSource = null;
-    }
   }
 
   @Override

@@ -368,8 +368,10 @@ public final class InecParticipant implements Closeable {
     String why = vertex.cancelled ? "its requester left" : LogLimiter.oneLine(e);
     logs.warn("vertex-failed", "INEC vertex of task {} failed: {}",
         LogLimiter.oneLine(req.task), why);
-    // 2: one of its streams was lost (another vertex failed); 1: it failed itself
-    reply(ch, e instanceof InecEngine.StreamLost ? 2 : 1, String.valueOf(e.getMessage()));
+    // 2: one of its streams was lost (another vertex failed); 3: its own block failed it;
+    // 1: it failed otherwise
+    reply(ch, e instanceof InecEngine.StreamLost ? 2 : e instanceof LocalBlockFault ? 3 : 1,
+        String.valueOf(e.getMessage()));
   }
 
   /** The one-byte status and a message; the channel may be non-blocking (it fits at once). */
@@ -429,6 +431,7 @@ public final class InecParticipant implements Closeable {
     int timeoutMs = Math.min(req.timeoutMs, limits.maxTimeoutMs);
     InputStream in = null;
     InecEngine.Op op = null;
+    java.io.Closeable transfer = null;
     try {
       if (req.segment > limits.maxSegment) {
         throw new IOException("join refused: segment of " + req.segment + " bytes is above "
@@ -439,8 +442,13 @@ public final class InecParticipant implements Closeable {
       if (refusal != null) {
         throw new IOException("join refused: " + refusal);
       }
-      // Always: a vertex that streams zeros proves its right to join the repair as well.
-      source.check(req.block, req.token, Math.min(req.unitLength, end));
+      try {
+        transfer = source.transfer("INEC vertex of " + req.block);
+        // Always: a vertex that streams zeros proves its right to join the repair as well.
+        source.check(req.block, req.token, Math.min(req.unitLength, end));
+      } catch (IOException e) {
+        throw new LocalBlockFault(e);
+      }
       InecEngine.Conn out = engine.dial(req.output, req.outputTag, req.transport, timeoutMs);
       vertex.add(out);
       InecEngine.Conn[] inputs = new InecEngine.Conn[req.inputTags.length];
@@ -450,7 +458,11 @@ public final class InecParticipant implements Closeable {
         vertex.add(inputs[i]);
       }
       if (readable > 0) {
-        in = source.open(req.block, req.offset);
+        try {
+          in = source.open(req.block, req.offset);
+        } catch (IOException e) {
+          throw new LocalBlockFault(e);
+        }
       }
       int segs = (int) ((req.length + req.segment - 1) / req.segment);
       ByteBuffer[] bufs = new ByteBuffer[Math.min(2, segs)];
@@ -491,6 +503,19 @@ public final class InecParticipant implements Closeable {
         op.close();
       }
       IOUtils.closeStream(in);
+      IOUtils.closeStream(transfer);
+    }
+  }
+
+  /**
+   * A vertex failed on its own block (refused, unreadable, corrupt, no transfer free): the
+   * survivor's fault, reported with status 3 so the rebuilding node replaces this unit.
+   */
+  static final class LocalBlockFault extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    LocalBlockFault(IOException cause) {
+      super(cause.getMessage(), cause);
     }
   }
 
@@ -502,11 +527,15 @@ public final class InecParticipant implements Closeable {
     long have = Math.max(0, Math.min(n, readable - base));
     byte[] tmp = new byte[(int) Math.min(have, 64 * 1024)];
     long left = have;
-    while (left > 0) {
-      int r = (int) Math.min(tmp.length, left);
-      IOUtils.readFully(in, tmp, 0, r);
-      buf.put(tmp, 0, r);
-      left -= r;
+    try {
+      while (left > 0) {
+        int r = (int) Math.min(tmp.length, left);
+        IOUtils.readFully(in, tmp, 0, r);
+        buf.put(tmp, 0, r);
+        left -= r;
+      }
+    } catch (IOException e) {
+      throw new LocalBlockFault(e);
     }
     bytesRead.add(have);
     while (buf.position() < n) { // zeros: a short unit, or a unit the group does not have

@@ -4,6 +4,7 @@ import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.NetecSettings;
 import io.netec.hdfs.route.DecodeSurvivors;
 import io.netec.hdfs.route.RouteDeclinedException;
+import io.netec.hdfs.route.SurvivorFault;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
@@ -109,6 +110,11 @@ public final class InecRepair {
     public RepairGraph.Scheme scheme() {
       return scheme;
     }
+
+    /** The same settings with another no-progress timeout. */
+    public Settings withTimeout(int ms) {
+      return ms == timeoutMs ? this : new Settings(scheme, transport, chunk, segment, ms);
+    }
   }
 
   /** What a repair did. */
@@ -210,7 +216,8 @@ public final class InecRepair {
         dos.flush();
         String who = host.control + (zeros ? " (zeros of unit " : " (unit ")
             + survivors[v - 1] + ")";
-        watchers.add(WATCHERS.submit(() -> watch(c, who, failure, reports, inputs)));
+        int unit = host.index;
+        watchers.add(WATCHERS.submit(() -> watch(c, who, unit, failure, reports, inputs)));
       }
       RepairGraph.Vertex root = g.rebuilder();
       InecEngine.Conn[] in = new InecEngine.Conn[root.inputs().size()];
@@ -326,8 +333,9 @@ public final class InecRepair {
   }
 
   /** Reads one participant's report; a failure closes our inputs, ending the repair now. */
-  private static void watch(Socket c, String who, AtomicReference<IOException> failure,
-      List<IOException> reports, List<InecEngine.Conn> inputs) {
+  private static void watch(Socket c, String who, int unit,
+      AtomicReference<IOException> failure, List<IOException> reports,
+      List<InecEngine.Conn> inputs) {
     IOException bad;
     try {
       DataInputStream in = new DataInputStream(new BufferedInputStream(c.getInputStream()));
@@ -337,7 +345,9 @@ public final class InecRepair {
         return;
       }
       String text = "INEC participant " + who + " failed: " + message;
-      bad = status == 2 ? new InecEngine.StreamLost(text) : new IOException(text);
+      // 3: its own block failed it (refused, unreadable, corrupt): the survivor's fault
+      bad = status == 2 ? new InecEngine.StreamLost(text)
+          : status == 3 ? new SurvivorFault(unit, text) : new IOException(text);
     } catch (EOFException e) {
       bad = new InecEngine.StreamLost("INEC participant " + who + " closed without a report");
     } catch (IOException e) {

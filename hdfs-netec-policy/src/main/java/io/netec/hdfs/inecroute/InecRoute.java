@@ -85,7 +85,8 @@ public final class InecRoute implements ReconstructionRoute {
           s.token));
     }
     long[] rowLength = req.rowLengths();
-    InecRepair.Result res = InecRepair.run(engine, settings, req.label(), req.dataUnits(),
+    InecRepair.Settings s = settings.withTimeout(req.progressTimeoutMs(settings.timeoutMs));
+    InecRepair.Result res = InecRepair.run(engine, s, req.label(), req.dataUnits(),
         req.parityUnits(), req.unitLengths(), req.erased(), available, req.offset(),
         req.length(), (row, data, off, n) -> {
           long want = Math.min(n, rowLength[row] - off); // rows may be shorter than the range

@@ -2,30 +2,59 @@ package io.netec.hdfs.route;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
+import org.apache.hadoop.hdfs.util.DataTransferThrottler;
 
 /**
  * A DataNode's sink: row r is the rebuilt internal block {@code task.erasedIndex(r)}, streamed
- * to {@code task.target(r)} with an {@link InternalBlockWriter} opened on its first bytes and
- * finalized only when the whole block arrived; an abort leaves no replica on any target. The
- * native route runs Hadoop's reconstructor, which writes the targets itself; when another
- * route served, Hadoop's reservation for the task is released.
+ * to {@code task.target(r)} with an {@link InternalBlockWriter} opened on its first bytes with
+ * the survivors' checksum, every packet shown to the attempt's proof before it is checksummed,
+ * and finalized only when the router keeps the row (whole and proven); a dropped row leaves no
+ * replica on its target. Hadoop's repair controls apply as to its own reconstruction: the bytes
+ * a route delivers count against the DataNode's EC reconstruction read and write throttles
+ * ({@code dfs.datanode.ec.reconstruction.read|write.bandwidthPerSec}). The native route runs
+ * Hadoop's reconstructor for the rows still open, which writes those targets itself. {@link
+ * #settle} then does Hadoop's bookkeeping for what the routes did (xmits, EC metrics).
  */
 public final class InternalBlockSink implements RepairSink {
   private final DataNode dn;
   private final ReconstructionTask task;
   private final InternalBlockWriter[] writers;
-  private long nativeWritten = -1;
+  private final boolean[] nativeRows;
+  private final DataTransferThrottler readThrottler;
+  private final DataTransferThrottler writeThrottler;
+  private RowDigests digests;
+  private boolean nativeRan;
+  private long routedBytes;
+  private long routedIn;
+  private long writeNanos;
+  private long attemptStart;
+  private long attemptNanos;
 
   public InternalBlockSink(DataNode dn, ReconstructionTask task) {
     this.dn = dn;
     this.task = task;
     this.writers = new InternalBlockWriter[task.erasedCount()];
+    this.nativeRows = new boolean[task.erasedCount()];
+    this.readThrottler = dn == null ? null : dn.getEcReconstuctReadThrottler();
+    this.writeThrottler = dn == null ? null : dn.getEcReconstuctWriteThrottler();
+  }
+
+  @Override
+  public void begin(RowDigests d) {
+    this.digests = d;
+    this.attemptStart = System.nanoTime();
   }
 
   private InternalBlockWriter writer(int row) throws IOException {
     if (writers[row] == null) {
-      writers[row] = InternalBlockWriter.open(dn, task, row);
+      if (digests == null) {
+        throw new IOException("a route wrote outside a proven attempt");
+      }
+      RowDigests d = digests;
+      writers[row] = InternalBlockWriter.open(dn, task, row, d.survivorsChecksum(),
+          (position, bytes) -> d.update(row, position, bytes));
     }
     return writers[row];
   }
@@ -33,60 +62,103 @@ public final class InternalBlockSink implements RepairSink {
   @Override
   public void write(int row, ByteBuffer data) throws IOException {
     InternalBlockWriter w = writer(row);
-    if (w.written() + data.remaining() > task.internalBlockLength(task.erasedIndex(row))) {
+    int n = data.remaining();
+    if (w.written() + n > task.internalBlockLength(task.erasedIndex(row))) {
       throw new IOException("route delivered more than the " + w.block() + "'s "
           + task.internalBlockLength(task.erasedIndex(row)) + " bytes");
     }
+    // What Hadoop's reconstruction throttles: bytes taken in to rebuild, bytes written out.
+    if (readThrottler != null) {
+      readThrottler.throttle(n);
+    }
+    if (writeThrottler != null) {
+      writeThrottler.throttle(n);
+    }
+    long t = System.nanoTime();
     w.write(data);
+    writeNanos += System.nanoTime() - t;
+    routedIn += n;
   }
 
   @Override
-  public void repairNatively() throws IOException {
+  public void repairNatively(int[] rows) throws IOException {
     if (task.hadoopTask() == null) {
       throw new RouteDeclinedException("task has no Hadoop reconstructor");
     }
-    long written = task.hadoopTask().runNative();
-    if (written != task.bytesToRebuild()) {
-      throw new IOException("Hadoop's reconstruction wrote " + written + " of "
-          + task.bytesToRebuild() + " bytes (see the DataNode log for its error)");
+    short[] indices = new short[rows.length];
+    long expected = 0;
+    for (int i = 0; i < rows.length; i++) {
+      indices[i] = (short) task.erasedIndex(rows[i]);
+      expected += task.internalBlockLength(indices[i]);
     }
-    nativeWritten = written;
+    nativeRan = true;
+    long written = task.hadoopTask().runNative(indices);
+    if (written != expected) {
+      throw new IOException("Hadoop's reconstruction wrote " + written + " of " + expected
+          + " bytes of units " + Arrays.toString(indices) + " (see the DataNode log for its "
+          + "error)");
+    }
+    for (int r : rows) {
+      nativeRows[r] = true;
+    }
   }
 
   @Override
-  public long complete() throws IOException {
-    if (nativeWritten >= 0) {
-      return nativeWritten; // Hadoop wrote and released everything itself
+  public void seal(int row) throws IOException {
+    if (nativeRows[row]) {
+      return;
     }
-    long written = 0;
+    if (writers[row] == null) {
+      throw new IOException("no bytes of " + task.internalBlock(task.erasedIndex(row)));
+    }
+    long t = System.nanoTime();
+    writers[row].flushData(); // refuses a block whose length is not the expected one
+    writeNanos += System.nanoTime() - t;
+    attemptNanos += System.nanoTime() - attemptStart;
+    attemptStart = System.nanoTime();
+  }
+
+  @Override
+  public long keep(int row) throws IOException {
+    long bytes = task.internalBlockLength(task.erasedIndex(row));
+    if (nativeRows[row]) {
+      return bytes; // Hadoop wrote, finalized and counted it itself
+    }
+    long t = System.nanoTime();
     try {
-      for (int r = 0; r < writers.length; r++) {
-        writer(r).finish(); // refuses a block whose length is not the expected one
-        written += writers[r].written();
-      }
-    } catch (IOException e) {
-      abort();
-      throw e;
+      writers[row].finish();
+    } finally {
+      writers[row] = null;
+      writeNanos += System.nanoTime() - t;
     }
-    closeAll();
-    if (task.hadoopTask() != null) {
-      task.hadoopTask().releaseServedElsewhere(written);
-    }
-    return written;
+    routedBytes += bytes;
+    return bytes;
   }
 
   @Override
-  public void abort() {
-    closeAll();
-    nativeWritten = -1;
+  public void drop(int row) {
+    if (writers[row] != null) {
+      writers[row].close(); // aborts a block not finished
+      writers[row] = null;
+    }
   }
 
-  private void closeAll() {
+  /**
+   * After the router: Hadoop's bookkeeping for a task the routes served in whole or part, as
+   * StripedBlockReconstructor.run() does it for its own (when the native route ran, Hadoop's
+   * reconstructor counted its part and gave its xmits back itself).
+   *
+   * @param outcome the router's outcome (its proof failures are Hadoop's invalid
+   *     reconstructions)
+   */
+  public void settle(ReconstructionRouter.Outcome outcome) {
     for (int r = 0; r < writers.length; r++) {
-      if (writers[r] != null) {
-        writers[r].close(); // aborts a block not finished
-        writers[r] = null;
-      }
+      drop(r);
+    }
+    if (task.hadoopTask() != null) {
+      task.hadoopTask().settle(new ReconstructionTask.RoutedWork(!nativeRan, routedBytes,
+          routedIn, (attemptNanos - writeNanos) / 1_000_000, writeNanos / 1_000_000,
+          outcome.route == null && !nativeRan, outcome.verifyFailures));
     }
   }
 }

@@ -14,7 +14,6 @@ import java.util.EnumSet;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.StorageType;
 import org.apache.hadoop.hdfs.DFSUtilClient;
-import org.apache.hadoop.hdfs.client.HdfsClientConfigKeys;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo.DatanodeInfoBuilder;
 import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
@@ -37,6 +36,12 @@ import org.slf4j.LoggerFactory;
  * reconstruction does: a DataNode-initiated {@code writeBlock} (empty client name, stage
  * PIPELINE_SETUP_CREATE, one target, the group's generation stamp, a WRITE token), data
  * packets with checksums, then an empty last packet on which the target finalizes the replica.
+ *
+ * <p>The block carries the checksum type and bytes per checksum it is given: the survivors'
+ * (what Hadoop's reconstruction takes from its sources), so every replica of the group agrees
+ * and the file's checksum stays the same. Each packet's bytes go to a {@link Tap} (the proof
+ * of the attempt) right before they are checksummed and sent, so what is proven is exactly
+ * what the target stores.
  *
  * <p>Guarantees: {@link #finish()} refuses to finalize a block whose length differs from the
  * expected internal block length; {@link #abort()} (also run on any failure, and by close()
@@ -61,6 +66,7 @@ public final class InternalBlockWriter implements Closeable {
   private final Socket socket;
   private final DataOutputStream out;
   private final DataInputStream in;
+  private final Tap tap;
   private int buffered;
   private long offsetInBlock;
   private long seqno;
@@ -69,7 +75,8 @@ public final class InternalBlockWriter implements Closeable {
   private boolean aborted;
 
   private InternalBlockWriter(ExtendedBlock block, DatanodeInfo target, long expectedLength,
-      DataChecksum checksum, Socket socket, DataOutputStream out, DataInputStream in) {
+      DataChecksum checksum, Socket socket, DataOutputStream out, DataInputStream in, Tap tap) {
+    this.tap = tap;
     this.block = block;
     this.target = target;
     this.expectedLength = expectedLength;
@@ -83,22 +90,31 @@ public final class InternalBlockWriter implements Closeable {
     this.in = in;
   }
 
-  /** Opens a writer for rebuilt block {@code task.erasedIndex(slot)} to {@code task.target(slot)}. */
-  public static InternalBlockWriter open(DataNode dn, ReconstructionTask task, int slot)
-      throws IOException {
+  /** What a writer does with a packet's bytes just before it checksums and sends them. */
+  public interface Tap {
+    /** Bytes [position, position + remaining) of the block; the buffer is not moved. */
+    void sent(long position, ByteBuffer data);
+  }
+
+  /**
+   * Opens a writer for rebuilt block {@code task.erasedIndex(slot)} to {@code task.target(slot)},
+   * checksummed as {@code checksum} says (the survivors' type: the group's replicas must agree),
+   * every packet's bytes shown to {@code tap} first.
+   */
+  public static InternalBlockWriter open(DataNode dn, ReconstructionTask task, int slot,
+      DataChecksum checksum, Tap tap) throws IOException {
     int index = task.erasedIndex(slot);
     return open(dn, task.internalBlock(index), task.internalBlockLength(index), task.target(slot),
-        task.targetStorageType(slot), task.targetStorageId(slot));
+        task.targetStorageType(slot), task.targetStorageId(slot), checksum, tap);
   }
 
   public static InternalBlockWriter open(DataNode dn, ExtendedBlock block, long length,
-      DatanodeInfo target, StorageType storageType, String storageId) throws IOException {
+      DatanodeInfo target, StorageType storageType, String storageId, DataChecksum checksum,
+      Tap tap) throws IOException {
     Configuration conf = dn.getConf();
-    DataChecksum checksum = DataChecksum.newDataChecksum(
-        DataChecksum.Type.valueOf(conf.getTrimmed(HdfsClientConfigKeys.DFS_CHECKSUM_TYPE_KEY,
-            HdfsClientConfigKeys.DFS_CHECKSUM_TYPE_DEFAULT)),
-        conf.getInt(HdfsClientConfigKeys.DFS_BYTES_PER_CHECKSUM_KEY,
-            HdfsClientConfigKeys.DFS_BYTES_PER_CHECKSUM_DEFAULT));
+    // a fresh object: DataChecksum holds its running state
+    checksum = DataChecksum.newDataChecksum(checksum.getChecksumType(),
+        checksum.getBytesPerChecksum());
     Socket socket = null;
     DataOutputStream out = null;
     DataInputStream in = null;
@@ -127,7 +143,7 @@ public final class InternalBlockWriter implements Closeable {
           0, 0, 0, 0, checksum, CachingStrategy.newDefaultStrategy(), false, false, null,
           storageId, new String[] {storageId});
       ok = true;
-      return new InternalBlockWriter(block, target, length, checksum, socket, out, in);
+      return new InternalBlockWriter(block, target, length, checksum, socket, out, in, tap);
     } finally {
       if (!ok) {
         IOUtils.closeStream(out);
@@ -183,8 +199,11 @@ public final class InternalBlockWriter implements Closeable {
     }
   }
 
-  /** Sends the last packet; the target then finalizes the replica and reports it. */
-  public void finish() throws IOException {
+  /**
+   * Sends the bytes held back in a partial packet (so the tap has seen every byte) and checks
+   * the block is whole; nothing is final until {@link #finish()}.
+   */
+  public void flushData() throws IOException {
     if (done) {
       throw new IOException("writer for " + block + " is closed");
     }
@@ -193,10 +212,15 @@ public final class InternalBlockWriter implements Closeable {
       throw new IOException("rebuilt " + block + " has " + written() + " bytes, expected "
           + expectedLength + "; not finalized on " + target);
     }
+    if (buffered > 0) {
+      sendPacket(false);
+    }
+  }
+
+  /** Sends the last packet; the target then finalizes the replica and reports it. */
+  public void finish() throws IOException {
+    flushData();
     try {
-      if (buffered > 0) {
-        sendPacket(false);
-      }
       sendPacket(true);
       out.flush();
     } catch (IOException e) {
@@ -213,6 +237,9 @@ public final class InternalBlockWriter implements Closeable {
     int sumLen = checksum.getChecksumSize() * ((len + checksum.getBytesPerChecksum() - 1)
         / checksum.getBytesPerChecksum());
     if (len > 0) {
+      if (tap != null) {
+        tap.sent(offsetInBlock, ByteBuffer.wrap(data, 0, len));
+      }
       checksum.calculateChunkedSums(data, 0, len, sums, 0);
     }
     PacketHeader header = new PacketHeader(4 + sumLen + len, offsetInBlock, seqno++, last, len,

@@ -16,7 +16,11 @@ public final class NativeRoute implements ReconstructionRoute {
 
   @Override
   public long repair(RepairRequest req, RepairSink sink) throws IOException {
-    sink.repairNatively();
+    int[] rows = new int[req.rows()];
+    for (int r = 0; r < rows.length; r++) {
+      rows[r] = r;
+    }
+    sink.repairNatively(rows);
     return -1;
   }
 }

@@ -1,10 +1,15 @@
 package io.netec.hdfs.route;
 
 import io.netec.hdfs.NetecSettings;
+import io.netec.hdfs.proof.ProofVerifier;
+import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
@@ -13,23 +18,32 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Tries the configured routes in order for each repair, the same on a DataNode (its
- * reconstruction tasks) and on a client (its degraded reads). A route that declines is
- * skipped; one that fails is retried {@code netec.route.retries} times, then the next route
- * runs; native is always last. A route that cannot reach its service is not asked again for
- * {@code netec.route.backoff.ms} (one log line when it goes away, one when it is back). Each
- * repair ends with one log line naming the route that served it and why the others were
- * passed over; the same line goes to {@link RouteMetrics#recentTasks()}.
+ * reconstruction tasks) and on a client (its degraded reads), row by row: each attempt of a
+ * route is proven by the {@link RepairVerifier} and every row it rebuilt that is proven is kept;
+ * rows not proven (a wrong byte anywhere, an incomplete row) are dropped and go to the next
+ * attempt. A route that declines is skipped; one that fails is retried {@code
+ * netec.route.retries} times, then the next route runs; native is always last. A failure caused
+ * by survivors ({@link SurvivorFault}: unreadable, stalled past the progress timeout, unable to
+ * prove their part) is not the route's: the route runs again without them where spares exist.
+ * A route that cannot reach its service, or that failed on its own account, is not asked again
+ * for {@code netec.route.backoff.ms} (one log line when it goes away, one when it is back).
+ * Each repair ends with one log line naming the route that served each row and why the others
+ * were passed over; the same line goes to {@link RouteMetrics#recentTasks()}.
  */
 public final class ReconstructionRouter {
   private static final Logger LOG = LoggerFactory.getLogger(ReconstructionRouter.class);
+  /** Lines a faulty route or peer can cause: one per cause every 10 s, then a count. */
+  private final LogLimiter limited = new LogLimiter(LOG, 10_000);
 
   private final List<ReconstructionRoute> routes;
   private final int retries;
   private final long backoffNanos;
+  private final int stallTimeoutMs;
   private final RouteMetrics metrics;
+  private final RepairVerifier verifier;
   private final RouteContext context;
   private final RouteRegistry registry;
-  /** Routes whose service was unreachable, until when (System.nanoTime) and why. */
+  /** Routes passed over for now (unreachable, or failing), until when and why. */
   private final Map<String, Unavailable> unavailable = new ConcurrentHashMap<>();
 
   private static final class Unavailable {
@@ -44,40 +58,56 @@ public final class ReconstructionRouter {
 
   /** How a repair went. */
   public static final class Outcome {
-    /** The route that served it, or null when none did. */
+    /** The route that served the last rows, or null when some row was rebuilt by none. */
     public final String route;
-    /** Bytes delivered to the sink. */
+    /** Bytes delivered to the sink and kept. */
     public final long bytes;
-    /** Bytes the serving route received (its ingress), -1 when not known. */
+    /** Bytes the serving routes received (their ingress), -1 when not known. */
     public final long bytesIn;
     /** Why the routes before it did not serve ("" when the first one did). */
     public final String others;
+    /** Route that kept each row (null for a row none rebuilt). */
+    public final List<String> rowRoutes;
+    /** Attempts whose output did not match the survivors' fingerprints. */
+    public final int verifyFailures;
 
-    Outcome(String route, long bytes, long bytesIn, String others) {
+    Outcome(String route, long bytes, long bytesIn, String others, List<String> rowRoutes,
+        int verifyFailures) {
+      this.verifyFailures = verifyFailures;
       this.route = route;
       this.bytes = bytes;
       this.bytesIn = bytesIn;
       this.others = others;
+      this.rowRoutes = Collections.unmodifiableList(rowRoutes);
     }
   }
 
+  /**
+   * A router of routes given as a list.
+   *
+   * @param stallTimeoutMs a route's progress limit when spare survivors exist (Hadoop's
+   *     striped-read timeout); 0: the routes' own
+   */
   public ReconstructionRouter(List<ReconstructionRoute> routes, int retries, long backoffMs,
-      RouteMetrics metrics) {
-    this(routes, retries, backoffMs, metrics, null, null);
+      int stallTimeoutMs, RouteMetrics metrics, RepairVerifier verifier) {
+    this(routes, retries, backoffMs, stallTimeoutMs, metrics, verifier, null, null);
   }
 
   private ReconstructionRouter(List<ReconstructionRoute> routes, int retries, long backoffMs,
-      RouteMetrics metrics, RouteContext context, RouteRegistry registry) {
+      int stallTimeoutMs, RouteMetrics metrics, RepairVerifier verifier, RouteContext context,
+      RouteRegistry registry) {
     if (routes.isEmpty() || !NativeRoute.NAME.equals(routes.get(routes.size() - 1).name())) {
       throw new IllegalArgumentException("the native route must be last");
     }
-    if (retries < 0 || backoffMs < 0) {
-      throw new IllegalArgumentException("retries and back-off must be >= 0");
+    if (retries < 0 || backoffMs < 0 || stallTimeoutMs < 0) {
+      throw new IllegalArgumentException("retries, back-off and stall timeout must be >= 0");
     }
     this.routes = Collections.unmodifiableList(new ArrayList<>(routes));
     this.retries = retries;
     this.backoffNanos = backoffMs * 1_000_000L;
+    this.stallTimeoutMs = stallTimeoutMs;
     this.metrics = metrics;
+    this.verifier = verifier;
     this.context = context;
     this.registry = registry;
     for (ReconstructionRoute r : routes) {
@@ -87,7 +117,8 @@ public final class ReconstructionRouter {
 
   /**
    * The router of one side, as the configuration says: the routes ServiceLoader finds, the
-   * settings parsed once, the routes of netec.route.order built.
+   * settings parsed once, the routes of netec.route.order built, their output proven through
+   * the survivors' proof services.
    *
    * @param dataNode the DataNode, or null on a client
    * @param blocks the DataNode's blocks, or null on a client
@@ -115,7 +146,8 @@ public final class ReconstructionRouter {
       routes.add(r);
     }
     return new ReconstructionRouter(routes, settings.routeRetries(), settings.routeBackoffMs(),
-        new RouteMetrics(), ctx, registry);
+        settings.stallTimeoutMs(), new RouteMetrics(), new ProofVerifier(settings), ctx,
+        registry);
   }
 
   public List<String> routeNames() {
@@ -145,83 +177,286 @@ public final class ReconstructionRouter {
     return registry;
   }
 
-  /** Repairs {@code req} into {@code sink} through the first route that succeeds. */
+  /** Repairs {@code req} into {@code sink}, each row through the first route that proves it. */
   public Outcome repair(RepairRequest req, RepairSink sink) {
     metrics.taskReceived();
     try {
-      return route(req, sink);
+      return new Task(req, sink).run();
     } finally {
       metrics.taskEnded();
     }
   }
 
-  private Outcome route(RepairRequest req, RepairSink sink) {
-    long taskStart = System.currentTimeMillis();
-    List<String> passed = new ArrayList<>();
-    for (ReconstructionRoute route : routes) {
-      String name = route.name();
-      Unavailable down = unavailable.get(name);
-      if (down != null && System.nanoTime() - down.untilNanos < 0) {
-        metrics.skipped(name);
-        passed.add(name + " unavailable: " + down.reason);
-        continue;
+  /** One repair: which rows are kept, by which route, and what the routes said. */
+  private final class Task {
+    final RepairRequest req;
+    final RepairSink sink;
+    final String[] keptBy;
+    final List<String> passed = new ArrayList<>();
+    final List<String> served = new ArrayList<>();
+    final long taskStart = System.currentTimeMillis();
+    long bytes;
+    long bytesIn;
+    boolean bytesInKnown = true;
+    int verifyFailures;
+
+    Task(RepairRequest req, RepairSink sink) {
+      this.req = req;
+      this.sink = sink;
+      this.keptBy = new String[req.rows()];
+    }
+
+    int[] open() {
+      int n = 0;
+      int[] rows = new int[keptBy.length];
+      for (int r = 0; r < keptBy.length; r++) {
+        if (keptBy[r] == null) {
+          rows[n++] = r;
+        }
       }
-      boolean last = route == routes.get(routes.size() - 1);
-      int attempts = last ? 1 : 1 + retries;
-      for (int attempt = 1; attempt <= attempts; attempt++) {
+      return Arrays.copyOf(rows, n);
+    }
+
+    Outcome run() {
+      for (ReconstructionRoute route : routes) {
+        if (open().length == 0) {
+          break;
+        }
+        String name = route.name();
+        Unavailable down = unavailable.get(name);
+        if (down != null && System.nanoTime() - down.untilNanos < 0) {
+          metrics.skipped(name);
+          passed.add(name + " unavailable: " + down.reason);
+          continue;
+        }
+        runRoute(route);
+      }
+      int[] left = open();
+      String others = String.join("; ", passed);
+      String last = null;
+      for (String r : keptBy) {
+        last = r != null ? r : last;
+      }
+      if (left.length > 0) {
+        metrics.outcome(req, null, bytes, 0, taskStart, others);
+        String part = bytes > 0 ? " (" + String.join("; ", served) + " served the others)" : "";
+        LOG.error("{} was not rebuilt by any route: units {}{}: {}", req,
+            Arrays.toString(units(left)), part, others);
+        return new Outcome(null, bytes, -1, others, Arrays.asList(keptBy), verifyFailures);
+      }
+      long ms = System.currentTimeMillis() - taskStart;
+      metrics.outcome(req, String.join("+", new LinkedHashSet<>(Arrays.asList(keptBy))), bytes,
+          ms, taskStart, others);
+      LOG.info("{} served by route {}{}", req, String.join("; route ", served),
+          others.isEmpty() ? "" : "; " + others);
+      return new Outcome(last, bytes, bytesInKnown ? bytesIn : -1, others,
+          Arrays.asList(keptBy), verifyFailures);
+    }
+
+    int[] units(int[] rows) {
+      int[] erased = req.erased();
+      int[] u = new int[rows.length];
+      for (int i = 0; i < rows.length; i++) {
+        u[i] = erased[rows[i]];
+      }
+      return u;
+    }
+
+    /** Every attempt of one route; returns when it served all it could or gave up. */
+    void runRoute(ReconstructionRoute route) {
+      String name = route.name();
+      boolean isNative = route == routes.get(routes.size() - 1);
+      int attempts = isNative ? 1 : 1 + retries;
+      Set<Integer> faulty = new LinkedHashSet<>();
+      String failure = null;
+      for (int attempt = 1; attempt <= attempts && open().length > 0; ) {
+        int[] rows = open();
+        RepairRequest sub = req.withRows(rows).without(faulty);
+        if (!isNative) {
+          sub = sub.withProgressTimeout(sub.spareSurvivors() > 0 ? stallTimeoutMs : 0);
+        }
+        RepairVerifier.Attempt proof = isNative || verifier == null ? null : verifier.start(sub);
+        RowView view = new RowView(sink, rows, proof);
         long start = System.nanoTime();
         try {
-          long bytesIn = route.repair(req, sink);
-          long bytes = sink.complete();
+          view.begin(proof);
+          long in;
+          IOException routeFailure = null;
+          try {
+            in = route.repair(sub, view);
+          } catch (RouteDeclinedException e) {
+            throw e; // nothing was done
+          } catch (IOException e) {
+            in = -1;
+            routeFailure = e;
+          }
+          // Whatever the route says, each row it completed is proven and kept on its own.
+          Proven p = prove(name, view, rows, proof, routeFailure == null);
           long ms = (System.nanoTime() - start) / 1_000_000;
-          available(name);
-          metrics.served(name, bytes, bytesIn, ms);
-          String others = String.join("; ", passed);
-          metrics.outcome(req, name, bytes, ms, taskStart, others);
-          LOG.info("{} served by route {} ({} bytes in {} ms{}){}", req, name, bytes, ms,
-              bytesIn >= 0 ? ", " + bytesIn + " bytes in" : "",
-              others.isEmpty() ? "" : "; " + others);
-          return new Outcome(name, bytes, bytesIn, others);
+          if (p.bytes > 0) {
+            available(name);
+            bytes += p.bytes;
+            if (in >= 0) {
+              bytesIn += in;
+            } else {
+              bytesInKnown = false;
+            }
+            metrics.served(name, p.bytes, in, ms);
+            served.add(name + " (" + (p.kept.size() == req.rows() ? "" : "units "
+                + p.kept + ": ") + p.bytes + " bytes in " + ms + " ms"
+                + (in >= 0 ? ", " + in + " bytes in" : "") + ")");
+          }
+          if (routeFailure != null) {
+            throw routeFailure;
+          }
+          if (p.mismatch != null) {
+            metrics.verifyFailed(name);
+            verifyFailures++;
+            limited.warn("verify-" + name, "{}: route {} delivered units {} that do not match "
+                + "the survivors' fingerprints, not kept (attempt {} of {}): {}", req, name,
+                p.mismatchUnits, attempt, attempts, p.mismatch);
+            throw new IOException("rebuilt units " + p.mismatchUnits
+                + " do not match the survivors' fingerprints: " + p.mismatch);
+          }
+          if (p.incomplete != null) {
+            throw new IOException(p.incomplete);
+          }
+          return; // every open row kept
         } catch (RouteUnavailableException e) {
-          sink.abort();
+          view.dropAll();
           metrics.unavailable(name);
-          unavailable(name, oneLine(e.getMessage()));
+          unavailable(name, oneLine(e.getMessage()), false);
           passed.add(name + " unavailable: " + oneLine(e.getMessage()));
-          break;
+          return;
         } catch (RouteDeclinedException e) {
-          sink.abort();
+          view.dropAll();
           available(name);
           metrics.declined(name);
           passed.add(name + " declined: " + oneLine(e.getMessage()));
-          break;
+          return;
         } catch (Exception | LinkageError e) {
-          sink.abort();
-          available(name);
-          metrics.failed(name);
+          view.dropAll();
           long ms = (System.nanoTime() - start) / 1_000_000;
+          SurvivorFault fault = survivorFault(e, proof, sub,
+              sub.progressTimeoutMs() > 0 && ms >= sub.progressTimeoutMs());
+          if (fault != null) {
+            metrics.survivorFault(name);
+            List<Integer> fresh = new ArrayList<>();
+            for (int u : fault.units()) {
+              if (!faulty.contains(u)) {
+                fresh.add(u);
+              }
+            }
+            String why = oneLine(fault.getMessage());
+            if (!isNative && !fresh.isEmpty() && sub.spareSurvivors() >= fresh.size()) {
+              LOG.warn("{}: route {} attempt without units {} after {} ms: {}", req, name,
+                  fresh, ms, why);
+              faulty.addAll(fresh);
+              continue; // the same attempt again, spares in their place: not the route's fault
+            }
+            passed.add(name + " failed for survivors " + Arrays.toString(fault.units()) + ": "
+                + why);
+            return; // no spare left: the next route, the route not blamed
+          }
+          metrics.failed(name);
+          failure = oneLine(e.toString());
           LOG.warn("{}: route {} failed after {} ms (attempt {} of {}): {}", req, name, ms,
-              attempt, attempts, oneLine(e.toString()));
+              attempt, attempts, failure);
           LOG.debug("{}: route {} failure", req, name, e);
-          passed.add(name + " failed: " + oneLine(e.toString()));
+          attempt++;
+        } finally {
+          if (proof != null) {
+            proof.close();
+          }
+        }
+      }
+      if (failure != null) {
+        passed.add(name + " failed: " + failure);
+        if (!isNative) {
+          unavailable(name, "failed: " + failure, true);
         }
       }
     }
-    String others = String.join("; ", passed);
-    metrics.outcome(req, null, 0, 0, taskStart, others);
-    LOG.error("{} was not rebuilt by any route: {}", req, others);
-    return new Outcome(null, 0, -1, others);
+
+    /**
+     * Seals, proves and keeps each row of an attempt: rows that are whole and proven are kept
+     * (by this route), the rest dropped. A native attempt keeps what Hadoop wrote.
+     */
+    Proven prove(String name, RowView view, int[] rows, RepairVerifier.Attempt proof,
+        boolean routeDone) throws IOException {
+      Proven p = new Proven();
+      int[] erased = req.erased();
+      for (int r = 0; r < rows.length; r++) {
+        try {
+          view.seal(r);
+        } catch (IOException e) {
+          view.drop(r);
+          if (routeDone) {
+            p.incomplete = "unit " + erased[rows[r]] + ": " + e.getMessage();
+          }
+          continue;
+        }
+        String why = proof == null ? null : proof.check(r); // a SurvivorFault ends the attempt
+        if (why != null) {
+          view.drop(r);
+          p.mismatch = p.mismatch == null ? why : p.mismatch;
+          p.mismatchUnits.add(erased[rows[r]]);
+          continue;
+        }
+        p.bytes += view.keep(r);
+        keptBy[rows[r]] = name;
+        p.kept.add(erased[rows[r]]);
+      }
+      return p;
+    }
   }
 
-  /** Marks a route unreachable for the back-off; logs only when it was reachable before. */
-  private void unavailable(String name, String reason) {
+  /** What an attempt proved. */
+  private static final class Proven {
+    long bytes;
+    final List<Integer> kept = new ArrayList<>();
+    final List<Integer> mismatchUnits = new ArrayList<>();
+    String mismatch;
+    String incomplete;
+  }
+
+  /**
+   * The survivors behind a failure: named by the route or the proof ({@link SurvivorFault}),
+   * or told by the attempt's proof (survivors whose proof failed, or that lagged behind the
+   * others), when no more than the spares.
+   */
+  private static SurvivorFault survivorFault(Throwable e, RepairVerifier.Attempt proof,
+      RepairRequest sub, boolean stalled) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof SurvivorFault) {
+        return (SurvivorFault) t;
+      }
+    }
+    if (proof == null) {
+      return null;
+    }
+    List<Integer> culprits = proof.culprits(stalled);
+    if (!culprits.isEmpty() && culprits.size() <= sub.spareSurvivors()) {
+      return new SurvivorFault(culprits, "units " + culprits + " failed or lagged behind the "
+          + "others (" + oneLine(e.toString()) + ")");
+    }
+    return null;
+  }
+
+  /**
+   * Passes a route over for the back-off; logs only when it was usable before.
+   *
+   * @param failing it failed on its own account (else its service was unreachable)
+   */
+  private void unavailable(String name, String reason, boolean failing) {
     if (backoffNanos == 0) {
       return;
     }
     Unavailable before = unavailable.put(name,
         new Unavailable(System.nanoTime() + backoffNanos, reason));
     if (before == null) {
-      LOG.warn("Route {} unavailable ({}); not asked again for {} ms", name, reason,
-          backoffNanos / 1_000_000);
+      LOG.warn("Route {} {} ({}); not asked again for {} ms", name,
+          failing ? "failing" : "unavailable", reason, backoffNanos / 1_000_000);
     }
   }
 
@@ -232,7 +467,102 @@ public final class ReconstructionRouter {
 
   private void available(String name) {
     if (unavailable.remove(name) != null) {
-      LOG.info("Route {} reachable again", name);
+      LOG.info("Route {} usable again", name);
+    }
+  }
+
+  /**
+   * The sink as one attempt sees it: the attempt's rows 0..n-1 are the sink's rows {@code
+   * rows}; what the attempt wrote to a row it did not keep is dropped.
+   */
+  private static final class RowView implements RepairSink {
+    private final RepairSink sink;
+    private final int[] rows;
+    private final boolean[] settled;
+    private final RepairVerifier.Attempt proof;
+    private boolean written;
+
+    RowView(RepairSink sink, int[] rows, RepairVerifier.Attempt proof) {
+      this.sink = sink;
+      this.rows = rows;
+      this.settled = new boolean[rows.length];
+      this.proof = proof;
+    }
+
+    @Override
+    public void begin(RowDigests digests) {
+      sink.begin(digests == null ? null : new RowDigests() {
+        @Override
+        public void update(int row, long position, java.nio.ByteBuffer data) {
+          digests.update(attemptRow(row), position, data);
+        }
+
+        @Override
+        public org.apache.hadoop.util.DataChecksum survivorsChecksum() throws IOException {
+          return digests.survivorsChecksum();
+        }
+      });
+    }
+
+    /** The attempt's row of sink row {@code row}. */
+    private int attemptRow(int row) {
+      for (int r = 0; r < rows.length; r++) {
+        if (rows[r] == row) {
+          return r;
+        }
+      }
+      throw new IllegalArgumentException("row " + row + " is not in this attempt");
+    }
+
+    private int row(int r) {
+      if (r < 0 || r >= rows.length) {
+        throw new IllegalArgumentException("the attempt has no row " + r);
+      }
+      return rows[r];
+    }
+
+    @Override
+    public void write(int r, java.nio.ByteBuffer data) throws IOException {
+      if (!written && proof != null) {
+        written = true;
+        proof.begin(); // the route delivers: its survivors are asked now at the latest
+      }
+      sink.write(row(r), data);
+    }
+
+    @Override
+    public void repairNatively(int[] attemptRows) throws IOException {
+      int[] mine = new int[attemptRows.length];
+      for (int i = 0; i < mine.length; i++) {
+        mine[i] = row(attemptRows[i]);
+      }
+      sink.repairNatively(mine);
+    }
+
+    @Override
+    public void seal(int r) throws IOException {
+      sink.seal(row(r));
+    }
+
+    @Override
+    public long keep(int r) throws IOException {
+      settled[r] = true;
+      return sink.keep(row(r));
+    }
+
+    @Override
+    public void drop(int r) {
+      settled[r] = true;
+      sink.drop(row(r));
+    }
+
+    /** Drops every row the attempt did not keep. */
+    void dropAll() {
+      for (int r = 0; r < rows.length; r++) {
+        if (!settled[r]) {
+          drop(r);
+        }
+      }
     }
   }
 }

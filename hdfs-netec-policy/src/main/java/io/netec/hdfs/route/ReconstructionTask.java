@@ -30,11 +30,44 @@ public final class ReconstructionTask {
 
   /** Hadoop's own reconstructor for this task, which only the native route runs. */
   public interface HadoopTask {
-    /** Runs Hadoop's reconstruction; returns the bytes it wrote to targets. */
-    long runNative();
+    /**
+     * Runs Hadoop's reconstruction of the given erased units (those of the task still open,
+     * each to its own target); returns the bytes it wrote to targets.
+     */
+    long runNative(short[] erasedIndices);
 
-    /** Releases what Hadoop reserved for the task when another route served it. */
-    void releaseServedElsewhere(long bytesWritten);
+    /** Hadoop's bookkeeping of what the routes did for this task. */
+    void settle(RoutedWork work);
+  }
+
+  /** The task a Hadoop handle belongs to (it is made before the task). */
+  public interface Describer {
+    ReconstructionTask get();
+  }
+
+  /** What routes other than native did for a task, for Hadoop's counters. */
+  public static final class RoutedWork {
+    /** Hadoop's reservation (xmits) is still held: no native run gave it back. */
+    public final boolean release;
+    public final long bytesWritten;
+    public final long bytesRead;
+    public final long readMillis;
+    public final long writeMillis;
+    /** No route rebuilt the task and Hadoop's reconstructor never ran. */
+    public final boolean failed;
+    /** Attempts whose output failed its proof. */
+    public final long invalid;
+
+    public RoutedWork(boolean release, long bytesWritten, long bytesRead, long readMillis,
+        long writeMillis, boolean failed, long invalid) {
+      this.release = release;
+      this.bytesWritten = bytesWritten;
+      this.bytesRead = bytesRead;
+      this.readMillis = readMillis;
+      this.writeMillis = writeMillis;
+      this.failed = failed;
+      this.invalid = invalid;
+    }
   }
 
   /**

@@ -42,6 +42,7 @@ public final class RepairRequest {
   private final long offset;
   private final long length;
   private final List<Survivor> survivors;
+  private final int progressTimeoutMs;
 
   /**
    * @param label names the task or read in logs (e.g. the block group and the file)
@@ -51,6 +52,13 @@ public final class RepairRequest {
   public RepairRequest(String label, ExtendedBlock blockGroup, long groupBytes,
       ErasureCodingPolicy policy, int[] erased, long offset, long length,
       List<Survivor> survivors) {
+    this(label, blockGroup, groupBytes, policy, erased, offset, length, survivors, 0);
+  }
+
+  private RepairRequest(String label, ExtendedBlock blockGroup, long groupBytes,
+      ErasureCodingPolicy policy, int[] erased, long offset, long length,
+      List<Survivor> survivors, int progressTimeoutMs) {
+    this.progressTimeoutMs = progressTimeoutMs;
     this.label = label;
     this.blockGroup = Objects.requireNonNull(blockGroup, "blockGroup");
     this.groupBytes = groupBytes;
@@ -140,6 +148,70 @@ public final class RepairRequest {
   /** Bytes a complete repair delivers: the sum of the rows. */
   public long bytesToRebuild() {
     return Arrays.stream(rowLengths()).sum();
+  }
+
+  /**
+   * The longest a route may go without progress before it gives up, so that a stalled survivor
+   * is replaced by a spare as Hadoop's reconstruction replaces a source (its striped-read
+   * timeout): 0 when the route's own timeout applies (no spare, or no such limit).
+   */
+  public int progressTimeoutMs() {
+    return progressTimeoutMs;
+  }
+
+  /** A route's no-progress timeout for this request: its own, cut to {@link #progressTimeoutMs}. */
+  public int progressTimeoutMs(int routeTimeoutMs) {
+    return progressTimeoutMs > 0 ? Math.min(routeTimeoutMs, progressTimeoutMs) : routeTimeoutMs;
+  }
+
+  /** The same request with a no-progress limit for routes (0: none). */
+  public RepairRequest withProgressTimeout(int ms) {
+    return new RepairRequest(label, blockGroup, groupBytes, policy, erased, offset, length,
+        survivors, Math.max(0, ms));
+  }
+
+  /** The same request for rows {@code rows} only (indices into this request's rows). */
+  public RepairRequest withRows(int[] rows) {
+    int[] e = new int[rows.length];
+    for (int i = 0; i < rows.length; i++) {
+      e[i] = erased[rows[i]];
+    }
+    return new RepairRequest(label, blockGroup, groupBytes, policy, e, offset, length,
+        survivors, progressTimeoutMs);
+  }
+
+  /** The same request without the survivors holding {@code units}. */
+  public RepairRequest without(java.util.Collection<Integer> units) {
+    List<Survivor> kept = new ArrayList<>();
+    for (Survivor s : survivors) {
+      if (!units.contains(s.index)) {
+        kept.add(s);
+      }
+    }
+    return new RepairRequest(label, blockGroup, groupBytes, policy, erased, offset, length,
+        kept, progressTimeoutMs);
+  }
+
+  /**
+   * Survivors beyond the k a decode needs: how many faulty ones can be replaced. Units that are
+   * all zeros over the range count as survivors that need no stream.
+   */
+  public int spareSurvivors() {
+    int k = dataUnits();
+    int usable = 0;
+    for (int i = 0; i < k + parityUnits(); i++) {
+      if (unitLength(i) <= offset && !DecodeSurvivors.contains(erased, i)) {
+        usable++;
+      }
+    }
+    java.util.Set<Integer> seen = new java.util.HashSet<>();
+    for (Survivor s : survivors) {
+      if (unitLength(s.index) > offset && !DecodeSurvivors.contains(erased, s.index)
+          && seen.add(s.index)) {
+        usable++;
+      }
+    }
+    return Math.max(0, usable - k);
   }
 
   @Override

@@ -6,11 +6,20 @@ import java.nio.ByteBuffer;
 /**
  * Where a repair's rows go. On a DataNode each row is an internal block written to its target
  * ({@link InternalBlockSink}); on a client the rows fill the read's buffers. The router uses
- * one sink for all routes of a request: after a route's attempt it calls {@link #complete()}
- * (the attempt delivered every row) or {@link #abort()} (nothing partial stays), so a route
- * only writes.
+ * one sink for all attempts of a request, each row on its own: an attempt starts with {@link
+ * #begin}, its route writes rows, then for each row the router {@link #seal seals} it, proves it
+ * through the attempt's {@link RowDigests} and either {@link #keep keeps} it (the row is done:
+ * later attempts never see it) or {@link #drop drops} it (nothing of it stays; a later attempt
+ * writes it again). A route only writes.
  */
 public interface RepairSink {
+  /**
+   * Starts an attempt. The sink feeds every byte of every row, as it will keep it, to {@code
+   * digests} (by the time {@link #seal} returns), and writes rebuilt blocks with {@code
+   * digests}' survivors' checksum. A native attempt ({@link #repairNatively}) has no digests.
+   */
+  void begin(RowDigests digests);
+
   /**
    * The next bytes of row r, in order: {@code data}'s remaining bytes, consumed. A row gets
    * exactly {@link RepairRequest#rowLength(int)} bytes in all; more is an IOException.
@@ -18,14 +27,20 @@ public interface RepairSink {
   void write(int row, ByteBuffer data) throws IOException;
 
   /**
-   * Hadoop's own repair of the same request (the native route): on a DataNode its
-   * reconstructor writes the targets itself; on a client its striped stream decodes the rows.
+   * Hadoop's own repair of these rows (the native route): on a DataNode its reconstructor
+   * writes and finalizes those targets itself; on a client its striped stream decodes them.
    */
-  void repairNatively() throws IOException;
+  void repairNatively(int[] rows) throws IOException;
 
-  /** Ends a successful attempt: checks every row is whole and keeps it; returns its bytes. */
-  long complete() throws IOException;
+  /**
+   * Row r is complete: throws if it does not have all its bytes; else every byte of it has
+   * been fed to the attempt's digests, and nothing of it is final yet.
+   */
+  void seal(int row) throws IOException;
 
-  /** Ends a failed attempt: drops what it wrote; the sink is ready for the next route. */
-  void abort();
+  /** Makes sealed (or natively repaired) row r final; returns its bytes. */
+  long keep(int row) throws IOException;
+
+  /** Drops what the attempt wrote to row r; the row is ready for the next attempt. */
+  void drop(int row);
 }

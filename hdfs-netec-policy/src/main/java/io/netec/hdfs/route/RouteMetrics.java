@@ -25,7 +25,11 @@ import org.apache.hadoop.metrics2.lib.Interns;
  * <li>a live JMX DynamicMBean (routes are named by configuration). Attributes: Tasks,
  * PassedThrough, InFlight (a gauge), per route NAME: NAME.Served, NAME.Declined, NAME.Failed,
  * NAME.Unavailable (its service unreachable), NAME.Skipped (passed over during the back-off),
- * NAME.Bytes (delivered), NAME.BytesIn (received by this node to serve), NAME.Millis; and RecentTasks, the last {@value #RECENT} outcomes as tab-separated
+ * NAME.Bytes (delivered and kept), NAME.BytesIn (received by this node to serve), NAME.Millis,
+ * NAME.VerifyFailed (attempts whose output did not match the survivors' fingerprints: nothing
+ * of it kept), NAME.SurvivorFaults (attempts that failed for survivors, run again with spares
+ * or passed on, the route not blamed); and RecentTasks, the last {@value #RECENT} outcomes as
+ * tab-separated
  * lines: block group, erased indices, route (or "none"), bytes, ms, start of the task (epoch
  * ms), what the routes before it said;</li>
  * <li>a Hadoop metrics2 source (record {@value #RECORD}): the counters go wherever the daemon's
@@ -37,7 +41,7 @@ public final class RouteMetrics implements DynamicMBean, MetricsSource {
   /** The metrics2 record name. */
   public static final String RECORD = "NetecRouter";
   static final String[] PER_ROUTE = {"Served", "Declined", "Failed", "Unavailable", "Skipped",
-      "Bytes", "BytesIn", "Millis"};
+      "Bytes", "BytesIn", "Millis", "VerifyFailed", "SurvivorFaults"};
   static final int RECENT = 100;
 
   private final LongAdder tasks = new LongAdder();
@@ -101,6 +105,16 @@ public final class RouteMetrics implements DynamicMBean, MetricsSource {
 
   void failed(String route) {
     add(route, "Failed", 1);
+  }
+
+  /** An attempt's output did not match the survivors' fingerprints. */
+  void verifyFailed(String route) {
+    add(route, "VerifyFailed", 1);
+  }
+
+  /** An attempt failed for survivors (unreadable, stalled, unable to prove their part). */
+  void survivorFault(String route) {
+    add(route, "SurvivorFaults", 1);
   }
 
   /** The route could not reach its service (it is then skipped for the back-off). */

@@ -22,7 +22,9 @@ public final class ServiceDirectory {
     /** The INEC participant's control server (join requests). */
     INEC_CONTROL,
     /** The INEC engine's data listener (streams of repair graphs). */
-    INEC_DATA;
+    INEC_DATA,
+    /** The proof service (fingerprints of local internal blocks for verifiers). */
+    PROOF;
 
     int port(NetecSettings s) {
       switch (this) {
@@ -30,6 +32,8 @@ public final class ServiceDirectory {
           return s.agentPort();
         case INEC_CONTROL:
           return s.inecPort();
+        case PROOF:
+          return s.proofPort();
         default:
           return s.inecDataPort();
       }

@@ -11,13 +11,13 @@ import java.util.List;
  * included: how the software switch reports what its packet work costs (JMX, metrics page,
  * {@code bin/netec-bench switch-e2e}).
  */
-final class CpuAccountedThreads extends DefaultThreadFactory {
+public final class CpuAccountedThreads extends DefaultThreadFactory {
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
   private final List<Thread> live = new ArrayList<>();
   private long ended;
 
-  CpuAccountedThreads(String poolName) {
+  public CpuAccountedThreads(String poolName) {
     super(poolName, false); // as Netty's default: the switch's loops keep its process alive
   }
 
@@ -54,7 +54,7 @@ final class CpuAccountedThreads extends DefaultThreadFactory {
   }
 
   /** CPU nanoseconds of every thread made so far; -1 if this JVM cannot measure it. */
-  synchronized long cpuNanos() {
+  public synchronized long cpuNanos() {
     if (!THREADS.isThreadCpuTimeSupported()) {
       return -1;
     }

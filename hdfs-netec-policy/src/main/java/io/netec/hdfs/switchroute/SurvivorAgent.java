@@ -439,6 +439,7 @@ public final class SurvivorAgent implements Closeable {
       }
       UnitReader unit = new UnitReader(req, hello.task(), hello.slotArray(), hello.sender());
       try {
+        unit.transfer = source.transfer("switch stream of " + req.block());
         source.check(req.block(), req.token(), req.unitLength());
       } catch (IOException e) {
         unit.close();
@@ -463,6 +464,8 @@ public final class SurvivorAgent implements Closeable {
     /** A source that is only an InputStream is read here, then copied into the frame. */
     private byte[] scratch;
     private boolean closed;
+    /** One of the DataNode's transfers, held while the stream is open. */
+    java.io.Closeable transfer;
 
     UnitReader(StreamRequest req, int task, int array, int sender) {
       this.req = req;
@@ -529,6 +532,7 @@ public final class SurvivorAgent implements Closeable {
       if (!closed) {
         closed = true;
         streams.decrementAndGet();
+        IOUtils.closeStream(transfer);
       }
     }
   }

@@ -69,7 +69,8 @@ public final class SwitchRoute implements ReconstructionRoute {
     }
     SetupRequest setup = SwitchPlan.plan(req.blockGroup().toString(), req.dataUnits(),
         req.parityUnits(), req.unitLengths(), req.erased(), available, req.offset(),
-        req.length(), settings.switchPayload(), settings.switchTimeoutMs(),
+        req.length(), settings.switchPayload(),
+        req.progressTimeoutMs(settings.switchTimeoutMs()),
         settings.switchPremultiply(), settings.switchDatagrams());
     SwitchClient.Result res = SwitchClient.rebuild(control, setup, req.rowLengths(), () -> {
       SwitchClient.Sink[] rows = new SwitchClient.Sink[req.rows()];

@@ -24,20 +24,21 @@ import java.util.concurrent.ThreadFactory;
  * (writev of a whole batch of frames in one call) and needs no selector wake-ups, which is
  * per-packet CPU the data path spends otherwise.
  */
-final class Transport {
+public final class Transport {
   /**
    * A channel turns unwritable above this many queued bytes: a batch of frames (the agents
    * build one per writability window) and a switch's backlog to a reader are a few dozen
    * frames, not Netty's default two (64 KiB), which paused and resumed every stream per pair
    * of packets.
    */
-  static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(512 << 10, 1 << 20);
+  public static final WriteBufferWaterMark WATER_MARK =
+      new WriteBufferWaterMark(512 << 10, 1 << 20);
 
   /**
    * Reads of survivor streams: up to 1 MiB a read (Netty's default stops at 64 KiB, two
    * 32 KiB frames a system call), sized by what the last reads brought.
    */
-  static final AdaptiveRecvByteBufAllocator STREAM_READS =
+  public static final AdaptiveRecvByteBufAllocator STREAM_READS =
       new AdaptiveRecvByteBufAllocator(4096, 64 << 10, 1 << 20);
 
   private static final boolean EPOLL = epollLoads();
@@ -54,25 +55,25 @@ final class Transport {
   }
 
   /** "epoll" or "nio": what this JVM's data connections use (logged at start). */
-  static String name() {
+  public static String name() {
     return EPOLL ? "epoll" : "nio";
   }
 
-  static EventLoopGroup group(int threads, ThreadFactory factory) {
+  public static EventLoopGroup group(int threads, ThreadFactory factory) {
     return EPOLL ? new EpollEventLoopGroup(threads, factory)
         : new NioEventLoopGroup(threads, factory);
   }
 
-  static Class<? extends ServerChannel> serverChannel() {
+  public static Class<? extends ServerChannel> serverChannel() {
     return EPOLL ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
   }
 
-  static Class<? extends SocketChannel> socketChannel() {
+  public static Class<? extends SocketChannel> socketChannel() {
     return EPOLL ? EpollSocketChannel.class : NioSocketChannel.class;
   }
 
   /** Datagram mode's channel: one NetEC packet per UDP datagram (docs/protocol.md). */
-  static Class<? extends DatagramChannel> datagramChannel() {
+  public static Class<? extends DatagramChannel> datagramChannel() {
     return EPOLL ? EpollDatagramChannel.class : NioDatagramChannel.class;
   }
 }

@@ -121,6 +121,12 @@ public final class SwitchEndToEndBenchmark {
       }
 
       @Override
+      public org.apache.hadoop.util.DataChecksum checksum(ExtendedBlock block) {
+        return org.apache.hadoop.util.DataChecksum.newDataChecksum(
+            org.apache.hadoop.util.DataChecksum.Type.CRC32C, 512);
+      }
+
+      @Override
       public InputStream open(ExtendedBlock block, long offset) {
         byte[] u = units[(int) block.getBlockId()];
         // read into the agents' frames as a DataNode's blocks are (ByteBufferReadable)

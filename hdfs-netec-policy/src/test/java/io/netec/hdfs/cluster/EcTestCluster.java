@@ -85,6 +85,7 @@ public final class EcTestCluster implements AutoCloseable {
     conf.setInt(NetecConfigKeys.AGENT_PORT, 0);
     conf.setInt(NetecConfigKeys.INEC_PORT, 0);
     conf.setInt(NetecConfigKeys.INEC_DATA_PORT, 0);
+    conf.setInt(NetecConfigKeys.PROOF_PORT, 0);
     return conf;
   }
 

@@ -65,6 +65,12 @@ class InecRepairTest {
     }
 
     @Override
+    public org.apache.hadoop.util.DataChecksum checksum(ExtendedBlock block) {
+      return org.apache.hadoop.util.DataChecksum.newDataChecksum(
+          org.apache.hadoop.util.DataChecksum.Type.CRC32C, 512);
+    }
+
+    @Override
     public InputStream open(ExtendedBlock block, long offset) {
       byte[] u = units[(int) block.getBlockId()];
       if (block.getBlockId() == failing) {

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.proof.ProofService;
+import io.netec.hdfs.proof.ProofVerifier;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -21,87 +23,140 @@ import org.apache.hadoop.hdfs.protocol.ErasureCodingPolicy;
 import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
 import org.apache.hadoop.io.erasurecode.ECSchema;
 import org.apache.hadoop.test.GenericTestUtils.LogCapturer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
 /**
  * The router's rules, the same for a DataNode's tasks and a client's reads: order, decline,
- * failure, retry, the sink completed or aborted after every attempt, the back-off of an
- * unreachable route with one log line per change of state, and its configuration errors.
+ * failure, retry, every row proven before it is kept (real fingerprints from a real proof
+ * service over an RS(3,2) group in memory), rows kept one by one, survivors at fault replaced by
+ * spares without blaming the route, the back-off of an unreachable or failing route with one
+ * log line per change of state, and its configuration errors.
  */
 class ReconstructionRouterTest {
   private static final int UNIT = 4096;
+  private static final long GROUP_ID = -1024L;
   private final List<String> calls = new ArrayList<>();
+  private final List<RepairRequest> asked = new ArrayList<>();
   private final ErasureCodingPolicy policy =
-      new ErasureCodingPolicy(new ECSchema("netec", 3, 2), 1024 * 1024);
+      new ErasureCodingPolicy(new ECSchema("netec", 3, 2), UNIT);
+  private final byte[][] units = MemoryBlocks.group(3, 2, UNIT, 7);
+  private final MemoryBlocks blocks = new MemoryBlocks();
+  private ProofService proofs;
+  private ProofVerifier verifier;
 
-  /** A request for unit 4 of a group whose units are all UNIT bytes long. */
-  private RepairRequest request() {
-    DatanodeInfo dn = new DatanodeInfoBuilder().build();
-    ExtendedBlock group = new ExtendedBlock("bp", -1024L, 3L * UNIT, 1001);
-    List<RepairRequest.Survivor> s = new ArrayList<>();
-    for (int i = 0; i < 4; i++) {
-      s.add(new RepairRequest.Survivor(i, dn, new ExtendedBlock("bp", -1024L + i, UNIT, 1001),
-          ""));
+  @BeforeEach
+  void startProofService() throws IOException {
+    for (int i = 0; i < units.length; i++) {
+      blocks.put(GROUP_ID + i, units[i]);
     }
-    return new RepairRequest("Task blk_-1024", group, 3L * UNIT, policy, new int[] {4}, 0,
-        UNIT, s);
+    proofs = new ProofService(blocks, "127.0.0.1", 0, 16, 5_000);
+    verifier = new ProofVerifier(dn -> proofs.address(), 5_000);
   }
 
-  /** The row a route writes: its name's bytes repeated. */
-  private static byte[] rowOf(String who) {
-    byte[] b = new byte[UNIT];
-    for (int i = 0; i < b.length; i++) {
-      b[i] = (byte) who.charAt(i % who.length());
+  @AfterEach
+  void stopProofService() {
+    proofs.close();
+  }
+
+  /** A request for units {@code erased} of the group, from every other unit. */
+  private RepairRequest request(int... erased) {
+    DatanodeInfo dn = new DatanodeInfoBuilder().build();
+    ExtendedBlock group = new ExtendedBlock("bp", GROUP_ID, 3L * UNIT, 1001);
+    List<RepairRequest.Survivor> s = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      final int unit = i;
+      if (Arrays.stream(erased).noneMatch(e -> e == unit)) {
+        s.add(new RepairRequest.Survivor(i, dn, new ExtendedBlock("bp", GROUP_ID + i, UNIT,
+            1001), ""));
+      }
     }
+    return new RepairRequest("Task blk_-1024", group, 3L * UNIT, policy, erased, 0, UNIT, s);
+  }
+
+  private RepairRequest request() {
+    return request(4);
+  }
+
+  /** Bytes that are not unit {@code unit}: the right length, wrong from byte 100 on. */
+  private byte[] junk(int unit) {
+    byte[] b = units[unit].clone();
+    b[100] ^= 1;
     return b;
   }
 
-  /** An in-memory sink that records what the router does to it. */
+  /** An in-memory sink of any rows that records what the router does to it. */
   private final class MemorySink implements RepairSink {
-    final byte[] row = new byte[UNIT];
-    int filled;
+    final int[] erased;
+    final byte[][] row;
+    final int[] filled;
     boolean nativeFails;
+    RowDigests digests;
+
+    MemorySink(int... erased) {
+      this.erased = erased.length == 0 ? new int[] {4} : erased;
+      this.row = new byte[this.erased.length][UNIT];
+      this.filled = new int[this.erased.length];
+    }
+
+    @Override
+    public void begin(RowDigests d) {
+      digests = d;
+    }
 
     @Override
     public void write(int r, ByteBuffer data) throws IOException {
-      if (filled + data.remaining() > UNIT) {
+      if (filled[r] + data.remaining() > UNIT) {
         throw new IOException("too many bytes");
       }
       int n = data.remaining();
-      data.get(row, filled, n);
-      filled += n;
+      data.get(row[r], filled[r], n);
+      filled[r] += n;
     }
 
     @Override
-    public void repairNatively() throws IOException {
-      calls.add("native");
+    public void repairNatively(int[] rows) throws IOException {
+      calls.add("native" + (rows.length == erased.length ? "" : Arrays.toString(rows)));
       if (nativeFails) {
         throw new IOException("Hadoop's reconstruction wrote 10 of 4096 bytes");
       }
-      write(0, ByteBuffer.wrap(rowOf("native")));
-    }
-
-    @Override
-    public long complete() throws IOException {
-      if (filled != UNIT) {
-        throw new IOException("row has " + filled + " of " + UNIT + " bytes");
+      for (int r : rows) {
+        row[r] = units[erased[r]].clone();
+        filled[r] = UNIT;
       }
-      calls.add("complete");
-      return filled;
     }
 
     @Override
-    public void abort() {
-      calls.add("abort");
-      Arrays.fill(row, (byte) 0);
-      filled = 0;
+    public void seal(int r) throws IOException {
+      if (filled[r] != UNIT) {
+        throw new IOException("row has " + filled[r] + " of " + UNIT + " bytes");
+      }
+      if (digests != null) {
+        digests.update(r, 0, ByteBuffer.wrap(row[r]));
+      }
+    }
+
+    @Override
+    public long keep(int r) {
+      calls.add("keep" + (erased.length == 1 ? "" : " " + erased[r]));
+      return filled[r];
+    }
+
+    @Override
+    public void drop(int r) {
+      calls.add("drop" + (erased.length == 1 ? "" : " " + erased[r]));
+      Arrays.fill(row[r], (byte) 0);
+      filled[r] = 0;
     }
   }
 
   /**
-   * A route that acts out a script, one entry per call: "ok", "half" (writes half the row and
-   * returns), "fail-mid" (writes half, then fails), "decline", "fail", "unavailable".
+   * A route that acts out a script, one entry per call: "ok" (the true units), "junk" (one
+   * wrong byte a row), "half" (half of each row, then returns), "fail-mid" (half a row, then
+   * fails), "first-ok" (row 0 true, the others junk), "decline", "fail", "unavailable",
+   * "survivor" (fails naming the first survivor it was given as at fault).
    */
   private ReconstructionRoute route(String name, String... script) {
     return new ReconstructionRoute() {
@@ -116,7 +171,8 @@ class ReconstructionRouterTest {
       public long repair(RepairRequest req, RepairSink sink) throws IOException {
         String what = script[Math.min(call++, script.length - 1)];
         calls.add(name + ":" + what);
-        byte[] row = rowOf(name);
+        asked.add(req);
+        int[] erased = req.erased();
         switch (what) {
           case "decline":
             throw new RouteDeclinedException("not now\nFORGED line");
@@ -124,25 +180,28 @@ class ReconstructionRouterTest {
             throw new RouteUnavailableException("connection refused");
           case "fail":
             throw new IOException("broken");
+          case "survivor":
+            throw new SurvivorFault(req.survivors().get(0).index, "its disk is gone");
           case "fail-mid":
-            sink.write(0, ByteBuffer.wrap(row, 0, UNIT / 2));
+            sink.write(0, ByteBuffer.wrap(units[erased[0]], 0, UNIT / 2));
             throw new IOException("cut mid-stream");
-          case "half":
-            sink.write(0, ByteBuffer.wrap(row, 0, UNIT / 2));
-            return UNIT / 2;
           default:
-            sink.write(0, ByteBuffer.wrap(row));
+            for (int r = 0; r < erased.length; r++) {
+              byte[] b = what.equals("junk") || (what.equals("first-ok") && r > 0)
+                  ? junk(erased[r]) : units[erased[r]];
+              sink.write(r, ByteBuffer.wrap(b, 0, what.equals("half") ? UNIT / 2 : UNIT));
+            }
             return 7;
         }
       }
     };
   }
 
-  private static ReconstructionRouter router(int retries, long backoffMs, RouteMetrics m,
+  private ReconstructionRouter router(int retries, long backoffMs, RouteMetrics m,
       ReconstructionRoute... routes) {
     List<ReconstructionRoute> l = new ArrayList<>(Arrays.asList(routes));
     l.add(new NativeRoute());
-    return new ReconstructionRouter(l, retries, backoffMs, m);
+    return new ReconstructionRouter(l, retries, backoffMs, 5_000, m, verifier);
   }
 
   @Test
@@ -154,25 +213,26 @@ class ReconstructionRouterTest {
     assertEquals("b", o.route);
     assertEquals(UNIT, o.bytes);
     assertEquals(7, o.bytesIn);
-    assertArrayEquals(rowOf("b"), sink.row);
-    assertEquals(List.of("a:decline", "abort", "b:ok", "complete"), calls);
+    assertArrayEquals(units[4], sink.row[0]);
+    assertEquals(List.of("a:decline", "drop", "b:ok", "keep"), calls);
     assertEquals(1, metrics.get("a", "Declined"));
     assertEquals(1, metrics.get("b", "Served"));
     assertEquals(UNIT, metrics.get("b", "Bytes"));
     assertEquals(7, metrics.get("b", "BytesIn"));
     assertFalse(o.others.contains("\n"), "peer text cannot break a log line: " + o.others);
     assertEquals("a declined: not now\\x0aFORGED line", o.others);
+    assertEquals(1, proofs.answered() / 3, "three survivors proved one attempt");
   }
 
   @Test
-  void failedRouteIsRetriedThenNextRouteRunsOnAnAbortedSink() {
+  void failedRouteIsRetriedThenNextRouteRunsOnADroppedRow() {
     RouteMetrics metrics = new RouteMetrics();
     MemorySink sink = new MemorySink();
     ReconstructionRouter.Outcome o = router(1, 0, metrics, route("a", "fail-mid", "fail", "ok"))
         .repair(request(), sink);
     assertEquals("native", o.route);
-    assertEquals(List.of("a:fail-mid", "abort", "a:fail", "abort", "native", "complete"), calls);
-    assertArrayEquals(rowOf("native"), sink.row, "no byte of the failed attempt is left");
+    assertEquals(List.of("a:fail-mid", "drop", "a:fail", "drop", "native", "keep"), calls);
+    assertArrayEquals(units[4], sink.row[0], "no byte of the failed attempt is left");
     assertEquals(2, metrics.get("a", "Failed"));
     assertEquals(1, metrics.get("native", "Served"));
   }
@@ -182,7 +242,7 @@ class ReconstructionRouterTest {
     ReconstructionRouter.Outcome o = router(1, 0, new RouteMetrics(), route("a", "fail", "ok"))
         .repair(request(), new MemorySink());
     assertEquals("a", o.route);
-    assertEquals(List.of("a:fail", "abort", "a:ok", "complete"), calls);
+    assertEquals(List.of("a:fail", "drop", "a:ok", "keep"), calls);
   }
 
   @Test
@@ -192,9 +252,88 @@ class ReconstructionRouterTest {
     ReconstructionRouter.Outcome o = router(0, 0, metrics, route("a", "half"), route("b", "ok"))
         .repair(request(), sink);
     assertEquals("b", o.route);
-    assertArrayEquals(rowOf("b"), sink.row);
+    assertArrayEquals(units[4], sink.row[0]);
     assertEquals(1, metrics.get("a", "Failed"));
     assertTrue(o.others.contains("2048 of 4096"), o.others);
+  }
+
+  @Test
+  void aRowThatDoesNotMatchItsProofIsNeverKept() {
+    LogCapturer log = LogCapturer.captureLogs(LoggerFactory.getLogger(ReconstructionRouter.class));
+    try {
+      RouteMetrics metrics = new RouteMetrics();
+      MemorySink sink = new MemorySink();
+      ReconstructionRouter.Outcome o = router(1, 0, metrics, route("a", "junk"))
+          .repair(request(), sink);
+      assertEquals("native", o.route);
+      // junk twice (tried, retried), dropped both times; native's bytes are the unit's
+      assertEquals(List.of("a:junk", "drop", "a:junk", "drop", "native", "keep"), calls);
+      assertArrayEquals(units[4], sink.row[0]);
+      assertEquals(2, metrics.get("a", "VerifyFailed"));
+      assertEquals(2, metrics.get("a", "Failed"));
+      assertEquals(0, metrics.get("a", "Bytes"));
+      assertEquals(2, o.verifyFailures);
+      assertTrue(o.others.contains("do not match the survivors' fingerprints"), o.others);
+      // logged once per cause, not once per attempt
+      assertEquals(1, Occurrences.count(log.getOutput(), "that do not match"), log.getOutput());
+    } finally {
+      log.stopCapturing();
+    }
+  }
+
+  @Test
+  void eachRowStandsOnItsOwn() {
+    RouteMetrics metrics = new RouteMetrics();
+    MemorySink sink = new MemorySink(3, 4);
+    ReconstructionRouter.Outcome o = router(0, 0, metrics, route("a", "first-ok"))
+        .repair(request(3, 4), sink);
+    // unit 3 proven and kept from route a; unit 4 failed its proof and went to native alone
+    assertEquals(List.of("a:first-ok", "keep 3", "drop 4", "native[1]", "keep 4"), calls);
+    assertEquals(List.of("a", "native"), o.rowRoutes);
+    assertArrayEquals(units[3], sink.row[0]);
+    assertArrayEquals(units[4], sink.row[1]);
+    assertEquals(UNIT, metrics.get("a", "Bytes"));
+    assertEquals(1, metrics.get("a", "VerifyFailed"));
+    assertEquals(2L * UNIT, o.bytes);
+  }
+
+  @Test
+  void aSurvivorAtFaultIsReplacedBySpareAndTheRouteNotBlamed() {
+    RouteMetrics metrics = new RouteMetrics();
+    MemorySink sink = new MemorySink();
+    ReconstructionRouter.Outcome o = router(0, 10_000, metrics,
+        route("a", "survivor", "ok")).repair(request(), sink);
+    assertEquals("a", o.route);
+    assertArrayEquals(units[4], sink.row[0]);
+    assertEquals(1, metrics.get("a", "SurvivorFaults"));
+    assertEquals(0, metrics.get("a", "Failed"));
+    assertEquals(2, asked.size());
+    assertEquals(4, asked.get(0).survivors().size());
+    assertTrue(asked.get(1).survivors().stream().noneMatch(s -> s.index == 0),
+        "the second attempt does without unit 0");
+    assertEquals(5_000, asked.get(0).progressTimeoutMs(), "a spare exists: Hadoop's limit");
+    assertEquals(0, asked.get(1).progressTimeoutMs(), "no spare left: the route's own");
+    // without spares the route is passed over, still not blamed (and not backed off)
+    calls.clear();
+    o = router(0, 10_000, metrics, route("b", "survivor")).repair(request(3, 4),
+        new MemorySink(3, 4));
+    assertEquals("native", o.route);
+    assertEquals(0, metrics.get("b", "Failed"));
+    assertTrue(o.others.startsWith("b failed for survivors [0]"), o.others);
+  }
+
+  @Test
+  void aCorruptSurvivorIsFoundByItsProofAndReplaced() {
+    blocks.corrupt.add(GROUP_ID + 1);
+    RouteMetrics metrics = new RouteMetrics();
+    MemorySink sink = new MemorySink();
+    ReconstructionRouter.Outcome o = router(0, 0, metrics, route("a", "ok"))
+        .repair(request(), sink);
+    // unit 1 cannot prove its part: the attempt is run again without it, from the spare
+    assertEquals("a", o.route);
+    assertEquals(1, metrics.get("a", "SurvivorFaults"));
+    assertTrue(asked.get(1).survivors().stream().noneMatch(s -> s.index == 1));
+    assertEquals(1, proofs.corrupt());
   }
 
   @Test
@@ -232,10 +371,22 @@ class ReconstructionRouterTest {
       assertEquals(1,
           Occurrences.count(out, "Route sw unavailable (connection refused); not asked again"),
           "one line when it went away, none while it stayed away: " + out);
-      assertEquals(1, Occurrences.count(out, "Route sw reachable again"), out);
+      assertEquals(1, Occurrences.count(out, "Route sw usable again"), out);
     } finally {
       log.stopCapturing();
     }
+  }
+
+  @Test
+  void aFailingRouteIsBackedOffToo() throws Exception {
+    RouteMetrics metrics = new RouteMetrics();
+    ReconstructionRouter r = router(0, 300, metrics, route("sw", "fail", "ok"));
+    assertEquals("native", r.repair(request(), new MemorySink()).route);
+    assertEquals("native", r.repair(request(), new MemorySink()).route);
+    assertEquals(1, metrics.get("sw", "Failed"));
+    assertEquals(1, metrics.get("sw", "Skipped"), "passed over during its back-off");
+    Thread.sleep(400);
+    assertEquals("sw", r.repair(request(), new MemorySink()).route);
   }
 
   @Test
@@ -249,32 +400,35 @@ class ReconstructionRouterTest {
     assertEquals(0, metrics.get("sw", "Skipped"));
   }
 
-
   @Test
   void nativeRouteOnADataNodeSinkChecksHadoopsBytes() throws Exception {
     DatanodeInfo dn = new DatanodeInfoBuilder().build();
     ExtendedBlock group = new ExtendedBlock("bp", -1024L, 3L * 1024 * 1024, 1001);
-    long[] released = {-1};
+    List<ReconstructionTask.RoutedWork> settled = new ArrayList<>();
     long[] wrote = {1024 * 1024};
-    ReconstructionTask t = new ReconstructionTask(group, policy, new byte[] {0, 1, 2, 3},
+    ErasureCodingPolicy big = new ErasureCodingPolicy(new ECSchema("netec", 3, 2), 1024 * 1024);
+    ReconstructionTask t = new ReconstructionTask(group, big, new byte[] {0, 1, 2, 3},
         new DatanodeInfo[] {dn, dn, dn, dn}, new short[] {4}, new DatanodeInfo[] {dn},
         new StorageType[] {StorageType.DISK}, new String[] {"s"},
         new ReconstructionTask.HadoopTask() {
           @Override
-          public long runNative() {
+          public long runNative(short[] erased) {
+            assertArrayEquals(new short[] {4}, erased);
             return wrote[0];
           }
 
           @Override
-          public void releaseServedElsewhere(long bytes) {
-            released[0] = bytes;
+          public void settle(ReconstructionTask.RoutedWork w) {
+            settled.add(w);
           }
         });
     RouteMetrics metrics = new RouteMetrics();
     ReconstructionRouter r = router(1, 0, metrics);
-    assertEquals("native", r.repair(t.repairRequest(b -> ""), new InternalBlockSink(null, t))
-        .route);
-    assertEquals(-1, released[0], "Hadoop's own run releases its resources itself");
+    InternalBlockSink sink = new InternalBlockSink(null, t);
+    ReconstructionRouter.Outcome o = r.repair(t.repairRequest(b -> ""), sink);
+    assertEquals("native", o.route);
+    sink.settle(o);
+    assertFalse(settled.get(0).release, "Hadoop's own run releases its resources itself");
     wrote[0] = 10; // a run that wrote less than the block failed, whatever Hadoop logged
     assertNull(r.repair(t.repairRequest(b -> ""), new InternalBlockSink(null, t)).route);
     assertEquals(1, metrics.get("native", "Failed"));
@@ -285,7 +439,8 @@ class ReconstructionRouterTest {
     DatanodeInfo dn = new DatanodeInfoBuilder().build();
     ExtendedBlock group = new ExtendedBlock("bp", -1024L, 2L * 1024 * 1024 + 5, 1001);
     // units 0 and 1 hold 1 MiB, unit 2 the last 5 bytes, parity units 1 MiB
-    ReconstructionTask t = new ReconstructionTask(group, policy, new byte[] {0, 1, 3},
+    ErasureCodingPolicy big = new ErasureCodingPolicy(new ECSchema("netec", 3, 2), 1024 * 1024);
+    ReconstructionTask t = new ReconstructionTask(group, big, new byte[] {0, 1, 3},
         new DatanodeInfo[] {dn, dn, dn}, new short[] {2, 4}, new DatanodeInfo[] {dn, dn},
         new StorageType[] {StorageType.DISK, StorageType.DISK}, new String[] {"s", "t"}, null);
     RepairRequest req = t.repairRequest(b -> "token-of-" + b.getBlockId());
@@ -303,6 +458,7 @@ class ReconstructionRouterTest {
     ReconstructionRouter r = ReconstructionRouter.start(new Configuration(false), null, null);
     assertEquals(List.of("switch", "inec", "native"), r.routeNames());
     MemorySink sink = new MemorySink();
+    sink.nativeFails = false;
     ReconstructionRouter.Outcome o = r.repair(request(), sink);
     assertEquals("native", o.route);
     assertTrue(o.others.startsWith("switch declined: netec.switch.address is not set; inec "),
@@ -361,6 +517,7 @@ class ReconstructionRouterTest {
     RouteMetrics metrics = new RouteMetrics();
     router(1, 0, metrics, route("a", "fail"), route("b", "ok")).repair(request(),
         new MemorySink());
+    router(0, 0, metrics, route("a", "junk")).repair(request(), new MemorySink());
     org.apache.hadoop.metrics2.impl.MetricsCollectorImpl collector =
         new org.apache.hadoop.metrics2.impl.MetricsCollectorImpl();
     metrics.getMetrics(collector, true);
@@ -369,12 +526,13 @@ class ReconstructionRouterTest {
       assertEquals(RouteMetrics.RECORD, rec.name());
       rec.metrics().forEach(m -> values.put(m.name(), m.value()));
     });
-    assertEquals(1L, values.get("Tasks"));
+    assertEquals(2L, values.get("Tasks"));
     assertEquals(0L, values.get("InFlight"));
-    assertEquals(2L, values.get("AFailed"), "tried once, retried once");
+    assertEquals(3L, values.get("AFailed"), "tried once, retried once; then wrong bytes");
+    assertEquals(1L, values.get("AVerifyFailed"));
     assertEquals(1L, values.get("BServed"));
     assertEquals(4096L, values.get("BBytes"));
     assertEquals(7L, values.get("BBytesIn"));
-    assertEquals(0L, values.get("NativeServed"));
+    assertEquals(1L, values.get("NativeServed"), "after the wrong bytes");
   }
 }

@@ -57,6 +57,12 @@ class SoftwareSwitchTest {
     }
 
     @Override
+    public org.apache.hadoop.util.DataChecksum checksum(ExtendedBlock block) {
+      return org.apache.hadoop.util.DataChecksum.newDataChecksum(
+          org.apache.hadoop.util.DataChecksum.Type.CRC32C, 512);
+    }
+
+    @Override
     public InputStream open(ExtendedBlock block, long offset) throws IOException {
       while (stall) {
         try {

@@ -1,6 +1,7 @@
 package io.netec.hdfs.switchroute.wire;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 
 /**
@@ -8,15 +9,15 @@ import java.io.IOException;
  * overflow a stack on an event loop) and its numbers are checked in the type they are used in
  * (a long range-checked and then cast to int would let 4294967360 through as 64).
  */
-final class JsonLimits {
+public final class JsonLimits {
   /** Deepest nesting any of our documents needs is 3 (setup: object, array, array). */
-  static final int MAX_DEPTH = 8;
+  public static final int MAX_DEPTH = 8;
 
   private JsonLimits() {
   }
 
   /** Parses a JSON document of at most {@code maxBytes} bytes and {@link #MAX_DEPTH} levels. */
-  static JsonNode parse(byte[] utf8, int maxBytes) throws ProtocolException {
+  public static JsonNode parse(byte[] utf8, int maxBytes) throws ProtocolException {
     if (utf8.length > maxBytes) {
       throw new ProtocolException("JSON of " + utf8.length + " bytes, more than " + maxBytes);
     }
@@ -48,7 +49,7 @@ final class JsonLimits {
   }
 
   /** An integer field in [min, max], checked as a long before it becomes an int. */
-  static int intIn(JsonNode o, String field, int min, int max) throws ProtocolException {
+  public static int intIn(JsonNode o, String field, int min, int max) throws ProtocolException {
     JsonNode v = o == null ? null : o.get(field);
     if (v == null || !v.isIntegralNumber() || !v.canConvertToLong()) {
       throw new ProtocolException(field + ": missing or not an integer");
@@ -58,5 +59,33 @@ final class JsonLimits {
       throw new ProtocolException(field + ": " + x + " not in " + min + ".." + max);
     }
     return (int) x;
+  }
+
+  /** The one JSON mapper of the wire classes. */
+  public static ObjectMapper mapper() {
+    return SetupRequest.JSON;
+  }
+
+  /** A string field. */
+  public static String text(JsonNode o, String field) throws ProtocolException {
+    JsonNode v = o == null ? null : o.get(field);
+    if (v == null || !v.isTextual()) {
+      throw new ProtocolException(field + ": missing or not a string");
+    }
+    return v.textValue();
+  }
+
+  /** An integer field in [min, max], as a long. */
+  public static long longIn(JsonNode o, String field, long min, long max)
+      throws ProtocolException {
+    JsonNode v = o == null ? null : o.get(field);
+    if (v == null || !v.isIntegralNumber() || !v.canConvertToLong()) {
+      throw new ProtocolException(field + ": missing or not an integer");
+    }
+    long x = v.longValue();
+    if (x < min || x > max) {
+      throw new ProtocolException(field + ": " + x + " not in " + min + ".." + max);
+    }
+    return x;
   }
 }
