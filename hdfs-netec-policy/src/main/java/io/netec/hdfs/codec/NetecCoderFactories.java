@@ -76,10 +76,54 @@ public final class NetecCoderFactories {
     }
   }
 
-  /** rs_netec_native: ISA-L speed for Hadoop's rs codec without an ISA-L libhadoop. */
+  /**
+   * rs_netec_native: ISA-L speed for Hadoop's rs codec without an ISA-L libhadoop, but only
+   * where the operator asked for it: {@code io.erasurecode.codec.rs.rawcoders} in the site
+   * configuration (core-site.xml) names it. Elsewhere it refuses to make coders, and Hadoop's
+   * CodecUtil quietly takes the next coder of the list, as for any coder that cannot be made:
+   * having the jar on a host never changes which coder Hadoop's own RS files use.
+   */
   public static final class RsNetecNative extends Base {
     public RsNetecNative() {
       super("rs", RS_NETEC_NATIVE, CoderBackend.ISAL);
+    }
+
+    @Override
+    public RawErasureEncoder createEncoder(ErasureCoderOptions options) {
+      checkListed();
+      return super.createEncoder(options);
+    }
+
+    @Override
+    public RawErasureDecoder createDecoder(ErasureCoderOptions options) {
+      checkListed();
+      return super.createDecoder(options);
+    }
+
+    private static void checkListed() {
+      if (!RsOptIn.LISTED) {
+        throw new UnsupportedOperationException(RS_NETEC_NATIVE + " serves Hadoop's rs codec "
+            + "only where " + RsOptIn.KEY + " in core-site.xml lists it");
+      }
+    }
+  }
+
+  /** Whether this process's site configuration lists rs_netec_native for the rs codec. */
+  static final class RsOptIn {
+    static final String KEY = "io.erasurecode.codec.rs.rawcoders";
+    /** Read once, when a coder of Hadoop's rs codec is first asked of us. */
+    static final boolean LISTED = listed(new org.apache.hadoop.conf.Configuration());
+
+    private RsOptIn() {
+    }
+
+    static boolean listed(org.apache.hadoop.conf.Configuration site) {
+      for (String name : site.getTrimmedStrings(KEY)) {
+        if (name.equals(RS_NETEC_NATIVE)) {
+          return true;
+        }
+      }
+      return false;
     }
   }
 }

@@ -61,6 +61,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     public String bindHost = "127.0.0.1";
     /** Host written into VIPs; null means bindHost. */
     public String advertisedHost;
+    /** Port written into VIPs (a VIP in front of the data port); 0 means the data port. */
+    public int advertisedDataPort;
     public int controlPort;
     public int dataPort;
     public int slotArrays = 64;
@@ -195,7 +197,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
 
   private String vip() {
     String host = opts.advertisedHost != null ? opts.advertisedHost : opts.bindHost;
-    return host + ":" + dataAddress().getPort();
+    return host + ":" + (opts.advertisedDataPort > 0 ? opts.advertisedDataPort
+        : dataAddress().getPort());
   }
 
   @Override

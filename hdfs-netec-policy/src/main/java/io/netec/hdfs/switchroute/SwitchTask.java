@@ -211,6 +211,7 @@ public final class SwitchTask {
     for (int r = 0; r < rows; r++) {
       byte[] sum = sums[i][r];
       sums[i][r] = new byte[payloadBytes];
+      SwitchFaultInjector.get().beforeResult(taskId, r, q, sum, len);
       reader.accept(new NetecPacket(NetecPacket.RESULT, taskId, slotArray, r, 0, i, q, 0,
           sum, 0, len));
     }

@@ -40,6 +40,8 @@ class RouteSeamTest {
     conf.set(NetecConfigKeys.ROUTE_ORDER, "scripted,native");
     conf.set("netec.scripted.tag", "seam");
     conf.setInt(NetecConfigKeys.ROUTE_RETRIES, 1);
+    // each case counts the scripted route's attempts: a failing route is never backed off here
+    conf.setInt(NetecConfigKeys.ROUTE_BACKOFF_MS, 0);
     conf.set("fs.hdfs.impl", NetecDistributedFileSystem.class.getName());
     c = new EcTestCluster(conf, 12);
     ScriptedRoute.cluster = c;
@@ -100,6 +102,37 @@ class RouteSeamTest {
     // each task: the scripted route failed twice (one retry), then native rebuilt the block
     assertEquals(2 * routed, c.routerMetric("scripted.Failed") - failed);
     assertEquals(routed, c.routerMetric("native.Served") - nativeServed);
+    c.fs().delete(new Path(p), false);
+  }
+
+  @Test
+  void aThirdPartyRouteDeliveringWrongBytesIsNeverKept() throws Exception {
+    ScriptedRoute.mode = ScriptedRoute.Mode.JUNK;
+    long wrong = c.routerMetric("scripted.VerifyFailed");
+    long served = c.routerMetric("scripted.Served");
+    long tasks = c.routerMetric("Tasks");
+    long nativeServed = c.routerMetric("native.Served");
+    String p = loseAndRebuild("/netec/wrong-bytes", 1); // every block file checked
+    long routed = c.routerMetric("Tasks") - tasks;
+    assertTrue(routed >= 1);
+    // each task: the right length of wrong bytes twice (one retry), neither kept; native
+    assertEquals(2 * routed, c.routerMetric("scripted.VerifyFailed") - wrong);
+    assertEquals(served, c.routerMetric("scripted.Served"));
+    assertEquals(routed, c.routerMetric("native.Served") - nativeServed);
+
+    // a client's degraded read: the wrong bytes never reach the reader
+    byte[] data = c.readFully(p);
+    DataNode lost = c.holder(p, 0, 2);
+    c.stop(lost);
+    NetecDistributedFileSystem fs = (NetecDistributedFileSystem) c.fs();
+    long clientWrong = fs.router().metrics().get("scripted", "VerifyFailed");
+    long clientServed = fs.router().metrics().get("scripted", "Served");
+    assertArrayEquals(data, c.readFully(p));
+    assertTrue(fs.router().metrics().get("scripted", "VerifyFailed") > clientWrong,
+        "the client's router refused the scripted route's bytes");
+    assertEquals(clientServed, fs.router().metrics().get("scripted", "Served"));
+    c.markDead(lost);
+    c.waitFullyStored(p, 120_000);
     c.fs().delete(new Path(p), false);
   }
 

@@ -25,11 +25,12 @@ import org.apache.hadoop.io.erasurecode.rawcoder.RawErasureDecoder;
  * netec.route.order, and it reads its own key netec.scripted.tag. Its mode is set by the
  * test: DECODE rebuilds for real (survivors' bytes of the range read through the DataNodes'
  * datasets, decoded with the netec codec, written into the sink) on a DataNode and on a
- * client alike; FAIL_MID_WRITE writes half a row of junk and then fails, as a route dying
- * mid-task would.
+ * client alike; JUNK does the same but changes one byte of every row before writing it (the
+ * right length of wrong bytes: a buggy route); FAIL_MID_WRITE writes half a row of junk and then
+ * fails, as a route dying mid-task would.
  */
 public final class ScriptedRoute implements ReconstructionRoute {
-  public enum Mode { DECODE, FAIL_MID_WRITE, DECLINE }
+  public enum Mode { DECODE, JUNK, FAIL_MID_WRITE, DECLINE }
 
   static volatile Mode mode = Mode.DECLINE;
   static volatile EcTestCluster cluster;
@@ -68,7 +69,8 @@ public final class ScriptedRoute implements ReconstructionRoute {
   public long repair(RepairRequest req, RepairSink sink) throws IOException {
     switch (mode) {
       case DECODE:
-        long in = decode(req, sink);
+      case JUNK:
+        long in = decode(req, sink, mode == Mode.JUNK);
         (ctx.dataNode() == null ? SERVED_ON_CLIENTS : SERVED_ON_DATANODES).incrementAndGet();
         return in;
       case FAIL_MID_WRITE: {
@@ -82,7 +84,7 @@ public final class ScriptedRoute implements ReconstructionRoute {
     }
   }
 
-  private long decode(RepairRequest req, RepairSink sink) throws IOException {
+  private long decode(RepairRequest req, RepairSink sink, boolean junk) throws IOException {
     int k = req.dataUnits();
     int m = req.parityUnits();
     int len = (int) req.length();
@@ -123,6 +125,9 @@ public final class ScriptedRoute implements ReconstructionRoute {
         req.policy().getCodecName(), new ErasureCoderOptions(k, m));
     decoder.decode(inputs, erased, outputs);
     for (int r = 0; r < erased.length; r++) {
+      if (junk) {
+        outputs[r][(int) (req.rowLength(r) / 2)] ^= 1;
+      }
       sink.write(r, ByteBuffer.wrap(outputs[r], 0, (int) req.rowLength(r)));
     }
     return in;

@@ -358,7 +358,8 @@ class NetecCoderTest {
     enc.encode(randomUnits(new Random(1), 6, 100), new byte[3][100]);
     assertEquals(calls + 1, CoderCounters.of(expected).encodeCalls());
 
-    // Hadoop's own rs codec can be pointed at our ISA-L coder by one key.
+    // Hadoop's own rs codec can be pointed at our ISA-L coder by one key of core-site.xml.
+    Configuration.addDefaultResource("netec-rs-site.xml");
     conf.set("io.erasurecode.codec.rs.rawcoders", "rs_netec_native,rs_java");
     RawErasureEncoder rs = CodecUtil.createRawEncoder(conf, "rs", opts);
     assertEquals(nativeExpected() ? NetecRawEncoder.class : RSRawEncoder.class, rs.getClass());
