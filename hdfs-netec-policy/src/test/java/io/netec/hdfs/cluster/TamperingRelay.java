@@ -28,6 +28,13 @@ final class TamperingRelay implements AutoCloseable {
   private final long at;
   /** Bytes or RESULT packets changed. */
   final AtomicLong tampered = new AtomicLong();
+  /** Whether it changes bytes now (else it relays them as they are). */
+  volatile boolean active = true;
+  /**
+   * What a RAW byte is XORed with: relays of one chain need different masks, or the second
+   * change would undo the first (a partial sum passes both).
+   */
+  int mask = 0x20;
 
   /**
    * @param at NETEC_RESULTS: the index of the RESULT packet changed on each connection;
@@ -94,8 +101,8 @@ final class TamperingRelay implements AutoCloseable {
     byte[] buf = new byte[64 * 1024];
     long pos = 0;
     for (int n; (n = in.read(buf)) > 0; ) {
-      if (pos <= at && at < pos + n) {
-        buf[(int) (at - pos)] ^= 0x20;
+      if (active && pos <= at && at < pos + n) {
+        buf[(int) (at - pos)] ^= mask;
         tampered.incrementAndGet();
       }
       out.write(buf, 0, n);
@@ -114,7 +121,7 @@ final class TamperingRelay implements AutoCloseable {
       int len = ((header[14] & 0xff) << 8) | (header[15] & 0xff);
       byte[] frame = java.util.Arrays.copyOf(header, NetecPacket.HEADER_BYTES + len);
       in.readFully(frame, NetecPacket.HEADER_BYTES, len);
-      if (frame[1] == NetecPacket.RESULT && len > 0 && seen++ == at) {
+      if (frame[1] == NetecPacket.RESULT && len > 0 && seen++ == at && active) {
         NetecPacket p = NetecPacket.decodeFrame(frame, 0, frame.length);
         byte[] payload = p.payload();
         payload[payload.length / 2] ^= 0x5a;
