@@ -72,4 +72,56 @@ class NetecDataNodePluginTest {
       assertFalse(ManagementFactory.getPlatformMBeanServer().isRegistered(metrics2));
     }
   }
+
+  /**
+   * No task is lost while the plugin starts: a task handed to Hadoop's pool by a command
+   * processed just before the swap (the actor read the old pool) still runs, and so does every
+   * task submitted from another thread while the plugin starts.
+   */
+  @Test
+  void tasksArrivingWhileThePluginStartsAllRun() throws Exception {
+    Configuration conf = new Configuration();
+    conf.setInt(NetecConfigKeys.AGENT_PORT, 0);
+    conf.setInt(NetecConfigKeys.PROOF_PORT, 0);
+    try (MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf).numDataNodes(1).build()) {
+      DataNode dn = cluster.getDataNodes().get(0);
+      HadoopEcInternals internals = HadoopEcInternals.bind();
+      java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+      java.util.concurrent.atomic.AtomicInteger submitted =
+          new java.util.concurrent.atomic.AtomicInteger();
+      java.util.concurrent.atomic.AtomicInteger lost = new java.util.concurrent.atomic.AtomicInteger();
+      ThreadPoolExecutor stale = internals.pool(dn.getErasureCodingWorker());
+      java.util.concurrent.atomic.AtomicBoolean starting =
+          new java.util.concurrent.atomic.AtomicBoolean(true);
+      // what ErasureCodingWorker.processErasureCodingTasks does, over and over: read the pool
+      // field, submit (Hadoop catches and only logs what submit throws: such a task is lost)
+      Thread actor = new Thread(() -> {
+        while (starting.get()) {
+          try {
+            ThreadPoolExecutor pool = internals.pool(dn.getErasureCodingWorker());
+            submitted.incrementAndGet();
+            pool.submit(ran::incrementAndGet);
+          } catch (Throwable t) {
+            lost.incrementAndGet();
+          }
+        }
+      });
+      actor.start();
+      NetecDataNodePlugin plugin = new NetecDataNodePlugin();
+      plugin.start(dn);
+      starting.set(false);
+      actor.join();
+      // a command processed just before the swap: its task reaches the retired pool late
+      submitted.incrementAndGet();
+      stale.submit(ran::incrementAndGet);
+      long deadline = System.currentTimeMillis() + 10_000;
+      while (ran.get() < submitted.get() && System.currentTimeMillis() < deadline) {
+        Thread.sleep(10);
+      }
+      assertEquals(0, lost.get(), "tasks lost");
+      assertEquals(submitted.get(), ran.get(), "every task ran");
+      assertTrue(submitted.get() > 1);
+      plugin.stop();
+    }
+  }
 }
