@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of every parser of peer input, each target for a bounded time:
 #   Java (Jazzer, the @FuzzTest methods): NetEC packets, setup requests and answers, the HELLO a
-#     survivor agent takes, INEC join requests;
+#     survivor agent takes, INEC join requests, proof requests and answers;
 #   C (libFuzzer under ASan + UBSan, built with clang): the INEC engine's stream frames (checked
 #     against a reference reader) and its hello.
 # Seeds come from the shared vectors, valid messages and the kept regression inputs.
@@ -20,7 +20,9 @@ java_targets=(io.netec.hdfs.switchroute.wire.WireFuzzTest:packet
   io.netec.hdfs.switchroute.wire.WireFuzzTest:setupRequest
   io.netec.hdfs.switchroute.wire.WireFuzzTest:setupAnswer
   io.netec.hdfs.switchroute.wire.WireFuzzTest:streamHello
-  io.netec.hdfs.inecroute.JoinRequestFuzzTest:join)
+  io.netec.hdfs.inecroute.JoinRequestFuzzTest:join
+  io.netec.hdfs.proof.ProofWireFuzzTest:proofRequest
+  io.netec.hdfs.proof.ProofWireFuzzTest:proofAnswer)
 c_targets=(frames hello)
 wanted=("$@")
 want() { ((${#wanted[@]} == 0)) || [[ " ${wanted[*]} " == *" $1 "* ]]; }
@@ -31,6 +33,7 @@ rm -rf "$out"
 mkdir -p "$out/corpus" "$out/findings"
 java -cp "$cp" -Dnetec.repo.root="$PWD" io.netec.hdfs.switchroute.wire.WireFuzzTest "$out/corpus"
 java -cp "$cp" io.netec.hdfs.inecroute.JoinRequestFuzzTest "$out/corpus"
+java -cp "$cp" io.netec.hdfs.proof.ProofWireFuzzTest "$out/corpus"
 # fuzz KIND NAME COMMAND...: one target; a finding is reported and remembered.
 fuzz() {
   local kind=$1 name=$2 log="$out/$2.log"
