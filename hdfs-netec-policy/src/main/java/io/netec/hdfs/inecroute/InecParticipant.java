@@ -444,11 +444,13 @@ public final class InecParticipant implements Closeable {
       }
       try {
         transfer = source.transfer("INEC vertex of " + req.block);
-        // Always: a vertex that streams zeros proves its right to join the repair as well.
-        source.check(req.block, req.token, Math.min(req.unitLength, end));
       } catch (IOException e) {
         throw new LocalBlockFault(e);
       }
+      // Always: a vertex that streams zeros proves its right to join the repair as well. A
+      // refusal here is the requester's (a token) as often as the replica's: not reported as
+      // the survivor's fault (a replica that is gone fails its proof too, which tells).
+      source.check(req.block, req.token, Math.min(req.unitLength, end));
       InecEngine.Conn out = engine.dial(req.output, req.outputTag, req.transport, timeoutMs);
       vertex.add(out);
       InecEngine.Conn[] inputs = new InecEngine.Conn[req.inputTags.length];
@@ -508,8 +510,8 @@ public final class InecParticipant implements Closeable {
   }
 
   /**
-   * A vertex failed on its own block (refused, unreadable, corrupt, no transfer free): the
-   * survivor's fault, reported with status 3 so the rebuilding node replaces this unit.
+   * A vertex failed on its own block (unreadable, corrupt, no transfer free): the survivor's
+   * fault, reported with status 3 so the rebuilding node replaces this unit.
    */
   static final class LocalBlockFault extends IOException {
     private static final long serialVersionUID = 1L;

@@ -351,6 +351,7 @@ public final class ReconstructionRouter {
             if (!isNative && !fresh.isEmpty() && sub.spareSurvivors() >= fresh.size()) {
               LOG.warn("{}: route {} attempt without units {} after {} ms: {}", req, name,
                   fresh, ms, why);
+              passed.add(name + " without units " + fresh + ": " + why);
               faulty.addAll(fresh);
               continue; // the same attempt again, spares in their place: not the route's fault
             }

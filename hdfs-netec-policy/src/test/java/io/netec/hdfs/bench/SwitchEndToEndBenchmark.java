@@ -32,7 +32,10 @@ import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
  * the reader's CPU seconds per rebuilt GiB (which process of a testbed would be the limit), and
  * this process's CPU seconds per rebuilt GiB on each path (agents, switch and reader, or senders
  * and reader: on one machine every hop of the switch path costs CPU that a network would carry
- * instead). Everything shares the machine's cores, so this measures software overhead, not a
+ * instead), and the switch path again with the rebuilt unit proven as the router proves every
+ * routed row (README, "Integrity": the survivors' proof services read and fingerprint their
+ * units, the reader fingerprints what it receives and checks): its rate against the unproven
+ * path's and what the proof costs survivors and reader in CPU. Everything shares the machine's cores, so this measures software overhead, not a
  * network's line rate. {@code -Dpayload=}, {@code -Dwarmups=}, {@code -DwarmupSeconds=},
  * {@code -Drounds=} and {@code -Dks=} change the run.
  */
@@ -57,8 +60,9 @@ public final class SwitchEndToEndBenchmark {
         Runtime.getRuntime().availableProcessors());
     System.out.println("| k | switch MB/s | switch ingress/rebuilt | switch CPU s/GiB in |"
         + " agents CPU s/GiB | reader CPU s/GiB | path CPU s/GiB | host decode MB/s |"
-        + " host ingress/rebuilt | host CPU s/GiB | switch/host |");
-    System.out.println("|---|---|---|---|---|---|---|---|---|---|---|");
+        + " host ingress/rebuilt | host CPU s/GiB | switch/host | proven MB/s |"
+        + " proven/switch | survivors' proof CPU s/GiB | reader's proof CPU s/GiB |");
+    System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (int k : KS) {
       byte[][] units = new byte[k][UNIT];
       Random rnd = new Random(k);
@@ -70,17 +74,21 @@ public final class SwitchEndToEndBenchmark {
       for (int i = 0; i < (k == KS[0] ? WARM_UPS : 2) || System.nanoTime() < warmUntil; i++) {
         viaSwitch(units);
         viaHost(units);
+        viaSwitch(units, true);
       }
-      // alternating rounds: both paths see the same state of the machine
+      // alternating rounds: every path sees the same state of the machine
       double[] sw = viaSwitch(units);
       double[] host = viaHost(units);
+      double[] proven = viaSwitch(units, true);
       for (int i = 1; i < ROUNDS; i++) {
         sw = faster(sw, viaSwitch(units));
         host = faster(host, viaHost(units));
+        proven = faster(proven, viaSwitch(units, true));
       }
       System.out.printf(Locale.ROOT, "| %d | %.0f | %.4f | %.2f | %.2f | %.2f | %.2f | %.0f |"
-          + " %.2f | %.2f | %.2fx |%n", k, sw[0], sw[1], sw[3], sw[4], sw[5], sw[2], host[0],
-          host[1], host[2], sw[0] / host[0]);
+          + " %.2f | %.2f | %.2fx | %.0f | %.3f | %.3f | %.3f |%n", k, sw[0], sw[1], sw[3], sw[4],
+          sw[5], sw[2], host[0], host[1], host[2], sw[0] / host[0], proven[0],
+          proven[0] / sw[0], proven[6], proven[7]);
     }
   }
 
@@ -114,6 +122,17 @@ public final class SwitchEndToEndBenchmark {
    * the software switch.
    */
   private static double[] viaSwitch(byte[][] units) throws Exception {
+    return viaSwitch(units, false);
+  }
+
+  /**
+   * As {@link #viaSwitch(byte[][])}; with {@code prove}, the rebuilt unit is also proven as the
+   * router proves every routed row: the survivors' proof service (on the same in-memory blocks)
+   * fingerprints each survivor's unit, the reader fingerprints the rebuilt bytes as they arrive
+   * and checks them against the survivors'. Appends {survivors' proof CPU s per GiB of range
+   * read, the reader's proof CPU s per rebuilt GiB}.
+   */
+  static double[] viaSwitch(byte[][] units, boolean prove) throws Exception {
     int k = units.length;
     BlockSource memory = new BlockSource() {
       @Override
@@ -152,21 +171,52 @@ public final class SwitchEndToEndBenchmark {
       SetupRequest setup = new SetupRequest("bench", PAYLOAD, UNIT, 30_000, sv,
           new byte[][] {row});
       long[] got = {0};
+      io.netec.hdfs.proof.ProofService proofs = null;
+      io.netec.hdfs.route.RepairVerifier.Attempt proof = null;
+      long[] proofNanos = {0};
+      if (prove) {
+        proofs = new io.netec.hdfs.proof.ProofService(memory, "127.0.0.1", 0, 64, 10_000);
+        open.add(proofs);
+        io.netec.hdfs.proof.ProofService service = proofs;
+        proof = new io.netec.hdfs.proof.ProofVerifier(dn -> service.address(), 60_000)
+            .start(request(k));
+      }
+      io.netec.hdfs.route.RepairVerifier.Attempt attempt = proof;
+      long proofCpu0 = proofs == null ? 0 : proofs.cpuNanos();
       long cpu0 = processCpuNanos();
       long switchCpu0 = sw.getCpuNanos();
       long agentsCpu0 = agentsCpu(agents);
       long readerCpu0 = THREADS.getCurrentThreadCpuTime();
       long t0 = System.nanoTime();
       SwitchClient.Result res = SwitchClient.rebuild(sw.controlAddress(), setup,
-          new long[] {UNIT}, () -> new SwitchClient.Sink[] {(b, off, len) -> got[0] += len});
+          new long[] {UNIT}, () -> new SwitchClient.Sink[] {(b, off, len) -> {
+            if (attempt != null) { // what the sink does: every kept byte to the proof
+              long c0 = THREADS.getCurrentThreadCpuTime();
+              attempt.update(0, got[0], ByteBuffer.wrap(b, off, len));
+              proofNanos[0] += THREADS.getCurrentThreadCpuTime() - c0;
+            }
+            got[0] += len;
+          }});
+      if (attempt != null) {
+        long c0 = THREADS.getCurrentThreadCpuTime();
+        String why = attempt.check(0);
+        proofNanos[0] += THREADS.getCurrentThreadCpuTime() - c0;
+        attempt.close();
+        if (why != null) {
+          throw new IllegalStateException("the rebuilt unit failed its proof: " + why);
+        }
+      }
       double secs = (System.nanoTime() - t0) / 1e9;
       double cpu = (processCpuNanos() - cpu0) / 1e9;
       double switchCpu = (sw.getCpuNanos() - switchCpu0) / 1e9;
       double agentsCpu = (agentsCpu(agents) - agentsCpu0) / 1e9;
       double readerCpu = (THREADS.getCurrentThreadCpuTime() - readerCpu0) / 1e9;
       double gib = got[0] / GIB;
+      double survivorsProof = proofs == null ? 0
+          : (proofs.cpuNanos() - proofCpu0) / 1e9 / (proofs.bytesRead() / GIB);
       return new double[] {got[0] / secs / 1e6, (double) res.bytesReceived / got[0],
-          cpu / gib, switchCpu / (sw.getBytesIn() / GIB), agentsCpu / gib, readerCpu / gib};
+          cpu / gib, switchCpu / (sw.getBytesIn() / GIB), agentsCpu / gib, readerCpu / gib,
+          survivorsProof, proofNanos[0] / 1e9 / gib};
     } finally {
       for (AutoCloseable c : open) {
         c.close();
@@ -246,6 +296,26 @@ public final class SwitchEndToEndBenchmark {
         t.join();
       }
     }
+  }
+
+  /**
+   * The repair the benchmark's switch task does, as the router would hand it to a verifier:
+   * unit 0 of a group of k data and 3 parity units of {@value #UNIT} bytes, from units 1..k,
+   * unit i held in block id i - 1.
+   */
+  private static io.netec.hdfs.route.RepairRequest request(int k) {
+    org.apache.hadoop.hdfs.protocol.ErasureCodingPolicy policy =
+        new org.apache.hadoop.hdfs.protocol.ErasureCodingPolicy(
+            new org.apache.hadoop.io.erasurecode.ECSchema("rs", k, 3), UNIT);
+    List<io.netec.hdfs.route.RepairRequest.Survivor> sv = new ArrayList<>();
+    org.apache.hadoop.hdfs.protocol.DatanodeInfo dn =
+        new org.apache.hadoop.hdfs.protocol.DatanodeInfo.DatanodeInfoBuilder().build();
+    for (int i = 1; i <= k; i++) {
+      sv.add(new io.netec.hdfs.route.RepairRequest.Survivor(i, dn,
+          new ExtendedBlock("bp", i - 1, UNIT, 1), ""));
+    }
+    return new io.netec.hdfs.route.RepairRequest("bench", new ExtendedBlock("bp", 1000, 0, 1),
+        (long) k * UNIT, policy, new int[] {0}, 0, UNIT, sv);
   }
 
   /** Units 1..k: the decode uses survivors 1..k to rebuild unit 0. */

@@ -37,6 +37,9 @@ class SwitchRouteLinkFaultTest {
   void start() throws Exception {
     sw = new SoftwareSwitch(new SoftwareSwitch.Options());
     Configuration conf = EcTestCluster.switchConf(sw, 20_000);
+    // each case counts what the switch served: one case's failures never back it off for the
+    // next (the bit flips fail tasks on purpose)
+    conf.setInt(io.netec.hdfs.NetecConfigKeys.ROUTE_BACKOFF_MS, 0);
     c = new EcTestCluster(conf, 5 + Fault.values().length);
     c.useNetecPolicy("NETEC-3-2-1024k", "/links");
   }

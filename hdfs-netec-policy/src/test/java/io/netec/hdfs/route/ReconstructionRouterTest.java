@@ -308,6 +308,7 @@ class ReconstructionRouterTest {
     assertEquals(1, metrics.get("a", "SurvivorFaults"));
     assertEquals(0, metrics.get("a", "Failed"));
     assertEquals(2, asked.size());
+    assertTrue(o.others.startsWith("a without units [0]: its disk is gone"), o.others);
     assertEquals(4, asked.get(0).survivors().size());
     assertTrue(asked.get(1).survivors().stream().noneMatch(s -> s.index == 0),
         "the second attempt does without unit 0");
