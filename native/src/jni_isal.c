@@ -234,3 +234,54 @@ JNIEXPORT void JNICALL Java_io_netec_hdfs_codec_IsalNative_updateFromDirect0(
   }
   update_into_arrays(env, len, k, rows, vecI, gftbls, NULL, 0, addr + srcPos, out, outOff);
 }
+
+/*
+ * The fingerprint's lanes (io.netec.hdfs.codec.Fingerprint): for c in 0..n-1,
+ * lane[r] ^= M[r][col0 + c] * src[c*len .. (c+1)*len) for every row r, the lanes being rows
+ * runs of laneStride bytes in one direct buffer, each written from laneOffset. The source is a
+ * heap array (src, from srcPos) or a direct buffer (srcDirect, from srcPos). One call for up to
+ * k chunks: the JNI crossing is paid once per batch, not per 4 KiB.
+ */
+JNIEXPORT void JNICALL Java_io_netec_hdfs_codec_IsalNative_lanesUpdate0(
+    JNIEnv *env, jclass cls, jint len, jint n, jint k, jint rows, jint col0, jobject gftbls,
+    jbyteArray src, jobject srcDirect, jint srcPos, jobject lanes, jint laneStride,
+    jint laneOffset) {
+  (void)cls;
+  if (!check_shape(env, len, k, rows)) return;
+  if (n < 1 || col0 < 0 || (jlong)col0 + n > k || laneStride < 1 || laneOffset < 0 ||
+      (jlong)laneOffset + len > laneStride || srcPos < 0 || (src == NULL) == (srcDirect == NULL)) {
+    throw_iae(env, "bad chunk, column, lane or source arguments");
+    return;
+  }
+  unsigned char *t = tables_address(env, gftbls, k, rows);
+  if (!t) return;
+  unsigned char *base = (*env)->GetDirectBufferAddress(env, lanes);
+  if (!base || (jlong)laneStride * rows > (*env)->GetDirectBufferCapacity(env, lanes)) {
+    throw_iae(env, "lanes are not a direct buffer of rows * laneStride bytes");
+    return;
+  }
+  jlong need = (jlong)srcPos + (jlong)len * n;
+  unsigned char *from;
+  if (src) {
+    if (need > (*env)->GetArrayLength(env, src)) {
+      throw_iae(env, "source array too short");
+      return;
+    }
+    from = (*env)->GetPrimitiveArrayCritical(env, src, NULL);
+    if (!from) {
+      throw_ise(env, "cannot pin the source array");
+      return;
+    }
+  } else {
+    from = (*env)->GetDirectBufferAddress(env, srcDirect);
+    if (!from || need > (*env)->GetDirectBufferCapacity(env, srcDirect)) {
+      throw_iae(env, "source is not a direct buffer or too short");
+      return;
+    }
+  }
+  unsigned char *out[MAX_UNITS];
+  for (jint r = 0; r < rows; r++) out[r] = base + (size_t)r * laneStride + laneOffset;
+  for (jint c = 0; c < n; c++)
+    isal->ec_encode_data_update(len, k, rows, col0 + c, t, from + srcPos + (size_t)c * len, out);
+  if (src) (*env)->ReleasePrimitiveArrayCritical(env, src, from, JNI_ABORT);
+}

@@ -3,14 +3,13 @@ package io.netec.hdfs.codec;
 import java.nio.ByteBuffer;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
-import java.util.Arrays;
 import javax.crypto.Cipher;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
  * A keyed fingerprint of a range of bytes that is linear over GF(2^8), the field of the RS code:
- * for bytes x and y of one range and a coefficient c, {@code F(c·x ⊕ y) = c·F(x) ⊕ F(y)}. So the
- * fingerprint of a rebuilt unit must equal the decode coefficients' combination of the
+ * for bytes x and y of one range and a coefficient c, {@code F(c·x ⊕ y) = c·F(x) ⊕ F(y)}. So
+ * the fingerprint of a rebuilt unit must equal the decode coefficients' combination of the
  * survivors' fingerprints ({@link #combine}), and a verifier that holds the survivors'
  * fingerprints checks a rebuilt range without reading the survivors' bytes.
  *
@@ -48,9 +47,9 @@ public final class Fingerprint {
 
   private final Cipher aes;
   private final boolean isal;
-  /** Y: LANES accumulators of a chunk each. */
-  private final byte[][] lanes = new byte[LANES][CHUNK];
-  private final int[] laneOffsets = new int[LANES];
+  /** Y: LANES accumulators of a chunk each (Java), or the same in one direct buffer (ISA-L). */
+  private final byte[][] lanes;
+  private final ByteBuffer directLanes;
   /** The batch whose coefficients are loaded, its LANES x BATCH matrix and ISA-L tables. */
   private long batch = -1;
   private final byte[] matrix = new byte[LANES * BATCH];
@@ -73,6 +72,8 @@ public final class Fingerprint {
     }
     this.isal = isal;
     this.tables = isal ? ByteBuffer.allocateDirect(32 * LANES * BATCH) : null;
+    this.lanes = isal ? null : new byte[LANES][CHUNK];
+    this.directLanes = isal ? ByteBuffer.allocateDirect(LANES * CHUNK) : null;
     try {
       aes = Cipher.getInstance("AES/ECB/NoPadding");
       aes.init(Cipher.ENCRYPT_MODE, new SecretKeySpec(key, "AES"));
@@ -101,10 +102,19 @@ public final class Fingerprint {
     while (in.hasRemaining()) {
       long chunk = position / CHUNK;
       int at = (int) (position % CHUNK);
-      int n = Math.min(in.remaining(), CHUNK - at);
-      ByteBuffer piece = in.slice();
-      piece.limit(n);
-      addToLanes(chunk, at, piece);
+      int n;
+      if (isal && at == 0 && in.remaining() >= CHUNK) {
+        // whole chunks of one batch in one native call
+        int col = (int) (chunk % BATCH);
+        int chunks = Math.min(in.remaining() / CHUNK, BATCH - col);
+        n = chunks * CHUNK;
+        addChunks(chunk, chunks, in);
+      } else {
+        n = Math.min(in.remaining(), CHUNK - at);
+        ByteBuffer piece = in.slice();
+        piece.limit(n);
+        addToLanes(chunk, at, piece);
+      }
       in.position(in.position() + n);
       position += n;
     }
@@ -115,6 +125,28 @@ public final class Fingerprint {
     update(position, ByteBuffer.wrap(b, off, len));
   }
 
+  /** Y_r ^= g(r, chunk + c) · chunk c of {@code in} (from its position), for c < chunks. */
+  private void addChunks(long chunk, int chunks, ByteBuffer in) {
+    long b = chunk / BATCH;
+    if (b != batch) {
+      loadBatch(b);
+    }
+    int col = (int) (chunk % BATCH);
+    if (in.isDirect()) {
+      IsalNative.lanesUpdate0(CHUNK, chunks, BATCH, LANES, col, tables, null, in,
+          in.position(), directLanes, CHUNK, 0);
+    } else if (in.hasArray()) {
+      IsalNative.lanesUpdate0(CHUNK, chunks, BATCH, LANES, col, tables, in.array(), null,
+          in.arrayOffset() + in.position(), directLanes, CHUNK, 0);
+    } else {
+      for (int c = 0; c < chunks; c++) {
+        ByteBuffer piece = in.duplicate();
+        piece.position(in.position() + c * CHUNK).limit(in.position() + (c + 1) * CHUNK);
+        addToLanes(chunk + c, 0, piece);
+      }
+    }
+  }
+
   /** Y_r[at ..] ^= g(r, chunk) · piece for every lane. */
   private void addToLanes(long chunk, int at, ByteBuffer piece) {
     long b = chunk / BATCH;
@@ -122,18 +154,15 @@ public final class Fingerprint {
     if (b != batch) {
       loadBatch(b);
     }
-    Arrays.fill(laneOffsets, at);
     if (isal) {
       if (piece.isDirect()) {
-        IsalNative.updateFromDirect0(piece.remaining(), BATCH, LANES, col, tables, piece,
-            piece.position(), lanes, laneOffsets);
-      } else if (piece.hasArray()) {
-        IsalNative.updateArrays0(piece.remaining(), BATCH, LANES, col, tables, piece.array(),
-            piece.arrayOffset() + piece.position(), lanes, laneOffsets);
+        IsalNative.lanesUpdate0(piece.remaining(), 1, BATCH, LANES, col, tables, null, piece,
+            piece.position(), directLanes, CHUNK, at);
       } else {
-        byte[] copy = copy(piece);
-        IsalNative.updateArrays0(copy.length, BATCH, LANES, col, tables, copy, 0, lanes,
-            laneOffsets);
+        byte[] src = piece.hasArray() ? piece.array() : copy(piece);
+        int off = piece.hasArray() ? piece.arrayOffset() + piece.position() : 0;
+        IsalNative.lanesUpdate0(piece.remaining(), 1, BATCH, LANES, col, tables, src, null, off,
+            directLanes, CHUNK, at);
       }
       return;
     }
@@ -205,7 +234,10 @@ public final class Fingerprint {
     byte[] h = stream(2, 0, BYTES * LANES * CHUNK);
     byte[] z = new byte[BYTES];
     for (int r = 0; r < LANES; r++) {
-      byte[] y = lanes[r];
+      byte[] y = lanes != null ? lanes[r] : new byte[CHUNK];
+      if (lanes == null) {
+        directLanes.duplicate().position(r * CHUNK).limit((r + 1) * CHUNK).slice().get(y);
+      }
       for (int p = 0; p < CHUNK; p++) {
         int v = y[p] & 0xff;
         if (v == 0) {

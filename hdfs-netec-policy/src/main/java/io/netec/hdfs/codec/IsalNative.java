@@ -144,4 +144,14 @@ public final class IsalNative {
   /** ISA-L ec_encode_data over heap arrays at the given offsets. */
   static native void encodeArrays0(int len, int k, int rows, ByteBuffer gftbls,
       byte[][] in, int[] inOff, byte[][] out, int[] outOff);
+
+  /**
+   * The fingerprint's lanes: for c in 0..n-1, lane r (laneStride bytes each in the direct
+   * buffer {@code lanes}, from laneOffset) ^= M[r][col0 + c] * the c-th len-byte piece of the
+   * source, a heap array {@code src} or a direct buffer {@code srcDirect} (the other null),
+   * from srcPos.
+   */
+  static native void lanesUpdate0(int len, int n, int k, int rows, int col0, ByteBuffer gftbls,
+      byte[] src, ByteBuffer srcDirect, int srcPos, ByteBuffer lanes, int laneStride,
+      int laneOffset);
 }

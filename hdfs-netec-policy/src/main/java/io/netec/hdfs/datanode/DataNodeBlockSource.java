@@ -66,8 +66,9 @@ public final class DataNodeBlockSource implements BlockSource {
       if (dn.getXceiverCount() + 1 > max) {
         refusedTransfers.increment();
         throw new IOException("DataNode " + dn.getDisplayName() + " is at its transfer limit ("
-            + dn.getXceiverCount() + " active, " + DFSConfigKeys.DFS_DATANODE_MAX_RECEIVER_THREADS_KEY
-            + "=" + max + "): " + what + " refused");
+            + dn.getXceiverCount() + " active, "
+            + DFSConfigKeys.DFS_DATANODE_MAX_RECEIVER_THREADS_KEY + "=" + max + "): " + what
+            + " refused");
       }
       m.incrDataNodeActiveXceiversCount();
     }

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netec.hdfs.NetecConfigKeys;
 import java.lang.management.ManagementFactory;
 import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.atomic.AtomicInteger;
 import javax.management.ObjectName;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
@@ -27,6 +28,7 @@ class NetecDataNodePluginTest {
   void installsOnlyWhenHadoopAndConfigurationFit() throws Exception {
     Configuration conf = new Configuration();
     conf.setInt(NetecConfigKeys.AGENT_PORT, 0);
+    conf.setInt(NetecConfigKeys.PROOF_PORT, 0);
     try (MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf).numDataNodes(1).build()) {
       DataNode dn = cluster.getDataNodes().get(0);
       HadoopEcInternals internals = HadoopEcInternals.bind();
@@ -86,10 +88,9 @@ class NetecDataNodePluginTest {
     try (MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf).numDataNodes(1).build()) {
       DataNode dn = cluster.getDataNodes().get(0);
       HadoopEcInternals internals = HadoopEcInternals.bind();
-      java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
-      java.util.concurrent.atomic.AtomicInteger submitted =
-          new java.util.concurrent.atomic.AtomicInteger();
-      java.util.concurrent.atomic.AtomicInteger lost = new java.util.concurrent.atomic.AtomicInteger();
+      AtomicInteger ran = new AtomicInteger();
+      AtomicInteger submitted = new AtomicInteger();
+      AtomicInteger lost = new AtomicInteger();
       ThreadPoolExecutor stale = internals.pool(dn.getErasureCodingWorker());
       java.util.concurrent.atomic.AtomicBoolean starting =
           new java.util.concurrent.atomic.AtomicBoolean(true);
