@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs what is missing, then runs
 #   1. every test on Hadoop 3.4.3 with the native (ISA-L) coder,
-#   2. every test again with the native library forced off (pure-Java coder),
+#   2. every test again with the native library forced off (pure-Java coder), but the INEC
+#      suites, which need the library (one of them shows the route declining without it),
 #   3. every test on Hadoop 3.5.0 (profile hadoop-3.5).
 #   4. the Python reference model of the switch against the shared test vectors; the P4
 #      programs through p4test, p4c-bm2-ss and p4c-barefoot, and the v1model twin on BMv2
@@ -27,7 +28,11 @@ step "Hadoop 3.4.3, native coder"
 "${mvn[@]}" clean verify
 
 step "Hadoop 3.4.3, native library forced off (-Dnetec.native.disable=true)"
-"${mvn[@]}" verify -Dnetec.native.disable=true
+# Without libnetec.so there is no INEC engine: the INEC suites would only see the route decline,
+# which Rs32InecChainTest shows; the rest of them run in the two other passes.
+"${mvn[@]}" verify -Dnetec.native.disable=true \
+  -Dtest='!Rs63Inec*,!Rs32InecStarTest,!Rs32InecTreeTest,!InecClientDegradedReadTest,!InecRouteFaultTest'
+
 
 step "Hadoop 3.5.0 (-Phadoop-3.5)"
 "${mvn[@]}" clean verify -Phadoop-3.5
