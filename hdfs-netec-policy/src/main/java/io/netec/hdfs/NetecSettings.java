@@ -217,6 +217,15 @@ public final class NetecSettings {
     } else {
       why = null;
     }
+    int proofMs = (Integer) values.get(NetecConfigKeys.PROOF_TIMEOUT_MS);
+    int socketMs = conf.getInt(SOCKET_TIMEOUT_KEY, SOCKET_TIMEOUT_DEFAULT);
+    if (socketMs > 0 && proofMs >= socketMs) {
+      // a rebuilt block waits at its target, unfinished, while its proof is awaited: the
+      // target drops it after its socket timeout
+      throw new IllegalArgumentException(NetecConfigKeys.PROOF_TIMEOUT_MS + "=" + proofMs
+          + " must stay below " + SOCKET_TIMEOUT_KEY + "=" + socketMs + ": a rebuilt block waits"
+          + " at its target while its proof is awaited, and the target gives up after that");
+    }
     int stall = conf.getInt(STRIPED_READ_TIMEOUT_KEY, STRIPED_READ_TIMEOUT_DEFAULT);
     if (stall <= 0) {
       throw new IllegalArgumentException(STRIPED_READ_TIMEOUT_KEY + "=" + stall
@@ -224,6 +233,10 @@ public final class NetecSettings {
     }
     return new NetecSettings(values, Collections.unmodifiableList(order), why, stall);
   }
+
+  /** The socket timeout a target DataNode reads a rebuilt block's packets with. */
+  static final String SOCKET_TIMEOUT_KEY = "dfs.client.socket-timeout";
+  static final int SOCKET_TIMEOUT_DEFAULT = 60_000;
 
   /** Hadoop's striped-read timeout, which the routes' stall limit follows. */
   static final String STRIPED_READ_TIMEOUT_KEY =

@@ -32,9 +32,10 @@ import org.apache.hadoop.util.DataChecksum;
  * reads), so a corrupt replica fails the route instead of entering a rebuilt block, and the
  * DataNode's own duties kept: every stream is one of the DataNode's transfers (counted in its
  * active xceivers, refused beyond {@code dfs.datanode.max.transfer.threads} as its own transfer
- * server refuses), and a read that fails is handled as its BlockSender's are: a replica that
- * fails its checksum is marked suspect for the block scanner (or reported bad when the scanner
- * is off), and a disk error asks for a check of the volume.
+ * server refuses), and a read that fails is handled as the DataNode handles its own: a replica
+ * that fails its checksum is reported bad to the NameNode at once, and a disk error marks the
+ * block suspect for the block scanner and asks for a check of the volume (as its BlockSender
+ * does).
  */
 public final class DataNodeBlockSource implements BlockSource {
   private static final Logger LOG = LoggerFactory.getLogger(DataNodeBlockSource.class);
@@ -92,28 +93,28 @@ public final class DataNodeBlockSource implements BlockSource {
   }
 
   /**
-   * A read of a local replica failed: what the DataNode does when its BlockSender's read fails.
-   * A checksum mismatch: the replica is corrupt; the block scanner is told to look at it (it
-   * then reports it to the NameNode), or, with the scanner off, it is reported at once. Any other
-   * error of the disk: the volume is checked.
+   * A read of a local replica failed: what the DataNode does when a read of its own fails. A
+   * checksum mismatch: the replica is corrupt, reported to the NameNode at once (what Hadoop's
+   * reconstruction does for a corrupt source, through the reconstructing DataNode), so it is
+   * not chosen as a source again. Any other error of the disk: as the DataNode's BlockSender,
+   * the block is marked suspect for the block scanner and the volume is checked.
    */
   void failedRead(ExtendedBlock block, IOException e) {
     FsVolumeSpi volume = dn.getFSDataset().getVolume(block);
     if (e instanceof ChecksumException) {
-      LOG.warn("Survivor read of {} failed its checksum: {}", block, e.getMessage());
-      if (dn.getBlockScanner().isEnabled() && volume != null
-          && markSuspect(volume.getStorageID(), block)) {
-        return;
-      } else {
-        try {
-          dn.reportBadBlocks(block);
-        } catch (IOException r) {
-          LOG.warn("Reporting bad block {} failed: {}", block, r.toString());
-        }
+      LOG.warn("Survivor read of {} failed its checksum, reporting it bad: {}", block,
+          e.getMessage());
+      try {
+        dn.reportBadBlocks(block);
+      } catch (IOException r) {
+        LOG.warn("Reporting bad block {} failed: {}", block, r.toString());
       }
     } else if (volume != null && !(e instanceof java.io.FileNotFoundException)) {
       LOG.warn("Survivor read of {} failed: {}; checking volume {}", block, e.toString(),
           volume);
+      if (dn.getBlockScanner().isEnabled()) {
+        markSuspect(volume.getStorageID(), block);
+      }
       dn.checkDiskErrorAsync(volume);
     }
   }
@@ -190,6 +191,7 @@ public final class DataNodeBlockSource implements BlockSource {
     private final ByteBuffer sums;
     private long bufStart; // block offset of buf's first byte
     private long skip;     // bytes of the first span before the asked offset
+    private volatile boolean closed;
 
     Verified(DataNodeBlockSource source, DataNode dn, ExtendedBlock block, long offset)
         throws IOException {
@@ -224,10 +226,15 @@ public final class DataNodeBlockSource implements BlockSource {
 
     /** Reads and verifies the next span; false at the end of the block. */
     private boolean fill() throws IOException {
+      if (closed) {
+        throw new IOException("read of " + block + " after its stream was closed");
+      }
       try {
         return fillSpan();
       } catch (IOException e) {
-        source.failedRead(block, e);
+        if (!closed) { // a read cut short by our own close (a stream ended) is no disk error
+          source.failedRead(block, e);
+        }
         throw e;
       }
     }
@@ -293,6 +300,7 @@ public final class DataNodeBlockSource implements BlockSource {
 
     @Override
     public void close() {
+      closed = true;
       IOUtils.closeStream(data);
       IOUtils.closeStream(meta);
     }

@@ -178,6 +178,8 @@ final class HadoopEcInternals {
     private final DataNode dn;
     private final ErasureCodingWorker worker;
     private final ReconstructionTask.Describer task;
+    /** The task's reservation (xmits) went back (a run of Hadoop's reconstructor returns it). */
+    private boolean returned;
 
     HadoopTaskHandle(Runnable reconstructor, DataNode dn, ErasureCodingWorker worker,
         ReconstructionTask.Describer task) {
@@ -191,6 +193,7 @@ final class HadoopEcInternals {
     public long runNative(short[] erasedIndices) {
       ReconstructionTask t = task.get();
       if (erasedIndices.length == t.erasedCount()) {
+        returned = true; // run() gives the xmits back in its finally, whatever happens
         reconstructor.run();
         return (Long) call(getBytesWritten, reconstructor);
       }
@@ -223,12 +226,29 @@ final class HadoopEcInternals {
             t.liveIndices(), t.sources(), targets.toArray(new DatanodeInfo[0]),
             types.toArray(new StorageType[0]), ids.toArray(new String[0]), excluded);
         Runnable rest = (Runnable) newReconstructor.newInstance(worker, info);
-        rest.run();
+        // rest.run() gives back its own xmits (weighted, at least 1): the task reserved its
+        // own at submission, more when it had more targets than sources; the rest goes back
+        // here, so the DataNode's count stays balanced
+        int reserved = weighted((Integer) call(getXmits, reconstructor));
+        int back = weighted((Integer) call(getXmits, rest));
+        returned = true;
+        try {
+          rest.run();
+        } finally {
+          if (reserved > back) {
+            dn.decrementXmitsInProgress(reserved - back);
+          }
+        }
         return (Long) call(getBytesWritten, rest);
       } catch (ReflectiveOperationException e) {
         throw new IllegalStateException("cannot make Hadoop's reconstructor of units "
             + java.util.Arrays.toString(erasedIndices) + ": " + e, e);
       }
+    }
+
+    /** What the worker counts for a reconstructor's xmits (at least 1, as it submits). */
+    private int weighted(int xmits) {
+      return Math.max((int) (xmits * worker.getXmitWeight()), 1);
     }
 
     @Override
@@ -237,9 +257,9 @@ final class HadoopEcInternals {
       // step, for the routes' part: xmits reserved at submission go back (unless a native run
       // did), the EC counters count.
       org.apache.hadoop.hdfs.server.datanode.metrics.DataNodeMetrics m = dn.getMetrics();
-      if (w.release) {
-        int xmits = (Integer) call(getXmits, reconstructor);
-        dn.decrementXmitsInProgress(Math.max((int) (xmits * worker.getXmitWeight()), 1));
+      if (!returned) {
+        returned = true;
+        dn.decrementXmitsInProgress(weighted((Integer) call(getXmits, reconstructor)));
         m.incrECReconstructionTasks();
         if (w.failed) {
           m.incrECFailedReconstructionTasks();

@@ -110,9 +110,15 @@ public class NetecDataNodePlugin implements ServicePlugin {
   /** One task through the router; then Hadoop's bookkeeping of what the routes did. */
   private static void route(ReconstructionRouter r, DataNode dn, ReconstructionTask task) {
     InternalBlockSink sink = new InternalBlockSink(dn, task);
-    ReconstructionRouter.Outcome o = r.repair(
-        task.repairRequest(b -> readToken(dn, b)), sink);
-    sink.settle(o);
+    ReconstructionRouter.Outcome o = null;
+    try {
+      o = r.repair(task.repairRequest(b -> readToken(dn, b)), sink);
+    } catch (RuntimeException | Error e) { // never silently: a pool's FutureTask would eat it
+      LOG.error("NetEC task {} failed", task, e);
+      throw e;
+    } finally {
+      sink.settle(o); // Hadoop's reservation goes back, whatever happened
+    }
   }
 
   /**

@@ -250,7 +250,8 @@ public final class InecRepair {
             : engine.recvXor(in, out, n, s.chunk);
         try {
           if (!op.await(s.timeoutMs)) {
-            throw new IOException("no progress for " + s.timeoutMs + " ms");
+            throw new io.netec.hdfs.route.RouteStalledException("no progress for " + s.timeoutMs
+                + " ms");
           }
         } catch (IOException e) {
           throw failure.get() != null ? failure.get() : e;

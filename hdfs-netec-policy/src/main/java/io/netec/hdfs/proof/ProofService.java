@@ -21,8 +21,6 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.handler.codec.LengthFieldPrepender;
 import io.netty.handler.timeout.ReadTimeoutHandler;
-import io.netty.util.concurrent.DefaultEventExecutorGroup;
-import io.netty.util.concurrent.EventExecutorGroup;
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;
@@ -50,7 +48,9 @@ import org.slf4j.LoggerFactory;
  * <p>What a peer can hold: one request per connection, whole within {@code requestArrivalMs}
  * (64 KiB at most); at most {@code maxConnections} connections at once (more are closed at
  * accept); a read takes one of the DataNode's transfers ({@link BlockSource#transfer}), refused
- * beyond its limit. Reads and fingerprints run on their own threads, never on the I/O loop.
+ * beyond its limit. Each admitted request gets a thread of its own at once (as the DataNode's
+ * transfer server gives each transfer one), so no request waits behind another's long read;
+ * a read stops when its verifier goes away.
  */
 public final class ProofService implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(ProofService.class);
@@ -63,7 +63,8 @@ public final class ProofService implements Closeable {
   private final int maxConnections;
   private final CpuAccountedThreads threads = new CpuAccountedThreads("netec-proof");
   private final EventLoopGroup io = Transport.group(1, threads);
-  private final EventExecutorGroup readers;
+  /** A thread per request being served, at most maxConnections; idle ones end after 60 s. */
+  private final java.util.concurrent.ThreadPoolExecutor readers;
   private final Channel server;
   private final AtomicInteger connections = new AtomicInteger();
   private final LongAdder answered = new LongAdder();
@@ -75,8 +76,8 @@ public final class ProofService implements Closeable {
       int requestArrivalMs) throws IOException {
     this.blocks = blocks;
     this.maxConnections = maxConnections;
-    this.readers = new DefaultEventExecutorGroup(Math.max(2,
-        Runtime.getRuntime().availableProcessors()), threads);
+    this.readers = new java.util.concurrent.ThreadPoolExecutor(0, maxConnections, 60,
+        TimeUnit.SECONDS, new java.util.concurrent.SynchronousQueue<>(), threads);
     try {
       server = new ServerBootstrap().group(io).channel(Transport.serverChannel())
           .childHandler(new ChannelInitializer<SocketChannel>() {
@@ -95,7 +96,7 @@ public final class ProofService implements Closeable {
                   new ReadTimeoutHandler(requestArrivalMs, TimeUnit.MILLISECONDS))
                   .addLast(new LengthFieldBasedFrameDecoder(ControlFrames.MAX_FRAME + 4, 0, 4, 0,
                       4), new LengthFieldPrepender(4))
-                  .addLast(readers, new RequestHandler());
+                  .addLast(new RequestHandler());
             }
           }).bind(bindHost, port).sync().channel();
     } catch (Exception e) {
@@ -140,11 +141,14 @@ public final class ProofService implements Closeable {
     }
     io.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     if (readers != null) {
-      readers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+      readers.shutdownNow();
     }
   }
 
-  /** One request of one connection: parse, admit, answer the checksum, read, answer. */
+  /**
+   * One request of one connection, on the I/O loop: taken whole (its arrival deadline ends
+   * here), parsed, and handed to a thread of its own; the rest of the connection is ignored.
+   */
   private final class RequestHandler extends SimpleChannelInboundHandler<ByteBuf> {
     private boolean taken;
 
@@ -163,6 +167,15 @@ public final class ProofService implements Closeable {
         refuse(ctx, null, "bad request: " + e.getMessage());
         return;
       }
+      try {
+        readers.execute(() -> serve(ctx, req));
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        refuse(ctx, req, "proof service busy (" + maxConnections + " requests)");
+      }
+    }
+
+    /** Admits, answers the checksum, reads and fingerprints, answers (its own thread). */
+    private void serve(ChannelHandlerContext ctx, ProofRequest req) {
       String what = "proof of " + req.block();
       Closeable transfer;
       DataChecksum sum;
@@ -183,7 +196,7 @@ public final class ProofService implements Closeable {
         ctx.writeAndFlush(frame(ProofAnswer.checksum(sum)));
         ProofAnswer done;
         try {
-          done = ProofAnswer.fingerprint(fingerprint(req), req.bytesToRead());
+          done = ProofAnswer.fingerprint(fingerprint(req, ctx.channel()), req.bytesToRead());
           answered.increment();
         } catch (ChecksumException e) {
           corrupt.increment();
@@ -218,8 +231,11 @@ public final class ProofService implements Closeable {
     }
   }
 
-  /** The range's fingerprint over its bytes as read (checksums verified), zeros past them. */
-  private byte[] fingerprint(ProofRequest req) throws IOException {
+  /**
+   * The range's fingerprint over its bytes as read (checksums verified), zeros past them; the
+   * read stops when the verifier's connection closes (its attempt is over).
+   */
+  private byte[] fingerprint(ProofRequest req, Channel verifier) throws IOException {
     Fingerprint f = new Fingerprint(req.key());
     long want = req.bytesToRead();
     if (want > 0) {
@@ -227,6 +243,9 @@ public final class ProofService implements Closeable {
       try (InputStream in = blocks.open(req.block(), req.offset())) {
         long done = 0;
         while (done < want) {
+          if (!verifier.isActive()) {
+            throw new IOException("the verifier left after " + done + " bytes");
+          }
           buf.clear();
           buf.limit((int) Math.min(buf.capacity(), want - done));
           while (buf.hasRemaining()) {

@@ -206,16 +206,24 @@ public final class ProofVerifier implements RepairVerifier {
       long deadline = due + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
       byte[][] fps = new byte[calls.size()][];
       for (int i = 0; i < fps.length; i++) {
+        fps[i] = calls.get(i).awaitFingerprint(deadline);
+      }
+      List<Integer> failed = new ArrayList<>();
+      List<String> why = new ArrayList<>();
+      for (int i = 0; i < fps.length; i++) {
         ProofCall c = calls.get(i);
-        fps[i] = c.awaitFingerprint(deadline);
-        if (fps[i] == null) {
-          if (c.failure() != null) {
-            throw new SurvivorFault(c.unit(), "unit " + c.unit() + " could not prove its "
-                + "bytes: " + c.failure());
-          }
-          throw new SurvivorFault(lateUnits(), "no fingerprint from units " + lateUnits()
-              + " within " + timeoutMs + " ms of the rebuilt rows");
+        if (fps[i] == null && c.failure() != null) {
+          failed.add(c.unit());
+          why.add("unit " + c.unit() + ": " + c.failure());
         }
+      }
+      if (!failed.isEmpty()) { // every one that failed, so that one rerun replaces them all
+        throw new SurvivorFault(failed, "units " + failed + " could not prove their bytes: "
+            + String.join("; ", why));
+      }
+      if (java.util.Arrays.stream(fps).anyMatch(f -> f == null)) {
+        throw new SurvivorFault(lateUnits(), "no fingerprint from units " + lateUnits()
+            + " within " + timeoutMs + " ms of the rebuilt rows");
       }
       int k = req.dataUnits();
       byte[] coefficients = new byte[calls.size()];

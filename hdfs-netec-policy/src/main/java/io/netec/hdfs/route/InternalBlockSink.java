@@ -25,7 +25,6 @@ public final class InternalBlockSink implements RepairSink {
   private final DataTransferThrottler readThrottler;
   private final DataTransferThrottler writeThrottler;
   private RowDigests digests;
-  private boolean nativeRan;
   private long routedBytes;
   private long routedIn;
   private long writeNanos;
@@ -91,7 +90,6 @@ public final class InternalBlockSink implements RepairSink {
       indices[i] = (short) task.erasedIndex(rows[i]);
       expected += task.internalBlockLength(indices[i]);
     }
-    nativeRan = true;
     long written = task.hadoopTask().runNative(indices);
     if (written != expected) {
       throw new IOException("Hadoop's reconstruction wrote " + written + " of " + expected
@@ -149,16 +147,17 @@ public final class InternalBlockSink implements RepairSink {
    * reconstructor counted its part and gave its xmits back itself).
    *
    * @param outcome the router's outcome (its proof failures are Hadoop's invalid
-   *     reconstructions)
+   *     reconstructions), or null when the router itself failed
    */
   public void settle(ReconstructionRouter.Outcome outcome) {
     for (int r = 0; r < writers.length; r++) {
       drop(r);
     }
     if (task.hadoopTask() != null) {
-      task.hadoopTask().settle(new ReconstructionTask.RoutedWork(!nativeRan, routedBytes,
-          routedIn, (attemptNanos - writeNanos) / 1_000_000, writeNanos / 1_000_000,
-          outcome.route == null && !nativeRan, outcome.verifyFailures));
+      task.hadoopTask().settle(new ReconstructionTask.RoutedWork(routedBytes, routedIn,
+          Math.max(0, attemptNanos - writeNanos) / 1_000_000, writeNanos / 1_000_000,
+          outcome == null || outcome.route == null,
+          outcome == null ? 0 : outcome.verifyFailures));
     }
   }
 }

@@ -107,7 +107,8 @@ public final class ReconstructionRouter {
     this.backoffNanos = backoffMs * 1_000_000L;
     this.stallTimeoutMs = stallTimeoutMs;
     this.metrics = metrics;
-    this.verifier = verifier;
+    this.verifier = java.util.Objects.requireNonNull(verifier,
+        "a router proves every route's rows: it needs a verifier");
     this.context = context;
     this.registry = registry;
     for (ReconstructionRoute r : routes) {
@@ -180,8 +181,14 @@ public final class ReconstructionRouter {
   /** Repairs {@code req} into {@code sink}, each row through the first route that proves it. */
   public Outcome repair(RepairRequest req, RepairSink sink) {
     metrics.taskReceived();
+    Task task = new Task(req, sink);
     try {
-      return new Task(req, sink).run();
+      return task.run();
+    } catch (RuntimeException | LinkageError e) { // a bug: nothing partial stays, one ERROR line
+      LOG.error("{}: the router failed", req, e);
+      task.dropOpen();
+      return new Outcome(null, task.bytes, -1, "router failed: " + oneLine(e.toString()),
+          Arrays.asList(task.keptBy), task.verifyFailures);
     } finally {
       metrics.taskEnded();
     }
@@ -253,6 +260,17 @@ public final class ReconstructionRouter {
           Arrays.asList(keptBy), verifyFailures);
     }
 
+    /** Drops every row not kept. */
+    void dropOpen() {
+      for (int r : open()) {
+        try {
+          sink.drop(r);
+        } catch (RuntimeException e) {
+          LOG.warn("{}: dropping row {} failed: {}", req, r, e.toString());
+        }
+      }
+    }
+
     int[] units(int[] rows) {
       int[] erased = req.erased();
       int[] u = new int[rows.length];
@@ -275,10 +293,12 @@ public final class ReconstructionRouter {
         if (!isNative) {
           sub = sub.withProgressTimeout(sub.spareSurvivors() > 0 ? stallTimeoutMs : 0);
         }
-        RepairVerifier.Attempt proof = isNative || verifier == null ? null : verifier.start(sub);
-        RowView view = new RowView(sink, rows, proof);
+        RepairVerifier.Attempt proof = null;
+        RowView view = new RowView(sink, rows);
         long start = System.nanoTime();
         try {
+          proof = isNative ? null : verifier.start(sub);
+          view.proof = proof;
           view.begin(proof);
           long in;
           IOException routeFailure = null;
@@ -289,6 +309,8 @@ public final class ReconstructionRouter {
           } catch (IOException e) {
             in = -1;
             routeFailure = e;
+          } finally {
+            view.fence(); // what the route writes from now on is refused, never kept
           }
           // Whatever the route says, each row it completed is proven and kept on its own.
           Proven p = prove(name, view, rows, proof, routeFailure == null);
@@ -337,8 +359,7 @@ public final class ReconstructionRouter {
         } catch (Exception | LinkageError e) {
           view.dropAll();
           long ms = (System.nanoTime() - start) / 1_000_000;
-          SurvivorFault fault = survivorFault(e, proof, sub,
-              sub.progressTimeoutMs() > 0 && ms >= sub.progressTimeoutMs());
+          SurvivorFault fault = survivorFault(e, proof, sub, stalled(e));
           if (fault != null) {
             metrics.survivorFault(name);
             List<Integer> fresh = new ArrayList<>();
@@ -421,6 +442,16 @@ public final class ReconstructionRouter {
     String incomplete;
   }
 
+  /** Whether the route gave up for want of progress ({@link RouteStalledException}). */
+  private static boolean stalled(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof RouteStalledException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /**
    * The survivors behind a failure: named by the route or the proof ({@link SurvivorFault}),
    * or told by the attempt's proof (survivors whose proof failed, or that lagged behind the
@@ -480,14 +511,19 @@ public final class ReconstructionRouter {
     private final RepairSink sink;
     private final int[] rows;
     private final boolean[] settled;
-    private final RepairVerifier.Attempt proof;
+    RepairVerifier.Attempt proof;
     private boolean written;
+    private boolean fenced;
 
-    RowView(RepairSink sink, int[] rows, RepairVerifier.Attempt proof) {
+    RowView(RepairSink sink, int[] rows) {
       this.sink = sink;
       this.rows = rows;
       this.settled = new boolean[rows.length];
-      this.proof = proof;
+    }
+
+    /** The route returned: a write from a thread it left behind is refused from now on. */
+    synchronized void fence() {
+      fenced = true;
     }
 
     @Override
@@ -523,7 +559,10 @@ public final class ReconstructionRouter {
     }
 
     @Override
-    public void write(int r, java.nio.ByteBuffer data) throws IOException {
+    public synchronized void write(int r, java.nio.ByteBuffer data) throws IOException {
+      if (fenced) {
+        throw new IOException("the attempt is over: a write after the route returned");
+      }
       if (!written && proof != null) {
         written = true;
         proof.begin(); // the route delivers: its survivors are asked now at the latest

@@ -36,7 +36,10 @@ public final class ReconstructionTask {
      */
     long runNative(short[] erasedIndices);
 
-    /** Hadoop's bookkeeping of what the routes did for this task. */
+    /**
+     * Hadoop's bookkeeping of what the routes did for this task, once, after the router: the
+     * task's reservation (xmits) given back unless a native run gave it back already.
+     */
     void settle(RoutedWork work);
   }
 
@@ -47,20 +50,17 @@ public final class ReconstructionTask {
 
   /** What routes other than native did for a task, for Hadoop's counters. */
   public static final class RoutedWork {
-    /** Hadoop's reservation (xmits) is still held: no native run gave it back. */
-    public final boolean release;
     public final long bytesWritten;
     public final long bytesRead;
     public final long readMillis;
     public final long writeMillis;
-    /** No route rebuilt the task and Hadoop's reconstructor never ran. */
+    /** Some row was rebuilt by no route. */
     public final boolean failed;
     /** Attempts whose output failed its proof. */
     public final long invalid;
 
-    public RoutedWork(boolean release, long bytesWritten, long bytesRead, long readMillis,
-        long writeMillis, boolean failed, long invalid) {
-      this.release = release;
+    public RoutedWork(long bytesWritten, long bytesRead, long readMillis, long writeMillis,
+        boolean failed, long invalid) {
       this.bytesWritten = bytesWritten;
       this.bytesRead = bytesRead;
       this.readMillis = readMillis;

@@ -185,8 +185,9 @@ public final class SwitchClient {
       while (firstMissing < stripes) {
         if (selector.select(rto) == 0) {
           if (System.nanoTime() - lastProgress > timeout) {
-            throw new IOException("switch task " + answer.task() + ": no data for "
-                + setup.timeoutMs() + " ms at stripe " + firstMissing + " of " + stripes);
+            throw new io.netec.hdfs.route.RouteStalledException("switch task " + answer.task()
+                + ": no data for " + setup.timeoutMs() + " ms at stripe " + firstMissing + " of "
+                + stripes);
           }
           result.retransmitRequests++;
           ack(ch, NetecPacket.FLAG_RETX);
@@ -196,8 +197,14 @@ public final class SwitchClient {
         selector.selectedKeys().clear();
         int n = ch.read(buf);
         if (n < 0) {
-          throw new IOException("switch closed task " + answer.task() + " at stripe "
-              + firstMissing + " of " + stripes);
+          String what = "switch closed task " + answer.task() + " at stripe " + firstMissing
+              + " of " + stripes;
+          if (System.nanoTime() - lastProgress >= timeout * 9 / 10) {
+            // its watchdog saw what ours was about to: no data for the task's timeout
+            throw new io.netec.hdfs.route.RouteStalledException(what + " after no data for "
+                + setup.timeoutMs() + " ms");
+          }
+          throw new IOException(what);
         }
         result.bytesReceived += n;
         buf.flip();
@@ -246,9 +253,9 @@ public final class SwitchClient {
       while (firstMissing < stripes) {
         if (selector.select(started ? rto : DATAGRAM_HELLO_MS) == 0) {
           if (System.nanoTime() - lastProgress > timeout) {
-            throw new IOException("switch task " + answer.task() + ": no data for "
-                + setup.timeoutMs() + " ms at stripe " + firstMissing + " of " + stripes
-                + " (datagrams)");
+            throw new io.netec.hdfs.route.RouteStalledException("switch task " + answer.task()
+                + ": no data for " + setup.timeoutMs() + " ms at stripe " + firstMissing + " of "
+                + stripes + " (datagrams)");
           }
           if (!started) {
             send(ch, hello);
@@ -271,8 +278,12 @@ public final class SwitchClient {
             continue;
           }
           if (p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER) {
-            throw new IOException("switch failed task " + answer.task() + ": "
-                + new String(p.payload(), java.nio.charset.StandardCharsets.UTF_8));
+            String what = "switch failed task " + answer.task() + ": "
+                + new String(p.payload(), java.nio.charset.StandardCharsets.UTF_8);
+            if (System.nanoTime() - lastProgress >= timeout * 9 / 10) {
+              throw new io.netec.hdfs.route.RouteStalledException(what);
+            }
+            throw new IOException(what);
           }
           if (!expected(p)) {
             result.droppedPackets++;

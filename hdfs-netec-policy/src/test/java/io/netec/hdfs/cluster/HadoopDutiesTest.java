@@ -55,6 +55,8 @@ class HadoopDutiesTest {
     conf.setInt("dfs.datanode.max.transfer.threads", TRANSFERS);
     conf.setLong("dfs.datanode.ec.reconstruct.read.bandwidthPerSec", THROTTLE);
     conf.setInt(NetecConfigKeys.ROUTE_BACKOFF_MS, 0);
+    // throttled native reconstructions take seconds: the NameNode must not plan them twice
+    conf.setInt("dfs.namenode.reconstruction.pending.timeout-sec", 60);
     c = new EcTestCluster(conf, 12);
     c.useNetecPolicy("NETEC-3-2-1024k", "/d");
   }

@@ -127,8 +127,8 @@ class InecRouteFaultTest {
   @Test
   void aCorruptSurvivorReplicaFailsTheRouteNeverTheBlock() throws Exception {
     Configuration conf = conf();
-    // no block scanner: the survivor that finds its replica corrupt reports it bad at once, as
-    // Hadoop's DataNode does without one (with one, it marks it suspect for the scanner)
+    // no block scanner: the NameNode can only learn of the corrupt replica from the survivor
+    // that found it (reported at once, as Hadoop's reconstruction reports a corrupt source)
     conf.setInt("dfs.datanode.scan.period.hours", -1);
     try (EcTestCluster c = new EcTestCluster(conf, 7)) {
       c.useNetecPolicy("NETEC-3-2-1024k", "/f");
