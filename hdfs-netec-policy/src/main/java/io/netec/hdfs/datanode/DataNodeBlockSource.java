@@ -45,11 +45,18 @@ public final class DataNodeBlockSource implements BlockSource {
   private final DataNode dn;
   private final boolean tokens;
   private final LongAdder refusedTransfers = new LongAdder();
+  /** Proofs of local blocks, fed by every verified read of this DataNode's survivors. */
+  private final io.netec.hdfs.proof.ReadTaps taps = new io.netec.hdfs.proof.ReadTaps();
 
   public DataNodeBlockSource(DataNode dn) {
     this.dn = dn;
     this.tokens = dn.getConf().getBoolean(DFSConfigKeys.DFS_BLOCK_ACCESS_TOKEN_ENABLE_KEY,
         DFSConfigKeys.DFS_BLOCK_ACCESS_TOKEN_ENABLE_DEFAULT);
+  }
+
+  /** What the proof service fingerprints from this DataNode's verified reads. */
+  public io.netec.hdfs.proof.ReadTaps taps() {
+    return taps;
   }
 
   /** Streams refused because the DataNode had no transfer free. */
@@ -256,6 +263,10 @@ public final class DataNodeBlockSource implements BlockSource {
       sums.limit(chunks * sum.getChecksumSize());
       // throws ChecksumException naming the block and the position of the bad chunk
       sum.verifyChunkedSums(buf, sums, block.toString(), bufStart);
+      // verified: every proof of this range takes the bytes from here (ReadTaps)
+      ByteBuffer span = buf.duplicate();
+      span.position(0).limit(n);
+      source.taps.offer(block.getBlockId(), bufStart, span);
       buf.position((int) Math.min(skip, n));
       skip -= buf.position();
       return true;

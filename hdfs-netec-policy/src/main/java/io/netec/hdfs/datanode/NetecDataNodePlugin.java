@@ -74,14 +74,15 @@ public class NetecDataNodePlugin implements ServicePlugin {
     }
     DataNode dn = (DataNode) service;
     ReconstructionRouter r;
+    DataNodeBlockSource blocks = new DataNodeBlockSource(dn);
     try {
-      r = ReconstructionRouter.start(dn.getConf(), dn, new DataNodeBlockSource(dn));
+      r = ReconstructionRouter.start(dn.getConf(), dn, blocks);
     } catch (IllegalArgumentException e) {
       LOG.error("NetEC plugin inactive on DataNode {}, EC reconstruction left to Hadoop: {}",
           dn.getDisplayName(), e.getMessage(), e);
       return;
     }
-    startProofService(r, dn);
+    startProofService(r, dn, blocks);
     try {
       HadoopEcInternals internals = binder.bind();
       ErasureCodingWorker worker = dn.getErasureCodingWorker();
@@ -137,12 +138,13 @@ public class NetecDataNodePlugin implements ServicePlugin {
   }
 
   /** The proof service of this DataNode: the fingerprints that prove other nodes' rebuilds. */
-  private void startProofService(ReconstructionRouter r, DataNode dn) {
+  private void startProofService(ReconstructionRouter r, DataNode dn,
+      DataNodeBlockSource blocks) {
     NetecSettings s = r.context().settings();
     String host = dn.getXferAddress().getAddress().getHostAddress();
     int port = dn.getXferPort();
     try {
-      ProofService proofs = new ProofService(r.context().blocks(), host, s.proofPort(),
+      ProofService proofs = new ProofService(blocks, blocks.taps(), host, s.proofPort(),
           PROOF_CONNECTIONS, PROOF_ARRIVAL_MS);
       ServiceDirectory.register(ServiceDirectory.Service.PROOF, port,
           new InetSocketAddress(host, proofs.address().getPort()));

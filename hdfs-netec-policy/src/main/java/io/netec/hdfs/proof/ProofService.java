@@ -58,8 +58,14 @@ public final class ProofService implements Closeable {
   private final LogLimiter logs = new LogLimiter(LOG, 10_000);
   /** Bytes of a block read and fingerprinted at a time. */
   static final int READ_BYTES = 64 * 1024;
+  /** A proof whose range no stream has read for this long reads the next part itself. */
+  static final int TAP_IDLE_MS = 300;
+  /** What a proof reads itself at a time when no stream reads its range. */
+  static final long OWN_READ_BYTES = 4L << 20;
 
   private final BlockSource blocks;
+  /** The DataNode's verified reads as they happen, or null (then every proof reads itself). */
+  private final ReadTaps taps;
   private final int maxConnections;
   private final CpuAccountedThreads threads = new CpuAccountedThreads("netec-proof");
   private final EventLoopGroup io = Transport.group(1, threads);
@@ -71,10 +77,21 @@ public final class ProofService implements Closeable {
   private final LongAdder refused = new LongAdder();
   private final LongAdder corrupt = new LongAdder();
   private final LongAdder bytesRead = new LongAdder();
+  private final LongAdder bytesTapped = new LongAdder();
 
   public ProofService(BlockSource blocks, String bindHost, int port, int maxConnections,
       int requestArrivalMs) throws IOException {
+    this(blocks, null, bindHost, port, maxConnections, requestArrivalMs);
+  }
+
+  /**
+   * @param taps the DataNode's verified reads (its {@code DataNodeBlockSource}'s): a proof
+   *     takes the bytes a route's stream reads from there, and reads itself only the rest
+   */
+  public ProofService(BlockSource blocks, ReadTaps taps, String bindHost, int port,
+      int maxConnections, int requestArrivalMs) throws IOException {
     this.blocks = blocks;
+    this.taps = taps;
     this.maxConnections = maxConnections;
     this.readers = new java.util.concurrent.ThreadPoolExecutor(0, maxConnections, 60,
         TimeUnit.SECONDS, new java.util.concurrent.SynchronousQueue<>(), threads);
@@ -124,9 +141,14 @@ public final class ProofService implements Closeable {
     return corrupt.sum();
   }
 
-  /** Bytes read and fingerprinted. */
+  /** Bytes of ranges fingerprinted (read by the proofs themselves or taken from streams). */
   public long bytesRead() {
     return bytesRead.sum();
+  }
+
+  /** Of {@link #bytesRead()}, the bytes taken from the streams' own reads (not read twice). */
+  public long bytesTapped() {
+    return bytesTapped.sum();
   }
 
   /** CPU nanoseconds of this service's threads so far (-1 if this JVM cannot measure it). */
@@ -233,40 +255,80 @@ public final class ProofService implements Closeable {
 
   /**
    * The range's fingerprint over its bytes as read (checksums verified), zeros past them; the
-   * read stops when the verifier's connection closes (its attempt is over).
+   * read stops when the verifier's connection closes (its attempt is over). With the
+   * DataNode's taps, the bytes a route's stream reads meanwhile are taken as they are read;
+   * this reads only what no stream did.
    */
   private byte[] fingerprint(ProofRequest req, Channel verifier) throws IOException {
     Fingerprint f = new Fingerprint(req.key());
     long want = req.bytesToRead();
-    if (want > 0) {
-      ByteBuffer buf = ByteBuffer.allocate((int) Math.min(READ_BYTES, want));
-      try (InputStream in = blocks.open(req.block(), req.offset())) {
-        long done = 0;
-        while (done < want) {
-          if (!verifier.isActive()) {
-            throw new IOException("the verifier left after " + done + " bytes");
-          }
-          buf.clear();
-          buf.limit((int) Math.min(buf.capacity(), want - done));
-          while (buf.hasRemaining()) {
-            int n = in instanceof ByteBufferReadable ? ((ByteBufferReadable) in).read(buf)
-                : in.read(buf.array(), buf.position(), buf.remaining());
-            if (n < 0) {
-              throw new EOFException(req.block() + " ends at " + (req.offset() + done
-                  + buf.position()) + ", before " + (req.offset() + want));
-            }
-            if (!(in instanceof ByteBufferReadable)) {
-              buf.position(buf.position() + n);
-            }
-          }
-          buf.flip();
-          f.update(done, buf);
-          done += buf.remaining();
-          bytesRead.add(buf.remaining());
+    if (want == 0) {
+      return f.finish();
+    }
+    if (taps == null) {
+      read(req, req.offset(), req.offset() + want, verifier, f);
+      bytesRead.add(want);
+      return f.finish();
+    }
+    ReadTaps.Want w = taps.want(req.block().getBlockId(), req.offset(), want, f);
+    try {
+      long own = 0;
+      boolean alone = false; // no stream read the range for TAP_IDLE_MS: read the rest here
+      while (!w.complete()) {
+        if (!verifier.isActive()) {
+          throw new IOException("the verifier left after " + w.bytes() + " bytes");
+        }
+        long[] gap = w.headGap(); // what a stream read before this proof came
+        if (gap == null && (alone || !w.awaitProgress(TAP_IDLE_MS))) {
+          alone = true;
+          gap = w.firstGap(OWN_READ_BYTES);
+        }
+        if (gap != null) {
+          read(req, gap[0], gap[1], verifier, null); // its verified read feeds the want
+          own += gap[1] - gap[0];
         }
       }
+      bytesRead.add(want);
+      bytesTapped.add(Math.max(0, want - own));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted");
+    } finally {
+      w.close();
     }
     return f.finish();
+  }
+
+  /** Reads [from, to) of the block, verified, into {@code f} at its place (when f is given). */
+  private void read(ProofRequest req, long from, long to, Channel verifier, Fingerprint f)
+      throws IOException {
+    ByteBuffer buf = ByteBuffer.allocate((int) Math.min(READ_BYTES, to - from));
+    try (InputStream in = blocks.open(req.block(), from)) {
+      long done = 0;
+      while (from + done < to) {
+        if (!verifier.isActive()) {
+          throw new IOException("the verifier left after " + done + " bytes");
+        }
+        buf.clear();
+        buf.limit((int) Math.min(buf.capacity(), to - from - done));
+        while (buf.hasRemaining()) {
+          int n = in instanceof ByteBufferReadable ? ((ByteBufferReadable) in).read(buf)
+              : in.read(buf.array(), buf.position(), buf.remaining());
+          if (n < 0) {
+            throw new EOFException(req.block() + " ends at " + (from + done + buf.position())
+                + ", before " + to);
+          }
+          if (!(in instanceof ByteBufferReadable)) {
+            buf.position(buf.position() + n);
+          }
+        }
+        buf.flip();
+        if (f != null) {
+          f.update(from + done - req.offset(), buf);
+        }
+        done += buf.remaining();
+      }
+    }
   }
 
   private static ByteBuf frame(ProofAnswer a) {

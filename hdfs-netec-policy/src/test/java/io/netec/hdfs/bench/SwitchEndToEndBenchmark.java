@@ -134,6 +134,8 @@ public final class SwitchEndToEndBenchmark {
    */
   static double[] viaSwitch(byte[][] units, boolean prove) throws Exception {
     int k = units.length;
+    // what a DataNode's verified reads do: every read also feeds the proofs of its range
+    io.netec.hdfs.proof.ReadTaps taps = new io.netec.hdfs.proof.ReadTaps();
     BlockSource memory = new BlockSource() {
       @Override
       public void check(ExtendedBlock block, String token, long minLength) {
@@ -149,7 +151,17 @@ public final class SwitchEndToEndBenchmark {
       public InputStream open(ExtendedBlock block, long offset) {
         byte[] u = units[(int) block.getBlockId()];
         // read into the agents' frames as a DataNode's blocks are (ByteBufferReadable)
-        return new BufferReadableBytes(u, (int) offset, u.length - (int) offset);
+        return new BufferReadableBytes(u, (int) offset, u.length - (int) offset) {
+          @Override
+          public synchronized int read(ByteBuffer dst) {
+            int at = pos;
+            int n = super.read(dst);
+            if (n > 0) {
+              taps.offer(block.getBlockId(), at, ByteBuffer.wrap(u, at, n));
+            }
+            return n;
+          }
+        };
       }
     };
     List<AutoCloseable> open = new ArrayList<>();
@@ -175,7 +187,7 @@ public final class SwitchEndToEndBenchmark {
       io.netec.hdfs.route.RepairVerifier.Attempt proof = null;
       long[] proofNanos = {0};
       if (prove) {
-        proofs = new io.netec.hdfs.proof.ProofService(memory, "127.0.0.1", 0, 64, 10_000);
+        proofs = new io.netec.hdfs.proof.ProofService(memory, taps, "127.0.0.1", 0, 64, 10_000);
         open.add(proofs);
         io.netec.hdfs.proof.ProofService service = proofs;
         proof = new io.netec.hdfs.proof.ProofVerifier(dn -> service.address(), 60_000)

@@ -15,7 +15,7 @@ import org.apache.hadoop.util.DataChecksum;
  * Internal blocks in memory, served as a DataNode's dataset serves them to survivors (tokens
  * "" accepted), keyed by block id; and a real RS group's units to fill them with.
  */
-public final class MemoryBlocks implements BlockSource {
+public class MemoryBlocks implements BlockSource {
   private final Map<Long, byte[]> blocks = new ConcurrentHashMap<>();
   /** Block ids whose reads fail as a corrupt replica's do. */
   public final java.util.Set<Long> corrupt = ConcurrentHashMap.newKeySet();

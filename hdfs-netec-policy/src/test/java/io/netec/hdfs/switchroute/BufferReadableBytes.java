@@ -8,7 +8,7 @@ import org.apache.hadoop.fs.ByteBufferReadable;
  * Bytes in memory read as a DataNode's block is read by a survivor agent: into arrays, or
  * straight into the agent's (direct) packet buffers through Hadoop's ByteBufferReadable.
  */
-public final class BufferReadableBytes extends ByteArrayInputStream implements ByteBufferReadable {
+public class BufferReadableBytes extends ByteArrayInputStream implements ByteBufferReadable {
   public BufferReadableBytes(byte[] b, int offset, int length) {
     super(b, offset, length);
   }

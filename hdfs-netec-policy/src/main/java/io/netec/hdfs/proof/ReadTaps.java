@@ -1,0 +1,155 @@
+package io.netec.hdfs.proof;
+
+import io.netec.hdfs.codec.Fingerprint;
+import java.io.Closeable;
+import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * Fingerprints wanted by proofs of a DataNode's local blocks, fed by the DataNode's own verified
+ * reads: when an agent or an INEC participant streams a range for a route, the same bytes, just
+ * after their checksums were verified, go into the fingerprint of every proof of that range, so
+ * a survivor proves what it streams without reading it twice. A proof reads itself only what no
+ * stream read (the start of the range, read before the proof arrived, or all of it when the
+ * route did not stream from this survivor). Each byte of a wanted range is fingerprinted once.
+ */
+public final class ReadTaps {
+  private final Map<Long, CopyOnWriteArrayList<Want>> wants = new ConcurrentHashMap<>();
+
+  /**
+   * Bytes of block {@code blockId} at [position, position + remaining), just read and verified;
+   * the buffer is not moved.
+   */
+  public void offer(long blockId, long position, ByteBuffer span) {
+    CopyOnWriteArrayList<Want> l = wants.get(blockId);
+    if (l != null) {
+      for (Want w : l) {
+        w.feed(position, span);
+      }
+    }
+  }
+
+  /** Wants bytes [offset, offset + length) of block {@code blockId} into {@code f}. */
+  Want want(long blockId, long offset, long length, Fingerprint f) {
+    Want w = new Want(blockId, offset, offset + length, f);
+    wants.computeIfAbsent(blockId, id -> new CopyOnWriteArrayList<>()).add(w);
+    return w;
+  }
+
+  /** One proof's range of one block: what has been fed so far. */
+  final class Want implements Closeable {
+    private final long blockId;
+    private final long offset;
+    private final long end;
+    private final Fingerprint f;
+    /** Disjoint covered intervals, start -> end. */
+    private final TreeMap<Long, Long> covered = new TreeMap<>();
+    private long bytes;
+
+    private Want(long blockId, long offset, long end, Fingerprint f) {
+      this.blockId = blockId;
+      this.offset = offset;
+      this.end = end;
+      this.f = f;
+    }
+
+    /** Fingerprints the parts of the span inside the range and not yet covered. */
+    synchronized void feed(long position, ByteBuffer span) {
+      long from = Math.max(position, offset);
+      long to = Math.min(position + span.remaining(), end);
+      while (from < to) {
+        // the next uncovered piece from `from`
+        Map.Entry<Long, Long> before = covered.floorEntry(from);
+        if (before != null && before.getValue() > from) {
+          from = before.getValue();
+          continue;
+        }
+        Map.Entry<Long, Long> after = covered.higherEntry(from);
+        long stop = after == null ? to : Math.min(to, after.getKey());
+        ByteBuffer piece = span.duplicate();
+        piece.position(span.position() + (int) (from - position));
+        piece.limit(span.position() + (int) (stop - position));
+        f.update(from - offset, piece);
+        bytes += stop - from;
+        cover(from, stop);
+        from = stop;
+      }
+      notifyAll();
+    }
+
+    private void cover(long a, long b) {
+      Map.Entry<Long, Long> left = covered.floorEntry(a);
+      if (left != null && left.getValue() == a) {
+        a = left.getKey();
+        covered.remove(left.getKey());
+      }
+      Long right = covered.get(b);
+      if (right != null) {
+        covered.remove(b);
+        b = right;
+      }
+      covered.put(a, b);
+    }
+
+    synchronized boolean complete() {
+      return bytes == end - offset;
+    }
+
+    synchronized long bytes() {
+      return bytes;
+    }
+
+    /**
+     * The part before the first covered byte when a stream started after the range's start
+     * (what it read before the proof came), else null.
+     */
+    synchronized long[] headGap() {
+      if (covered.isEmpty() || covered.firstKey() == offset) {
+        return null;
+      }
+      return new long[] {offset, covered.firstKey()};
+    }
+
+    /** The first part not covered, at most {@code max} bytes, or null. */
+    synchronized long[] firstGap(long max) {
+      long at = offset;
+      for (Map.Entry<Long, Long> e : covered.entrySet()) {
+        if (e.getKey() > at) {
+          break;
+        }
+        at = Math.max(at, e.getValue());
+      }
+      if (at >= end) {
+        return null;
+      }
+      Long next = covered.higherKey(at);
+      long stop = Math.min(next == null ? end : next, end);
+      return new long[] {at, Math.min(stop, at + max)};
+    }
+
+    /** Waits up to {@code ms} for more bytes; whether some came. */
+    synchronized boolean awaitProgress(long ms) throws InterruptedException {
+      long had = bytes;
+      long deadline = System.nanoTime() + ms * 1_000_000L;
+      while (bytes == had && bytes < end - offset) {
+        long left = (deadline - System.nanoTime()) / 1_000_000L;
+        if (left <= 0) {
+          return false;
+        }
+        wait(left);
+      }
+      return true;
+    }
+
+    @Override
+    public void close() {
+      wants.computeIfPresent(blockId, (id, l) -> {
+        l.remove(this);
+        return l.isEmpty() ? null : l;
+      });
+    }
+  }
+}
