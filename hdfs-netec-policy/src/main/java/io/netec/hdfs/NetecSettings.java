@@ -217,14 +217,12 @@ public final class NetecSettings {
     } else {
       why = null;
     }
-    int proofMs = (Integer) values.get(NetecConfigKeys.PROOF_TIMEOUT_MS);
+    // A rebuilt block waits at its target, unfinished, while its proof is awaited, and the
+    // target gives up after its socket timeout: the wait is cut to half of it.
     int socketMs = conf.getInt(SOCKET_TIMEOUT_KEY, SOCKET_TIMEOUT_DEFAULT);
-    if (socketMs > 0 && proofMs >= socketMs) {
-      // a rebuilt block waits at its target, unfinished, while its proof is awaited: the
-      // target drops it after its socket timeout
-      throw new IllegalArgumentException(NetecConfigKeys.PROOF_TIMEOUT_MS + "=" + proofMs
-          + " must stay below " + SOCKET_TIMEOUT_KEY + "=" + socketMs + ": a rebuilt block waits"
-          + " at its target while its proof is awaited, and the target gives up after that");
+    int proofMs = (Integer) values.get(NetecConfigKeys.PROOF_TIMEOUT_MS);
+    if (socketMs > 0 && proofMs > socketMs / 2) {
+      values.put(NetecConfigKeys.PROOF_TIMEOUT_MS, Math.max(100, socketMs / 2));
     }
     int stall = conf.getInt(STRIPED_READ_TIMEOUT_KEY, STRIPED_READ_TIMEOUT_DEFAULT);
     if (stall <= 0) {
@@ -257,7 +255,10 @@ public final class NetecSettings {
     return integer(NetecConfigKeys.PROOF_PORT);
   }
 
-  /** How long a verifier waits for a survivor's fingerprint once a route delivered a row. */
+  /**
+   * How long a verifier waits for the survivors' fingerprints once a route delivered its rows:
+   * {@code netec.proof.timeout.ms}, at most half of {@code dfs.client.socket-timeout}.
+   */
   public int proofTimeoutMs() {
     return integer(NetecConfigKeys.PROOF_TIMEOUT_MS);
   }

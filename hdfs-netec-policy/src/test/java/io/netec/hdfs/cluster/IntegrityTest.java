@@ -116,6 +116,23 @@ class IntegrityTest {
     c.verifyRebuilt(files, original);
   }
 
+  /**
+   * Every vertex's input stream passes a relay that flips one byte inside chunk 3 (each relay
+   * its own mask: two equal changes along a chain would cancel).
+   */
+  private void tamperEveryInecStream() throws java.io.IOException {
+    for (DataNode dn : c.mini().getDataNodes()) {
+      io.netec.hdfs.inecroute.InecEngine e =
+          io.netec.hdfs.inecroute.InecNode.dataNode(dn.getXferPort());
+      TamperingRelay r = new TamperingRelay(e.dataAddress(), TamperingRelay.Stream.RAW,
+          INEC_TAMPER_AT);
+      r.mask = 1 + inecRelays.size();
+      inecRelays.add(r);
+      ServiceDirectory.register(ServiceDirectory.Service.INEC_DATA, dn.getXferPort(),
+          r.address());
+    }
+  }
+
   /** Every switch RESULT of every task has one flipped bit from now on (the switch fails). */
   private static void breakTheSwitch() {
     SwitchFaultInjector.set(new SwitchFaultInjector() {
@@ -164,17 +181,7 @@ class IntegrityTest {
         "the INEC engine needs libnetec.so (the suite's Java-only pass has none)");
     String p = write("inec-relay", 3);
     breakTheSwitch();
-    // every vertex's input stream passes a relay that flips one byte inside chunk 3
-    for (DataNode dn : c.mini().getDataNodes()) {
-      io.netec.hdfs.inecroute.InecEngine e =
-          io.netec.hdfs.inecroute.InecNode.dataNode(dn.getXferPort());
-      TamperingRelay r = new TamperingRelay(e.dataAddress(), TamperingRelay.Stream.RAW,
-          INEC_TAMPER_AT);
-      r.mask = 1 + inecRelays.size();
-      inecRelays.add(r);
-      ServiceDirectory.register(ServiceDirectory.Service.INEC_DATA, dn.getXferPort(),
-          r.address());
-    }
+    tamperEveryInecStream();
     long wrong = c.routerMetric("inec.VerifyFailed");
     long nativeServed = c.routerMetric("native.Served");
     lose(p, 0);
@@ -260,16 +267,7 @@ class IntegrityTest {
         breakTheSwitch();
       }
       if (round == 2 && inecRuns()) {
-        for (DataNode dn : c.mini().getDataNodes()) {
-          io.netec.hdfs.inecroute.InecEngine e =
-              io.netec.hdfs.inecroute.InecNode.dataNode(dn.getXferPort());
-          TamperingRelay r = new TamperingRelay(e.dataAddress(), TamperingRelay.Stream.RAW,
-              INEC_TAMPER_AT);
-          r.mask = 1 + inecRelays.size();
-          inecRelays.add(r);
-          ServiceDirectory.register(ServiceDirectory.Service.INEC_DATA, dn.getXferPort(),
-              r.address());
-        }
+        tamperEveryInecStream();
       }
       long served = c.routerMetric(routes[round] + ".Served");
       lose(p, round);

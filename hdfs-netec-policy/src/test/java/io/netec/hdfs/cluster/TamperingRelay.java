@@ -8,8 +8,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -19,11 +17,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * one byte at a fixed offset of each connection (TCP's own checksums see nothing). What comes
  * from the other side passes unchanged.
  */
-final class TamperingRelay implements AutoCloseable {
+final class TamperingRelay extends Relay {
   enum Stream { NETEC_RESULTS, RAW }
 
-  private final ServerSocket server;
-  private final InetSocketAddress target;
   private final Stream stream;
   private final long at;
   /** Bytes or RESULT packets changed. */
@@ -41,59 +37,22 @@ final class TamperingRelay implements AutoCloseable {
    *     RAW: the byte offset changed on each connection
    */
   TamperingRelay(InetSocketAddress target, Stream stream, long at) throws IOException {
-    this.target = target;
+    super(target, "tampering-relay");
     this.stream = stream;
     this.at = at;
-    this.server = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
-    Thread t = new Thread(this::acceptLoop, "tampering-relay-" + server.getLocalPort());
-    t.setDaemon(true);
-    t.start();
   }
 
-  InetSocketAddress address() {
-    return new InetSocketAddress("127.0.0.1", server.getLocalPort());
-  }
-
-  int port() {
-    return server.getLocalPort();
-  }
-
-  private void acceptLoop() {
-    while (!server.isClosed()) {
-      try {
-        Socket client = server.accept();
-        Socket upstream = new Socket(target.getAddress(), target.getPort());
-        client.setTcpNoDelay(true);
-        upstream.setTcpNoDelay(true);
-        // the reader (or a dialling vertex) writes to the target; the target answers it
-        boolean fromTarget = stream == Stream.NETEC_RESULTS;
-        pump(client.getInputStream(), upstream.getOutputStream(), !fromTarget, client, upstream);
-        pump(upstream.getInputStream(), client.getOutputStream(), fromTarget, client, upstream);
-      } catch (IOException e) {
-        return;
-      }
+  /** RAW: changes what the dialler sends; NETEC_RESULTS: what the switch sends its reader. */
+  @Override
+  void copy(InputStream in, OutputStream out, boolean towardsTarget) throws Exception {
+    boolean tamper = stream == Stream.RAW ? towardsTarget : !towardsTarget;
+    if (!tamper) {
+      in.transferTo(out);
+    } else if (stream == Stream.RAW) {
+      raw(in, out);
+    } else {
+      results(new DataInputStream(in), new BufferedOutputStream(out));
     }
-  }
-
-  private void pump(InputStream in, OutputStream rawOut, boolean tamper, Socket a, Socket b) {
-    Thread t = new Thread(() -> {
-      try {
-        if (!tamper) {
-          in.transferTo(rawOut);
-        } else if (stream == Stream.RAW) {
-          raw(in, rawOut);
-        } else {
-          results(new DataInputStream(in), new BufferedOutputStream(rawOut));
-        }
-      } catch (IOException | ProtocolException e) {
-        // the connection ended
-      } finally {
-        close(a);
-        close(b);
-      }
-    }, "tampering-relay-pump");
-    t.setDaemon(true);
-    t.start();
   }
 
   /** Copies, flipping the byte at offset {@link #at}. */
@@ -135,18 +94,5 @@ final class TamperingRelay implements AutoCloseable {
         out.flush();
       }
     }
-  }
-
-  private static void close(Socket s) {
-    try {
-      s.close();
-    } catch (IOException e) {
-      // already closed
-    }
-  }
-
-  @Override
-  public void close() throws IOException {
-    server.close();
   }
 }

@@ -50,15 +50,7 @@ public final class JsonLimits {
 
   /** An integer field in [min, max], checked as a long before it becomes an int. */
   public static int intIn(JsonNode o, String field, int min, int max) throws ProtocolException {
-    JsonNode v = o == null ? null : o.get(field);
-    if (v == null || !v.isIntegralNumber() || !v.canConvertToLong()) {
-      throw new ProtocolException(field + ": missing or not an integer");
-    }
-    long x = v.longValue();
-    if (x < min || x > max) {
-      throw new ProtocolException(field + ": " + x + " not in " + min + ".." + max);
-    }
-    return (int) x;
+    return (int) longIn(o, field, min, max);
   }
 
   /** The one JSON mapper of the wire classes. */
