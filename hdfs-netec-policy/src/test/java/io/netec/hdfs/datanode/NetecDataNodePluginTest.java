@@ -24,12 +24,17 @@ import org.junit.jupiter.api.Test;
  * on a matching Hadoop it swaps in the routing pool with the same threads.
  */
 class NetecDataNodePluginTest {
-  @Test
-  void installsOnlyWhenHadoopAndConfigurationFit() throws Exception {
+  /** One DataNode, its plugin's services on free ports. */
+  private static MiniDFSCluster oneDataNode() throws java.io.IOException {
     Configuration conf = new Configuration();
     conf.setInt(NetecConfigKeys.AGENT_PORT, 0);
     conf.setInt(NetecConfigKeys.PROOF_PORT, 0);
-    try (MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf).numDataNodes(1).build()) {
+    return new MiniDFSCluster.Builder(conf).numDataNodes(1).build();
+  }
+
+  @Test
+  void installsOnlyWhenHadoopAndConfigurationFit() throws Exception {
+    try (MiniDFSCluster cluster = oneDataNode()) {
       DataNode dn = cluster.getDataNodes().get(0);
       HadoopEcInternals internals = HadoopEcInternals.bind();
       ThreadPoolExecutor hadoopPool = internals.pool(dn.getErasureCodingWorker());
@@ -82,10 +87,7 @@ class NetecDataNodePluginTest {
    */
   @Test
   void tasksArrivingWhileThePluginStartsAllRun() throws Exception {
-    Configuration conf = new Configuration();
-    conf.setInt(NetecConfigKeys.AGENT_PORT, 0);
-    conf.setInt(NetecConfigKeys.PROOF_PORT, 0);
-    try (MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf).numDataNodes(1).build()) {
+    try (MiniDFSCluster cluster = oneDataNode()) {
       DataNode dn = cluster.getDataNodes().get(0);
       HadoopEcInternals internals = HadoopEcInternals.bind();
       AtomicInteger ran = new AtomicInteger();
