@@ -61,7 +61,7 @@ public final class ProofService implements Closeable {
   /** A proof whose range no stream has read for this long reads the next part itself. */
   static final int TAP_IDLE_MS = 300;
   /** What a proof reads itself at a time when no stream reads its range. */
-  static final long OWN_READ_BYTES = 1L << 20;
+  static final long OWN_READ_BYTES = 4L << 20;
 
   private final BlockSource blocks;
   /** The DataNode's verified reads as they happen, or null (then every proof reads itself). */
@@ -278,17 +278,13 @@ public final class ProofService implements Closeable {
         if (!verifier.isActive()) {
           throw new IOException("the verifier left after " + w.bytes() + " bytes");
         }
-        boolean came = w.drain(alone ? 0 : TAP_IDLE_MS); // what streams read meanwhile
-        if (w.complete()) {
-          break;
-        }
         long[] gap = w.headGap(); // what a stream read before this proof came
-        if (gap == null && !came) { // no stream reads the range (any more): read it here
+        if (gap == null && (alone || !w.awaitProgress(TAP_IDLE_MS))) {
           alone = true;
           gap = w.firstGap(OWN_READ_BYTES);
         }
         if (gap != null) {
-          read(req, gap[0], gap[1], verifier, w);
+          read(req, gap[0], gap[1], verifier, null); // its verified read feeds the want
           own += gap[1] - gap[0];
         }
       }
@@ -303,24 +299,8 @@ public final class ProofService implements Closeable {
     return f.finish();
   }
 
-  /** Reads [from, to) of the block, verified, into {@code f} at its place. */
+  /** Reads [from, to) of the block, verified, into {@code f} at its place (when f is given). */
   private void read(ProofRequest req, long from, long to, Channel verifier, Fingerprint f)
-      throws IOException {
-    read(req, from, to, verifier, (position, bytes) -> f.update(position - req.offset(), bytes));
-  }
-
-  /** Reads [from, to) of the block, verified, into the want (what it lacks of it). */
-  private void read(ProofRequest req, long from, long to, Channel verifier, ReadTaps.Want w)
-      throws IOException {
-    read(req, from, to, verifier, w::feed);
-  }
-
-  /** Where a proof's own read puts what it read: bytes at a block position. */
-  private interface Sink {
-    void take(long position, ByteBuffer bytes);
-  }
-
-  private void read(ProofRequest req, long from, long to, Channel verifier, Sink sink)
       throws IOException {
     ByteBuffer buf = ByteBuffer.allocate((int) Math.min(READ_BYTES, to - from));
     try (InputStream in = blocks.open(req.block(), from)) {
@@ -343,7 +323,9 @@ public final class ProofService implements Closeable {
           }
         }
         buf.flip();
-        sink.take(from + done, buf);
+        if (f != null) {
+          f.update(from + done - req.offset(), buf);
+        }
         done += buf.remaining();
       }
     }

@@ -11,17 +11,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
 /**
  * Fingerprints wanted by proofs of a DataNode's local blocks, fed by the DataNode's own verified
  * reads: when an agent or an INEC participant streams a range for a route, the same bytes, just
- * after their checksums were verified, are copied to every proof of that range, so a survivor
- * proves what it streams without reading it twice. The stream's thread only copies (the
- * fingerprint is computed on the proof's own thread, off the stream's path); a proof that falls
- * behind by more than {@value #QUEUED_BYTES} bytes misses what comes meanwhile, which it then reads itself,
- * as it reads what no stream read (the start of the range, read before the proof arrived, or
- * all of it when the route did not stream from this survivor). Each byte of a wanted range is
- * fingerprinted once.
+ * after their checksums were verified, go into the fingerprint of every proof of that range, so
+ * a survivor proves what it streams without reading it twice. A proof reads itself only what no
+ * stream read (the start of the range, read before the proof arrived, or all of it when the
+ * route did not stream from this survivor). Each byte of a wanted range is fingerprinted once.
  */
 public final class ReadTaps {
-  /** Bytes a proof may have waiting; beyond, spans are dropped (the proof reads them itself). */
-  static final int QUEUED_BYTES = 8 << 20;
   private final Map<Long, CopyOnWriteArrayList<Want>> wants = new ConcurrentHashMap<>();
 
   /**
@@ -32,7 +27,7 @@ public final class ReadTaps {
     CopyOnWriteArrayList<Want> l = wants.get(blockId);
     if (l != null) {
       for (Want w : l) {
-        w.offer(position, span);
+        w.feed(position, span);
       }
     }
   }
@@ -53,53 +48,12 @@ public final class ReadTaps {
     /** Disjoint covered intervals, start -> end. */
     private final TreeMap<Long, Long> covered = new TreeMap<>();
     private long bytes;
-    /** Copies of stream spans inside the range, for the proof's thread: {position, bytes}. */
-    private final java.util.concurrent.LinkedBlockingQueue<Object[]> queue =
-        new java.util.concurrent.LinkedBlockingQueue<>();
-    private final java.util.concurrent.atomic.AtomicLong queued =
-        new java.util.concurrent.atomic.AtomicLong();
 
     private Want(long blockId, long offset, long end, Fingerprint f) {
       this.blockId = blockId;
       this.offset = offset;
       this.end = end;
       this.f = f;
-    }
-
-    /** On a stream's thread: copies what of the span is inside the range, for the proof. */
-    void offer(long position, ByteBuffer span) {
-      long from = Math.max(position, offset);
-      long to = Math.min(position + span.remaining(), end);
-      if (from >= to) {
-        return;
-      }
-      if (queued.addAndGet(to - from) > QUEUED_BYTES) {
-        queued.addAndGet(from - to); // the proof is behind: it reads these itself
-        return;
-      }
-      byte[] copy = new byte[(int) (to - from)];
-      span.duplicate().position(span.position() + (int) (from - position)).get(copy);
-      queue.offer(new Object[] {from, copy});
-    }
-
-    /**
-     * On the proof's thread: fingerprints what streams copied, waiting up to {@code ms} for the
-     * first span; whether any came.
-     */
-    boolean drain(long ms) throws InterruptedException {
-      Object[] first = queue.poll(ms, java.util.concurrent.TimeUnit.MILLISECONDS);
-      if (first == null) {
-        return false;
-      }
-      java.util.List<Object[]> spans = new java.util.ArrayList<>();
-      spans.add(first);
-      queue.drainTo(spans);
-      for (Object[] sp : spans) {
-        byte[] b = (byte[]) sp[1];
-        queued.addAndGet(-b.length);
-        feed((Long) sp[0], ByteBuffer.wrap(b));
-      }
-      return true;
     }
 
     /** Fingerprints the parts of the span inside the range and not yet covered. */
@@ -123,6 +77,7 @@ public final class ReadTaps {
         cover(from, stop);
         from = stop;
       }
+      notifyAll();
     }
 
     private void cover(long a, long b) {
@@ -173,6 +128,20 @@ public final class ReadTaps {
       Long next = covered.higherKey(at);
       long stop = Math.min(next == null ? end : next, end);
       return new long[] {at, Math.min(stop, at + max)};
+    }
+
+    /** Waits up to {@code ms} for more bytes; whether some came. */
+    synchronized boolean awaitProgress(long ms) throws InterruptedException {
+      long had = bytes;
+      long deadline = System.nanoTime() + ms * 1_000_000L;
+      while (bytes == had && bytes < end - offset) {
+        long left = (deadline - System.nanoTime()) / 1_000_000L;
+        if (left <= 0) {
+          return false;
+        }
+        wait(left);
+      }
+      return true;
     }
 
     @Override
