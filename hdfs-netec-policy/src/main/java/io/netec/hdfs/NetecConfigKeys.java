@@ -47,6 +47,19 @@ public final class NetecConfigKeys {
    */
   public static final String PROOF_TIMEOUT_MS = "netec.proof.timeout.ms";
 
+  /**
+   * How the plugin's client reads a range of a lost unit: "cost" (Hadoop's stream or a route,
+   * whichever the cost model says moves the read faster), "routes" (always a route when one is
+   * configured: for benchmarks and tests), "hadoop" (always Hadoop's stream).
+   */
+  public static final String CLIENT_READS = "netec.client.reads";
+
+  /**
+   * The client's link rate in Mbit/s for the cost model; 0: learned from this client's own
+   * reads through Hadoop's stream.
+   */
+  public static final String CLIENT_LINK_MBPS = "netec.client.link.mbps";
+
   /** Control endpoint (host:port) of the NetEC switch; unset, the switch route declines. */
   public static final String SWITCH_ADDRESS = "netec.switch.address";
 

@@ -49,7 +49,7 @@ public final class NetecSettings {
   public static final Map<String, Key> KEYS;
   /** Names no route may take: they are keys' namespaces of the built-in routes and the router. */
   private static final Set<String> RESERVED_PREFIXES = Set.of("route", "switch", "agent", "inec",
-      "proof");
+      "proof", "client");
   private static final int MAX_MS = 3_600_000;
   private static final String INEC_PEERS = "INEC peer networks";
 
@@ -65,6 +65,10 @@ public final class NetecSettings {
     add(k, NetecConfigKeys.PROOF_PORT, "50330", "0..65535 (0: any free port)",
         intIn(0, 65535));
     add(k, NetecConfigKeys.PROOF_TIMEOUT_MS, "30000", "100..3600000", intIn(100, MAX_MS));
+    add(k, NetecConfigKeys.CLIENT_READS, "cost", "cost, routes or hadoop",
+        oneOf("cost", "routes", "hadoop"));
+    add(k, NetecConfigKeys.CLIENT_LINK_MBPS, "0", "0..1000000 (0: learned from reads)",
+        intIn(0, 1_000_000));
     add(k, NetecConfigKeys.SWITCH_ADDRESS, "", "host:port", NetecSettings::parseHostPort);
     add(k, NetecConfigKeys.SWITCH_PAYLOAD, "32768", "64..65472, a multiple of 64",
         (key, v) -> {
@@ -248,6 +252,16 @@ public final class NetecSettings {
    */
   public int stallTimeoutMs() {
     return stallTimeoutMs;
+  }
+
+  /** {@code netec.client.reads}: cost, routes or hadoop. */
+  public String clientReads() {
+    return (String) values.get(NetecConfigKeys.CLIENT_READS);
+  }
+
+  /** {@code netec.client.link.mbps}: the client's link in bytes per millisecond, 0 if unset. */
+  public double clientLinkBytesPerMs() {
+    return integer(NetecConfigKeys.CLIENT_LINK_MBPS) * 1e6 / 8 / 1000;
   }
 
   /** Port of every DataNode's proof service. */

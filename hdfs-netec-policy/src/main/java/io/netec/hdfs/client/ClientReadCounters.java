@@ -3,11 +3,14 @@ package io.netec.hdfs.client;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Per-JVM counters of NETEC reads by {@link NetecStripedInputStream}: how each group range was
- * served. The proof, in tests and operations, of which route a degraded read took.
+ * Per-JVM counters of NETEC reads by {@link NetecStripedInputStream}: how each positional read
+ * of lost units was chosen and which route rebuilt each group's range. The proof, in tests and
+ * operations, of which way a degraded read took.
  */
 public final class ClientReadCounters {
-  static final LongAdder HEALTHY = new LongAdder();
+  static final LongAdder HADOOP_CHOSEN = new LongAdder();
+  static final LongAdder ROUTES_CHOSEN = new LongAdder();
+  static final LongAdder ROUTES_FAILED = new LongAdder();
   static final LongAdder SWITCH = new LongAdder();
   static final LongAdder NATIVE = new LongAdder();
   static final LongAdder SWITCH_BYTES_IN = new LongAdder();
@@ -18,7 +21,7 @@ public final class ClientReadCounters {
   private ClientReadCounters() {
   }
 
-  /** A group range whose missing units {@code route} rebuilt, taking in bytesIn (-1: unknown). */
+  /** A group range whose lost units {@code route} rebuilt, taking in bytesIn (-1: unknown). */
   static void served(String route, long bytesIn) {
     switch (route) {
       case "switch":
@@ -42,9 +45,19 @@ public final class ClientReadCounters {
     return OTHER.sum();
   }
 
-  /** Group ranges read from their data units alone. */
-  public static long healthyRanges() {
-    return HEALTHY.sum();
+  /** Positional reads of lost units the cost model gave to Hadoop's stream. */
+  public static long hadoopChosen() {
+    return HADOOP_CHOSEN.sum();
+  }
+
+  /** Positional reads of lost units sent through the routes. */
+  public static long routesChosen() {
+    return ROUTES_CHOSEN.sum();
+  }
+
+  /** Reads sent through the routes that failed there and were read through Hadoop's stream. */
+  public static long routesFailed() {
+    return ROUTES_FAILED.sum();
   }
 
   /** Group ranges whose missing units were rebuilt by the switch. */

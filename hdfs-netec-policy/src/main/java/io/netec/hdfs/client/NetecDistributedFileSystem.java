@@ -2,13 +2,16 @@ package io.netec.hdfs.client;
 
 import io.netec.hdfs.codec.NetecCoderFactories;
 import io.netec.hdfs.NetecSettings;
+import io.netec.hdfs.route.ReadCost;
 import io.netec.hdfs.route.ReconstructionRouter;
 import java.io.IOException;
 import java.net.URI;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hdfs.DFSStripedInputStream;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
+import org.apache.hadoop.hdfs.NetecStripedStreamAccess;
 import org.apache.hadoop.hdfs.protocol.LocatedBlocks;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,6 +30,8 @@ import org.slf4j.LoggerFactory;
 public class NetecDistributedFileSystem extends DistributedFileSystem {
   private static final Logger LOG = LoggerFactory.getLogger(NetecDistributedFileSystem.class);
   private ReconstructionRouter router;
+  /** Chooses Hadoop's stream or the routes per read; one per file system, its costs shared. */
+  private ReadChooser chooser;
   private volatile boolean warnedEncrypted;
 
   /**
@@ -37,6 +42,8 @@ public class NetecDistributedFileSystem extends DistributedFileSystem {
   public void initialize(URI uri, Configuration conf) throws IOException {
     try {
       router = ReconstructionRouter.start(conf, null, null);
+      NetecSettings s = router.context().settings();
+      chooser = new ReadChooser(s.clientReads(), s.clientLinkBytesPerMs(), new ReadCost());
     } catch (IllegalArgumentException e) {
       throw new IOException("NetEC client configuration: " + e.getMessage(), e);
     }
@@ -72,19 +79,26 @@ public class NetecDistributedFileSystem extends DistributedFileSystem {
   @Override
   public FSDataInputStream open(Path f, int bufferSize) throws IOException {
     FSDataInputStream hadoop = super.open(f, bufferSize);
-    if (!router.hasNetworkRoutes() || !cleartextAllowed()) {
+    if (!router.hasNetworkRoutes() || !cleartextAllowed()
+        || !(hadoop.getWrappedStream() instanceof DFSStripedInputStream)) {
       return hadoop;
     }
-    String src = fixRelativePart(f).toUri().getPath();
-    // One more NameNode call, only with a route configured: policy, state and all locations.
-    LocatedBlocks blocks = getClient().getLocatedBlocks(src, 0, Long.MAX_VALUE);
-    if (blocks.getErasureCodingPolicy() == null
+    DFSStripedInputStream opened = (DFSStripedInputStream) hadoop.getWrappedStream();
+    LocatedBlocks blocks = NetecStripedStreamAccess.locatedBlocksOf(opened);
+    if (blocks == null || blocks.getErasureCodingPolicy() == null
         || !NetecCoderFactories.CODEC.equals(blocks.getErasureCodingPolicy().getCodecName())
         || blocks.isUnderConstruction() || !blocks.isLastBlockComplete()
         || blocks.getFileEncryptionInfo() != null) {
       return hadoop;
     }
-    return new FSDataInputStream(new NetecStripedInputStream(getClient(), src, blocks, hadoop,
-        router));
+    NetecStripedInputStream ours;
+    try {
+      ours = new NetecStripedInputStream(opened, router, chooser);
+    } catch (LinkageError e) { // a Hadoop whose striped stream differs from the one built with
+      LOG.warn("NetEC degraded reads off, Hadoop's stream reads every file: {}", e.toString());
+      return hadoop;
+    }
+    hadoop.close(); // it has read nothing yet
+    return getClient().createWrappedInputStream(ours);
   }
 }

@@ -1,307 +1,353 @@
 package io.netec.hdfs.client;
 
+import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.route.ReconstructionRouter;
 import io.netec.hdfs.route.RepairRequest;
 import io.netec.hdfs.route.RepairSink;
 import io.netec.hdfs.route.RowDigests;
-import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import org.apache.hadoop.fs.ByteBufferReadable;
-import org.apache.hadoop.fs.FSDataInputStream;
-import org.apache.hadoop.fs.FSInputStream;
-import org.apache.hadoop.hdfs.BlockReader;
-import org.apache.hadoop.hdfs.DFSClient;
-import org.apache.hadoop.hdfs.client.impl.BlockReaderFactory;
+import org.apache.hadoop.hdfs.DFSStripedInputStream;
+import org.apache.hadoop.hdfs.NetecStripedStreamAccess;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.protocol.ErasureCodingPolicy;
-import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
-import org.apache.hadoop.hdfs.protocol.LocatedBlock;
 import org.apache.hadoop.hdfs.protocol.LocatedBlocks;
 import org.apache.hadoop.hdfs.protocol.LocatedStripedBlock;
-import org.apache.hadoop.hdfs.server.datanode.CachingStrategy;
 import org.apache.hadoop.hdfs.util.StripedBlockUtil;
-import org.apache.hadoop.io.IOUtils;
-import org.apache.hadoop.net.NetUtils;
-import org.apache.hadoop.security.UserGroupInformation;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Reads a complete NETEC file. For each block group range it reads the data units' cells from
- * their DataNodes (checksums verified); when a unit cannot be read, the same router a DataNode
- * uses rebuilds that unit's range from k survivors through its routes in order — the switch,
- * or an INEC repair graph whose root is this client's engine, so that the client takes in one
- * stream per missing unit instead of k — and last through Hadoop's own striped stream, which
- * decodes locally: the bytes returned are always the file's. Reads of
- * one stream are serialized (they share the fetched stripes); open one stream per reading
- * thread.
+ * A NETEC file's stream: Hadoop's striped stream, whose positional reads of lost units go
+ * through the routes where that is faster. Every stateful read, every read of healthy units,
+ * and every positional read the cost model ({@link ReadChooser}) gives to Hadoop is Hadoop's
+ * own, with all it does (checksums, corrupt-replica reports, statistics, tokens, dead nodes).
+ * A unit is lost when the NameNode does not list it or this stream gave up on its DataNode.
+ *
+ * <p>A routed read rebuilds the lost units' range of each block group it touches through the
+ * router (switch, INEC, any route; each attempt proven against the survivors) and reads the
+ * healthy units' bytes through Hadoop's stream. Anything a route throws, and a router that
+ * rebuilds nothing, sends the read to Hadoop's stream; a stalled route gives up after
+ * {@code dfs.client.socket-timeout}, as Hadoop's reads do.
  */
-final class NetecStripedInputStream extends FSInputStream implements ByteBufferReadable {
+final class NetecStripedInputStream extends NetecStripedStreamAccess {
   private static final Logger LOG = LoggerFactory.getLogger(NetecStripedInputStream.class);
+  private static final LogLimiter CHOICES = new LogLimiter(LOG, 10_000);
 
-  private final DFSClient client;
   private final String src;
-  private final LocatedBlocks blocks;
   private final ErasureCodingPolicy policy;
-  private final FSDataInputStream hadoop;
   private final ReconstructionRouter router;
-  private long pos;
-  private boolean closed;
-  /** DataNodes that failed a read: never tried again by this stream (as DFSInputStream does). */
-  private final Set<DatanodeInfo> deadNodes = ConcurrentHashMap.newKeySet();
-  /** The last range of data units fetched (whole stripes), serving the reads that follow. */
-  private Fetched fetched;
+  private final ReadChooser chooser;
+  private final int socketTimeoutMs;
 
-  /** Data units' bytes [unitStart, unitStart + length) of one group. */
-  private static final class Fetched {
-    final long groupStart;
-    final long s0;
-    final long s1;
-    final byte[][] unit;
-
-    Fetched(long groupStart, long s0, long s1, byte[][] unit) {
-      this.groupStart = groupStart;
-      this.s0 = s0;
-      this.s1 = s1;
-      this.unit = unit;
-    }
-  }
-
-  /** Bytes of stripes fetched at once, so small sequential reads share one fetch. */
-  static final long READ_AHEAD_BYTES = 4L << 20;
-
-  NetecStripedInputStream(DFSClient client, String src, LocatedBlocks blocks,
-      FSDataInputStream hadoop, ReconstructionRouter router) {
-    this.client = client;
-    this.src = src;
-    this.blocks = blocks;
+  /** A stream like Hadoop's {@code opened} (which the caller closes) of a NETEC file. */
+  NetecStripedInputStream(DFSStripedInputStream opened, ReconstructionRouter router,
+      ReadChooser chooser) throws IOException {
+    super(opened);
+    LocatedBlocks blocks = locatedBlocksOf(opened);
+    this.src = getSrc();
     this.policy = blocks.getErasureCodingPolicy();
-    this.hadoop = hadoop;
     this.router = router;
-  }
-
-  // ---- FSInputStream -------------------------------------------------------------------------
-
-  @Override
-  public synchronized int read() throws IOException {
-    byte[] one = new byte[1];
-    return read(one, 0, 1) <= 0 ? -1 : one[0] & 0xff;
+    this.chooser = chooser;
+    this.socketTimeoutMs = client().getConf().getSocketTimeout();
   }
 
   @Override
-  public synchronized int read(byte[] b, int off, int len) throws IOException {
-    checkOpen();
-    if (len == 0) {
-      return 0;
+  public int read(long position, byte[] buffer, int offset, int length) throws IOException {
+    Plan plan = plan(position, length);
+    if (plan == null) {
+      return super.read(position, buffer, offset, length);
     }
-    int n = read(pos, b, off, len);
-    if (n > 0) {
-      pos += n;
+    if (plan.lost.isEmpty()) {
+      return timedHadoop(plan, position, buffer, offset, length);
     }
-    return n;
+    String route = router.firstUsableNetworkRoute();
+    ReadChooser.Choice c = chooser.choose(plan.shape(), route,
+        route == null ? null : router.metrics().cost(route));
+    if (!c.routes) {
+      ClientReadCounters.HADOOP_CHOSEN.increment();
+      CHOICES.info("hadoop", "{}: lost units' reads through Hadoop's stream: {}", src,
+          c.reason);
+      return timedHadoop(plan, position, buffer, offset, length);
+    }
+    ClientReadCounters.ROUTES_CHOSEN.increment();
+    CHOICES.info("routes", "{}: lost units' reads through the routes: {}", src, c.reason);
+    long t0 = System.nanoTime();
+    try {
+      readThroughRoutes(plan, buffer, offset);
+    } catch (IOException | RuntimeException | LinkageError e) {
+      ClientReadCounters.ROUTES_FAILED.increment();
+      LOG.warn("{}: read of {} bytes at {} failed through the routes, read through Hadoop's "
+          + "stream: {}", src, plan.length, position, LogLimiter.oneLine(e.toString()));
+      return timedHadoop(plan, position, buffer, offset, length);
+    }
+    countRouted((int) plan.routedBytes(), (System.nanoTime() - t0) / 1_000_000);
+    return plan.length;
   }
 
   @Override
-  public synchronized int read(ByteBuffer buf) throws IOException {
-    byte[] tmp = new byte[Math.min(buf.remaining(), 4 * 1024 * 1024)];
-    int n = read(tmp, 0, tmp.length);
+  public int read(long position, ByteBuffer buf) throws IOException {
+    Plan plan = plan(position, buf.remaining());
+    if (plan == null || plan.lost.isEmpty()) {
+      return super.read(position, buf);
+    }
+    byte[] tmp = new byte[buf.remaining()];
+    int n = read(position, tmp, 0, tmp.length);
     if (n > 0) {
       buf.put(tmp, 0, n);
     }
     return n;
   }
 
-  /** Positional read; does not move the stream's position. */
-  @Override
-  public int read(long position, byte[] buffer, int offset, int length) throws IOException {
-    checkOpen();
-    long fileLength = blocks.getFileLength();
-    if (position < 0 || offset < 0 || length < 0 || offset + length > buffer.length) {
-      throw new IndexOutOfBoundsException("position " + position + " offset " + offset
-          + " length " + length);
-    }
-    if (position >= fileLength) {
-      return -1;
-    }
-    int n = (int) Math.min(length, fileLength - position);
-    int done = 0;
-    while (done < n) {
-      LocatedStripedBlock g = groupAt(position + done);
-      long inGroup = position + done - g.getStartOffset();
-      int chunk = (int) Math.min(n - done, g.getBlockSize() - inGroup);
-      readGroup(g, inGroup, buffer, offset + done, chunk);
-      done += chunk;
-    }
+  /** A read through Hadoop's stream, timed for the cost model. */
+  private int timedHadoop(Plan plan, long position, byte[] buffer, int offset, int length)
+      throws IOException {
+    long t0 = System.nanoTime();
+    int n = super.read(position, buffer, offset, length);
+    chooser.hadoopCost().add(plan.hadoopBytes, (System.nanoTime() - t0) / 1e6);
     return n;
   }
 
-  @Override
-  public synchronized void seek(long target) throws IOException {
-    checkOpen();
-    if (target < 0 || target > blocks.getFileLength()) {
-      throw new EOFException("cannot seek to " + target + " in " + src + " of "
-          + blocks.getFileLength() + " bytes");
-    }
-    pos = target;
-  }
+  // ---- the plan of one read -------------------------------------------------------------------
 
-  @Override
-  public synchronized long getPos() {
-    return pos;
-  }
+  /** One cell's part of a read: file bytes [filePos, filePos + len) of unit {@code unit}. */
+  private static final class Part {
+    final LocatedStripedBlock group;
+    final long filePos;
+    final int len;
+    final int unit;
+    final long unitOffset;
+    final boolean lost;
 
-  @Override
-  public boolean seekToNewSource(long targetPos) {
-    return false;
-  }
-
-  @Override
-  public synchronized int available() throws IOException {
-    checkOpen();
-    return (int) Math.min(Integer.MAX_VALUE, blocks.getFileLength() - pos);
-  }
-
-  @Override
-  public synchronized void close() throws IOException {
-    if (!closed) {
-      closed = true;
-      hadoop.close();
+    Part(LocatedStripedBlock group, long filePos, int len, int unit, long unitOffset,
+        boolean lost) {
+      this.group = group;
+      this.filePos = filePos;
+      this.len = len;
+      this.unit = unit;
+      this.unitOffset = unitOffset;
+      this.lost = lost;
     }
   }
 
-  private void checkOpen() throws IOException {
-    if (closed) {
-      throw new IOException("stream of " + src + " is closed");
-    }
-  }
+  /** A read cut into cells, and what each way of serving it moves. */
+  private static final class Plan {
+    final int length;
+    final List<Part> parts = new ArrayList<>();
+    final List<Part> lost = new ArrayList<>();
+    long hadoopBytes;
+    long healthyBytes;
+    /** Per group touched with lost parts: the request the routes would serve. */
+    final List<RepairRequest> requests = new ArrayList<>();
+    /** The file offset of each request's group. */
+    final List<Long> groupStarts = new ArrayList<>();
 
-  private LocatedStripedBlock groupAt(long offset) throws IOException {
-    for (LocatedBlock lb : blocks.getLocatedBlocks()) {
-      if (offset >= lb.getStartOffset() && offset < lb.getStartOffset() + lb.getBlockSize()) {
-        return (LocatedStripedBlock) lb;
+    Plan(int length) {
+      this.length = length;
+    }
+
+    long routedBytes() {
+      long b = 0;
+      for (RepairRequest r : requests) {
+        b += r.bytesToRebuild();
       }
+      return b;
     }
-    throw new IOException("no block group of " + src + " holds offset " + offset);
+
+    ReadChooser.ReadShape shape() {
+      return new ReadChooser.ReadShape(hadoopBytes, routedBytes(), healthyBytes);
+    }
   }
 
-  // ---- one block group ------------------------------------------------------------------------
+  /** The read cut into cells, or null for what Hadoop's stream answers at once (EOF, 0). */
+  private Plan plan(long position, int length) throws IOException {
+    long fileLength = getFileLength();
+    if (length <= 0 || position < 0 || position >= fileLength) {
+      return null;
+    }
+    int k = policy.getNumDataUnits();
+    long cell = policy.getCellSize();
+    Plan plan = new Plan((int) Math.min(length, fileLength - position));
+    long end = position + plan.length;
+    long x = position;
+    while (x < end) {
+      LocatedStripedBlock g = groupAt(x);
+      long groupEnd = Math.min(end, g.getStartOffset() + g.getBlockSize());
+      List<Part> groupParts = new ArrayList<>();
+      while (x < groupEnd) {
+        long inGroup = x - g.getStartOffset();
+        long c = inGroup / cell;
+        int unit = (int) (c % k);
+        int len = (int) Math.min(groupEnd - x, (c + 1) * cell - inGroup);
+        long unitOffset = (c / k) * cell + inGroup % cell;
+        Part p = new Part(g, x, len, unit, unitOffset, lost(g, unit));
+        groupParts.add(p);
+        x += len;
+      }
+      addGroup(plan, g, groupParts);
+    }
+    return plan;
+  }
 
   /**
-   * Fills buf[off, off+n) with the group's logical bytes [start, start+n) from the data units'
-   * cells of the stripes covered (fetched whole, with read-ahead, and kept for the next read);
-   * units that cannot be read are rebuilt by the router.
+   * Adds one group's parts: Hadoop's stream reads k survivors' bytes at every in-cell offset a
+   * lost part covers (healthy parts at those offsets among them) and healthy parts elsewhere
+   * once; the routes rebuild each lost unit over the unit range the lost parts span.
    */
-  private synchronized void readGroup(LocatedStripedBlock g, long start, byte[] buf, int off,
-      int n) throws IOException {
+  private void addGroup(Plan plan, LocatedStripedBlock g, List<Part> parts) {
     int k = policy.getNumDataUnits();
-    int cell = policy.getCellSize();
-    long stripeBytes = (long) k * cell;
-    long s0 = start / stripeBytes;
-    long s1 = (start + n - 1) / stripeBytes;
-    Fetched f = fetched;
-    if (f == null || f.groupStart != g.getStartOffset() || f.s0 > s0 || f.s1 < s1) {
-      long last = (g.getBlockSize() - 1) / stripeBytes;
-      long ahead = Math.max(1, READ_AHEAD_BYTES / stripeBytes);
-      f = fetch(g, s0, Math.min(last, Math.max(s1, s0 + ahead - 1)));
-      fetched = f;
+    long cell = policy.getCellSize();
+    List<Integer> lostUnits = new ArrayList<>();
+    long from = Long.MAX_VALUE;
+    long to = 0;
+    for (Part p : parts) {
+      plan.parts.add(p);
+      if (p.lost) {
+        plan.lost.add(p);
+        if (!lostUnits.contains(p.unit)) {
+          lostUnits.add(p.unit);
+        }
+        from = Math.min(from, p.unitOffset);
+        to = Math.max(to, p.unitOffset + p.len);
+      } else {
+        plan.healthyBytes += p.len;
+      }
     }
-    // Logical byte x of the group is in stripe x / (k*cell), unit (x % (k*cell)) / cell.
-    long unitStart = f.s0 * cell;
-    long x = start;
-    int at = off;
-    while (x < start + n) {
-      long stripe = x / stripeBytes;
-      int i = (int) ((x % stripeBytes) / cell);
-      int inCell = (int) (x % cell);
-      int take = (int) Math.min(cell - inCell, start + n - x);
-      System.arraycopy(f.unit[i], (int) (stripe * cell + inCell - unitStart), buf, at, take);
-      x += take;
-      at += take;
+    // Per stripe, the in-cell offsets a lost part covers, and the healthy parts outside them.
+    long stripeOf = -1;
+    long lo = 0;
+    long hi = 0;
+    for (int i = 0; i <= parts.size(); i++) {
+      Part p = i < parts.size() ? parts.get(i) : null;
+      long stripe = p == null ? -2 : p.unitOffset / cell;
+      if (stripe != stripeOf) {
+        if (stripeOf >= 0) {
+          plan.hadoopBytes += k * Math.max(0, hi - lo) + healthyOutside(parts, stripeOf, lo, hi);
+        }
+        stripeOf = stripe;
+        lo = cell;
+        hi = 0;
+      }
+      if (p != null && p.lost) {
+        lo = Math.min(lo, p.unitOffset % cell);
+        hi = Math.max(hi, p.unitOffset % cell + p.len);
+      }
     }
+    if (lostUnits.isEmpty()) {
+      return;
+    }
+    int[] erased = lostUnits.stream().mapToInt(Integer::intValue).toArray();
+    List<RepairRequest.Survivor> survivors = new ArrayList<>();
+    for (int i = 0; i < k + policy.getNumParityUnits(); i++) {
+      int j = slot(g, i);
+      if (lostUnits.contains(i) || j < 0 || deadHere(g.getLocations()[j])
+          || StripedBlockUtil.getInternalBlockLength(g.getBlockSize(), policy, i) == 0) {
+        continue;
+      }
+      survivors.add(new RepairRequest.Survivor(i, g.getLocations()[j],
+          StripedBlockUtil.constructInternalBlock(g.getBlock(), policy, i), token(g, j)));
+    }
+    plan.requests.add(new RepairRequest("Read of " + src + " " + g.getBlock().getLocalBlock()
+        + " units " + lostUnits + " from " + from, g.getBlock(), g.getBlockSize(), policy,
+        erased, from, to - from, survivors).withProgressTimeout(socketTimeoutMs));
+    plan.groupStarts.add(g.getStartOffset());
   }
 
-  /** Data units' cells of stripes s0..s1, rebuilt by the router where needed. */
-  private Fetched fetch(LocatedStripedBlock g, long s0, long s1) throws IOException {
-    int k = policy.getNumDataUnits();
-    int cell = policy.getCellSize();
-    long unitStart = s0 * cell;
-    long unitEnd = (s1 + 1) * cell;
-    byte[][] unit = new byte[k][];
-    List<Integer> failed = new ArrayList<>();
-    List<Integer> good = new ArrayList<>();
-    for (int i = 0; i < k; i++) {
-      long len = Math.max(0, Math.min(unitLength(g, i), unitEnd) - unitStart);
-      unit[i] = new byte[(int) len];
-      if (len > 0) {
-        if (readUnit(g, i, unitStart, unit[i])) {
-          good.add(i);
-        } else {
-          failed.add(i);
+  /** Healthy bytes of stripe {@code stripe} outside in-cell offsets [lo, hi). */
+  private long healthyOutside(List<Part> parts, long stripe, long lo, long hi) {
+    long cell = policy.getCellSize();
+    long b = 0;
+    for (Part p : parts) {
+      if (!p.lost && p.unitOffset / cell == stripe) {
+        long a = p.unitOffset % cell;
+        long e = a + p.len;
+        long overlap = Math.max(0, Math.min(e, hi) - Math.max(a, lo));
+        b += p.len - overlap;
+      }
+    }
+    return b;
+  }
+
+  /** Whether unit {@code index} of the group cannot be read from a DataNode. */
+  private boolean lost(LocatedStripedBlock g, int index) {
+    int j = slot(g, index);
+    return j < 0 || deadHere(g.getLocations()[j]);
+  }
+
+  // ---- a routed read --------------------------------------------------------------------------
+
+  /** Lost parts rebuilt through the router, healthy parts read through Hadoop's stream. */
+  private void readThroughRoutes(Plan plan, byte[] buffer, int offset) throws IOException {
+    long start = plan.parts.get(0).filePos;
+    for (int q = 0; q < plan.requests.size(); q++) {
+      RepairRequest req = plan.requests.get(q);
+      byte[][] rows = new byte[req.erased().length][];
+      for (int r = 0; r < rows.length; r++) {
+        rows[r] = new byte[(int) req.rowLength(r)];
+      }
+      ReconstructionRouter.Outcome o = router.repair(req, new RowSink(req, rows,
+          plan.groupStarts.get(q)));
+      if (o.route == null) {
+        throw new IOException("units " + java.util.Arrays.toString(req.erased()) + " of "
+            + req.blockGroup() + " rebuilt by no route (" + o.others + ")");
+      }
+      ClientReadCounters.served(o.route, o.bytesIn);
+      for (Part p : plan.lost) {
+        if (p.group.getBlock().equals(req.blockGroup())) {
+          int r = indexOf(req.erased(), p.unit);
+          System.arraycopy(rows[r], (int) (p.unitOffset - req.offset()), buffer,
+              offset + (int) (p.filePos - start), p.len);
         }
       }
     }
-    if (failed.isEmpty()) {
-      ClientReadCounters.HEALTHY.increment();
-    } else {
-      rebuild(g, failed, good, unitStart, unit);
-    }
-    return new Fetched(g.getStartOffset(), s0, s1, unit);
-  }
-
-  /**
-   * Rebuilds the failed units' bytes [unitStart, unitStart + their length) into unit[] through
-   * the router: its routes in order, the same as a DataNode's, then Hadoop's stream.
-   */
-  private void rebuild(LocatedStripedBlock g, List<Integer> failed, List<Integer> good,
-      long unitStart, byte[][] unit) throws IOException {
-    int[] erased = failed.stream().mapToInt(Integer::intValue).toArray();
-    long length = 0;
-    for (int e : erased) {
-      length = Math.max(length, unit[e].length);
-    }
-    List<RepairRequest.Survivor> survivors = new ArrayList<>();
-    if (router.hasNetworkRoutes()) {
-      for (int i : survivors(g, failed, good)) {
-        int j = slot(g, i);
-        survivors.add(new RepairRequest.Survivor(i, g.getLocations()[j],
-            StripedBlockUtil.constructInternalBlock(g.getBlock(), policy, i), token(g, j)));
+    // Healthy parts in runs of consecutive file bytes, each one read of Hadoop's stream.
+    int i = 0;
+    while (i < plan.parts.size()) {
+      Part p = plan.parts.get(i);
+      if (p.lost) {
+        i++;
+        continue;
       }
+      long runStart = p.filePos;
+      int runLen = 0;
+      while (i < plan.parts.size() && !plan.parts.get(i).lost) {
+        runLen += plan.parts.get(i).len;
+        i++;
+      }
+      readFullyThroughHadoop(runStart, buffer, offset + (int) (runStart - start), runLen);
     }
-    RepairRequest req = new RepairRequest("Read of " + src + " " + g.getBlock().getLocalBlock()
-        + " units " + failed + " from " + unitStart, g.getBlock(), g.getBlockSize(), policy,
-        erased, unitStart, length, survivors);
-    ReconstructionRouter.Outcome o = router.repair(req, new UnitSink(g, req, unit));
-    if (o.route == null) {
-      throw new IOException("cannot read " + src + ": units " + failed + " of "
-          + g.getBlock() + " were rebuilt by no route (" + o.others + ")");
+  }
+
+  private void readFullyThroughHadoop(long position, byte[] buffer, int offset, int length)
+      throws IOException {
+    int done = 0;
+    while (done < length) {
+      int n = super.read(position + done, buffer, offset + done, length - done);
+      if (n < 0) {
+        throw new IOException(src + " ended at " + (position + done));
+      }
+      done += n;
     }
-    ClientReadCounters.served(o.route, o.bytesIn);
   }
 
   /**
-   * The client's sink: row r fills unit[erased[r]]; a sealed row's bytes, as they will be
-   * returned, go to the attempt's proof; the native route reads the rows' cells through
-   * Hadoop's striped stream, which decodes them from the other units.
+   * Row r fills rows[r]; a sealed row's bytes, as they will be returned, go to the attempt's
+   * proof; the native route reads the row's cells through Hadoop's stream, which decodes them.
    */
-  private final class UnitSink implements RepairSink {
-    private final LocatedStripedBlock g;
+  private final class RowSink implements RepairSink {
     private final RepairRequest req;
-    private final byte[][] unit;
-    private final int[] erased;
+    private final byte[][] rows;
     private final int[] filled;
+    private final long groupStart;
     private RowDigests digests;
 
-    UnitSink(LocatedStripedBlock g, RepairRequest req, byte[][] unit) {
-      this.g = g;
+    RowSink(RepairRequest req, byte[][] rows, long groupStart) {
       this.req = req;
-      this.unit = unit;
-      this.erased = req.erased();
-      this.filled = new int[erased.length];
+      this.groupStart = groupStart;
+      this.rows = rows;
+      this.filled = new int[rows.length];
     }
 
     @Override
@@ -311,29 +357,29 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
 
     @Override
     public void write(int row, ByteBuffer data) throws IOException {
-      byte[] target = unit[erased[row]];
-      if (data.remaining() > target.length - filled[row]) {
-        throw new IOException("route delivered more than unit " + erased[row] + "'s "
-            + target.length + " bytes");
+      if (data.remaining() > rows[row].length - filled[row]) {
+        throw new IOException("route delivered more than unit " + req.erased()[row] + "'s "
+            + rows[row].length + " bytes");
       }
       int n = data.remaining();
-      data.get(target, filled[row], n);
+      data.get(rows[row], filled[row], n);
       filled[row] += n;
     }
 
     @Override
-    public void repairNatively(int[] rows) throws IOException {
+    public void repairNatively(int[] which) throws IOException {
       int k = policy.getNumDataUnits();
       long cell = policy.getCellSize();
-      for (int r : rows) {
-        byte[] target = unit[erased[r]];
-        // Unit byte u of data unit i is logical byte (u / cell) * k * cell + i * cell + u % cell.
+      for (int r : which) {
+        byte[] target = rows[r];
+        int unit = req.erased()[r];
+        // Unit byte u of data unit i is group byte (u / cell) * k * cell + i * cell + u % cell.
         int at = 0;
         while (at < target.length) {
           long u = req.offset() + at;
           int n = (int) Math.min(target.length - at, cell - u % cell);
-          long logical = (u / cell) * k * cell + erased[r] * cell + u % cell;
-          hadoop.readFully(g.getStartOffset() + logical, target, at, n);
+          long logical = (u / cell) * k * cell + unit * cell + u % cell;
+          readFullyThroughHadoop(groupStart + logical, target, at, n);
           at += n;
         }
         filled[r] = target.length;
@@ -342,12 +388,12 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
 
     @Override
     public void seal(int row) throws IOException {
-      if (filled[row] != unit[erased[row]].length) {
-        throw new IOException("route delivered " + filled[row] + " of unit " + erased[row]
-            + "'s " + unit[erased[row]].length + " bytes");
+      if (filled[row] != rows[row].length) {
+        throw new IOException("route delivered " + filled[row] + " of unit "
+            + req.erased()[row] + "'s " + rows[row].length + " bytes");
       }
       if (digests != null) {
-        digests.update(row, 0, ByteBuffer.wrap(unit[erased[row]]));
+        digests.update(row, 0, ByteBuffer.wrap(rows[row]));
       }
     }
 
@@ -362,29 +408,13 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
     }
   }
 
-  /**
-   * Survivors a route can count on: data units just read, then other units whose DataNode
-   * answers a one-byte probe (a dead one would fail the whole repair).
-   */
-  private List<Integer> survivors(LocatedStripedBlock g, List<Integer> failed,
-      List<Integer> good) {
-    int k = policy.getNumDataUnits();
-    int m = policy.getNumParityUnits();
-    int needed = k;
-    for (int i = 0; i < k + m; i++) {
-      needed -= unitLength(g, i) == 0 && !failed.contains(i) ? 1 : 0;
-    }
-    List<Integer> survivors = new ArrayList<>(good);
-    for (int i = k; i < k + m && survivors.size() < needed; i++) {
-      if (unitLength(g, i) > 0 && readUnit(g, i, 0, new byte[1])) {
-        survivors.add(i);
+  private static int indexOf(int[] a, int v) {
+    for (int i = 0; i < a.length; i++) {
+      if (a[i] == v) {
+        return i;
       }
     }
-    return survivors;
-  }
-
-  private long unitLength(LocatedStripedBlock g, int index) {
-    return StripedBlockUtil.getInternalBlockLength(g.getBlockSize(), policy, index);
+    throw new IllegalStateException(v + " not among " + java.util.Arrays.toString(a));
   }
 
   /** Where internal block {@code index} of the group is listed, or -1. */
@@ -398,49 +428,6 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
     return -1;
   }
 
-  /** Reads unit bytes [from, from + out.length); false if its DataNode cannot serve them. */
-  private boolean readUnit(LocatedStripedBlock g, int index, long from, byte[] out) {
-    int j = slot(g, index);
-    if (j < 0) {
-      return false;
-    }
-    DatanodeInfo dn = g.getLocations()[j];
-    if (deadNodes.contains(dn)) {
-      return false;
-    }
-    ExtendedBlock block = StripedBlockUtil.constructInternalBlock(g.getBlock(), policy, index);
-    BlockReader reader = null;
-    try {
-      reader = new BlockReaderFactory(client.getConf())
-          .setInetSocketAddress(NetUtils.createSocketAddr(dn.getXferAddr(
-              client.getConf().isConnectToDnViaHostname())))
-          .setRemotePeerFactory(client).setDatanodeInfo(dn)
-          .setStorageType(g.getStorageTypes()[j]).setFileName(src).setBlock(block)
-          .setBlockToken(g.getBlockTokens()[j]).setStartOffset(from)
-          .setVerifyChecksum(true).setClientName(client.getClientName())
-          .setLength(out.length).setCachingStrategy(CachingStrategy.newDefaultStrategy())
-          .setAllowShortCircuitLocalReads(false).setClientCacheContext(client.getClientContext())
-          .setUserGroupInformation(UserGroupInformation.getCurrentUser())
-          .setConfiguration(router.context().conf()).build();
-      int got = 0;
-      while (got < out.length) {
-        int r = reader.read(out, got, out.length - got);
-        if (r < 0) {
-          throw new EOFException(block + " ended at " + (from + got));
-        }
-        got += r;
-      }
-      return true;
-    } catch (IOException e) {
-      deadNodes.add(dn);
-      LOG.info("{}: unit {} of {} unreadable on {}, not tried again by this stream: {}", src,
-          index, g.getBlock(), dn, e.toString());
-      return false;
-    } finally {
-      IOUtils.closeStream(reader);
-    }
-  }
-
   /** The READ token of the group's j-th location, as survivors check it ("" if none). */
   private static String token(LocatedStripedBlock g, int j) {
     try {
@@ -452,6 +439,6 @@ final class NetecStripedInputStream extends FSInputStream implements ByteBufferR
 
   @Override
   public String toString() {
-    return "NetecStripedInputStream{" + src + ", pos " + pos + "}";
+    return "NetecStripedInputStream{" + src + "}";
   }
 }

@@ -164,6 +164,21 @@ public final class ReconstructionRouter {
     return routes.size() > 1;
   }
 
+  /**
+   * The route that would take a task first now: the first in order besides native that is not
+   * passed over for its back-off; null when there is none.
+   */
+  public String firstUsableNetworkRoute() {
+    for (ReconstructionRoute r : routes) {
+      Unavailable down = unavailable.get(r.name());
+      if (!r.name().equals("native")
+          && (down == null || System.nanoTime() - down.untilNanos >= 0)) {
+        return r.name();
+      }
+    }
+    return null;
+  }
+
   public RouteMetrics metrics() {
     return metrics;
   }

@@ -48,6 +48,7 @@ public final class RouteMetrics implements DynamicMBean, MetricsSource {
   private final LongAdder inFlight = new LongAdder();
   private final LongAdder passedThrough = new LongAdder();
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
+  private final Map<String, ReadCost> costs = new ConcurrentHashMap<>();
   private final ConcurrentSkipListSet<String> routes = new ConcurrentSkipListSet<>();
   private final ConcurrentLinkedDeque<String> recent = new ConcurrentLinkedDeque<>();
 
@@ -75,6 +76,7 @@ public final class RouteMetrics implements DynamicMBean, MetricsSource {
   }
 
   void served(String route, long bytes, long bytesIn, long millis) {
+    cost(route).add(bytes, millis);
     add(route, "Served", 1);
     add(route, "Bytes", bytes);
     if (bytesIn > 0) {
@@ -138,6 +140,11 @@ public final class RouteMetrics implements DynamicMBean, MetricsSource {
 
   public long passedThroughCount() {
     return passedThrough.sum();
+  }
+
+  /** What {@code route}'s served tasks cost lately (bytes rebuilt against milliseconds). */
+  public ReadCost cost(String route) {
+    return costs.computeIfAbsent(route, r -> new ReadCost());
   }
 
   /** e.g. get("native", "Served"). */

@@ -17,17 +17,22 @@ import java.util.Map;
 import java.util.Random;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.hdfs.DFSInputStream;
+import org.apache.hadoop.hdfs.DFSStripedInputStream;
+import org.apache.hadoop.hdfs.NetecStripedStreamAccess;
+import org.apache.hadoop.hdfs.client.HdfsDataInputStream;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.junit.jupiter.api.Test;
 
 /**
  * Client degraded reads through the switch, for one NETEC policy: a client with
- * fs.hdfs.impl = NetecDistributedFileSystem reads every file shape, healthy and then with 1..m
- * data holders down; the switch rebuilds the missing cells (the client's own decoder stays
- * idle), and with the switch gone Hadoop's stream serves the same bytes. Other files, and all
- * files without a switch, get Hadoop's own stream.
+ * fs.hdfs.impl = NetecDistributedFileSystem and netec.client.reads=routes reads every file
+ * shape, healthy and then with 1..m data holders down. Its stream is Hadoop's striped stream
+ * (HdfsDataInputStream, statistics), stateful reads are Hadoop's, and positional reads of the
+ * lost units are rebuilt by the switch (the client's own decoder stays idle); with the switch
+ * gone Hadoop's stream serves the same bytes. Other files, and all files without a switch, get
+ * Hadoop's own stream class.
  */
 abstract class ClientDegradedReadSuite {
   private static final int CELL = EcTestCluster.CELL;
@@ -44,6 +49,7 @@ abstract class ClientDegradedReadSuite {
     SoftwareSwitch sw = new SoftwareSwitch(new SoftwareSwitch.Options());
     Configuration conf = EcTestCluster.switchConf(sw, 5_000);
     conf.set("fs.hdfs.impl", NetecDistributedFileSystem.class.getName());
+    conf.set(NetecConfigKeys.CLIENT_READS, "routes");
     try (EcTestCluster c = new EcTestCluster(conf, k + m + 1)) {
       assertInstanceOf(NetecDistributedFileSystem.class, c.fs());
       String dir = "/read";
@@ -55,12 +61,20 @@ abstract class ClientDegradedReadSuite {
         files.put(dir + "/f" + i, c.writeFile(dir + "/f" + i, sizes[i], 50 + i));
       }
       String big = dir + "/f4";
+      try (FSDataInputStream in = c.fs().open(new Path(big))) {
+        assertInstanceOf(HdfsDataInputStream.class, in);
+        assertInstanceOf(NetecStripedStreamAccess.class, in.getWrappedStream());
+      }
 
-      // Healthy: read from the data units only.
-      long healthy = ClientReadCounters.healthyRanges();
+      // Healthy: Hadoop's stream, every read; counted in the FileSystem's statistics.
+      long chosen = ClientReadCounters.routesChosen();
+      FileSystem.Statistics stats = FileSystem.getStatistics(c.fs().getUri().getScheme(),
+          c.fs().getClass());
+      long before = stats.getBytesRead();
       readAll(c, files, new Random(1));
-      assertTrue(ClientReadCounters.healthyRanges() > healthy);
+      assertEquals(chosen, ClientReadCounters.routesChosen());
       assertEquals(0, ClientReadCounters.switchRanges());
+      assertTrue(stats.getBytesRead() - before >= files.get(big).length, "bytes counted");
 
       // Other files, and NETEC files without a switch, read through Hadoop's own stream.
       c.fs().enableErasureCodingPolicy("RS-" + k + "-" + m + "-1024k");
@@ -68,7 +82,7 @@ abstract class ClientDegradedReadSuite {
       c.fs().setErasureCodingPolicy(new Path("/rs"), "RS-" + k + "-" + m + "-1024k");
       byte[] rs = c.writeFile("/rs/f", 3 * CELL + 5, 9);
       try (FSDataInputStream in = c.fs().open(new Path("/rs/f"))) {
-        assertInstanceOf(DFSInputStream.class, in.getWrappedStream());
+        assertEquals(DFSStripedInputStream.class, in.getWrappedStream().getClass());
       }
       assertArrayEquals(rs, c.readFully("/rs/f"));
 
@@ -81,21 +95,28 @@ abstract class ClientDegradedReadSuite {
           c.stop(dn);
           down++;
         }
+        readAll(c, files, new Random(lost));
         long viaSwitch = ClientReadCounters.switchRanges();
         long decodes = clientCoder.decodeCalls();
         long out = sw.getBytesOut();
-        readAll(c, files, new Random(lost));
+        long bytesRead = stats.getBytesRead();
+        long read = 0;
+        for (int u = 0; u < lost; u++) {
+          read += c.preadUnitCells(big, files.get(big), k, u);
+        }
         assertTrue(ClientReadCounters.switchRanges() > viaSwitch, "served by the switch");
-        assertEquals(decodes, clientCoder.decodeCalls(), "the client decoded nothing itself");
         assertTrue(sw.getBytesOut() > out);
+        assertTrue(stats.getBytesRead() - bytesRead >= read, "routed bytes counted");
+        // each unit's first cell is read once through Hadoop's stream (it finds the node dead)
+        assertTrue(clientCoder.decodeCalls() - decodes <= lost, "the client decoded only "
+            + "the reads that found the nodes dead");
       }
 
       // The switch goes away: Hadoop's stream serves the degraded ranges, same bytes.
       sw.close();
-      long viaNative = ClientReadCounters.nativeRanges();
       long decodes = clientCoder.decodeCalls();
       readAll(c, files, new Random(7));
-      assertTrue(ClientReadCounters.nativeRanges() > viaNative, "fell back to Hadoop");
+      c.preadUnitCells(big, files.get(big), k, 0);
       assertTrue(clientCoder.decodeCalls() > decodes, "Hadoop decoded with our coder");
 
       // A client whose route order names no route but native reads through Hadoop's stream.
@@ -104,7 +125,7 @@ abstract class ClientDegradedReadSuite {
       try (NetecDistributedFileSystem plain = new NetecDistributedFileSystem()) {
         plain.initialize(c.fs().getUri(), nativeOnly);
         try (FSDataInputStream in = plain.open(new Path(big))) {
-          assertInstanceOf(DFSInputStream.class, in.getWrappedStream());
+          assertEquals(DFSStripedInputStream.class, in.getWrappedStream().getClass());
           byte[] b = new byte[1000];
           in.readFully(5000, b);
           assertArrayEquals(Arrays.copyOfRange(files.get(big), 5000, 6000), b);

@@ -225,6 +225,37 @@ public final class EcTestCluster implements AutoCloseable {
   }
 
   /** Positional read of [pos, pos+len). */
+  /**
+   * Positional reads, through one stream, of every cell of data unit {@code unit} (k data
+   * units) of {@code path}, each checked against {@code data}; the unit's first cell is read
+   * once more first, which lets the stream find a stopped DataNode the NameNode still lists
+   * (Hadoop's stream then decodes it). Returns the bytes of the checked reads.
+   */
+  public long preadUnitCells(String path, byte[] data, int k, int unit) throws IOException {
+    long read = 0;
+    long group = (long) k * BLOCK_SIZE;
+    try (FSDataInputStream in = fs.open(new org.apache.hadoop.fs.Path(path))) {
+      boolean first = true;
+      for (long g = 0; g < data.length; g += group) {
+        for (long at = g + (long) unit * CELL; at < Math.min(data.length, g + group);
+            at += (long) k * CELL) {
+          int len = (int) Math.min(CELL, data.length - at);
+          byte[] b = new byte[len];
+          if (first) {
+            in.readFully(at, b);
+            first = false;
+          }
+          in.readFully(at, b);
+          org.junit.jupiter.api.Assertions.assertArrayEquals(
+              java.util.Arrays.copyOfRange(data, (int) at, (int) at + len), b,
+              path + " pread @" + at + "+" + len);
+          read += len;
+        }
+      }
+    }
+    return read;
+  }
+
   public byte[] pread(String path, long pos, int len) throws IOException {
     byte[] b = new byte[len];
     try (FSDataInputStream in = fs.open(new org.apache.hadoop.fs.Path(path))) {

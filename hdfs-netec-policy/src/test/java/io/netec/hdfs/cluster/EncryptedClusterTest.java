@@ -33,6 +33,7 @@ class EncryptedClusterTest {
     conf.setBoolean(DFSConfigKeys.DFS_ENCRYPT_DATA_TRANSFER_KEY, true);
     conf.setBoolean(NetecConfigKeys.FABRIC_TRUSTED, trusted);
     conf.set("fs.hdfs.impl", NetecDistributedFileSystem.class.getName());
+    conf.set(NetecConfigKeys.CLIENT_READS, "routes"); // lost units' preads through routes
     return conf;
   }
 
@@ -43,6 +44,7 @@ class EncryptedClusterTest {
     c.stop(v);
     // a degraded read before the NameNode knows: same bytes either way
     assertArrayEquals(data, c.readFully(path));
+    c.preadUnitCells(path, data, 3, 1);
     c.markDead(v);
     c.waitFullyStored(path, 120_000);
     c.waitRouterIdle(60_000);

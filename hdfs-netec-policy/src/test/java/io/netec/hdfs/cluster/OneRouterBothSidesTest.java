@@ -35,6 +35,7 @@ class OneRouterBothSidesTest {
       conf.setInt(NetecConfigKeys.SWITCH_TIMEOUT_MS, 5_000);
       conf.setInt(NetecConfigKeys.ROUTE_BACKOFF_MS, 120_000); // longer than the test
       conf.set("fs.hdfs.impl", NetecDistributedFileSystem.class.getName());
+      conf.set(NetecConfigKeys.CLIENT_READS, "routes"); // lost units' preads through routes
       try (EcTestCluster c = new EcTestCluster(conf, 7)) {
         c.useNetecPolicy("NETEC-3-2-1024k", "/both");
         NetecDistributedFileSystem fs = (NetecDistributedFileSystem) c.fs();
@@ -49,13 +50,15 @@ class OneRouterBothSidesTest {
 
         long viaSwitch = ClientReadCounters.switchRanges();
         assertArrayEquals(data, c.readFully(path));
+        c.preadUnitCells(path, data, 3, 0);
         assertTrue(ClientReadCounters.switchRanges() > viaSwitch, "client read via the switch");
         assertTrue(client.get("switch", "Served") >= 1);
 
         sw.close(); // connections to it are now refused
         String expected = InecEngine.unavailableReason() == null ? "inec" : "native";
         assertArrayEquals(data, c.readFully(path));
-        assertArrayEquals(data, c.readFully(path));
+        c.preadUnitCells(path, data, 3, 0);
+        c.preadUnitCells(path, data, 3, 0);
         assertEquals(1, client.get("switch", "Unavailable"), "a dead switch is asked once");
         assertTrue(client.get("switch", "Skipped") >= 1, "and then passed over");
         List<String> clientLines = linesAfterSwitchWentAway(client.recentTasks());

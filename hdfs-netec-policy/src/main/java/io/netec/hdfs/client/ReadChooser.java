@@ -1,0 +1,111 @@
+package io.netec.hdfs.client;
+
+import io.netec.hdfs.route.ReadCost;
+
+/**
+ * Chooses, for one positional read that touches lost units, between Hadoop's striped stream
+ * and the routes, by the time each is expected to take. Plain class, no I/O.
+ *
+ * <p>Hadoop's stream decodes a lost byte from k survivors' bytes at the same offset, so a
+ * range inside a lost unit costs the client's link k times its size; a route delivers it once,
+ * rebuilt, after its fixed cost. Both read the healthy units' bytes the same way. The times:
+ * Hadoop's is its measured cost (or the configured link rate) of the bytes it would move; the
+ * routes' is the first usable route's measured cost of the rows it rebuilds (before it has
+ * served anything: {@value #PRIOR_ROUTE_LATENCY_MS} ms plus the rows at the client's link
+ * rate), plus Hadoop's cost of the healthy part. Ties and the unknown go to Hadoop's stream:
+ * it is the floor the plugin must never fall below.
+ */
+final class ReadChooser {
+  /** A route's fixed cost before it has been measured: a task's set-up and proof. */
+  static final double PRIOR_ROUTE_LATENCY_MS = 20;
+
+  /** What a read touching lost units moves, per way of reading it. */
+  static final class ReadShape {
+    /** Bytes Hadoop's stream would move to serve the read (healthy ones plus k per lost one). */
+    final long hadoopBytes;
+    /** Bytes the routes would rebuild (rows times the rebuilt range). */
+    final long routedBytes;
+    /** Bytes of healthy units the read returns (read by Hadoop's stream either way). */
+    final long healthyBytes;
+
+    ReadShape(long hadoopBytes, long routedBytes, long healthyBytes) {
+      this.hadoopBytes = hadoopBytes;
+      this.routedBytes = routedBytes;
+      this.healthyBytes = healthyBytes;
+    }
+  }
+
+  /** A choice and why. */
+  static final class Choice {
+    final boolean routes;
+    final String reason;
+
+    Choice(boolean routes, String reason) {
+      this.routes = routes;
+      this.reason = reason;
+    }
+  }
+
+  private final String mode;
+  private final double linkBytesPerMs;
+  private final ReadCost hadoop;
+
+  /**
+   * @param mode netec.client.reads: cost, routes or hadoop
+   * @param linkBytesPerMs the client's configured link rate, 0 when to be learned
+   * @param hadoop this client's measured cost of reads through Hadoop's stream
+   */
+  ReadChooser(String mode, double linkBytesPerMs, ReadCost hadoop) {
+    this.mode = mode;
+    this.linkBytesPerMs = linkBytesPerMs;
+    this.hadoop = hadoop;
+  }
+
+  /** The cost of reads through Hadoop's stream, which callers feed as they time them. */
+  ReadCost hadoopCost() {
+    return hadoop;
+  }
+
+  /**
+   * @param route the route that would serve (the first usable), or null when none is
+   * @param routeCost that route's measured cost
+   */
+  Choice choose(ReadShape read, String route, ReadCost routeCost) {
+    if (route == null) {
+      return new Choice(false, "no route is usable");
+    }
+    if (mode.equals("hadoop")) {
+      return new Choice(false, "netec.client.reads=hadoop");
+    }
+    if (mode.equals("routes")) {
+      return new Choice(true, "netec.client.reads=routes");
+    }
+    double viaHadoop = hadoopMillis(read.hadoopBytes);
+    if (viaHadoop < 0) {
+      return new Choice(false, "nothing measured yet (Hadoop's stream measures this link)");
+    }
+    double rebuilt = routeCost.samples() > 0 ? routeCost.estimateMillis(read.routedBytes) : -1;
+    double perByte = linkBytesPerMs > 0 ? 1 / linkBytesPerMs
+        : hadoopMillis(1L << 30) / (1L << 30);
+    double atLink = read.routedBytes * perByte;
+    if (rebuilt < 0) {
+      rebuilt = PRIOR_ROUTE_LATENCY_MS + atLink;
+    } else {
+      rebuilt = Math.max(rebuilt, atLink); // the client's link bounds a route as well
+    }
+    double viaRoute = rebuilt + (read.healthyBytes > 0 ? hadoopMillis(read.healthyBytes) : 0);
+    String why = String.format("%s %.1f ms for %d bytes against Hadoop's stream %.1f ms for "
+        + "%d bytes", route, viaRoute, read.routedBytes + read.healthyBytes, viaHadoop,
+        read.hadoopBytes);
+    return new Choice(viaRoute < viaHadoop, why);
+  }
+
+  /** Hadoop's stream's time for {@code bytes}: measured, or at the configured link rate. */
+  private double hadoopMillis(long bytes) {
+    double measured = hadoop.estimateMillis(bytes);
+    if (linkBytesPerMs > 0) {
+      return Math.max(measured, bytes / linkBytesPerMs);
+    }
+    return measured;
+  }
+}

@@ -1,0 +1,58 @@
+package org.apache.hadoop.hdfs;
+
+import java.io.IOException;
+import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
+import org.apache.hadoop.hdfs.protocol.LocatedBlocks;
+import org.apache.hadoop.hdfs.protocol.LocatedStripedBlock;
+
+/**
+ * Hadoop's striped input stream, opened to the plugin's client. It lives in Hadoop's package
+ * for one reason: {@link DFSStripedInputStream}'s constructor is package-private. By extending
+ * it, the plugin's stream is Hadoop's stream (its statistics, corrupt-replica reports, token
+ * refetch, dead-node handling, concurrent preads, capabilities and {@code HdfsDataInputStream}
+ * wrapping), and the plugin overrides only positional reads of lost units that a route serves
+ * faster. Only what the client needs is opened here; nothing of Hadoop's is changed.
+ */
+public abstract class NetecStripedStreamAccess extends DFSStripedInputStream {
+  /** Distance counted for bytes a route delivered: from beyond this host, as a remote read. */
+  private static final int ROUTED_DISTANCE = 2;
+
+  /**
+   * A stream like {@code opened}, which Hadoop opened for a striped file: the same client,
+   * path, checksum setting and located blocks (no NameNode call). The caller closes
+   * {@code opened}, which has read nothing yet.
+   */
+  protected NetecStripedStreamAccess(DFSStripedInputStream opened) throws IOException {
+    super(opened.getDFSClient(), opened.src, opened.verifyChecksum,
+        opened.getLocatedBlocks().getErasureCodingPolicy(), opened.getLocatedBlocks());
+  }
+
+  /** The located blocks Hadoop's stream {@code in} was opened with. */
+  public static LocatedBlocks locatedBlocksOf(DFSInputStream in) {
+    return in.getLocatedBlocks();
+  }
+
+  /** The block group holding {@code offset}, as this stream knows it (fetched when absent). */
+  protected final LocatedStripedBlock groupAt(long offset) throws IOException {
+    return (LocatedStripedBlock) getBlockAt(offset);
+  }
+
+  /** Whether this stream gave up on {@code dn} (a read from it failed). */
+  protected final boolean deadHere(DatanodeInfo dn) {
+    return getLocalDeadNodes().containsKey(dn);
+  }
+
+  /**
+   * Counts bytes a route delivered as Hadoop counts a remote read's: the stream's
+   * ReadStatistics and the FileSystem's statistics.
+   */
+  protected final void countRouted(int bytes, long millis) {
+    readStatistics.addRemoteBytes(bytes);
+    dfsClient.updateFileSystemReadStats(ROUTED_DISTANCE, bytes, millis);
+    dfsClient.updateFileSystemECReadStats(bytes);
+  }
+
+  protected final DFSClient client() {
+    return dfsClient;
+  }
+}

@@ -1,0 +1,90 @@
+package io.netec.hdfs.client;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netec.hdfs.route.ReadCost;
+import org.junit.jupiter.api.Test;
+
+/** The chooser's decisions, on the shapes of reads the issue names. */
+class ReadChooserTest {
+  private static final int K = 6;
+  private static final long CELL = 1 << 20;
+  /** 100 Mbit/s in bytes per millisecond. */
+  private static final double SLOW = 100e6 / 8 / 1000;
+  private static final double FAST = 10e9 / 8 / 1000;
+
+  /** A range of {@code len} inside one lost unit: Hadoop moves k times it, a route once. */
+  private static ReadChooser.ReadShape insideLostUnit(long len) {
+    return new ReadChooser.ReadShape(K * len, len, 0);
+  }
+
+  /** Whole stripes with one lost unit: Hadoop moves k cells a stripe, a route as many. */
+  private static ReadChooser.ReadShape wholeStripes(int stripes) {
+    return new ReadChooser.ReadShape(stripes * K * CELL, stripes * CELL,
+        stripes * (K - 1) * CELL);
+  }
+
+  /** Hadoop's stream measured on a link of {@code bytesPerMs}, with 2 ms per read. */
+  private static ReadCost hadoopOn(double bytesPerMs) {
+    ReadCost c = new ReadCost();
+    for (long b : new long[] {64 << 10, 1 << 20, 6 << 20, 256 << 10}) {
+      c.add(b, 2 + b / bytesPerMs);
+    }
+    return c;
+  }
+
+  @Test
+  void aLostUnitsRangeOnASlowLinkGoesThroughTheRoute() {
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
+    for (long len : new long[] {64 << 10, 1 << 20, 4 << 20}) {
+      ReadChooser.Choice c = ch.choose(insideLostUnit(len), "switch", new ReadCost());
+      assertTrue(c.routes, len + ": " + c.reason);
+    }
+  }
+
+  @Test
+  void aSequentialScanOfWholeStripesStaysWithHadoop() {
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
+    ReadChooser.Choice c = ch.choose(wholeStripes(4), "switch", new ReadCost());
+    assertFalse(c.routes, c.reason);
+  }
+
+  @Test
+  void aSmallRangeOnAFastLinkStaysWithHadoop() {
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(FAST));
+    ReadChooser.Choice c = ch.choose(insideLostUnit(64 << 10), "switch", new ReadCost());
+    assertFalse(c.routes, c.reason);
+  }
+
+  @Test
+  void aRouteMeasuredSlowLosesToHadoop() {
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
+    ReadCost slowRoute = new ReadCost();
+    for (long b : new long[] {64 << 10, 1 << 20, 4 << 20}) {
+      slowRoute.add(b, 500 + 10 * b / SLOW); // ten times slower than the link, plus 0.5 s
+    }
+    ReadChooser.Choice c = ch.choose(insideLostUnit(1 << 20), "switch", slowRoute);
+    assertFalse(c.routes, c.reason);
+  }
+
+  @Test
+  void theConfiguredLinkRateCountsBeforeAnythingIsMeasured() {
+    ReadChooser.Choice c = new ReadChooser("cost", SLOW, new ReadCost())
+        .choose(insideLostUnit(1 << 20), "inec", new ReadCost());
+    assertTrue(c.routes, c.reason);
+    c = new ReadChooser("cost", 0, new ReadCost())
+        .choose(insideLostUnit(1 << 20), "inec", new ReadCost());
+    assertFalse(c.routes, "nothing known: Hadoop's stream, " + c.reason);
+  }
+
+  @Test
+  void modesAndNoRoute() {
+    ReadChooser.ReadShape r = insideLostUnit(1 << 20);
+    assertFalse(new ReadChooser("hadoop", SLOW, hadoopOn(SLOW)).choose(r, "switch",
+        new ReadCost()).routes);
+    assertTrue(new ReadChooser("routes", 0, new ReadCost()).choose(wholeStripes(1), "switch",
+        new ReadCost()).routes);
+    assertFalse(new ReadChooser("routes", SLOW, hadoopOn(SLOW)).choose(r, null, null).routes);
+  }
+}

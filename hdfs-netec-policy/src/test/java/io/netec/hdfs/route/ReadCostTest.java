@@ -1,0 +1,63 @@
+package io.netec.hdfs.route;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+class ReadCostTest {
+  @Test
+  void nothingMeasuredIsUnknown() {
+    ReadCost c = new ReadCost();
+    assertEquals(-1, c.estimateMillis(1000));
+    assertEquals(-1, c.bytesPerMs());
+    c.add(0, 5); // no bytes: not a measurement
+    c.add(10, -1);
+    assertEquals(0, c.samples());
+  }
+
+  @Test
+  void fitsLatencyAndRate() {
+    ReadCost c = new ReadCost();
+    // 20 ms fixed, 1,000 bytes per ms
+    for (long b : new long[] {1_000, 64_000, 1_000_000, 4_000_000, 250_000}) {
+      c.add(b, 20 + b / 1000.0);
+    }
+    assertEquals(20 + 2_000, c.estimateMillis(2_000_000), 1e-6);
+    assertEquals(20, c.estimateMillis(0), 1e-6);
+    assertEquals(1000, c.bytesPerMs(), 1e-3);
+  }
+
+  @Test
+  void oneSizeScalesUpNeverDown() {
+    ReadCost c = new ReadCost();
+    c.add(1_000_000, 100);
+    c.add(1_000_000, 120);
+    assertEquals(110, c.estimateMillis(1_000), 1e-9, "a small read costs as much as those seen");
+    assertEquals(220, c.estimateMillis(2_000_000), 1e-9);
+  }
+
+  @Test
+  void aFitWithoutSenseFallsBackToTheMean() {
+    ReadCost c = new ReadCost();
+    // larger reads faster than small ones: a negative slope is noise, not a rate
+    c.add(1_000, 50);
+    c.add(100_000, 40);
+    c.add(1_000_000, 30);
+    assertEquals(40, c.estimateMillis(1_000), 1e-9);
+    assertTrue(c.estimateMillis(10_000_000) > 40);
+  }
+
+  @Test
+  void keepsTheLatestSamples() {
+    ReadCost c = new ReadCost();
+    for (int i = 0; i < ReadCost.SAMPLES; i++) {
+      c.add(1_000 + i, 1_000);
+    }
+    for (int i = 0; i < ReadCost.SAMPLES; i++) {
+      c.add(1_000 + i, 1);
+    }
+    assertEquals(ReadCost.SAMPLES, c.samples());
+    assertTrue(c.estimateMillis(1_000) < 2, "old samples forgotten: " + c.estimateMillis(1_000));
+  }
+}
