@@ -35,6 +35,8 @@ import org.slf4j.LoggerFactory;
 final class NetecStripedInputStream extends NetecStripedStreamAccess {
   private static final Logger LOG = LoggerFactory.getLogger(NetecStripedInputStream.class);
   private static final LogLimiter CHOICES = new LogLimiter(LOG, 10_000);
+  /** A block token handed to a route's survivors must stay valid this long. */
+  private static final long TOKEN_MARGIN_MS = 10_000;
 
   private final String src;
   private final ErasureCodingPolicy policy;
@@ -77,7 +79,7 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
     long t0 = System.nanoTime();
     try {
       readThroughRoutes(plan, buffer, offset);
-    } catch (IOException | RuntimeException | LinkageError e) {
+    } catch (Exception | LinkageError | AssertionError e) { // a route's bug included
       ClientReadCounters.ROUTES_FAILED.increment();
       LOG.warn("{}: read of {} bytes at {} failed through the routes, read through Hadoop's "
           + "stream: {}", src, plan.length, position, LogLimiter.oneLine(e.toString()));
@@ -173,7 +175,7 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
     long end = position + plan.length;
     long x = position;
     while (x < end) {
-      LocatedStripedBlock g = groupAt(x);
+      LocatedStripedBlock g = groupAt(x, TOKEN_MARGIN_MS);
       long groupEnd = Math.min(end, g.getStartOffset() + g.getBlockSize());
       List<Part> groupParts = new ArrayList<>();
       while (x < groupEnd) {

@@ -10,13 +10,13 @@ import io.netec.hdfs.route.ReadCost;
  * range inside a lost unit costs the client's link k times its size; a route delivers it once,
  * rebuilt, after its fixed cost. Both read the healthy units' bytes the same way. The times:
  * Hadoop's is its measured cost (or the configured link rate) of the bytes it would move; the
- * routes' is the first usable route's measured cost of the rows it rebuilds (before it has
- * served anything: {@value #PRIOR_ROUTE_LATENCY_MS} ms plus the rows at the client's link
- * rate), plus Hadoop's cost of the healthy part. Ties and the unknown go to Hadoop's stream:
+ * routes' is the first usable route's measured cost of the rows it rebuilds, and at least
+ * {@value #PRIOR_ROUTE_LATENCY_MS} ms plus the rows at the client's link rate, plus Hadoop's
+ * cost of the healthy part. Ties and the unknown go to Hadoop's stream:
  * it is the floor the plugin must never fall below.
  */
 final class ReadChooser {
-  /** A route's fixed cost before it has been measured: a task's set-up and proof. */
+  /** A route's least fixed cost, and all of it before it has been measured: set-up, proof. */
   static final double PRIOR_ROUTE_LATENCY_MS = 20;
 
   /** What a read touching lost units moves, per way of reading it. */
@@ -88,11 +88,9 @@ final class ReadChooser {
     double perByte = linkBytesPerMs > 0 ? 1 / linkBytesPerMs
         : hadoopMillis(1L << 30) / (1L << 30);
     double atLink = read.routedBytes * perByte;
-    if (rebuilt < 0) {
-      rebuilt = PRIOR_ROUTE_LATENCY_MS + atLink;
-    } else {
-      rebuilt = Math.max(rebuilt, atLink); // the client's link bounds a route as well
-    }
+    // the client's link bounds a route as well, and a route's task never comes for free (its
+    // set-up and proof): a tie goes to Hadoop's stream
+    rebuilt = Math.max(rebuilt, PRIOR_ROUTE_LATENCY_MS + atLink);
     double viaRoute = rebuilt + (read.healthyBytes > 0 ? hadoopMillis(read.healthyBytes) : 0);
     String why = String.format("%s %.1f ms for %d bytes against Hadoop's stream %.1f ms for "
         + "%d bytes", route, viaRoute, read.routedBytes + read.healthyBytes, viaHadoop,

@@ -305,8 +305,10 @@ public final class ReconstructionRouter {
       for (int attempt = 1; attempt <= attempts && open().length > 0; ) {
         int[] rows = open();
         RepairRequest sub = req.withRows(rows).without(faulty);
-        if (!isNative) {
-          sub = sub.withProgressTimeout(sub.spareSurvivors() > 0 ? stallTimeoutMs : 0);
+        if (!isNative) { // the caller's own limit (a client's socket timeout) or a spare's
+          int stall = sub.spareSurvivors() > 0 ? stallTimeoutMs : 0;
+          int own = req.progressTimeoutMs();
+          sub = sub.withProgressTimeout(own > 0 && (stall == 0 || own < stall) ? own : stall);
         }
         RepairVerifier.Attempt proof = null;
         RowView view = new RowView(sink, rows);

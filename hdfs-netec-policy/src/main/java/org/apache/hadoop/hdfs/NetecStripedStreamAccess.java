@@ -1,9 +1,14 @@
 package org.apache.hadoop.hdfs;
 
+import java.io.ByteArrayInputStream;
+import java.io.DataInputStream;
 import java.io.IOException;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.protocol.LocatedBlocks;
 import org.apache.hadoop.hdfs.protocol.LocatedStripedBlock;
+import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
+import org.apache.hadoop.security.token.Token;
+import org.apache.hadoop.util.Time;
 
 /**
  * Hadoop's striped input stream, opened to the plugin's client. It lives in Hadoop's package
@@ -32,9 +37,36 @@ public abstract class NetecStripedStreamAccess extends DFSStripedInputStream {
     return in.getLocatedBlocks();
   }
 
-  /** The block group holding {@code offset}, as this stream knows it (fetched when absent). */
-  protected final LocatedStripedBlock groupAt(long offset) throws IOException {
-    return (LocatedStripedBlock) getBlockAt(offset);
+  /**
+   * The block group holding {@code offset}, as this stream knows it (fetched when absent), with
+   * block tokens that are still valid for {@code marginMs}: when one is not, the group is
+   * fetched again from the NameNode (as Hadoop's readers refetch a token a DataNode refused;
+   * a route's survivors would refuse it too).
+   */
+  protected final LocatedStripedBlock groupAt(long offset, long marginMs) throws IOException {
+    LocatedStripedBlock g = (LocatedStripedBlock) getBlockAt(offset);
+    if (tokensExpireBefore(g, Time.now() + marginMs)) {
+      g = (LocatedStripedBlock) fetchBlockAt(offset);
+    }
+    return g;
+  }
+
+  private static boolean tokensExpireBefore(LocatedStripedBlock g, long when) {
+    for (Token<BlockTokenIdentifier> t : g.getBlockTokens()) {
+      if (t == null || t.getIdentifier().length == 0) {
+        continue; // a cluster without block tokens
+      }
+      BlockTokenIdentifier id = new BlockTokenIdentifier();
+      try {
+        id.readFields(new DataInputStream(new ByteArrayInputStream(t.getIdentifier())));
+      } catch (IOException e) {
+        return true; // unreadable: fetch anew rather than hand survivors a bad token
+      }
+      if (id.getExpiryDate() < when) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Whether this stream gave up on {@code dn} (a read from it failed). */

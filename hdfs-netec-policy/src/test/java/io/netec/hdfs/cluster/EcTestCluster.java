@@ -256,6 +256,25 @@ public final class EcTestCluster implements AutoCloseable {
     return read;
   }
 
+  /**
+   * Flips one byte, at {@code at}, of internal block {@code unit} of group {@code group} on its
+   * DataNode's disk (its checksums left as they were); returns that DataNode.
+   */
+  public DataNode flipByte(String path, int group, int unit, long at) throws IOException {
+    LocatedStripedBlock g = groups(path).get(group);
+    ExtendedBlock b = StripedBlockUtil.constructInternalBlock(g.getBlock(), policyOf(path), unit);
+    DataNode holder = holder(path, group, unit);
+    java.io.File f = new java.io.File(holder.getFSDataset().getBlockLocalPathInfo(b)
+        .getBlockPath());
+    try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(f, "rw")) {
+      raf.seek(at);
+      int v = raf.read();
+      raf.seek(at);
+      raf.write(v ^ 0x5a);
+    }
+    return holder;
+  }
+
   public byte[] pread(String path, long pos, int len) throws IOException {
     byte[] b = new byte[len];
     try (FSDataInputStream in = fs.open(new org.apache.hadoop.fs.Path(path))) {

@@ -9,7 +9,6 @@ import io.netec.hdfs.route.ServiceDirectory;
 import io.netec.hdfs.route.ServiceDirectory.Service;
 import java.io.File;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
@@ -140,15 +139,7 @@ class InecRouteFaultTest {
       ExtendedBlock unit1 =
           StripedBlockUtil.constructInternalBlock(g.getBlock(),
               c.policyOf("/f/a"), 1);
-      DataNode holder1 = c.holder("/f/a", 0, 1);
-      File f = new File(holder1.getFSDataset().getBlockLocalPathInfo(unit1)
-          .getBlockPath());
-      try (RandomAccessFile raf = new RandomAccessFile(f, "rw")) {
-        raf.seek(1_000_000);
-        int b = raf.read();
-        raf.seek(1_000_000);
-        raf.write(b ^ 0x5a);
-      }
+      c.flipByte("/f/a", 0, 1, 1_000_000);
       DataNode victim = c.holder("/f/a", 0, 0);
       long faults = c.routerMetric("inec.SurvivorFaults");
       c.stop(victim);

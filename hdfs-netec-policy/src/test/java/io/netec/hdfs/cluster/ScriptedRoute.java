@@ -30,7 +30,7 @@ import org.apache.hadoop.io.erasurecode.rawcoder.RawErasureDecoder;
  * fails, as a route dying mid-task would.
  */
 public final class ScriptedRoute implements ReconstructionRoute {
-  public enum Mode { DECODE, JUNK, FAIL_MID_WRITE, DECLINE }
+  public enum Mode { DECODE, JUNK, FAIL_MID_WRITE, DECLINE, THROW_ERROR, STALL }
 
   static volatile Mode mode = Mode.DECLINE;
   static volatile EcTestCluster cluster;
@@ -39,6 +39,8 @@ public final class ScriptedRoute implements ReconstructionRoute {
   /** Requests served on DataNodes and on clients. */
   static final AtomicLong SERVED_ON_DATANODES = new AtomicLong();
   static final AtomicLong SERVED_ON_CLIENTS = new AtomicLong();
+  /** The no-progress limit the last STALL request carried. */
+  static volatile int lastStallLimitMs;
 
   /** Found by ServiceLoader. */
   public static final class Factory implements RouteFactory {
@@ -78,6 +80,19 @@ public final class ScriptedRoute implements ReconstructionRoute {
         Arrays.fill(junk, (byte) 0x5a);
         sink.write(0, ByteBuffer.wrap(junk));
         throw new IOException("scripted failure after " + junk.length + " bytes");
+      }
+      case THROW_ERROR: // a route's bug, or its jar built against another Hadoop
+        throw new NoSuchMethodError("scripted: a route built against another library");
+      case STALL: { // nothing arrives; the route gives up after the request's no-progress limit
+        int limit = req.progressTimeoutMs(600_000);
+        lastStallLimitMs = limit;
+        try {
+          Thread.sleep(limit);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        throw new io.netec.hdfs.route.RouteStalledException("scripted: nothing for " + limit
+            + " ms");
       }
       default:
         throw new RouteDeclinedException("scripted to decline");

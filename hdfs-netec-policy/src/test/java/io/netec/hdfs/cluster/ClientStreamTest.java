@@ -1,0 +1,342 @@
+package io.netec.hdfs.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.client.ClientReadCounters;
+import io.netec.hdfs.client.NetecDistributedFileSystem;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.StreamCapabilities;
+import org.apache.hadoop.hdfs.DFSConfigKeys;
+import org.apache.hadoop.hdfs.DistributedFileSystem;
+import org.apache.hadoop.hdfs.NetecStripedStreamAccess;
+import org.apache.hadoop.hdfs.client.HdfsDataInputStream;
+import org.apache.hadoop.hdfs.protocol.LocatedStripedBlock;
+import org.apache.hadoop.hdfs.server.datanode.DataNode;
+import org.apache.hadoop.hdfs.util.StripedBlockUtil;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The plugin's client stream against Hadoop's, on one RS(3,2) cluster with block tokens: it is
+ * Hadoop's stream (class, capabilities, statistics, corrupt-replica reports, checksum switch, a
+ * node that served one bad checksum still read), and its positional reads of a lost unit go
+ * through a route (ScriptedRoute, which decodes on the client) concurrently, with tokens fetched
+ * again when they expire, and back to Hadoop's stream when the route throws an Error or stalls.
+ * One of six DataNodes is down for the whole class, and the NameNode plans no reconstruction
+ * meanwhile, so its units stay lost.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ClientStreamTest {
+  private static final int K = 3;
+  private static final int CELL = EcTestCluster.CELL;
+  private static final int SIZE = 2 * K * (int) EcTestCluster.BLOCK_SIZE + K * CELL + 4321;
+  private EcTestCluster c;
+  private Configuration conf;
+  private DistributedFileSystem stock;
+  private final String lostPath = "/c/lost";
+  private byte[] lostData;
+  /** A unit of lostPath's first group that is lost. */
+  private int lostUnit;
+  private final Random rnd = new Random(5);
+
+  @BeforeAll
+  void start() throws Exception {
+    conf = EcTestCluster.conf();
+    conf.set(NetecConfigKeys.ROUTE_ORDER, "scripted,native");
+    conf.setInt(NetecConfigKeys.ROUTE_RETRIES, 0);
+    conf.setInt(NetecConfigKeys.ROUTE_BACKOFF_MS, 0);
+    conf.set("fs.hdfs.impl", NetecDistributedFileSystem.class.getName());
+    conf.set(NetecConfigKeys.CLIENT_READS, "routes");
+    conf.setBoolean(DFSConfigKeys.DFS_BLOCK_ACCESS_TOKEN_ENABLE_KEY, true);
+    conf.setInt("dfs.datanode.scan.period.hours", -1); // only readers find corrupt replicas
+    // the lost units stay lost: no reconstruction during the class
+    conf.setInt(DFSConfigKeys.DFS_NAMENODE_REDUNDANCY_INTERVAL_SECONDS_KEY, 3600);
+    c = new EcTestCluster(conf, K + 2 + 1);
+    ScriptedRoute.cluster = c;
+    c.useNetecPolicy("NETEC-3-2-1024k", "/c");
+    lostData = c.writeFile(lostPath, SIZE, 11);
+    DataNode down = c.holder(lostPath, 0, 1);
+    c.stop(down);
+    c.markDead(down);
+    lostUnit = 1;
+    stock = new DistributedFileSystem();
+    Configuration plain = new Configuration(c.fs().getConf());
+    plain.unset("fs.hdfs.impl");
+    stock.initialize(c.fs().getUri(), plain);
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    ScriptedRoute.mode = ScriptedRoute.Mode.DECLINE;
+    if (stock != null) {
+      stock.close();
+    }
+    if (c != null) {
+      c.close();
+    }
+  }
+
+  @BeforeEach
+  void decode() {
+    ScriptedRoute.mode = ScriptedRoute.Mode.DECODE;
+  }
+
+  @Test
+  void theStreamIsHadoopsWithItsCapabilitiesAndStatistics() throws Exception {
+    try (FSDataInputStream ours = c.fs().open(new Path(lostPath));
+        FSDataInputStream theirs = stock.open(new Path(lostPath))) {
+      assertInstanceOf(HdfsDataInputStream.class, ours);
+      assertInstanceOf(NetecStripedStreamAccess.class, ours.getWrappedStream());
+      for (String cap : new String[] {StreamCapabilities.READAHEAD,
+          StreamCapabilities.DROPBEHIND, StreamCapabilities.UNBUFFER,
+          StreamCapabilities.READBYTEBUFFER, StreamCapabilities.PREADBYTEBUFFER}) {
+        assertEquals(theirs.hasCapability(cap), ours.hasCapability(cap), cap);
+      }
+      long routed = ClientReadCounters.routesChosen();
+      byte[] b = new byte[CELL];
+      long at = (long) lostUnit * CELL;
+      ours.readFully(at, b);
+      assertArrayEquals(Arrays.copyOfRange(lostData, (int) at, (int) at + CELL), b);
+      assertEquals(routed + 1, ClientReadCounters.routesChosen(), "through the route");
+      HdfsDataInputStream h = (HdfsDataInputStream) ours;
+      assertTrue(h.getReadStatistics().getTotalBytesRead() >= CELL, "ReadStatistics");
+      ours.unbuffer();
+      byte[] all = new byte[SIZE];
+      ours.seek(0);
+      ours.readFully(all);
+      assertArrayEquals(lostData, all, "stateful read after unbuffer");
+      assertTrue(h.getReadStatistics().getTotalBytesRead() >= CELL + SIZE);
+    }
+  }
+
+  @Test
+  void concurrentPositionalReadsOfOneStream() throws Exception {
+    long served = ScriptedRoute.SERVED_ON_CLIENTS.get();
+    ExecutorService pool = Executors.newFixedThreadPool(6);
+    try (FSDataInputStream in = c.fs().open(new Path(lostPath))) {
+      List<Future<?>> done = new ArrayList<>();
+      for (int t = 0; t < 6; t++) {
+        long seed = rnd.nextLong();
+        done.add(pool.submit(() -> {
+          Random r = new Random(seed);
+          for (int i = 0; i < 8; i++) {
+            long pos;
+            int len;
+            if (i % 2 == 0) { // inside the lost unit's cell of a stripe of group 0
+              int stripe = r.nextInt(2);
+              pos = (long) stripe * K * CELL + (long) lostUnit * CELL + r.nextInt(CELL / 2);
+              len = 1 + r.nextInt(CELL / 2);
+            } else { // anywhere
+              pos = r.nextInt(SIZE);
+              len = 1 + r.nextInt((int) Math.min(SIZE - pos, 2L * CELL));
+            }
+            byte[] want = Arrays.copyOfRange(lostData, (int) pos, (int) pos + len);
+            if (i % 4 == 2) { // ByteBufferPositionedReadable, direct
+              ByteBuffer bb = ByteBuffer.allocateDirect(len);
+              in.readFully(pos, bb);
+              bb.flip();
+              byte[] got = new byte[len];
+              bb.get(got);
+              assertArrayEquals(want, got, "direct pread @" + pos + "+" + len);
+            } else {
+              byte[] got = new byte[len];
+              in.readFully(pos, got);
+              assertArrayEquals(want, got, "pread @" + pos + "+" + len);
+            }
+          }
+          return null;
+        }));
+      }
+      for (Future<?> f : done) {
+        f.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertTrue(ScriptedRoute.SERVED_ON_CLIENTS.get() - served >= 6 * 4,
+        "every lost unit's pread through the route");
+  }
+
+  /** Waits until the NameNode lists a corrupt replica of internal block {@code unit}. */
+  private boolean reportedCorrupt(String path, int unit) throws Exception {
+    LocatedStripedBlock g = c.groups(path).get(0);
+    long deadline = System.currentTimeMillis() + 10_000;
+    while (System.currentTimeMillis() < deadline) {
+      Collection<?> corrupt = c.mini().getNamesystem().getBlockManager().getCorruptReplicas(
+          StripedBlockUtil.constructInternalBlock(g.getBlock(), c.policyOf(path), unit)
+              .getLocalBlock());
+      if (corrupt != null && !corrupt.isEmpty()) {
+        return true;
+      }
+      Thread.sleep(50);
+    }
+    return false;
+  }
+
+  @Test
+  void aCorruptReplicaIsReportedAsHadoopsStreamReportsIt() throws Exception {
+    for (DistributedFileSystem fs : new DistributedFileSystem[] {stock, c.fs()}) {
+      String p = "/c/corrupt-" + fs.getClass().getSimpleName();
+      byte[] data = c.writeFile(p, SIZE, 12);
+      c.flipByte(p, 0, 0, 1000);
+      try (FSDataInputStream in = fs.open(new Path(p))) {
+        byte[] all = new byte[SIZE];
+        in.readFully(all);
+        assertArrayEquals(data, all);
+      }
+      assertTrue(reportedCorrupt(p, 0), fs.getClass().getSimpleName() + " reported it");
+    }
+  }
+
+  @Test
+  void aNodeThatServedABadChecksumIsStillReadFrom() throws Exception {
+    String p = "/c/bad-checksum-node";
+    byte[] data = c.writeFile(p, SIZE, 13);
+    // a DataNode holding a data unit of both groups (3 + 3 of 5 nodes: one at least)
+    LocatedStripedBlock g0 = c.groups(p).get(0);
+    LocatedStripedBlock g1 = c.groups(p).get(1);
+    int unit0 = -1;
+    int unit = -1;
+    for (int i = 0; i < g0.getLocations().length && unit < 0; i++) {
+      for (int j = 0; j < g1.getLocations().length; j++) {
+        if (g0.getBlockIndices()[i] < K && g1.getBlockIndices()[j] < K
+            && g0.getLocations()[i].equals(g1.getLocations()[j])) {
+          unit0 = g0.getBlockIndices()[i];
+          unit = g1.getBlockIndices()[j];
+        }
+      }
+    }
+    assertTrue(unit >= 0, "a node with data units of both groups");
+    c.flipByte(p, 0, unit0, 1000);
+    try (FSDataInputStream in = c.fs().open(new Path(p))) {
+      byte[] b = new byte[4096];
+      long bad = (long) unit0 * CELL; // a checksum error there, decoded by Hadoop's stream
+      in.readFully(bad, b);
+      assertArrayEquals(Arrays.copyOfRange(data, (int) bad, (int) bad + 4096), b);
+      long routed = ClientReadCounters.routesChosen();
+      long at = g1.getStartOffset() + (long) unit * CELL;
+      in.readFully(at, b);
+      assertArrayEquals(Arrays.copyOfRange(data, (int) at, (int) at + 4096), b);
+      assertEquals(routed, ClientReadCounters.routesChosen(), "read from the node itself");
+    }
+  }
+
+  @Test
+  void unverifiedReadsReturnWhatHadoopsStreamReturns() throws Exception {
+    String p = "/c/unverified";
+    c.writeFile(p, SIZE, 14);
+    c.flipByte(p, 0, 0, 1000);
+    byte[] ours = new byte[8192];
+    byte[] theirs = new byte[8192];
+    c.fs().setVerifyChecksum(false);
+    stock.setVerifyChecksum(false);
+    try (FSDataInputStream a = c.fs().open(new Path(p));
+        FSDataInputStream b = stock.open(new Path(p))) {
+      a.readFully(0, ours);
+      b.readFully(0, theirs);
+    } finally {
+      c.fs().setVerifyChecksum(true);
+      stock.setVerifyChecksum(true);
+    }
+    assertArrayEquals(theirs, ours, "the flipped byte, unverified, as Hadoop returns it");
+  }
+
+  @Test
+  void expiredBlockTokensAreFetchedAgainBeforeARouteUsesThem() throws Exception {
+    org.apache.hadoop.hdfs.security.token.block.BlockTokenSecretManager tokens =
+        c.mini().getNamesystem().getBlockManager().getBlockTokenSecretManager();
+    NetecDistributedFileSystem fs = (NetecDistributedFileSystem) c.fs();
+    long nativeServed = fs.router().metrics().get("native", "Served");
+    long served = ScriptedRoute.SERVED_ON_CLIENTS.get();
+    tokens.setTokenLifetime(2_000);
+    try (FSDataInputStream in = c.fs().open(new Path(lostPath))) {
+      Thread.sleep(2_500); // the tokens the stream was opened with have expired
+      long at = (long) K * CELL + (long) lostUnit * CELL; // stripe 1's lost cell
+      byte[] b = new byte[CELL];
+      in.readFully(at, b);
+      assertArrayEquals(Arrays.copyOfRange(lostData, (int) at, (int) at + CELL), b);
+    } finally {
+      tokens.setTokenLifetime(10 * 60_000L);
+    }
+    assertTrue(ScriptedRoute.SERVED_ON_CLIENTS.get() > served, "the route served it");
+    assertEquals(nativeServed, fs.router().metrics().get("native", "Served"),
+        "the route's proof took the fresh tokens");
+  }
+
+  @Test
+  void aRouteThrowingAnErrorSendsTheReadToHadoopsStream() throws Exception {
+    ScriptedRoute.mode = ScriptedRoute.Mode.THROW_ERROR;
+    long native0 = ClientReadCounters.nativeRanges();
+    long failed = ClientReadCounters.routesFailed();
+    long at = (long) lostUnit * CELL + 17;
+    assertArrayEquals(Arrays.copyOfRange(lostData, (int) at, (int) at + 5000),
+        c.pread(lostPath, at, 5000));
+    assertTrue(ClientReadCounters.nativeRanges() + ClientReadCounters.routesFailed()
+        > native0 + failed, "Hadoop's stream read it");
+  }
+
+  @Test
+  void aStalledRouteGivesUpWithinTheClientsSocketTimeout() throws Exception {
+    ScriptedRoute.mode = ScriptedRoute.Mode.STALL;
+    Configuration quick = new Configuration(c.fs().getConf());
+    quick.setInt("dfs.client.socket-timeout", 2_000);
+    try (NetecDistributedFileSystem fs = new NetecDistributedFileSystem()) {
+      fs.initialize(c.fs().getUri(), quick);
+      long at = (long) lostUnit * CELL;
+      byte[] b = new byte[4096];
+      long t0 = System.nanoTime();
+      try (FSDataInputStream in = fs.open(new Path(lostPath))) {
+        in.readFully(at, b);
+      }
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      assertArrayEquals(Arrays.copyOfRange(lostData, (int) at, (int) at + 4096), b);
+      // the route's own 600 s limit cut to the client's 2 s socket timeout (Hadoop's 5 s
+      // striped-read limit for a route with a spare survivor is longer)
+      assertEquals(2_000, ScriptedRoute.lastStallLimitMs);
+      assertTrue(ms < 60_000, "read took " + ms + " ms");
+      assertTrue(fs.router().metrics().get("native", "Served") >= 1);
+    }
+  }
+
+  @Test
+  void theCostModelChoosesPerRead() throws Exception {
+    Configuration slow = new Configuration(c.fs().getConf());
+    slow.set(NetecConfigKeys.CLIENT_READS, "cost");
+    slow.setInt(NetecConfigKeys.CLIENT_LINK_MBPS, 1);
+    try (NetecDistributedFileSystem fs = new NetecDistributedFileSystem()) {
+      fs.initialize(c.fs().getUri(), slow);
+      try (FSDataInputStream in = fs.open(new Path(lostPath))) {
+        long routes = ClientReadCounters.routesChosen();
+        long hadoop = ClientReadCounters.hadoopChosen();
+        byte[] cell = new byte[CELL / 4];
+        long at = (long) lostUnit * CELL + 100;
+        in.readFully(at, cell); // inside the lost unit: k times fewer bytes through a route
+        assertArrayEquals(Arrays.copyOfRange(lostData, (int) at, (int) at + cell.length), cell);
+        assertEquals(routes + 1, ClientReadCounters.routesChosen(), "a route for the range");
+        byte[] stripes = new byte[2 * K * CELL];
+        in.readFully(0, stripes); // whole stripes: Hadoop's stream moves no more
+        assertArrayEquals(Arrays.copyOf(lostData, stripes.length), stripes);
+        assertEquals(hadoop + 1, ClientReadCounters.hadoopChosen(), "Hadoop's stream for stripes");
+        assertEquals(routes + 1, ClientReadCounters.routesChosen());
+      }
+    }
+  }
+}
