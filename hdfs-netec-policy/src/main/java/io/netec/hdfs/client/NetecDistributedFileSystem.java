@@ -32,6 +32,8 @@ public class NetecDistributedFileSystem extends DistributedFileSystem {
   private ReconstructionRouter router;
   /** Chooses Hadoop's stream or the routes per read; one per file system, its costs shared. */
   private ReadChooser chooser;
+  /** DataNodes this file system's streams found dead a moment ago. */
+  private final DeadNodes deadNodes = new DeadNodes(org.apache.hadoop.util.Time::monotonicNow);
   private volatile boolean warnedEncrypted;
 
   /**
@@ -93,7 +95,7 @@ public class NetecDistributedFileSystem extends DistributedFileSystem {
     }
     NetecStripedInputStream ours;
     try {
-      ours = new NetecStripedInputStream(opened, router, chooser);
+      ours = new NetecStripedInputStream(opened, router, chooser, deadNodes);
     } catch (LinkageError e) { // a Hadoop whose striped stream differs from the one built with
       LOG.warn("NetEC degraded reads off, Hadoop's stream reads every file: {}", e.toString());
       return hadoop;

@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * through the routes where that is faster. Every stateful read, every read of healthy units,
  * and every positional read the cost model ({@link ReadChooser}) gives to Hadoop is Hadoop's
  * own, with all it does (checksums, corrupt-replica reports, statistics, tokens, dead nodes).
- * A unit is lost when the NameNode does not list it or this stream gave up on its DataNode.
+ * A unit is lost when the NameNode does not list it, or when this stream, or another of the
+ * same file system a moment ago ({@link DeadNodes}), failed to connect to its DataNode.
  *
  * <p>A routed read rebuilds the lost units' range of each block group it touches through the
  * router (switch, INEC, any route; each attempt proven against the survivors) and reads the
@@ -42,17 +43,19 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
   private final ErasureCodingPolicy policy;
   private final ReconstructionRouter router;
   private final ReadChooser chooser;
+  private final DeadNodes deadNodes;
   private final int socketTimeoutMs;
 
   /** A stream like Hadoop's {@code opened} (which the caller closes) of a NETEC file. */
   NetecStripedInputStream(DFSStripedInputStream opened, ReconstructionRouter router,
-      ReadChooser chooser) throws IOException {
+      ReadChooser chooser, DeadNodes deadNodes) throws IOException {
     super(opened);
     LocatedBlocks blocks = locatedBlocksOf(opened);
     this.src = getSrc();
     this.policy = blocks.getErasureCodingPolicy();
     this.router = router;
     this.chooser = chooser;
+    this.deadNodes = deadNodes;
     this.socketTimeoutMs = client().getConf().getSocketTimeout();
   }
 
@@ -107,9 +110,13 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
   private int timedHadoop(Plan plan, long position, byte[] buffer, int offset, int length)
       throws IOException {
     long t0 = System.nanoTime();
-    int n = super.read(position, buffer, offset, length);
-    chooser.hadoopCost().add(plan.hadoopBytes, (System.nanoTime() - t0) / 1e6);
-    return n;
+    try {
+      int n = super.read(position, buffer, offset, length);
+      chooser.hadoopCost().add(plan.hadoopBytes, (System.nanoTime() - t0) / 1e6);
+      return n;
+    } finally {
+      deadNodes.learn(localDeadNodes());
+    }
   }
 
   // ---- the plan of one read -------------------------------------------------------------------
@@ -272,10 +279,13 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
     return b;
   }
 
-  /** Whether unit {@code index} of the group cannot be read from a DataNode. */
+  /**
+   * Whether unit {@code index} of the group cannot be read from a DataNode: the NameNode does
+   * not list it, or this stream or another of this file system's found its DataNode dead.
+   */
   private boolean lost(LocatedStripedBlock g, int index) {
     int j = slot(g, index);
-    return j < 0 || deadHere(g.getLocations()[j]);
+    return j < 0 || deadHere(g.getLocations()[j]) || deadNodes.isDead(g.getLocations()[j]);
   }
 
   // ---- a routed read --------------------------------------------------------------------------
@@ -325,12 +335,16 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
   private void readFullyThroughHadoop(long position, byte[] buffer, int offset, int length)
       throws IOException {
     int done = 0;
-    while (done < length) {
-      int n = super.read(position + done, buffer, offset + done, length - done);
-      if (n < 0) {
-        throw new IOException(src + " ended at " + (position + done));
+    try {
+      while (done < length) {
+        int n = super.read(position + done, buffer, offset + done, length - done);
+        if (n < 0) {
+          throw new IOException(src + " ended at " + (position + done));
+        }
+        done += n;
       }
-      done += n;
+    } finally {
+      deadNodes.learn(localDeadNodes());
     }
   }
 

@@ -84,6 +84,11 @@ public abstract class NetecStripedStreamAccess extends DFSStripedInputStream {
     dfsClient.updateFileSystemECReadStats(bytes);
   }
 
+  /** The DataNodes this stream gave up on (a connection to them failed). */
+  protected final java.util.Set<DatanodeInfo> localDeadNodes() {
+    return getLocalDeadNodes().keySet();
+  }
+
   protected final DFSClient client() {
     return dfsClient;
   }
