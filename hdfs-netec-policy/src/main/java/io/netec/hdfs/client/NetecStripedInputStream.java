@@ -68,7 +68,7 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
     if (plan.lost.isEmpty()) {
       return timedHadoop(plan, position, buffer, offset, length);
     }
-    String route = router.firstUsableNetworkRoute();
+    String route = router.firstUsableNetworkRoute(plan.routedBytes());
     ReadChooser.Choice c = chooser.choose(plan.shape(), route,
         route == null ? null : router.metrics().cost(route));
     if (!c.routes) {

@@ -1,5 +1,7 @@
 package io.netec.hdfs.route;
 
+import java.util.function.LongSupplier;
+
 /**
  * What moving bytes has cost lately, for choosing by cost: a least-squares fit of
  * {@code millis = latency + bytes / rate} over the last {@value #SAMPLES} measurements of one
@@ -13,10 +15,22 @@ package io.netec.hdfs.route;
  */
 public final class ReadCost {
   static final int SAMPLES = 32;
+  /** Measurements older than this are forgotten: a route not used for long is measured anew. */
+  static final long MAX_AGE_MS = 600_000;
   private final long[] bytes = new long[SAMPLES];
   private final double[] millis = new double[SAMPLES];
+  private final long[] at = new long[SAMPLES];
+  private final LongSupplier clockMs;
   private int count;
   private int next;
+
+  public ReadCost() {
+    this(org.apache.hadoop.util.Time::monotonicNow);
+  }
+
+  ReadCost(LongSupplier clockMs) {
+    this.clockMs = clockMs;
+  }
 
   /** One measurement: {@code b} bytes moved in {@code ms} milliseconds. */
   public synchronized void add(long b, double ms) {
@@ -25,33 +39,53 @@ public final class ReadCost {
     }
     bytes[next] = b;
     millis[next] = ms;
+    at[next] = clockMs.getAsLong();
     next = (next + 1) % SAMPLES;
     count = Math.min(SAMPLES, count + 1);
   }
 
-  /** Measurements held (at most {@value #SAMPLES}). */
+  /** Measurements held (at most {@value #SAMPLES}), after forgetting the old ones. */
   public synchronized int samples() {
+    forgetOld();
     return count;
+  }
+
+  /** Where the i-th held measurement (oldest first) is. */
+  private int idx(int i) {
+    return (next - count + i + SAMPLES) % SAMPLES;
+  }
+
+  /** Drops measurements older than {@link #MAX_AGE_MS}, oldest first. */
+  private void forgetOld() {
+    long now = clockMs.getAsLong();
+    while (count > 0) {
+      int oldest = (next - count + SAMPLES) % SAMPLES;
+      if (now - at[oldest] <= MAX_AGE_MS) {
+        return;
+      }
+      count--;
+    }
   }
 
   /** Estimated milliseconds to move {@code b} bytes, or -1 with nothing measured. */
   public synchronized double estimateMillis(long b) {
+    forgetOld();
     if (count == 0) {
       return -1;
     }
     double mb = 0;
     double mm = 0;
     for (int i = 0; i < count; i++) {
-      mb += bytes[i];
-      mm += millis[i];
+      mb += bytes[idx(i)];
+      mm += millis[idx(i)];
     }
     mb /= count;
     mm /= count;
     double cov = 0;
     double var = 0;
     for (int i = 0; i < count; i++) {
-      cov += (bytes[i] - mb) * (millis[i] - mm);
-      var += (bytes[i] - mb) * (bytes[i] - mb);
+      cov += (bytes[idx(i)] - mb) * (millis[idx(i)] - mm);
+      var += (bytes[idx(i)] - mb) * (bytes[idx(i)] - mb);
     }
     if (count >= 3 && var > 0) {
       double perByte = cov / var;
@@ -65,6 +99,7 @@ public final class ReadCost {
 
   /** Bytes per millisecond at large sizes (the fit's slope, or the mean rate), or -1. */
   public synchronized double bytesPerMs() {
+    forgetOld();
     if (count == 0) {
       return -1;
     }
@@ -74,8 +109,8 @@ public final class ReadCost {
       double tb = 0;
       double tm = 0;
       for (int i = 0; i < count; i++) {
-        tb += bytes[i];
-        tm += millis[i];
+        tb += bytes[idx(i)];
+        tm += millis[idx(i)];
       }
       return tm <= 0 ? -1 : tb / tm;
     }

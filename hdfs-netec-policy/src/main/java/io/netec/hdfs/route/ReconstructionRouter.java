@@ -29,6 +29,13 @@ import org.slf4j.LoggerFactory;
  * for {@code netec.route.backoff.ms} (one log line when it goes away, one when it is back).
  * Each repair ends with one log line naming the route that served each row and why the others
  * were passed over; the same line goes to {@link RouteMetrics#recentTasks()}.
+ *
+ * <p>{@code netec.route.order} is the set of routes allowed and their order until they have
+ * been measured; once every network route has recent measurements (its served tasks' bytes and
+ * times, {@link ReadCost}), each task tries them cheapest first for its size, ties in the
+ * configured order. A route is measured as it serves (when it comes first, or the routes
+ * before it decline, fail or are backed off); measurements expire after ten minutes, and then
+ * the configured order holds again until it is measured anew.
  */
 public final class ReconstructionRouter {
   private static final Logger LOG = LoggerFactory.getLogger(ReconstructionRouter.class);
@@ -151,6 +158,51 @@ public final class ReconstructionRouter {
         registry);
   }
 
+  /** Measurements a route needs before the cost orders it. */
+  static final int MIN_SAMPLES_TO_ORDER = 3;
+
+  /**
+   * The routes for a task of {@code bytes}, native last: the network routes cheapest first by
+   * their measured cost when each is measured; otherwise netec.route.order's order.
+   */
+  List<ReconstructionRoute> byCost(long bytes) {
+    int n = routes.size() - 1;
+    if (n < 2) {
+      return routes;
+    }
+    double[] est = new double[n];
+    for (int i = 0; i < n; i++) {
+      ReadCost c = metrics.cost(routes.get(i).name());
+      if (c.samples() < MIN_SAMPLES_TO_ORDER) {
+        return routes;
+      }
+      est[i] = c.estimateMillis(bytes);
+    }
+    Integer[] order = new Integer[n];
+    for (int i = 0; i < n; i++) {
+      order[i] = i;
+    }
+    Arrays.sort(order, java.util.Comparator.comparingDouble(i -> est[i])); // stable: ties
+    if (isIdentity(order)) {
+      return routes;
+    }
+    List<ReconstructionRoute> out = new ArrayList<>();
+    for (Integer i : order) {
+      out.add(routes.get(i));
+    }
+    out.add(routes.get(n));
+    return out;
+  }
+
+  private static boolean isIdentity(Integer[] order) {
+    for (int i = 0; i < order.length; i++) {
+      if (order[i] != i) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   public List<String> routeNames() {
     List<String> n = new ArrayList<>();
     for (ReconstructionRoute r : routes) {
@@ -165,11 +217,11 @@ public final class ReconstructionRouter {
   }
 
   /**
-   * The route that would take a task first now: the first in order besides native that is not
-   * passed over for its back-off; null when there is none.
+   * The route that would take a task of {@code bytes} first now: the first in order (by cost,
+   * when measured) besides native that is not passed over for its back-off; null when none.
    */
-  public String firstUsableNetworkRoute() {
-    for (ReconstructionRoute r : routes) {
+  public String firstUsableNetworkRoute(long bytes) {
+    for (ReconstructionRoute r : byCost(bytes)) {
       Unavailable down = unavailable.get(r.name());
       if (!r.name().equals("native")
           && (down == null || System.nanoTime() - down.untilNanos >= 0)) {
@@ -240,7 +292,19 @@ public final class ReconstructionRouter {
     }
 
     Outcome run() {
-      for (ReconstructionRoute route : routes) {
+      List<ReconstructionRoute> order = byCost(req.bytesToRebuild());
+      if (order != routes) {
+        metrics.orderedByCost();
+        StringBuilder why = new StringBuilder();
+        for (ReconstructionRoute r : order.subList(0, order.size() - 1)) {
+          why.append(String.format(java.util.Locale.ROOT, "%s%s %.0f ms",
+              why.length() > 0 ? ", " : "", r.name(),
+              metrics.cost(r.name()).estimateMillis(req.bytesToRebuild())));
+        }
+        limited.info("order", "{}: routes tried by measured cost, {} (configured {})", req,
+            why, routeNames());
+      }
+      for (ReconstructionRoute route : order) {
         if (open().length == 0) {
           break;
         }

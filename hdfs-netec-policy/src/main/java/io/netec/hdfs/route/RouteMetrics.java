@@ -47,6 +47,7 @@ public final class RouteMetrics implements DynamicMBean, MetricsSource {
   private final LongAdder tasks = new LongAdder();
   private final LongAdder inFlight = new LongAdder();
   private final LongAdder passedThrough = new LongAdder();
+  private final LongAdder orderedByCost = new LongAdder();
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
   private final Map<String, ReadCost> costs = new ConcurrentHashMap<>();
   private final ConcurrentSkipListSet<String> routes = new ConcurrentSkipListSet<>();
@@ -138,6 +139,16 @@ public final class RouteMetrics implements DynamicMBean, MetricsSource {
     return tasks.sum();
   }
 
+  /** A task that tried its routes in an order other than netec.route.order's, by cost. */
+  void orderedByCost() {
+    orderedByCost.increment();
+  }
+
+  /** Tasks that tried their routes in an order other than netec.route.order's, by cost. */
+  public long orderedByCostCount() {
+    return orderedByCost.sum();
+  }
+
   public long passedThroughCount() {
     return passedThrough.sum();
   }
@@ -160,6 +171,9 @@ public final class RouteMetrics implements DynamicMBean, MetricsSource {
     }
     if (attribute.equals("PassedThrough")) {
       return passedThroughCount();
+    }
+    if (attribute.equals("OrderedByCost")) {
+      return orderedByCostCount();
     }
     if (attribute.equals("InFlight")) {
       return inFlight();
@@ -207,6 +221,8 @@ public final class RouteMetrics implements DynamicMBean, MetricsSource {
     List<MBeanAttributeInfo> attrs = new ArrayList<>();
     attrs.add(longAttr("Tasks", "NETEC repairs received"));
     attrs.add(longAttr("PassedThrough", "tasks of other policies left to Hadoop"));
+    attrs.add(longAttr("OrderedByCost", "tasks whose routes were tried cheapest first, in an "
+        + "order other than netec.route.order's"));
     attrs.add(new MBeanAttributeInfo("InFlight", "long", "tasks being worked on now (a gauge)",
         true, false, false));
     attrs.add(new MBeanAttributeInfo("RecentTasks", String[].class.getName(),
@@ -227,6 +243,8 @@ public final class RouteMetrics implements DynamicMBean, MetricsSource {
         .addCounter(Interns.info("Tasks", "NETEC repairs received"), tasks())
         .addCounter(Interns.info("PassedThrough", "tasks of other policies left to Hadoop"),
             passedThroughCount())
+        .addCounter(Interns.info("OrderedByCost", "tasks whose routes were tried cheapest "
+            + "first, in an order other than netec.route.order's"), orderedByCostCount())
         .addGauge(Interns.info("InFlight", "tasks being worked on now"), inFlight());
     for (String r : routes) {
       String prefix = Character.toUpperCase(r.charAt(0)) + r.substring(1);

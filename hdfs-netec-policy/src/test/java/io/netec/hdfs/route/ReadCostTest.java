@@ -60,4 +60,22 @@ class ReadCostTest {
     assertEquals(ReadCost.SAMPLES, c.samples());
     assertTrue(c.estimateMillis(1_000) < 2, "old samples forgotten: " + c.estimateMillis(1_000));
   }
+
+  @Test
+  void oldMeasurementsAreForgotten() {
+    java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong();
+    ReadCost c = new ReadCost(now::get);
+    c.add(1_000, 100);
+    now.addAndGet(ReadCost.MAX_AGE_MS / 2);
+    c.add(1_000, 10);
+    c.add(2_000, 20);
+    c.add(4_000, 40);
+    assertEquals(4, c.samples());
+    now.addAndGet(ReadCost.MAX_AGE_MS / 2 + 1);
+    assertEquals(3, c.samples(), "the first is older than the limit");
+    assertEquals(30, c.estimateMillis(3_000), 1e-9, "fitted on the three left");
+    now.addAndGet(ReadCost.MAX_AGE_MS);
+    assertEquals(0, c.samples());
+    assertEquals(-1, c.estimateMillis(1_000));
+  }
 }
