@@ -32,6 +32,12 @@ public final class ReadTaps {
     }
   }
 
+  /** Whether a proof wants bytes of block {@code blockId} now. */
+  boolean wanted(long blockId) {
+    CopyOnWriteArrayList<Want> l = wants.get(blockId);
+    return l != null && !l.isEmpty();
+  }
+
   /** Wants bytes [offset, offset + length) of block {@code blockId} into {@code f}. */
   Want want(long blockId, long offset, long length, Fingerprint f) {
     Want w = new Want(blockId, offset, offset + length, f);

@@ -73,10 +73,14 @@ class ReadTapsTest {
     assertFalse(w.complete());
   }
 
-  /** A block source whose reads feed the taps, as the DataNode's verified reads do. */
+  /**
+   * A block source whose reads feed the taps, as the DataNode's verified reads do; a stream
+   * that has read {@code holdAfter} bytes waits there until a proof wants its block.
+   */
   private static final class TappedBlocks extends MemoryBlocks {
     final ReadTaps taps = new ReadTaps();
     volatile long slowNanosPerKiB;
+    volatile long holdAfter = Long.MAX_VALUE;
 
     @Override
     public InputStream open(ExtendedBlock block, long offset) throws IOException {
@@ -84,6 +88,13 @@ class ReadTapsTest {
       return new FilterInputStream(super.open(block, offset)) {
         @Override
         public int read(byte[] b, int off, int len) throws IOException {
+          if (pos[0] >= holdAfter) {
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (!taps.wanted(block.getBlockId()) && System.nanoTime() < deadline) {
+              java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+            }
+            holdAfter = Long.MAX_VALUE; // held once
+          }
           int n = super.read(b, off, Math.min(len, 4096));
           if (n > 0) {
             if (slowNanosPerKiB > 0) {
@@ -105,6 +116,7 @@ class ReadTapsTest {
     RND.nextBytes(unit);
     blocks.put(5, unit);
     blocks.slowNanosPerKiB = 100_000; // a stream at about 10 MB/s
+    blocks.holdAfter = 256 << 10; // started before the proof: 256 KiB, then held until it comes
     ProofService service = new ProofService(blocks, blocks.taps, "127.0.0.1", 0, 8, 5_000);
     try {
       byte[] key = new byte[16];
@@ -119,13 +131,13 @@ class ReadTapsTest {
         }
       });
       stream.start();
-      Thread.sleep(2);
       byte[] fp = ask(service, new ProofRequest(b, "", unit.length, 0, unit.length, key));
       stream.join();
       assertArrayEquals(Fingerprint.of(key, unit, 0, unit.length), fp);
-      // what the stream read before the proof came (connection, JIT) was read by the proof;
-      // the rest was taken from the stream
-      assertTrue(service.bytesTapped() > unit.length / 4,
+      // what the stream read before the proof came was read by the proof; the rest (all but
+      // the stream's first 256 KiB and what it read while the proof was being set up) was
+      // taken from the stream
+      assertTrue(service.bytesTapped() >= unit.length / 2,
           "bytes taken from the stream: " + service.bytesTapped());
       // a block nobody streams: the proof reads it all itself
       long tapped = service.bytesTapped();
