@@ -38,6 +38,16 @@ import org.apache.hadoop.util.GenericOptionsParser;
  *                                        listed; "ms" is the median of the warm reads
  *   read-range PATH SIZE SEED OFFSET LEN [REPEAT [PAUSE_MS]]
  *                                        pread of [OFFSET, OFFSET+LEN), compared, timed
+ *   reads PATH SIZE SEED GROUP LOST HEALTHY REPEAT CLIENTS
+ *                                        for each client of CLIENTS (comma-separated:
+ *                                        hadoop = Hadoop's DistributedFileSystem, cost = the
+ *                                        plugin choosing by cost, or a route name = the plugin
+ *                                        forced through that route), one stream, REPEAT times
+ *                                        each kind of read (random 64 KiB and whole-cell
+ *                                        preads inside data unit LOST of group GROUP, the whole
+ *                                        unit's cells, a scan of the group; a cell and the
+ *                                        whole of healthy data unit HEALTHY), all compared;
+ *                                        median and p99 ms of each
  * </pre>
  * The file system is the configured one: with {@code fs.hdfs.impl} set to
  * NetecDistributedFileSystem, reads of missing units go through the NetEC routes.
@@ -87,6 +97,12 @@ public final class NetecProbe {
               : readRange(fs, path, size, seed, a, (int) b));
           break;
         }
+        case "reads":
+          need(args, 9, 9);
+          out = ReadsBench.run(conf, path, number(args[2]), number(args[3]),
+              (int) number(args[4]), (int) number(args[5]), (int) number(args[6]),
+              (int) number(args[7]), args[8].split(","));
+          break;
         default:
           usage("unknown command " + args[0]);
           return;
@@ -267,7 +283,7 @@ public final class NetecProbe {
     return sb.append(String.join(",", groups)).append("]}").toString();
   }
 
-  private static long mismatch(byte[] got, byte[] want, int n, long base) {
+  static long mismatch(byte[] got, byte[] want, int n, long base) {
     for (int i = 0; i < n; i++) {
       if (got[i] != want[i]) {
         return base + i;

@@ -1,6 +1,8 @@
 package io.netec.hdfs.demo;
 
 import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.client.ClientReadCounters;
+import io.netec.hdfs.client.NetecDistributedFileSystem;
 import io.netec.hdfs.cluster.EcTestCluster;
 import io.netec.hdfs.codec.CoderCounters;
 import io.netec.hdfs.codec.IsalNative;
@@ -15,6 +17,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 
 /**
@@ -31,6 +36,10 @@ public final class NetecDemo {
   /** Three phases lose two DataNodes each; RS(6,3) groups still need 9 to be whole. */
   private static final int DATANODES = 16;
   private static int failures;
+  /** The plugin's client, its lost units' preads forced through the routes. */
+  private static NetecDistributedFileSystem routed;
+  /** Hadoop's own client. */
+  private static DistributedFileSystem stock;
   /** --summary-only (bin/netec-bench ingress): the same run, printing only the ingress table. */
   private static boolean quiet;
 
@@ -43,6 +52,12 @@ public final class NetecDemo {
     conf.setInt(NetecConfigKeys.INEC_TIMEOUT_MS, 5_000);
     try (EcTestCluster c = new EcTestCluster(conf, DATANODES)) {
       c.useNetecPolicy(POLICY, "/demo");
+      Configuration client = new Configuration(c.fs().getConf());
+      client.set(NetecConfigKeys.CLIENT_READS, "routes");
+      routed = new NetecDistributedFileSystem();
+      routed.initialize(c.fs().getUri(), client);
+      stock = new DistributedFileSystem();
+      stock.initialize(c.fs().getUri(), c.fs().getConf());
       String coder = EcTestCluster.activeNetecCoder();
       say("NetEC demo: %d DataNodes, policy %s, coder %s%s, software switch at %s", DATANODES,
           POLICY,
@@ -89,6 +104,12 @@ public final class NetecDemo {
       say("%s", failures == 0 ? "all bytes match" : failures + " MISMATCHES");
     } finally {
       sw.close();
+      if (routed != null) {
+        routed.close();
+      }
+      if (stock != null) {
+        stock.close();
+      }
     }
     System.exit(failures == 0 ? 0 : 1);
   }
@@ -117,7 +138,9 @@ public final class NetecDemo {
     for (String f : files) {
       check(Arrays.equals(data.get(f), c.readFully(f)), "  degraded read of " + f);
     }
-    say("  client decode calls: %d", counters.decodeCalls() - decodes);
+    say("  client decode calls: %d (Hadoop's stream: a scan moves no more bytes decoding)",
+        counters.decodeCalls() - decodes);
+    lostUnitPreads(c, files[0], data.get(files[0]), label);
     int seen = c.recentTasks().size();
     c.markDead(Arrays.asList(victims));
     Map<Long, int[]> matches = new HashMap<>(); // group id -> {equal, total}
@@ -145,6 +168,52 @@ public final class NetecDemo {
     }
     for (String f : files) {
       check(Arrays.equals(data.get(f), c.readFully(f)), "  read of " + f + " after rebuild");
+    }
+  }
+
+  /**
+   * Preads of data unit 0 of the file's first group (its DataNode is stopped) through the
+   * plugin's client, forced through the routes, and through Hadoop's: times, decodes, route.
+   */
+  private static void lostUnitPreads(EcTestCluster c, String f, byte[] want, String label)
+      throws Exception {
+    long viaSwitch = ClientReadCounters.switchRanges();
+    long viaInec = ClientReadCounters.inecRanges();
+    long[] ours = timedUnitPreads(routed, f, want);
+    String by = ClientReadCounters.switchRanges() > viaSwitch ? "switch"
+        : ClientReadCounters.inecRanges() > viaInec ? "inec"
+        : "Hadoop's stream (no route usable)";
+    long[] theirs = timedUnitPreads(stock, f, want);
+    say("  pread of lost data unit 0 (%,d bytes, one stream, after a read that finds its "
+        + "DataNode dead): plugin's client through %s %d ms, %d client decode calls; Hadoop's "
+        + "client %d ms, %d decode calls (loopback: no link binds here)", ours[2], by, ours[0],
+        ours[1], theirs[0], theirs[1]);
+    if (!label.equals("native") && !by.equals(label)) {
+      failures++;
+      say("  the %s phase's preads were served by %s", label, by);
+    }
+  }
+
+  /** {ms, client decode calls, bytes} of the timed preads of unit 0's cells of group 0. */
+  private static long[] timedUnitPreads(DistributedFileSystem fs, String f, byte[] want)
+      throws Exception {
+    CoderCounters counters = EcTestCluster.activeCounters();
+    int cell = EcTestCluster.CELL;
+    long stripe = 6L * cell;
+    try (FSDataInputStream in = fs.open(new Path(f))) {
+      byte[] b = new byte[cell];
+      in.readFully(0, b); // the stream finds the stopped DataNode dead (Hadoop decodes)
+      long decodes = counters.decodeCalls();
+      long t0 = System.nanoTime();
+      long bytes = 0;
+      for (long at = 0; at < 6L * EcTestCluster.BLOCK_SIZE; at += stripe) {
+        in.readFully(at, b);
+        check(Arrays.equals(Arrays.copyOfRange(want, (int) at, (int) at + cell), b),
+            "  pread of " + f + " @" + at + " through " + fs.getClass().getSimpleName());
+        bytes += cell;
+      }
+      return new long[] {(System.nanoTime() - t0) / 1_000_000,
+          counters.decodeCalls() - decodes, bytes};
     }
   }
 

@@ -1,0 +1,151 @@
+package io.netec.hdfs.tools;
+
+import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.client.ClientReadCounters;
+import io.netec.hdfs.client.NetecDistributedFileSystem;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hdfs.DistributedFileSystem;
+import org.apache.hadoop.hdfs.protocol.ErasureCodingPolicy;
+import org.apache.hadoop.hdfs.protocol.LocatedBlock;
+
+/**
+ * NetecProbe's {@code reads}: each kind of read of a degraded block group, timed through
+ * Hadoop's client, the plugin's (by cost) and the plugin forced through one route, in one JVM
+ * (bin/netec-bench reads drives it on the testbed). Every read's bytes are compared with the
+ * file's content. Prints one JSON line.
+ */
+final class ReadsBench {
+  private ReadsBench() {
+  }
+
+  /** A kind of read: its name and the (offset, length) preads or scan of one repetition. */
+  private interface Kind {
+    /** Reads once through {@code in}; returns the first bad file offset, or -1. */
+    long readOnce(FSDataInputStream in, Random rnd) throws IOException;
+  }
+
+  static String run(Configuration base, Path path, long size, long seed, int group, int lost,
+      int healthy, int repeat, String[] clients) throws IOException {
+    StringBuilder json = new StringBuilder("{\"ok\":");
+    boolean ok = true;
+    Map<String, String> perClient = new LinkedHashMap<>();
+    for (String client : clients) {
+      Configuration conf = new Configuration(base);
+      if (client.equals("hadoop")) {
+        conf.set("fs.hdfs.impl", DistributedFileSystem.class.getName());
+      } else {
+        conf.set("fs.hdfs.impl", NetecDistributedFileSystem.class.getName());
+        if (!client.equals("cost")) {
+          conf.set(NetecConfigKeys.ROUTE_ORDER, client + ",native");
+          conf.set(NetecConfigKeys.CLIENT_READS, "routes");
+        }
+      }
+      try (FileSystem fs = FileSystem.newInstance(path.toUri(), conf)) {
+        Map<String, Kind> kinds = kinds((DistributedFileSystem) fs, path, size, seed, group,
+            lost, healthy);
+        List<String> results = new ArrayList<>();
+        long routes0 = ClientReadCounters.routesChosen();
+        long hadoop0 = ClientReadCounters.hadoopChosen();
+        try (FSDataInputStream in = fs.open(path)) {
+          Random rnd = new Random(seed);
+          for (Kind k : kinds.values()) { // warm-up: the stream finds the dead node, the JIT
+            ok &= k.readOnce(in, rnd) < 0;
+          }
+          for (Map.Entry<String, Kind> k : kinds.entrySet()) {
+            double[] ms = new double[repeat];
+            for (int i = 0; i < repeat; i++) {
+              long t0 = System.nanoTime();
+              long bad = k.getValue().readOnce(in, rnd);
+              ms[i] = (System.nanoTime() - t0) / 1e6;
+              ok &= bad < 0;
+            }
+            java.util.Arrays.sort(ms);
+            results.add(String.format(Locale.ROOT, "\"%s\":{\"median\":%.1f,\"p99\":%.1f}",
+                k.getKey(), ms[ms.length / 2], ms[Math.min(ms.length - 1,
+                    (int) Math.ceil(0.99 * ms.length) - 1)]));
+          }
+        }
+        results.add(String.format(Locale.ROOT, "\"routes_chosen\":%d,\"hadoop_chosen\":%d",
+            ClientReadCounters.routesChosen() - routes0,
+            ClientReadCounters.hadoopChosen() - hadoop0));
+        perClient.put(client, "{" + String.join(",", results) + "}");
+      }
+    }
+    json.append(ok).append(",\"clients\":{");
+    List<String> parts = new ArrayList<>();
+    for (Map.Entry<String, String> e : perClient.entrySet()) {
+      parts.add("\"" + e.getKey() + "\":" + e.getValue());
+    }
+    return json.append(String.join(",", parts)).append("}}").toString();
+  }
+
+  private static Map<String, Kind> kinds(DistributedFileSystem fs, Path path, long size,
+      long seed, int group, int lost, int healthy) throws IOException {
+    ErasureCodingPolicy p = fs.getErasureCodingPolicy(path);
+    int k = p.getNumDataUnits();
+    long cell = p.getCellSize();
+    List<LocatedBlock> groups = fs.getClient().getLocatedBlocks(path.toUri().getPath(), 0,
+        size).getLocatedBlocks();
+    LocatedBlock g = groups.get(group);
+    long start = g.getStartOffset();
+    long stripes = g.getBlockSize() / (k * cell); // whole stripes only
+    if (stripes == 0) {
+      throw new IOException(path + "'s group " + group + " has no whole stripe");
+    }
+    Map<String, Kind> kinds = new LinkedHashMap<>();
+    kinds.put("lost-64k", (in, rnd) -> {
+      long s = rnd.nextInt((int) stripes);
+      long at = start + s * k * cell + lost * cell + rnd.nextInt((int) cell - 65536 + 1);
+      return pread(in, seed, at, 65536);
+    });
+    kinds.put("lost-cell", (in, rnd) -> pread(in, seed,
+        start + rnd.nextInt((int) stripes) * k * cell + lost * cell, (int) cell));
+    kinds.put("lost-unit", (in, rnd) -> unit(in, seed, start, k, cell, stripes, lost));
+    kinds.put("healthy-cell", (in, rnd) -> pread(in, seed,
+        start + rnd.nextInt((int) stripes) * k * cell + healthy * cell, (int) cell));
+    kinds.put("healthy-unit", (in, rnd) -> unit(in, seed, start, k, cell, stripes, healthy));
+    kinds.put("scan", (in, rnd) -> {
+      in.seek(start);
+      byte[] b = new byte[(int) (k * cell)];
+      for (long s = 0; s < stripes; s++) {
+        in.readFully(b);
+        long bad = NetecProbe.mismatch(b, NetecProbe.content(seed, start + s * b.length,
+            b.length), b.length, start + s * b.length);
+        if (bad >= 0) {
+          return bad;
+        }
+      }
+      return -1;
+    });
+    return kinds;
+  }
+
+  /** The cells of data unit {@code unit} in the group's whole stripes, a pread each. */
+  private static long unit(FSDataInputStream in, long seed, long start, int k, long cell,
+      long stripes, int unit) throws IOException {
+    for (long s = 0; s < stripes; s++) {
+      long bad = pread(in, seed, start + s * k * cell + unit * cell, (int) cell);
+      if (bad >= 0) {
+        return bad;
+      }
+    }
+    return -1;
+  }
+
+  private static long pread(FSDataInputStream in, long seed, long at, int len)
+      throws IOException {
+    byte[] b = new byte[len];
+    in.readFully(at, b);
+    return NetecProbe.mismatch(b, NetecProbe.content(seed, at, len), len, at);
+  }
+}
