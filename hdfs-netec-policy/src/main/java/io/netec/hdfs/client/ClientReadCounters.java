@@ -12,7 +12,6 @@ public final class ClientReadCounters {
   static final LongAdder ROUTES_CHOSEN = new LongAdder();
   static final LongAdder ROUTES_FAILED = new LongAdder();
   static final LongAdder SWITCH = new LongAdder();
-  static final LongAdder NATIVE = new LongAdder();
   static final LongAdder SWITCH_BYTES_IN = new LongAdder();
   static final LongAdder INEC = new LongAdder();
   static final LongAdder INEC_BYTES_IN = new LongAdder();
@@ -31,9 +30,6 @@ public final class ClientReadCounters {
       case "inec":
         INEC.increment();
         INEC_BYTES_IN.add(Math.max(0, bytesIn));
-        break;
-      case "native":
-        NATIVE.increment();
         break;
       default:
         OTHER.increment();
@@ -73,11 +69,6 @@ public final class ClientReadCounters {
   /** Bytes received from INEC participants (the client's ingress for rebuilt units). */
   public static long inecBytesIn() {
     return INEC_BYTES_IN.sum();
-  }
-
-  /** Group ranges decoded by Hadoop's own stream after every other route declined or failed. */
-  public static long nativeRanges() {
-    return NATIVE.sum();
   }
 
   /** Bytes received from switches (the client's ingress for rebuilt units). */

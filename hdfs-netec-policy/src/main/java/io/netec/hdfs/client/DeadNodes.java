@@ -1,6 +1,5 @@
 package io.netec.hdfs.client;
 
-import java.util.Collection;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
@@ -23,12 +22,14 @@ final class DeadNodes {
     this.clock = clockMs;
   }
 
-  /** What a stream found dead. */
-  void learn(Collection<DatanodeInfo> dead) {
-    long t = clock.getAsLong() + TTL_MS;
-    for (DatanodeInfo dn : dead) {
-      until.merge(dn, t, Math::max);
-    }
+  /**
+   * A stream found {@code dn} dead (a connection failed). Stamped once: finding it dead again
+   * within the period does not extend it (Hadoop's streams keep their dead nodes for their
+   * life, and a long-lived stream must not keep a live DataNode out of everyone's plans).
+   */
+  void learn(DatanodeInfo dn) {
+    long now = clock.getAsLong();
+    until.compute(dn, (k, t) -> t != null && t - now > 0 ? t : now + TTL_MS);
   }
 
   boolean isDead(DatanodeInfo dn) {

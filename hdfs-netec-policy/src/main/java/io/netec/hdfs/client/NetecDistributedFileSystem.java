@@ -13,6 +13,7 @@ import org.apache.hadoop.hdfs.DFSStripedInputStream;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.NetecStripedStreamAccess;
 import org.apache.hadoop.hdfs.protocol.LocatedBlocks;
+import org.apache.hadoop.io.IOUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,6 +36,8 @@ public class NetecDistributedFileSystem extends DistributedFileSystem {
   /** DataNodes this file system's streams found dead a moment ago. */
   private final DeadNodes deadNodes = new DeadNodes(org.apache.hadoop.util.Time::monotonicNow);
   private volatile boolean warnedEncrypted;
+  /** Why the plugin's stream cannot run in this JVM (then Hadoop's serves every read). */
+  private volatile String streamUnusable;
 
   /**
    * @throws IOException naming the netec.* key and value at fault, checked as a DataNode
@@ -81,26 +84,36 @@ public class NetecDistributedFileSystem extends DistributedFileSystem {
   @Override
   public FSDataInputStream open(Path f, int bufferSize) throws IOException {
     FSDataInputStream hadoop = super.open(f, bufferSize);
-    if (!router.hasNetworkRoutes() || !cleartextAllowed()
+    if (streamUnusable != null || !router.hasNetworkRoutes()
         || !(hadoop.getWrappedStream() instanceof DFSStripedInputStream)) {
       return hadoop;
     }
-    DFSStripedInputStream opened = (DFSStripedInputStream) hadoop.getWrappedStream();
-    LocatedBlocks blocks = NetecStripedStreamAccess.locatedBlocksOf(opened);
-    if (blocks == null || blocks.getErasureCodingPolicy() == null
-        || !NetecCoderFactories.CODEC.equals(blocks.getErasureCodingPolicy().getCodecName())
-        || blocks.isUnderConstruction() || !blocks.isLastBlockComplete()
-        || blocks.getFileEncryptionInfo() != null) {
-      return hadoop;
-    }
-    NetecStripedInputStream ours;
+    NetecStripedInputStream ours = null;
     try {
+      DFSStripedInputStream opened = (DFSStripedInputStream) hadoop.getWrappedStream();
+      LocatedBlocks blocks = NetecStripedStreamAccess.locatedBlocksOf(opened);
+      if (blocks == null || blocks.getErasureCodingPolicy() == null
+          || !NetecCoderFactories.CODEC.equals(blocks.getErasureCodingPolicy().getCodecName())
+          || blocks.isUnderConstruction() || !blocks.isLastBlockComplete()
+          || blocks.getFileEncryptionInfo() != null || !cleartextAllowed()) {
+        return hadoop;
+      }
       ours = new NetecStripedInputStream(opened, router, chooser, deadNodes);
-    } catch (LinkageError e) { // a Hadoop whose striped stream differs from the one built with
+      FSDataInputStream wrapped = getClient().createWrappedInputStream(ours);
+      ours = null;
+      IOUtils.closeStream(hadoop); // it has read nothing yet
+      return wrapped;
+    } catch (LinkageError e) {
+      // our jar loaded apart from Hadoop's (a child class loader: not Hadoop's package at run
+      // time), or a Hadoop whose striped stream differs from the one we were built with
+      streamUnusable = e.toString();
       LOG.warn("NetEC degraded reads off, Hadoop's stream reads every file: {}", e.toString());
       return hadoop;
+    } catch (IOException | RuntimeException e) {
+      IOUtils.closeStream(hadoop);
+      throw e;
+    } finally {
+      IOUtils.closeStream(ours);
     }
-    hadoop.close(); // it has read nothing yet
-    return getClient().createWrappedInputStream(ours);
   }
 }

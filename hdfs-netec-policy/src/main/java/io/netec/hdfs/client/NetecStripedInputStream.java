@@ -4,14 +4,18 @@ import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.route.ReconstructionRouter;
 import io.netec.hdfs.route.RepairRequest;
 import io.netec.hdfs.route.RepairSink;
+import io.netec.hdfs.route.RouteDeclinedException;
 import io.netec.hdfs.route.RowDigests;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import org.apache.hadoop.hdfs.DFSStripedInputStream;
-import org.apache.hadoop.hdfs.NetecStripedStreamAccess;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
+import org.apache.hadoop.hdfs.NetecStripedStreamAccess;
 import org.apache.hadoop.hdfs.protocol.ErasureCodingPolicy;
 import org.apache.hadoop.hdfs.protocol.LocatedBlocks;
 import org.apache.hadoop.hdfs.protocol.LocatedStripedBlock;
@@ -38,6 +42,10 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
   private static final LogLimiter CHOICES = new LogLimiter(LOG, 10_000);
   /** A block token handed to a route's survivors must stay valid this long. */
   private static final long TOKEN_MARGIN_MS = 10_000;
+  /** Hadoop's stream's reads are timed one in this many (the cost model's samples). */
+  static final int SAMPLE_EVERY = 4;
+  private static final java.util.concurrent.atomic.AtomicLong SAMPLES =
+      new java.util.concurrent.atomic.AtomicLong();
 
   private final String src;
   private final ErasureCodingPolicy policy;
@@ -61,62 +69,94 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
 
   @Override
   public int read(long position, byte[] buffer, int offset, int length) throws IOException {
-    Plan plan = plan(position, length);
+    validatePositionedReadArgs(position, buffer, offset, length);
+    Plan plan = routedPlan(position, length);
     if (plan == null) {
-      return super.read(position, buffer, offset, length);
+      return timedHadoop(position, buffer, offset, length);
     }
-    if (plan.lost.isEmpty()) {
-      return timedHadoop(plan, position, buffer, offset, length);
+    if (!readThroughRoutes(plan, buffer, offset)) {
+      return timedHadoop(position, buffer, offset, length);
     }
-    String route = router.firstUsableNetworkRoute(plan.routedBytes());
-    ReadChooser.Choice c = chooser.choose(plan.shape(), route,
-        route == null ? null : router.metrics().cost(route));
-    if (!c.routes) {
-      ClientReadCounters.HADOOP_CHOSEN.increment();
-      CHOICES.info("hadoop", "{}: lost units' reads through Hadoop's stream: {}", src,
-          c.reason);
-      return timedHadoop(plan, position, buffer, offset, length);
-    }
-    ClientReadCounters.ROUTES_CHOSEN.increment();
-    CHOICES.info("routes", "{}: lost units' reads through the routes: {}", src, c.reason);
-    long t0 = System.nanoTime();
-    try {
-      readThroughRoutes(plan, buffer, offset);
-    } catch (Exception | LinkageError | AssertionError e) { // a route's bug included
-      ClientReadCounters.ROUTES_FAILED.increment();
-      LOG.warn("{}: read of {} bytes at {} failed through the routes, read through Hadoop's "
-          + "stream: {}", src, plan.length, position, LogLimiter.oneLine(e.toString()));
-      return timedHadoop(plan, position, buffer, offset, length);
-    }
-    countRouted((int) plan.routedBytes(), (System.nanoTime() - t0) / 1_000_000);
     return plan.length;
   }
 
   @Override
   public int read(long position, ByteBuffer buf) throws IOException {
-    Plan plan = plan(position, buf.remaining());
-    if (plan == null || plan.lost.isEmpty()) {
+    Plan plan = routedPlan(position, buf.remaining());
+    if (plan == null) {
       return super.read(position, buf);
     }
-    byte[] tmp = new byte[buf.remaining()];
-    int n = read(position, tmp, 0, tmp.length);
-    if (n > 0) {
-      buf.put(tmp, 0, n);
+    byte[] tmp = new byte[plan.length];
+    if (!readThroughRoutes(plan, tmp, 0)) {
+      return super.read(position, buf);
+    }
+    buf.put(tmp);
+    return plan.length;
+  }
+
+  /**
+   * The plan of a read the routes are to serve: one that touches lost units, which the cost
+   * model gives to the routes, with block tokens that will not expire on the survivors; null
+   * for Hadoop's stream (also when planning itself fails: Hadoop's stream then reads as ever).
+   */
+  private Plan routedPlan(long position, int length) throws IOException {
+    if (isClosed() || length <= 0 || position < 0 || position >= getFileLength()) {
+      return null; // Hadoop's stream answers (or throws) at once
+    }
+    try {
+      Plan plan = plan(position, length);
+      if (plan.lost.isEmpty()) {
+        return null;
+      }
+      String route = router.firstUsableNetworkRoute(plan.routedBytes());
+      ReadChooser.Choice c = chooser.choose(plan.shape(), route,
+          route == null ? null : router.metrics().cost(route));
+      if (!c.routes) {
+        ClientReadCounters.HADOOP_CHOSEN.increment();
+        CHOICES.info("hadoop", "{}: lost units' reads through Hadoop's stream: {}", src,
+            c.reason);
+        return null;
+      }
+      ClientReadCounters.ROUTES_CHOSEN.increment();
+      CHOICES.info("routes", "{}: lost units' reads through the routes: {}", src, c.reason);
+      boolean refreshed = false;
+      for (long groupStart : plan.groupStarts) {
+        refreshed |= refreshIfTokensExpire(groupStart, TOKEN_MARGIN_MS);
+      }
+      return refreshed ? plan(position, length) : plan;
+    } catch (InterruptedIOException e) {
+      throw e;
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("{}: planning a read of {} bytes at {} failed, read through Hadoop's stream: "
+          + "{}", src, length, position, LogLimiter.oneLine(e.toString()));
+      return null;
+    }
+  }
+
+  /**
+   * A read through Hadoop's stream, timed for the cost model (one in {@value #SAMPLE_EVERY}
+   * when no link rate is configured to replace it; never a read that found a DataNode dead,
+   * whose time is a connection's failure, not the link's).
+   */
+  private int timedHadoop(long position, byte[] buffer, int offset, int length)
+      throws IOException {
+    if (!chooser.measuresHadoop() || SAMPLES.getAndIncrement() % SAMPLE_EVERY != 0) {
+      return super.read(position, buffer, offset, length);
+    }
+    int dead = localDeadCount();
+    long t0 = System.nanoTime();
+    int n = super.read(position, buffer, offset, length);
+    double ms = (System.nanoTime() - t0) / 1e6;
+    if (n > 0 && localDeadCount() == dead) {
+      Plan plan = plan(position, n);
+      chooser.hadoopCost().add(plan.hadoopBytes, ms);
     }
     return n;
   }
 
-  /** A read through Hadoop's stream, timed for the cost model. */
-  private int timedHadoop(Plan plan, long position, byte[] buffer, int offset, int length)
-      throws IOException {
-    long t0 = System.nanoTime();
-    try {
-      int n = super.read(position, buffer, offset, length);
-      chooser.hadoopCost().add(plan.hadoopBytes, (System.nanoTime() - t0) / 1e6);
-      return n;
-    } finally {
-      deadNodes.learn(localDeadNodes());
-    }
+  @Override
+  protected void foundDead(DatanodeInfo dn) {
+    deadNodes.learn(dn);
   }
 
   // ---- the plan of one read -------------------------------------------------------------------
@@ -182,7 +222,7 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
     long end = position + plan.length;
     long x = position;
     while (x < end) {
-      LocatedStripedBlock g = groupAt(x, TOKEN_MARGIN_MS);
+      LocatedStripedBlock g = groupAt(x);
       long groupEnd = Math.min(end, g.getStartOffset() + g.getBlockSize());
       List<Part> groupParts = new ArrayList<>();
       while (x < groupEnd) {
@@ -203,23 +243,20 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
   /**
    * Adds one group's parts: Hadoop's stream reads k survivors' bytes at every in-cell offset a
    * lost part covers (healthy parts at those offsets among them) and healthy parts elsewhere
-   * once; the routes rebuild each lost unit over the unit range the lost parts span.
+   * once; the routes rebuild each lost unit over the unit range its parts span.
    */
   private void addGroup(Plan plan, LocatedStripedBlock g, List<Part> parts) {
     int k = policy.getNumDataUnits();
     long cell = policy.getCellSize();
-    List<Integer> lostUnits = new ArrayList<>();
-    long from = Long.MAX_VALUE;
-    long to = 0;
+    // lost unit -> {from, to}: the unit range its parts span
+    Map<Integer, long[]> lostUnits = new TreeMap<>();
     for (Part p : parts) {
       plan.parts.add(p);
       if (p.lost) {
         plan.lost.add(p);
-        if (!lostUnits.contains(p.unit)) {
-          lostUnits.add(p.unit);
-        }
-        from = Math.min(from, p.unitOffset);
-        to = Math.max(to, p.unitOffset + p.len);
+        long[] span = lostUnits.computeIfAbsent(p.unit, u -> new long[] {Long.MAX_VALUE, 0});
+        span[0] = Math.min(span[0], p.unitOffset);
+        span[1] = Math.max(span[1], p.unitOffset + p.len);
       } else {
         plan.healthyBytes += p.len;
       }
@@ -247,21 +284,36 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
     if (lostUnits.isEmpty()) {
       return;
     }
-    int[] erased = lostUnits.stream().mapToInt(Integer::intValue).toArray();
     List<RepairRequest.Survivor> survivors = new ArrayList<>();
     for (int i = 0; i < k + policy.getNumParityUnits(); i++) {
       int j = slot(g, i);
-      if (lostUnits.contains(i) || j < 0 || deadHere(g.getLocations()[j])
+      if (lostUnits.containsKey(i) || j < 0 || lost(g, i)
           || StripedBlockUtil.getInternalBlockLength(g.getBlockSize(), policy, i) == 0) {
         continue;
       }
       survivors.add(new RepairRequest.Survivor(i, g.getLocations()[j],
           StripedBlockUtil.constructInternalBlock(g.getBlock(), policy, i), token(g, j)));
     }
-    plan.requests.add(new RepairRequest("Read of " + src + " " + g.getBlock().getLocalBlock()
-        + " units " + lostUnits + " from " + from, g.getBlock(), g.getBlockSize(), policy,
-        erased, from, to - from, survivors).withProgressTimeout(socketTimeoutMs));
-    plan.groupStarts.add(g.getStartOffset());
+    // Lost units spanning the same range: one task of several rows; else a task each, so that
+    // no unit is rebuilt over more than its own parts.
+    boolean same = lostUnits.values().stream().map(java.util.Arrays::toString).distinct()
+        .count() == 1;
+    List<int[]> tasks = new ArrayList<>();
+    if (same) {
+      tasks.add(lostUnits.keySet().stream().mapToInt(Integer::intValue).toArray());
+    } else {
+      for (int u : lostUnits.keySet()) {
+        tasks.add(new int[] {u});
+      }
+    }
+    for (int[] erased : tasks) {
+      long[] span = lostUnits.get(erased[0]);
+      plan.requests.add(new RepairRequest("Read of " + src + " " + g.getBlock().getLocalBlock()
+          + " units " + java.util.Arrays.toString(erased) + " from " + span[0], g.getBlock(),
+          g.getBlockSize(), policy, erased, span[0], span[1] - span[0], survivors)
+          .withProgressTimeout(socketTimeoutMs));
+      plan.groupStarts.add(g.getStartOffset());
+    }
   }
 
   /** Healthy bytes of stripe {@code stripe} outside in-cell offsets [lo, hi). */
@@ -290,8 +342,12 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
 
   // ---- a routed read --------------------------------------------------------------------------
 
-  /** Lost parts rebuilt through the router, healthy parts read through Hadoop's stream. */
-  private void readThroughRoutes(Plan plan, byte[] buffer, int offset) throws IOException {
+  /**
+   * Lost parts rebuilt through the router, healthy parts read through Hadoop's stream; false
+   * when a route did not rebuild a lost part (the caller then reads it all through Hadoop's
+   * stream, in one read, as Hadoop would have).
+   */
+  private boolean readThroughRoutes(Plan plan, byte[] buffer, int offset) throws IOException {
     long start = plan.parts.get(0).filePos;
     for (int q = 0; q < plan.requests.size(); q++) {
       RepairRequest req = plan.requests.get(q);
@@ -299,20 +355,39 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
       for (int r = 0; r < rows.length; r++) {
         rows[r] = new byte[(int) req.rowLength(r)];
       }
-      ReconstructionRouter.Outcome o = router.repair(req, new RowSink(req, rows,
-          plan.groupStarts.get(q)));
-      if (o.route == null) {
-        throw new IOException("units " + java.util.Arrays.toString(req.erased()) + " of "
-            + req.blockGroup() + " rebuilt by no route (" + o.others + ")");
+      long t0 = System.nanoTime();
+      ReconstructionRouter.Outcome o;
+      try {
+        o = router.repair(req, new RowSink(req, rows));
+      } catch (Exception | LinkageError | AssertionError e) { // a route's bug included
+        if (e instanceof InterruptedIOException || Thread.currentThread().isInterrupted()) {
+          throw e instanceof InterruptedIOException ? (InterruptedIOException) e
+              : new InterruptedIOException("interrupted reading " + src);
+        }
+        o = null;
+        LOG.warn("{}: {} failed through the routes: {}", src, req,
+            LogLimiter.oneLine(e.toString()));
+      }
+      if (o == null || o.route == null) {
+        ClientReadCounters.ROUTES_FAILED.increment();
+        if (o != null) {
+          LOG.info("{}: {} rebuilt by no route ({}); the read goes to Hadoop's stream", src,
+              req, o.others);
+        }
+        return false;
       }
       ClientReadCounters.served(o.route, o.bytesIn);
+      int returned = 0;
       for (Part p : plan.lost) {
-        if (p.group.getBlock().equals(req.blockGroup())) {
-          int r = indexOf(req.erased(), p.unit);
-          System.arraycopy(rows[r], (int) (p.unitOffset - req.offset()), buffer,
-              offset + (int) (p.filePos - start), p.len);
+        if (p.group.getBlock().equals(req.blockGroup())
+            && contains(req.erased(), p.unit) && p.unitOffset >= req.offset()
+            && p.unitOffset + p.len <= req.offset() + req.length()) {
+          System.arraycopy(rows[indexOf(req.erased(), p.unit)], (int) (p.unitOffset
+              - req.offset()), buffer, offset + (int) (p.filePos - start), p.len);
+          returned += p.len;
         }
       }
+      countRouted(returned, (System.nanoTime() - t0) / 1_000_000);
     }
     // Healthy parts in runs of consecutive file bytes, each one read of Hadoop's stream.
     int i = 0;
@@ -330,38 +405,42 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
       }
       readFullyThroughHadoop(runStart, buffer, offset + (int) (runStart - start), runLen);
     }
+    return true;
+  }
+
+  private static boolean contains(int[] a, int v) {
+    for (int x : a) {
+      if (x == v) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private void readFullyThroughHadoop(long position, byte[] buffer, int offset, int length)
       throws IOException {
     int done = 0;
-    try {
-      while (done < length) {
-        int n = super.read(position + done, buffer, offset + done, length - done);
-        if (n < 0) {
-          throw new IOException(src + " ended at " + (position + done));
-        }
-        done += n;
+    while (done < length) {
+      int n = super.read(position + done, buffer, offset + done, length - done);
+      if (n < 0) {
+        throw new IOException(src + " ended at " + (position + done));
       }
-    } finally {
-      deadNodes.learn(localDeadNodes());
+      done += n;
     }
   }
 
   /**
    * Row r fills rows[r]; a sealed row's bytes, as they will be returned, go to the attempt's
-   * proof; the native route reads the row's cells through Hadoop's stream, which decodes them.
+   * proof; the native route declines (the caller reads the range through Hadoop's stream).
    */
   private final class RowSink implements RepairSink {
     private final RepairRequest req;
     private final byte[][] rows;
     private final int[] filled;
-    private final long groupStart;
     private RowDigests digests;
 
-    RowSink(RepairRequest req, byte[][] rows, long groupStart) {
+    RowSink(RepairRequest req, byte[][] rows) {
       this.req = req;
-      this.groupStart = groupStart;
       this.rows = rows;
       this.filled = new int[rows.length];
     }
@@ -384,22 +463,9 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
 
     @Override
     public void repairNatively(int[] which) throws IOException {
-      int k = policy.getNumDataUnits();
-      long cell = policy.getCellSize();
-      for (int r : which) {
-        byte[] target = rows[r];
-        int unit = req.erased()[r];
-        // Unit byte u of data unit i is group byte (u / cell) * k * cell + i * cell + u % cell.
-        int at = 0;
-        while (at < target.length) {
-          long u = req.offset() + at;
-          int n = (int) Math.min(target.length - at, cell - u % cell);
-          long logical = (u / cell) * k * cell + unit * cell + u % cell;
-          readFullyThroughHadoop(groupStart + logical, target, at, n);
-          at += n;
-        }
-        filled[r] = target.length;
-      }
+      // Hadoop's stream then reads the client's whole range once, healthy parts and all,
+      // rather than cell by cell here and the healthy parts again after
+      throw new RouteDeclinedException("the client reads it through Hadoop's stream whole");
     }
 
     @Override

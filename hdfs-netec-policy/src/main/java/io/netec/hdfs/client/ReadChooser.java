@@ -61,6 +61,11 @@ final class ReadChooser {
     this.hadoop = hadoop;
   }
 
+  /** Whether Hadoop's stream's reads are to be timed (no configured link rate replaces them). */
+  boolean measuresHadoop() {
+    return mode.equals("cost") && linkBytesPerMs <= 0;
+  }
+
   /** The cost of reads through Hadoop's stream, which callers feed as they time them. */
   ReadCost hadoopCost() {
     return hadoop;

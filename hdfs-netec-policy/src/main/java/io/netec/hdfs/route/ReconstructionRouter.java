@@ -405,6 +405,8 @@ public final class ReconstructionRouter {
               bytesInKnown = false;
             }
             metrics.served(name, p.bytes, in, ms);
+            // the cost model's sample in fractions of a ms: a fast task is not free
+            metrics.cost(name).add(p.bytes, (System.nanoTime() - start) / 1e6);
             served.add(name + " (" + (p.kept.size() == req.rows() ? "" : "units "
                 + p.kept + ": ") + p.bytes + " bytes in " + ms + " ms"
                 + (in >= 0 ? ", " + in + " bytes in" : "") + ")");

@@ -77,7 +77,6 @@ public final class RouteMetrics implements DynamicMBean, MetricsSource {
   }
 
   void served(String route, long bytes, long bytesIn, long millis) {
-    cost(route).add(bytes, millis);
     add(route, "Served", 1);
     add(route, "Bytes", bytes);
     if (bytesIn > 0) {

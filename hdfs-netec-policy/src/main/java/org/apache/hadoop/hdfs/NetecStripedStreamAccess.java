@@ -37,18 +37,23 @@ public abstract class NetecStripedStreamAccess extends DFSStripedInputStream {
     return in.getLocatedBlocks();
   }
 
+  /** The block group holding {@code offset}, as this stream knows it (fetched when absent). */
+  protected final LocatedStripedBlock groupAt(long offset) throws IOException {
+    return (LocatedStripedBlock) getBlockAt(offset);
+  }
+
   /**
-   * The block group holding {@code offset}, as this stream knows it (fetched when absent), with
-   * block tokens that are still valid for {@code marginMs}: when one is not, the group is
-   * fetched again from the NameNode (as Hadoop's readers refetch a token a DataNode refused;
-   * a route's survivors would refuse it too).
+   * Whether a block token of the group at {@code offset}, as this stream knows it, expires
+   * before {@code marginMs} from now; if so the group is fetched again from the NameNode (as
+   * Hadoop's readers refetch a token a DataNode refused: a route's survivors would refuse it
+   * too) and true is returned.
    */
-  protected final LocatedStripedBlock groupAt(long offset, long marginMs) throws IOException {
-    LocatedStripedBlock g = (LocatedStripedBlock) getBlockAt(offset);
-    if (tokensExpireBefore(g, Time.now() + marginMs)) {
-      g = (LocatedStripedBlock) fetchBlockAt(offset);
+  protected final boolean refreshIfTokensExpire(long offset, long marginMs) throws IOException {
+    if (!tokensExpireBefore(groupAt(offset), Time.now() + marginMs)) {
+      return false;
     }
-    return g;
+    fetchBlockAt(offset);
+    return true;
   }
 
   private static boolean tokensExpireBefore(LocatedStripedBlock g, long when) {
@@ -69,6 +74,27 @@ public abstract class NetecStripedStreamAccess extends DFSStripedInputStream {
     return false;
   }
 
+  /**
+   * Hadoop's stream gives up on {@code dn} (a connection to it failed): also told to
+   * {@link #foundDead}.
+   */
+  @Override
+  protected void addToLocalDeadNodes(DatanodeInfo dn) {
+    boolean known = getLocalDeadNodes().containsKey(dn);
+    super.addToLocalDeadNodes(dn);
+    if (!known) {
+      foundDead(dn);
+    }
+  }
+
+  /** A DataNode this stream has just given up on. */
+  protected abstract void foundDead(DatanodeInfo dn);
+
+  /** Whether the stream or its client is closed (reads then go to Hadoop's, which throws). */
+  protected final boolean isClosed() {
+    return closed.get() || !dfsClient.isClientRunning();
+  }
+
   /** Whether this stream gave up on {@code dn} (a read from it failed). */
   protected final boolean deadHere(DatanodeInfo dn) {
     return getLocalDeadNodes().containsKey(dn);
@@ -84,9 +110,9 @@ public abstract class NetecStripedStreamAccess extends DFSStripedInputStream {
     dfsClient.updateFileSystemECReadStats(bytes);
   }
 
-  /** The DataNodes this stream gave up on (a connection to them failed). */
-  protected final java.util.Set<DatanodeInfo> localDeadNodes() {
-    return getLocalDeadNodes().keySet();
+  /** How many DataNodes this stream gave up on. */
+  protected final int localDeadCount() {
+    return getLocalDeadNodes().size();
   }
 
   protected final DFSClient client() {

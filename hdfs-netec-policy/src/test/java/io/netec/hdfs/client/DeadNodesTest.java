@@ -3,7 +3,6 @@ package io.netec.hdfs.client;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.hadoop.hdfs.protocol.DatanodeID;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
@@ -16,21 +15,22 @@ class DeadNodesTest {
   }
 
   @Test
-  void aNodeFoundDeadIsDeadForTheTtlThenAskedAgain() {
+  void aNodeFoundDeadIsDeadForOnePeriodNotRenewedWithinIt() {
     AtomicLong now = new AtomicLong(1_000);
     DeadNodes d = new DeadNodes(now::get);
     DatanodeInfo a = node(1);
     DatanodeInfo b = node(2);
     assertFalse(d.isDead(a));
-    d.learn(List.of(a));
+    d.learn(a);
     assertTrue(d.isDead(a));
     assertFalse(d.isDead(b));
     now.addAndGet(DeadNodes.TTL_MS - 1);
     assertTrue(d.isDead(a));
-    d.learn(List.of(a)); // found dead again: the period starts over
-    now.addAndGet(DeadNodes.TTL_MS - 1);
-    assertTrue(d.isDead(a));
+    d.learn(a); // found dead again within the period: not extended
     now.addAndGet(1);
     assertFalse(d.isDead(a), "forgotten after the period");
+    d.learn(a); // found dead again after it: a new period
+    now.addAndGet(DeadNodes.TTL_MS - 1);
+    assertTrue(d.isDead(a));
   }
 }

@@ -73,10 +73,12 @@ class OneRouterBothSidesTest {
             c.recentTasks().toArray(new String[0]));
         assertFalse(dataNodeLines.isEmpty(), "DataNode tasks: " + c.recentTasks());
 
+        // a client's router leaves native to Hadoop's stream, which then reads the range whole
+        String expectedOnClient = expected.equals("native") ? "none" : expected;
         for (List<String> lines : List.of(clientLines, dataNodeLines)) {
           for (String line : lines) {
             String[] f = line.split("\t", -1);
-            assertEquals(expected, f[2], line);
+            assertEquals(lines == clientLines ? expectedOnClient : expected, f[2], line);
             // the same words for the same failure, on either side
             assertEquals(switchVerdict(clientLines.get(0)), switchVerdict(line), line);
           }
