@@ -229,7 +229,8 @@ public final class EcTestCluster implements AutoCloseable {
    * Positional reads, through one stream, of every cell of data unit {@code unit} (k data
    * units) of {@code path}, each checked against {@code data}; the unit's first cell is read
    * once more first, which lets the stream find a stopped DataNode the NameNode still lists
-   * (Hadoop's stream then decodes it). Returns the bytes of the checked reads.
+   * (Hadoop's stream then decodes it; or a route, when another stream found it dead a moment
+   * ago). Returns the bytes of every read, that one included.
    */
   public long preadUnitCells(String path, byte[] data, int k, int unit) throws IOException {
     long read = 0;
@@ -243,6 +244,7 @@ public final class EcTestCluster implements AutoCloseable {
           byte[] b = new byte[len];
           if (first) {
             in.readFully(at, b);
+            read += len;
             first = false;
           }
           in.readFully(at, b);
