@@ -229,6 +229,7 @@ public final class DataNodeBlockSource implements BlockSource {
       }
       this.meta = m;
       this.data = d;
+      source.taps.streamOpened(block.getBlockId());
     }
 
     /** Reads and verifies the next span; false at the end of the block. */
@@ -310,10 +311,14 @@ public final class DataNodeBlockSource implements BlockSource {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
+      if (closed) {
+        return;
+      }
       closed = true;
       IOUtils.closeStream(data);
       IOUtils.closeStream(meta);
+      source.taps.streamClosed(block.getBlockId());
     }
   }
 }

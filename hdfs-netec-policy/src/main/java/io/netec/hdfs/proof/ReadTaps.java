@@ -17,7 +17,48 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * route did not stream from this survivor). Each byte of a wanted range is fingerprinted once.
  */
 public final class ReadTaps {
+  /** How long after a block's last stream closed a proof takes it that the route has read. */
+  static final long STREAMED_LATELY_NANOS = 5_000_000_000L;
   private final Map<Long, CopyOnWriteArrayList<Want>> wants = new ConcurrentHashMap<>();
+  /** Streams of a block open now. */
+  private final Map<Long, Integer> open = new ConcurrentHashMap<>();
+  /** When a block's last stream closed (System.nanoTime). */
+  private final Map<Long, Long> lastClosed = new ConcurrentHashMap<>();
+
+  /** A stream of the block opened (its reads will feed the taps). */
+  public void streamOpened(long blockId) {
+    open.merge(blockId, 1, Integer::sum);
+  }
+
+  /**
+   * A stream of the block closed: proofs of it then wait no longer for streams (what is not
+   * fingerprinted yet, they read themselves at once).
+   */
+  public void streamClosed(long blockId) {
+    open.computeIfPresent(blockId, (id, n) -> n <= 1 ? null : n - 1);
+    long now = System.nanoTime();
+    lastClosed.put(blockId, now);
+    if (lastClosed.size() > 4096) {
+      lastClosed.values().removeIf(t -> now - t > STREAMED_LATELY_NANOS);
+    }
+    CopyOnWriteArrayList<Want> l = wants.get(blockId);
+    if (l != null) {
+      for (Want w : l) {
+        w.wake();
+      }
+    }
+  }
+
+  /**
+   * Whether the block's streams are done: none is open, and one closed in the last few
+   * seconds (a route's stream ran, and what it did not read no stream will). A block no stream
+   * read lately may yet be streamed by a route that has not reached it.
+   */
+  boolean doneStreaming(long blockId) {
+    Long t = lastClosed.get(blockId);
+    return !open.containsKey(blockId) && t != null
+        && System.nanoTime() - t < STREAMED_LATELY_NANOS;
+  }
 
   /**
    * Bytes of block {@code blockId} at [position, position + remaining), just read and verified;
@@ -136,18 +177,25 @@ public final class ReadTaps {
       return new long[] {at, Math.min(stop, at + max)};
     }
 
-    /** Waits up to {@code ms} for more bytes; whether some came. */
+    /**
+     * Waits up to {@code ms} for more bytes; whether some came. False at once when the block's
+     * streams are done (none open, one closed lately): no more will come from them.
+     */
     synchronized boolean awaitProgress(long ms) throws InterruptedException {
       long had = bytes;
       long deadline = System.nanoTime() + ms * 1_000_000L;
-      while (bytes == had && bytes < end - offset) {
+      while (bytes == had && bytes < end - offset && !doneStreaming(blockId)) {
         long left = (deadline - System.nanoTime()) / 1_000_000L;
         if (left <= 0) {
           return false;
         }
         wait(left);
       }
-      return true;
+      return bytes != had || bytes == end - offset;
+    }
+
+    synchronized void wake() {
+      notifyAll();
     }
 
     @Override

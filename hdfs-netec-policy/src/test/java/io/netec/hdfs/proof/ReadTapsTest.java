@@ -73,6 +73,27 @@ class ReadTapsTest {
     assertFalse(w.complete());
   }
 
+  @Test
+  void aProofWaitsForStreamsOnlyWhileOneIsOpenOrMayYetCome() throws Exception {
+    ReadTaps taps = new ReadTaps();
+    ReadTaps.Want w = taps.want(3, 0, 1000, new Fingerprint(new byte[16]));
+    long t0 = System.nanoTime();
+    assertFalse(w.awaitProgress(50), "no stream yet: waits its time");
+    assertTrue(System.nanoTime() - t0 >= 50_000_000L);
+    taps.streamOpened(3);
+    taps.offer(3, 0, ByteBuffer.wrap(new byte[100]));
+    assertFalse(taps.doneStreaming(3), "a stream is open");
+    taps.streamClosed(3); // the route's stream ended at byte 100
+    assertTrue(taps.doneStreaming(3));
+    t0 = System.nanoTime();
+    assertFalse(w.awaitProgress(10_000), "nothing more will come");
+    assertTrue(System.nanoTime() - t0 < 1_000_000_000L, "and it did not wait for it");
+    taps.streamOpened(3);
+    assertFalse(taps.doneStreaming(3), "another stream opened");
+    taps.streamClosed(3);
+    w.close();
+  }
+
   /**
    * A block source whose reads feed the taps, as the DataNode's verified reads do; a stream
    * that has read {@code holdAfter} bytes waits there until a proof wants its block.
