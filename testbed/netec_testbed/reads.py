@@ -17,12 +17,13 @@ Writes docs/reads-benchmark.md and a PNG beside it.
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
 
 from . import scenario
-from .bench import CODES, say, machine
+from .bench import CODES, _interrupted, machine, say
 from .cluster import Config, Testbed
 from .hadoop import REPO
 from .net import TestbedError
@@ -149,6 +150,8 @@ def main(argv=None):
     cmdline = "bin/netec-bench reads " + " ".join(argv if argv is not None else sys.argv[1:])
     tb = Testbed(Config(prefix="ntr", datanodes=a.datanodes, block_size=a.block_mb << 20))
     res = {"runs": [], "command": cmdline, "repeat": a.repeat, "block_mb": a.block_mb}
+    # A kill (SIGTERM) takes the testbed down like Ctrl-C does (the finally below).
+    signal.signal(signal.SIGTERM, _interrupted)
     started = time.time()
     try:
         tb.up(progress=say)

@@ -10,7 +10,8 @@ import io.netec.hdfs.route.ReadCost;
  * range inside a lost unit costs the client's link k times its size; a route delivers it once,
  * rebuilt, after its fixed cost. Both read the healthy units' bytes the same way. The times:
  * Hadoop's is its measured cost (or the configured link rate) of the bytes it would move; the
- * routes' is the first usable route's measured cost of the rows it rebuilds, and at least
+ * routes' is the first usable route's measured cost of the rows it rebuilds (once it has
+ * {@value ReadCost#MIN_TRUSTED} measurements; before, the least below), and at least
  * {@value #PRIOR_ROUTE_LATENCY_MS} ms plus the rows at the client's link rate, plus Hadoop's
  * cost of the healthy part. Ties and the unknown go to Hadoop's stream:
  * it is the floor the plugin must never fall below.
@@ -89,7 +90,9 @@ final class ReadChooser {
     if (viaHadoop < 0) {
       return new Choice(false, "nothing measured yet (Hadoop's stream measures this link)");
     }
-    double rebuilt = routeCost.samples() > 0 ? routeCost.estimateMillis(read.routedBytes) : -1;
+    // a route measured fewer than MIN_TRUSTED times is judged by the prior (and so measured)
+    double rebuilt = routeCost.samples() >= ReadCost.MIN_TRUSTED
+        ? routeCost.estimateMillis(read.routedBytes) : -1;
     double perByte = linkBytesPerMs > 0 ? 1 / linkBytesPerMs
         : hadoopMillis(1L << 30) / (1L << 30);
     double atLink = read.routedBytes * perByte;

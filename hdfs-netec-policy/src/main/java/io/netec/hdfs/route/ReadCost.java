@@ -15,6 +15,11 @@ import java.util.function.LongSupplier;
  */
 public final class ReadCost {
   static final int SAMPLES = 32;
+  /**
+   * Measurements before a choice trusts them: a route's first task (connections, JIT) can take
+   * ten times its later ones, and a route judged on it alone would never be tried again.
+   */
+  public static final int MIN_TRUSTED = 3;
   /** Measurements older than this are forgotten: a route not used for long is measured anew. */
   static final long MAX_AGE_MS = 600_000;
   private final long[] bytes = new long[SAMPLES];

@@ -158,8 +158,6 @@ public final class ReconstructionRouter {
         registry);
   }
 
-  /** Measurements a route needs before the cost orders it. */
-  static final int MIN_SAMPLES_TO_ORDER = 3;
 
   /**
    * The routes for a task of {@code bytes}, native last: the network routes cheapest first by
@@ -173,7 +171,7 @@ public final class ReconstructionRouter {
     double[] est = new double[n];
     for (int i = 0; i < n; i++) {
       ReadCost c = metrics.cost(routes.get(i).name());
-      if (c.samples() < MIN_SAMPLES_TO_ORDER) {
+      if (c.samples() < ReadCost.MIN_TRUSTED) {
         return routes;
       }
       est[i] = c.estimateMillis(bytes);

@@ -69,6 +69,17 @@ class ReadChooserTest {
   }
 
   @Test
+  void oneSlowFirstTaskDoesNotShutARouteOut() {
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
+    ReadCost cold = new ReadCost();
+    cold.add(64 << 10, 2_000); // its first task: connections, JIT
+    assertTrue(ch.choose(insideLostUnit(1 << 20), "switch", cold).routes);
+    cold.add(1 << 20, 2_000);
+    cold.add(4 << 20, 3_000); // three: now it is judged on them
+    assertFalse(ch.choose(insideLostUnit(1 << 20), "switch", cold).routes);
+  }
+
+  @Test
   void theConfiguredLinkRateCountsBeforeAnythingIsMeasured() {
     ReadChooser.Choice c = new ReadChooser("cost", SLOW, new ReadCost())
         .choose(insideLostUnit(1 << 20), "inec", new ReadCost());

@@ -229,12 +229,12 @@ class ReconstructionRouterTest {
     RouteMetrics metrics = new RouteMetrics();
     ReconstructionRouter r = router(0, 0, metrics, route("a", "ok"), route("b", "ok"));
     assertEquals("a", r.repair(request(), new MemorySink()).route, "configured order");
-    for (int i = 0; i < ReconstructionRouter.MIN_SAMPLES_TO_ORDER; i++) {
+    for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
       metrics.cost("a").add(UNIT * (i + 1L), 50.0 * (i + 1));
     }
     assertEquals("a", r.repair(request(), new MemorySink()).route, "b not measured yet");
     assertEquals("a", r.firstUsableNetworkRoute(UNIT));
-    for (int i = 0; i < ReconstructionRouter.MIN_SAMPLES_TO_ORDER; i++) {
+    for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
       metrics.cost("b").add(UNIT * (i + 1L), 5.0 * (i + 1));
     }
     long before = metrics.orderedByCostCount();
