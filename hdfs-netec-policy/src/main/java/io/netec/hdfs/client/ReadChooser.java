@@ -91,10 +91,10 @@ final class ReadChooser {
       return new Choice(false, "nothing measured yet (Hadoop's stream measures this link)");
     }
     // a route measured fewer than MIN_TRUSTED times is judged by the prior (and so measured)
-    double rebuilt = routeCost.samples() >= ReadCost.MIN_TRUSTED
-        ? routeCost.estimateMillis(read.routedBytes) : -1;
     double perByte = linkBytesPerMs > 0 ? 1 / linkBytesPerMs
         : hadoopMillis(1L << 30) / (1L << 30);
+    double rebuilt = routeCost.samples() >= ReadCost.MIN_TRUSTED
+        ? routeCost.estimateMillis(read.routedBytes, perByte) : -1;
     double atLink = read.routedBytes * perByte;
     // the client's link bounds a route as well, and a route's task never comes for free (its
     // set-up and proof): a tie goes to Hadoop's stream

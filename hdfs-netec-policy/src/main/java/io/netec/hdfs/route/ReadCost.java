@@ -74,6 +74,17 @@ public final class ReadCost {
 
   /** Estimated milliseconds to move {@code b} bytes, or -1 with nothing measured. */
   public synchronized double estimateMillis(long b) {
+    return estimateMillis(b, 0);
+  }
+
+  /**
+   * As {@link #estimateMillis(long)}, but where the samples give no fit, with a known rate
+   * ({@code msPerByte} > 0, e.g. the client's link): the mean time less the mean size at that
+   * rate is the fixed cost, and {@code b} adds its bytes at that rate. (Without it, the mean
+   * time scaled up with size counts a fixed cost as if it grew with the bytes: a route seen
+   * only on small reads would look far too slow for large ones.)
+   */
+  public synchronized double estimateMillis(long b, double msPerByte) {
     forgetOld();
     if (count == 0) {
       return -1;
@@ -98,6 +109,9 @@ public final class ReadCost {
       if (perByte > 0 && latency >= 0) {
         return latency + perByte * b;
       }
+    }
+    if (msPerByte > 0) {
+      return Math.max(0, mm - mb * msPerByte) + b * msPerByte;
     }
     return mm * Math.max(1.0, b / mb);
   }

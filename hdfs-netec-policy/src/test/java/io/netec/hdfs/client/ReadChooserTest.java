@@ -80,6 +80,21 @@ class ReadChooserTest {
   }
 
   @Test
+  void aRouteSeenOnlyOnSmallReadsIsJudgedByItsFixedCostOnLargeOnes() {
+    // the testbed's case: three 64 KiB reads through the route at about 60 ms each (a fixed
+    // cost of some 55 ms); a whole cell through it then costs about 55 + 84 ms, not 16 x 60
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
+    ReadCost smallOnly = new ReadCost();
+    for (double ms : new double[] {58, 62, 60}) {
+      smallOnly.add(64 << 10, ms);
+    }
+    assertFalse(ch.choose(insideLostUnit(64 << 10), "switch", smallOnly).routes,
+        "64 KiB: Hadoop's 3 x 64 KiB is quicker than the route's fixed cost");
+    ReadChooser.Choice c = ch.choose(insideLostUnit(1 << 20), "switch", smallOnly);
+    assertTrue(c.routes, c.reason);
+  }
+
+  @Test
   void theConfiguredLinkRateCountsBeforeAnythingIsMeasured() {
     ReadChooser.Choice c = new ReadChooser("cost", SLOW, new ReadCost())
         .choose(insideLostUnit(1 << 20), "inec", new ReadCost());

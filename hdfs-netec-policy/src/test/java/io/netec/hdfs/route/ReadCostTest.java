@@ -38,6 +38,15 @@ class ReadCostTest {
   }
 
   @Test
+  void oneSizeWithAKnownRateIsAFixedCostPlusTheBytes() {
+    ReadCost c = new ReadCost();
+    c.add(1_000, 60);
+    c.add(1_000, 60);
+    assertEquals(59 + 9, c.estimateMillis(9_000, 0.001), 1e-9, "59 ms fixed, 1 ms a KB");
+    assertEquals(540, c.estimateMillis(9_000), 1e-9, "without a rate: the mean scaled up");
+  }
+
+  @Test
   void aFitWithoutSenseFallsBackToTheMean() {
     ReadCost c = new ReadCost();
     // larger reads faster than small ones: a negative slope is noise, not a rate
