@@ -15,9 +15,10 @@ Before a route's measured runs, --warmup untimed rounds (default 1) of the same 
 DataNodes' JIT compile the route's code, as on a cluster that has been up for a while (C2
 needs some 10,000 packets per method: a survivor streams 2,048 per 64 MiB; lowering HotSpot's
 thresholds made it compile far more of Hadoop and was slower).
-Then degraded-read latency (one whole internal block, its holder dead, through each client
-route, against a healthy block and a replicated block; with and without a reconstruction
-running) and concurrent losses (1..3 DataNodes at once through the switch).
+Then degraded reads (bin/netec-bench reads' runs for one code at --reads-link rates: through
+Hadoop's client, the plugin's by cost and forced through each route; with and without a
+reconstruction running; --only-reads reruns just that section of an existing report) and
+concurrent losses (1..3 DataNodes at once through the switch).
 Writes docs/testbed-benchmark.md (tables, command line, machine) and PNG plots beside it.
 """
 
@@ -93,64 +94,40 @@ def summarize(o, link, tb):
         "equal": o.all_equal, "wall_s": round(o.wall_s, 1)}
 
 
-def degraded_reads(tb, code, groups, link, seed):
-    """Times reading one whole internal block (all cells of a data unit) on the client host.
-    For each client route, a file is written, its busiest DataNode killed, and a client
-    started at the kill reads the lost unit again and again until it is rebuilt: reads before
-    the NameNode schedules reconstruction are the plain degraded reads, reads overlapping the
-    reconstruction window are the incast case (NetEC Fig. 6). Healthy and replicated reads of
-    the same size are the baselines. Medians in ms."""
-    policy, k = CODES[code]
-    size = groups * k * tb.cfg.block_size
-    unit = str(tb.cfg.block_size)
-    tb.shape(None)
-    repl = scenario.Files(tb, "/bench/reads-replicated", None, 1, 4 * tb.cfg.block_size,
-                          seed=seed).write()
-    tb.shape(link)
-    r = tb.probe("read-range", repl.paths[0], str(repl.size), str(repl.seed_of(repl.paths[0])),
-                 "0", unit, "6", "100")
-    out = {"replicated_ms": r["ms"]}
-    repl.remove()
-    for n, route in enumerate(("switch", "inec", "native")):
-        tb.shape(None)
-        files = scenario.Files(tb, "/bench/reads-" + route, policy, 1, size,
-                               seed=seed + 1 + n).write()
-        tb.shape(link)
-        path = files.paths[0]
-        groups_at = [g["offset"] for g in tb.probe("locate", path)["groups"]]
-        units = files.locate()
-        victim = scenario.choose_victims([u for u in units if u[2] < k], 1)[0]
-        lost = next(u for u in units if u[4] == victim and u[2] < k)
-        healthy = next(u for u in units if u[4] != victim and u[2] < k)
-        args = [path, str(size), str(files.seed_of(path))]
-        if "healthy_ms" not in out:
-            out["healthy_ms"] = tb.probe("read-unit", *args, str(groups_at.index(healthy[1])),
-                                         str(healthy[2]), "6", "100")["ms"]
-        reader = []
-
-        def start_reader(t, o):
-            # About 30-50 s of reads, 300 ms apart: past the 14 s the NameNode takes to
-            # declare the DataNode dead and through the reconstruction that follows.
-            reader.append(t.probe_async("read-unit", *args, str(groups_at.index(lost[1])),
-                                        str(lost[2]), "80", "300",
-                                        conf=[("netec.route.order", route)]))
-
-        o = scenario.lose_and_rebuild(tb, files, victims=[victim], during=start_reader)
-        answer = json.loads(reader[0].communicate(timeout=600)[0])
-        if not answer["ok"]:
-            raise TestbedError("a degraded read through %s returned wrong bytes" % route)
-        served = [t for t in o.tasks if t["route"] != "none"]
-        first = min(t["start"] for t in served)
-        last = max(t["start"] + t["ms"] for t in served)
-        before = sorted(ms for t0, ms in answer["reads"][1:] if t0 + ms < first)
-        during = sorted(ms for t0, ms in answer["reads"] if t0 < last and t0 + ms > first)
-        out[route] = before[len(before) // 2] if before else None
-        out[route + "+recon"] = during[len(during) // 2] if during else None
-        out[route + "+recon_reads"] = len(during)
-        files.remove()
-        tb.shape(None)
-        tb.revive(victim)
+def degraded_reads(tb, codes, links, seed):
+    """bin/netec-bench reads' runs for one code (RS(6,3) if run) at LINKS (comma-separated)."""
+    from . import reads  # reads imports this module
+    code = "rs63" if "rs63" in codes else codes[0]
+    say("degraded reads (%s, %s links)" % (code, links))
+    out = {"code": code, "repeat": 5, "recon_groups": 24, "block_mb": tb.cfg.block_size >> 20}
+    out["runs"] = reads.run(tb, [code], links.split(","), ["hadoop", "cost", "switch", "inec"],
+                            out["repeat"], out["recon_groups"], seed)
     return out
+
+
+def reads_section(rd, command, seconds):
+    from . import reads
+    return (["## Degraded reads", "",
+             "As `bin/netec-bench reads` measures them, in this run (`%s`, %d s in all). "
+             % (command, seconds) + reads.intro(rd), ""] + reads.section(rd, heading="###"))
+
+
+def splice_reads(res, out):
+    """Replaces the degraded-read section of the report OUT (to the next section or the
+    plots) with RES's, keeping the rest."""
+    with open(out) as f:
+        old = f.read().split("\n")
+    start = next((i for i, l in enumerate(old) if l == "## Degraded reads"), None)
+    if start is None:
+        start = next((i for i, l in enumerate(old) if l.startswith("## Concurrent")
+                      or l.startswith("![")), len(old))
+        end = start
+    else:
+        end = next((i for i in range(start + 1, len(old)) if old[i].startswith("## ")
+                    or old[i].startswith("![")), len(old))
+    new = old[:start] + reads_section(res["reads"], res["command"], res["seconds"]) + old[end:]
+    with open(out, "w") as f:
+        f.write("\n".join(new))
 
 
 def concurrent(tb, code, groups, link, seed, max_lost):
@@ -188,7 +165,12 @@ def main(argv=None):
                    help="untimed rounds per code and route before its measured ones, of the "
                         "same size: a DataNode's first tasks on a route run while the JIT "
                         "compiles it, which a long-running cluster has long done")
-    p.add_argument("--reads-link", default="1gbit")
+    p.add_argument("--reads-link", default="100mbit,1gbit",
+                   help="client links of the degraded reads (bin/netec-bench reads' runs, "
+                        "one code); empty: none")
+    p.add_argument("--only-reads", action="store_true",
+                   help="run only the degraded reads and splice their section into the "
+                        "existing report (the rest of it, and its plots, kept)")
     p.add_argument("--concurrent", type=int, default=3, help="most DataNodes lost at once")
     p.add_argument("--out", default=os.path.join(REPO, "docs", "testbed-benchmark.md"))
     a = p.parse_args(argv)
@@ -210,7 +192,7 @@ def main(argv=None):
     try:
         tb.up(progress=say)
         seed = 100
-        for code in codes:
+        for code in codes if not a.only_reads else ():
             for route in routes:
                 order, scheme, _ = ROUTES[route]
                 say("%s, route %s: DataNodes restarted with netec.route.order=%s, "
@@ -232,13 +214,8 @@ def main(argv=None):
                     for v in o.victims:
                         tb.revive(v)
         if a.reads_link and not a.single:
-            code = "rs63" if "rs63" in codes else codes[0]
-            say("degraded reads (%s, %s links)" % (code, a.reads_link))
-            tb.restart_datanodes(route_order="switch,inec,native", revive=True)
-            results["reads"] = degraded_reads(tb, code, a.groups, a.reads_link, seed + 50)
-            results["reads"].update(code=code, link=a.reads_link)
-            say("  %s" % results["reads"])
-        if a.concurrent and not a.single:
+            results["reads"] = degraded_reads(tb, codes, a.reads_link, seed + 50)
+        if a.concurrent and not a.single and not a.only_reads:
             code = "rs63" if "rs63" in codes else codes[0]
             say("concurrent losses through the switch (%s, %s links)" % (code, links[-1]))
             tb.restart_datanodes(route_order="switch,native", revive=True)
@@ -249,6 +226,10 @@ def main(argv=None):
     results["command"] = cmdline
     results["warmup"] = a.warmup
     results["seconds"] = round(time.time() - started)
+    if a.only_reads:
+        splice_reads(results, a.out)
+        say("rewrote the degraded-read section of %s in %d s" % (a.out, results["seconds"]))
+        return 0
     write_report(results, a.out)
     say("wrote %s (and its PNG plots and JSON) in %d s" % (a.out, results["seconds"]))
     bad = [r for r in results["rebuild"] if not r["equal"]]
@@ -323,22 +304,7 @@ def write_report(res, out):
                 r["code"], r["link"], r["route"], r["rate_MBps"] / nat[0]["rate_MBps"],
                 r["task_rate_MBps"] / nat[0]["task_rate_MBps"]))
     if res["reads"]:
-        rd = res["reads"]
-        L += ["", "## Degraded reads", "",
-              "One whole internal block (%s, %s links) read by a client; ms." % (
-                  rd["code"], rd["link"]), "",
-              "| read | ms |", "|---|---|",
-              "| healthy block (holder alive) | %.0f |" % rd["healthy_ms"],
-              "| replicated file, one block | %.0f |" % rd["replicated_ms"]]
-        names = {"switch": "the switch", "inec": "INEC (chain rooted at the client)",
-                 "native": "Hadoop's stream (k cells read, decoded on the client)"}
-        for route in ("switch", "inec", "native"):
-            if rd.get(route) is not None:
-                L.append("| holder dead, through %s | %.0f |" % (names[route], rd[route]))
-            if rd.get(route + "+recon") is not None:
-                L.append("| holder dead, through %s, while reconstruction runs (%d reads) | "
-                         "%.0f |" % (names[route], rd[route + "+recon_reads"],
-                                     rd[route + "+recon"]))
+        L += [""] + reads_section(res["reads"], res["command"], res["seconds"])
     if res["concurrent"]:
         L += ["", "## Concurrent losses (switch route)", "",
               "| DataNodes lost at once | tasks | MiB | rate MB/s | task MB/s | equal |",

@@ -11,6 +11,9 @@ unit, the lost unit's every cell, a healthy unit's cell and every cell, a scan o
 Every read's bytes are compared with the file's content. A replicated block of a unit's size,
 read whole, is the anchor of the healthy unit's read. Medians and p99 in ms, and the ratio of
 Hadoop's time to the plugin's (by cost): above 1 the plugin is faster.
+Then, unless --recon-groups 0, the same clients read cells of a lost unit while the NameNode
+has it rebuilt: a file of that many block groups is written, the DataNode holding most of its
+data units killed, and the reads overlapping the reconstruction window are timed.
 Writes docs/reads-benchmark.md and a PNG beside it.
 """
 
@@ -75,18 +78,65 @@ def one(tb, code, link, clients, repeat, seed):
     return r
 
 
-def report(res, out):
-    L = ["# Degraded reads: Hadoop's client and the plugin's", "",
-         "Printed by `%s` (%d s, %s). One block group of %d MiB units a code; the client "
-         "cannot reach one data unit's holder (the NameNode still lists it: no "
-         "reconstruction runs). Each cell: median / p99 ms of %d reads through one stream, "
-         "after one warm-up read of each kind. `ratio` = Hadoop's median / the plugin's "
-         "(cost-chosen) median: above 1, the plugin's client is faster. Every read's bytes "
-         "were compared with the file's." % (res["command"], res["seconds"], machine(),
-                                              res["block_mb"], res["repeat"]), ""]
+def during_reconstruction(tb, code, link, clients, groups, seed):
+    """The lost unit's whole-cell preads while the NameNode has it rebuilt: a file of GROUPS
+    block groups is written, the DataNode holding the most of its data units is killed, and one
+    JVM on the client reads a cell of its unit in one group through each client in turn until
+    every lost block is stored again. Reads overlapping the window from the first rebuild
+    task's start to the last one's end are the ones counted (each read's bytes compared)."""
+    policy, k = CODES[code]
+    size = groups * k * tb.cfg.block_size
+    tb.shape(None)
+    files = scenario.Files(tb, "/reads-recon/" + code, policy, 1, size, seed=seed).write()
+    path = files.paths[0]
+    groups_at = [g["offset"] for g in tb.probe("locate", path)["groups"]]
+    units = files.locate()
+    victim = scenario.choose_victims([u for u in units if u[2] < k], 1)[0]
+    lost = next(u for u in units if u[4] == victim and u[2] < k)
+    stop = os.path.join(tb.run_dir, "cl", "tmp", "reads-stop")
+    if os.path.exists(stop):
+        os.remove(stop)
+    reader = []
+
+    def start_reader(t, o):
+        reader.append(t.probe_async("reads-during", path, str(size), str(files.seed_of(path)),
+                                    str(groups_at.index(lost[1])), str(lost[2]), stop,
+                                    "300000", ",".join(clients)))
+
+    tb.shape(link)
+    try:
+        o = scenario.lose_and_rebuild(tb, files, victims=[victim], during=start_reader)
+        time.sleep(1)  # a last round of reads after the rebuild
+    finally:
+        open(stop, "w").close()
+    try:
+        answer = json.loads(reader[0].communicate(timeout=600)[0])
+        if not answer["ok"]:
+            raise TestbedError("a read of %s during reconstruction returned wrong bytes" % path)
+        served = [t for t in o.tasks if t["route"] != "none"]
+        first = min(t["start"] for t in served)
+        last = max(t["start"] + t["ms"] for t in served)
+        out = {"window_ms": round(last - first), "tasks": len(served),
+               "served_by": o.served_by, "clients": {}}
+        for c in clients:
+            ms = sorted(m for cl, t0, m in answer["reads"]
+                        if cl == c and t0 < last and t0 + m > first)
+            out["clients"][c] = {"reads": len(ms), "median": ms[len(ms) // 2] if ms else None,
+                                 "p99": ms[min(len(ms) - 1, -(-99 * len(ms) // 100) - 1)]
+                                 if ms else None}
+        return out
+    finally:
+        tb.shape(None)
+        files.remove()
+        tb.revive(victim)
+
+
+def section(res, heading="##"):
+    """The markdown of RES's runs: a table a code and link (and the reconstruction half's)."""
+    L = []
     for r in res["runs"]:
         clients = list(r["clients"])
-        L += ["## %s, %s client link" % (r["code"].upper(), r["link"]), "",
+        L += ["%s %s, %s client link" % (heading, r["code"].upper(), r["link"]), "",
               "| read | " + " | ".join(clients) + " | ratio |",
               "|---|" + "---:|" * (len(clients) + 1)]
         for kind, label in KINDS:
@@ -102,11 +152,63 @@ def report(res, out):
             for c in clients if c != "hadoop")
         L += ["", "A replicated block of the same size, read whole: %.0f ms (median). Lost "
               "units' reads: %s." % (r["replicated_ms"], chosen), ""]
+        rc = r.get("recon")
+        if rc:
+            L += ["While reconstruction runs (the holder killed; a file of %d block groups "
+                  "rebuilt, %d tasks, %s, over %d ms): a cell of the lost unit, median / p99 "
+                  "ms (reads in the window):" % (
+                      res["recon_groups"], rc["tasks"],
+                      ", ".join("%s %d" % kv for kv in sorted(rc["served_by"].items())),
+                      rc["window_ms"]), "",
+                  "| read | " + " | ".join(rc["clients"]) + " | ratio |",
+                  "|---|" + "---:|" * (len(rc["clients"]) + 1)]
+            cells = []
+            for c, v in rc["clients"].items():
+                cells.append("-" if v["median"] is None else
+                             "%.0f / %.0f (%d)" % (v["median"], v["p99"], v["reads"]))
+            h, c = rc["clients"].get("hadoop"), rc["clients"].get("cost")
+            ratio = ("%.2f" % (h["median"] / max(0.1, c["median"]))
+                     if h and c and h["median"] and c["median"] else "")
+            L += ["| a cell of the lost unit | %s | %s |" % (" | ".join(cells), ratio), ""]
+    return L
+
+
+def intro(res):
+    return ("One block group of %d MiB units a code; the client cannot reach one data unit's "
+            "holder (the NameNode still lists it: no reconstruction runs). Each cell: median / "
+            "p99 ms of %d reads through one stream, after one warm-up read of each kind. "
+            "`ratio` = Hadoop's median / the plugin's (cost-chosen) median: above 1, the "
+            "plugin's client is faster. Every read's bytes were compared with the file's."
+            % (res["block_mb"], res["repeat"]))
+
+
+def report(res, out):
+    L = ["# Degraded reads: Hadoop's client and the plugin's", "",
+         "Printed by `%s` (%d s, %s). " % (res["command"], res["seconds"], machine())
+         + intro(res), ""] + section(res)
     with open(out, "w") as f:
         f.write("\n".join(L))
     with open(os.path.splitext(out)[0] + ".json", "w") as f:
         json.dump(res, f, indent=1)
     plot(res, os.path.splitext(out)[0] + ".png")
+
+
+def run(tb, codes, links, clients, repeat, recon_groups, seed):
+    """Every code's and link's runs (the DataNodes restarted with every route)."""
+    tb.restart_datanodes(route_order="switch,inec,native", revive=True)
+    runs = []
+    for code in codes:
+        for link in links:
+            seed += 10
+            say("%s, %s client link" % (code, link))
+            r = one(tb, code, link, clients, repeat, seed)
+            if recon_groups:
+                say("  while reconstruction runs (%d block groups)" % recon_groups)
+                r["recon"] = during_reconstruction(tb, code, link, clients, recon_groups,
+                                                   seed + 5)
+            say("  " + json.dumps(r))
+            runs.append(r)
+    return runs
 
 
 def plot(res, path):
@@ -145,25 +247,21 @@ def main(argv=None):
     p.add_argument("--repeat", type=int, default=9)
     p.add_argument("--datanodes", type=int, default=12)
     p.add_argument("--block-mb", type=int, default=4)
+    p.add_argument("--recon-groups", type=int, default=24,
+                   help="block groups rebuilt while the lost unit is read (0: no such half)")
     p.add_argument("--out", default=os.path.join(REPO, "docs", "reads-benchmark.md"))
     a = p.parse_args(argv)
     cmdline = "bin/netec-bench reads " + " ".join(argv if argv is not None else sys.argv[1:])
     tb = Testbed(Config(prefix="ntr", datanodes=a.datanodes, block_size=a.block_mb << 20))
-    res = {"runs": [], "command": cmdline, "repeat": a.repeat, "block_mb": a.block_mb}
+    res = {"runs": [], "command": cmdline, "repeat": a.repeat, "block_mb": a.block_mb,
+           "recon_groups": a.recon_groups}
     # A kill (SIGTERM) takes the testbed down like Ctrl-C does (the finally below).
     signal.signal(signal.SIGTERM, _interrupted)
     started = time.time()
     try:
         tb.up(progress=say)
-        tb.restart_datanodes(route_order="switch,inec,native", revive=True)
-        seed = 300
-        for code in a.codes.split(","):
-            for link in a.links.split(","):
-                seed += 10
-                say("%s, %s client link" % (code, link))
-                r = one(tb, code, link, a.clients.split(","), a.repeat, seed)
-                say("  " + json.dumps(r))
-                res["runs"].append(r)
+        res["runs"] = run(tb, a.codes.split(","), a.links.split(","), a.clients.split(","),
+                          a.repeat, a.recon_groups, 300)
     finally:
         tb.down()
     res["seconds"] = round(time.time() - started)

@@ -1,5 +1,6 @@
 package io.netec.hdfs.client;
 
+import io.netec.hdfs.route.DecodeSurvivors;
 import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.route.ReconstructionRouter;
 import io.netec.hdfs.route.RepairRequest;
@@ -70,20 +71,17 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
   @Override
   public int read(long position, byte[] buffer, int offset, int length) throws IOException {
     validatePositionedReadArgs(position, buffer, offset, length);
-    Plan plan = routedPlan(position, length);
-    if (plan == null) {
-      return timedHadoop(position, buffer, offset, length);
+    Plan plan = planRead(position, length);
+    if (plan != null && plan.throughRoutes && readThroughRoutes(plan, buffer, offset)) {
+      return plan.length;
     }
-    if (!readThroughRoutes(plan, buffer, offset)) {
-      return timedHadoop(position, buffer, offset, length);
-    }
-    return plan.length;
+    return timedHadoop(plan, position, buffer, offset, length);
   }
 
   @Override
   public int read(long position, ByteBuffer buf) throws IOException {
-    Plan plan = routedPlan(position, buf.remaining());
-    if (plan == null) {
+    Plan plan = planRead(position, buf.remaining());
+    if (plan == null || !plan.throughRoutes) {
       return super.read(position, buf);
     }
     byte[] tmp = new byte[plan.length];
@@ -95,18 +93,19 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
   }
 
   /**
-   * The plan of a read the routes are to serve: one that touches lost units, which the cost
-   * model gives to the routes, with block tokens that will not expire on the survivors; null
-   * for Hadoop's stream (also when planning itself fails: Hadoop's stream then reads as ever).
+   * The plan of a positional read, {@link Plan#throughRoutes} when it touches lost units and
+   * the cost model gives it to the routes (then with block tokens that will not expire on the
+   * survivors); null when Hadoop's stream answers at once (EOF, nothing asked) and when
+   * planning itself fails (Hadoop's stream then reads as ever).
    */
-  private Plan routedPlan(long position, int length) throws IOException {
+  private Plan planRead(long position, int length) throws IOException {
     if (isClosed() || length <= 0 || position < 0 || position >= getFileLength()) {
       return null; // Hadoop's stream answers (or throws) at once
     }
     try {
       Plan plan = plan(position, length);
       if (plan.lost.isEmpty()) {
-        return null;
+        return plan;
       }
       String route = router.firstUsableNetworkRoute(plan.routedBytes());
       ReadChooser.Choice c = chooser.choose(plan.shape(), route,
@@ -115,7 +114,7 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
         ClientReadCounters.HADOOP_CHOSEN.increment();
         CHOICES.info("hadoop", "{}: lost units' reads through Hadoop's stream: {}", src,
             c.reason);
-        return null;
+        return plan;
       }
       ClientReadCounters.ROUTES_CHOSEN.increment();
       CHOICES.info("routes", "{}: lost units' reads through the routes: {}", src, c.reason);
@@ -123,7 +122,9 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
       for (long groupStart : plan.groupStarts) {
         refreshed |= refreshIfTokensExpire(groupStart, TOKEN_MARGIN_MS);
       }
-      return refreshed ? plan(position, length) : plan;
+      Plan routed = refreshed ? plan(position, length) : plan;
+      routed.throughRoutes = true;
+      return routed;
     } catch (InterruptedIOException e) {
       throw e;
     } catch (IOException | RuntimeException e) {
@@ -138,17 +139,17 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
    * when no link rate is configured to replace it; never a read that found a DataNode dead,
    * whose time is a connection's failure, not the link's).
    */
-  private int timedHadoop(long position, byte[] buffer, int offset, int length)
+  private int timedHadoop(Plan plan, long position, byte[] buffer, int offset, int length)
       throws IOException {
-    if (!chooser.measuresHadoop() || SAMPLES.getAndIncrement() % SAMPLE_EVERY != 0) {
+    if (plan == null || !chooser.measuresHadoop()
+        || SAMPLES.getAndIncrement() % SAMPLE_EVERY != 0) {
       return super.read(position, buffer, offset, length);
     }
     int dead = localDeadCount();
     long t0 = System.nanoTime();
     int n = super.read(position, buffer, offset, length);
     double ms = (System.nanoTime() - t0) / 1e6;
-    if (n > 0 && localDeadCount() == dead) {
-      Plan plan = plan(position, n);
+    if (n == plan.length && localDeadCount() == dead) {
       chooser.hadoopCost().add(plan.hadoopBytes, ms);
     }
     return n;
@@ -184,6 +185,8 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
   /** A read cut into cells, and what each way of serving it moves. */
   private static final class Plan {
     final int length;
+    /** The cost model gave this read to the routes. */
+    boolean throughRoutes;
     final List<Part> parts = new ArrayList<>();
     final List<Part> lost = new ArrayList<>();
     long hadoopBytes;
@@ -380,7 +383,7 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
       int returned = 0;
       for (Part p : plan.lost) {
         if (p.group.getBlock().equals(req.blockGroup())
-            && contains(req.erased(), p.unit) && p.unitOffset >= req.offset()
+            && DecodeSurvivors.contains(req.erased(), p.unit) && p.unitOffset >= req.offset()
             && p.unitOffset + p.len <= req.offset() + req.length()) {
           System.arraycopy(rows[indexOf(req.erased(), p.unit)], (int) (p.unitOffset
               - req.offset()), buffer, offset + (int) (p.filePos - start), p.len);
@@ -406,15 +409,6 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
       readFullyThroughHadoop(runStart, buffer, offset + (int) (runStart - start), runLen);
     }
     return true;
-  }
-
-  private static boolean contains(int[] a, int v) {
-    for (int x : a) {
-      if (x == v) {
-        return true;
-      }
-    }
-    return false;
   }
 
   private void readFullyThroughHadoop(long position, byte[] buffer, int offset, int length)

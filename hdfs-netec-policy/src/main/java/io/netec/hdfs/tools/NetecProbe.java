@@ -48,6 +48,11 @@ import org.apache.hadoop.util.GenericOptionsParser;
  *                                        unit's cells, a scan of the group; a cell and the
  *                                        whole of healthy data unit HEALTHY), all compared;
  *                                        median and p99 ms of each
+ *   reads-during PATH SIZE SEED GROUP LOST STOP_FILE MAX_MS CLIENTS
+ *                                        whole-cell preads inside data unit LOST of group
+ *                                        GROUP through each client in turn, until STOP_FILE
+ *                                        exists or MAX_MS passed (a reconstruction runs
+ *                                        meanwhile); each read's client, start and time
  * </pre>
  * The file system is the configured one: with {@code fs.hdfs.impl} set to
  * NetecDistributedFileSystem, reads of missing units go through the NetEC routes.
@@ -102,6 +107,12 @@ public final class NetecProbe {
           out = ReadsBench.run(conf, path, number(args[2]), number(args[3]),
               (int) number(args[4]), (int) number(args[5]), (int) number(args[6]),
               (int) number(args[7]), args[8].split(","));
+          break;
+        case "reads-during":
+          need(args, 9, 9);
+          out = ReadsBench.during(conf, path, number(args[2]), number(args[3]),
+              (int) number(args[4]), (int) number(args[5]), new java.io.File(args[6]),
+              number(args[7]), args[8].split(","));
           break;
         default:
           usage("unknown command " + args[0]);

@@ -40,17 +40,7 @@ final class ReadsBench {
     boolean ok = true;
     Map<String, String> perClient = new LinkedHashMap<>();
     for (String client : clients) {
-      Configuration conf = new Configuration(base);
-      if (client.equals("hadoop")) {
-        conf.set("fs.hdfs.impl", DistributedFileSystem.class.getName());
-      } else {
-        conf.set("fs.hdfs.impl", NetecDistributedFileSystem.class.getName());
-        if (!client.equals("cost")) {
-          conf.set(NetecConfigKeys.ROUTE_ORDER, client + ",native");
-          conf.set(NetecConfigKeys.CLIENT_READS, "routes");
-        }
-      }
-      try (FileSystem fs = FileSystem.newInstance(path.toUri(), conf)) {
+      try (FileSystem fs = FileSystem.newInstance(path.toUri(), clientConf(base, client))) {
         Map<String, Kind> kinds = kinds((DistributedFileSystem) fs, path, size, seed, group,
             lost, healthy);
         List<String> results = new ArrayList<>();
@@ -87,6 +77,65 @@ final class ReadsBench {
       parts.add("\"" + e.getKey() + "\":" + e.getValue());
     }
     return json.append(String.join(",", parts)).append("}}").toString();
+  }
+
+  /**
+   * Whole-cell preads inside data unit {@code lost} of group {@code group}, through each client
+   * of {@code clients} in turn (one stream each), until the file {@code stop} exists or
+   * {@code maxMs} has passed: the reads a reconstruction window overlaps (the caller kills the
+   * unit's holder and classifies each read by its start and end). Each read: its client, start
+   * (epoch ms) and time.
+   */
+  static String during(Configuration base, Path path, long size, long seed, int group,
+      int lost, java.io.File stop, long maxMs, String[] clients) throws IOException {
+    List<FileSystem> systems = new ArrayList<>();
+    List<FSDataInputStream> streams = new ArrayList<>();
+    List<String> reads = new ArrayList<>();
+    boolean ok = true;
+    try {
+      Kind cell = null;
+      for (String client : clients) {
+        FileSystem fs = FileSystem.newInstance(path.toUri(), clientConf(base, client));
+        systems.add(fs);
+        streams.add(fs.open(path));
+        cell = kinds((DistributedFileSystem) fs, path, size, seed, group, lost, lost)
+            .get("lost-cell");
+      }
+      Random rnd = new Random(seed);
+      long end = System.currentTimeMillis() + maxMs;
+      while (!stop.exists() && System.currentTimeMillis() < end) {
+        for (int c = 0; c < clients.length; c++) {
+          long at = System.currentTimeMillis();
+          long t0 = System.nanoTime();
+          ok &= cell.readOnce(streams.get(c), rnd) < 0;
+          reads.add(String.format(Locale.ROOT, "[\"%s\",%d,%.1f]", clients[c], at,
+              (System.nanoTime() - t0) / 1e6));
+        }
+      }
+    } finally {
+      for (FSDataInputStream in : streams) {
+        in.close();
+      }
+      for (FileSystem fs : systems) {
+        fs.close();
+      }
+    }
+    return "{\"ok\":" + ok + ",\"reads\":[" + String.join(",", reads) + "]}";
+  }
+
+  /** The configuration of one client: Hadoop's, the plugin by cost, or forced to a route. */
+  private static Configuration clientConf(Configuration base, String client) {
+    Configuration conf = new Configuration(base);
+    if (client.equals("hadoop")) {
+      conf.set("fs.hdfs.impl", DistributedFileSystem.class.getName());
+    } else {
+      conf.set("fs.hdfs.impl", NetecDistributedFileSystem.class.getName());
+      if (!client.equals("cost")) {
+        conf.set(NetecConfigKeys.ROUTE_ORDER, client + ",native");
+        conf.set(NetecConfigKeys.CLIENT_READS, "routes");
+      }
+    }
+    return conf;
   }
 
   private static Map<String, Kind> kinds(DistributedFileSystem fs, Path path, long size,
