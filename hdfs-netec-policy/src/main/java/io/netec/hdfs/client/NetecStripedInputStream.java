@@ -43,10 +43,6 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
   private static final LogLimiter CHOICES = new LogLimiter(LOG, 10_000);
   /** A block token handed to a route's survivors must stay valid this long. */
   private static final long TOKEN_MARGIN_MS = 10_000;
-  /** Hadoop's stream's reads are timed one in this many (the cost model's samples). */
-  static final int SAMPLE_EVERY = 4;
-  private static final java.util.concurrent.atomic.AtomicLong SAMPLES =
-      new java.util.concurrent.atomic.AtomicLong();
 
   private final String src;
   private final ErasureCodingPolicy policy;
@@ -135,14 +131,13 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
   }
 
   /**
-   * A read through Hadoop's stream, timed for the cost model (one in {@value #SAMPLE_EVERY}
-   * when no link rate is configured to replace it; never a read that found a DataNode dead,
-   * whose time is a connection's failure, not the link's).
+   * A read through Hadoop's stream, timed for the cost model when no link rate is configured
+   * to replace it (never a read that found a DataNode dead, whose time is a connection's
+   * failure, not the link's).
    */
   private int timedHadoop(Plan plan, long position, byte[] buffer, int offset, int length)
       throws IOException {
-    if (plan == null || !chooser.measuresHadoop()
-        || SAMPLES.getAndIncrement() % SAMPLE_EVERY != 0) {
+    if (plan == null || !chooser.measuresHadoop()) {
       return super.read(position, buffer, offset, length);
     }
     int dead = localDeadCount();

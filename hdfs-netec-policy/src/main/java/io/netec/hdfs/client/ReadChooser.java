@@ -11,14 +11,22 @@ import io.netec.hdfs.route.ReadCost;
  * rebuilt, after its fixed cost. Both read the healthy units' bytes the same way. The times:
  * Hadoop's is its measured cost (or the configured link rate) of the bytes it would move; the
  * routes' is the first usable route's measured cost of the rows it rebuilds (once it has
- * {@value ReadCost#MIN_TRUSTED} measurements; before, the least below), and at least
- * {@value #PRIOR_ROUTE_LATENCY_MS} ms plus the rows at the client's link rate, plus Hadoop's
- * cost of the healthy part. Ties and the unknown go to Hadoop's stream:
+ * {@value ReadCost#MIN_TRUSTED} measurements; before, {@value #UNMEASURED_ROUTE_LATENCY_MS} ms
+ * plus the rows at the client's link rate), and at least {@value #PRIOR_ROUTE_LATENCY_MS} ms
+ * plus the rows at the client's link rate, plus Hadoop's cost of the healthy part. Hadoop's
+ * estimate errs low where its measurements give no fit ({@link ReadCost#estimateMillisLow}). Ties and the unknown go to Hadoop's stream:
  * it is the floor the plugin must never fall below.
  */
 final class ReadChooser {
-  /** A route's least fixed cost, and all of it before it has been measured: set-up, proof. */
+  /** A route's least fixed cost once measured: set-up, proof. */
   static final double PRIOR_ROUTE_LATENCY_MS = 20;
+  /**
+   * A route's fixed cost until it has been measured {@value ReadCost#MIN_TRUSTED} times:
+   * above what routes took warm on the testbed (27-50 ms at 100 Mbit/s), so that a route is
+   * tried only on reads it would win even if slow; a small read it might lose is never spent
+   * on finding out.
+   */
+  static final double UNMEASURED_ROUTE_LATENCY_MS = 80;
 
   /** What a read touching lost units moves, per way of reading it. */
   static final class ReadShape {
@@ -93,12 +101,13 @@ final class ReadChooser {
     // a route measured fewer than MIN_TRUSTED times is judged by the prior (and so measured)
     double perByte = linkBytesPerMs > 0 ? 1 / linkBytesPerMs
         : hadoopMillis(1L << 30) / (1L << 30);
-    double rebuilt = routeCost.samples() >= ReadCost.MIN_TRUSTED
-        ? routeCost.estimateMillis(read.routedBytes, perByte) : -1;
     double atLink = read.routedBytes * perByte;
     // the client's link bounds a route as well, and a route's task never comes for free (its
     // set-up and proof): a tie goes to Hadoop's stream
-    rebuilt = Math.max(rebuilt, PRIOR_ROUTE_LATENCY_MS + atLink);
+    double rebuilt = routeCost.samples() >= ReadCost.MIN_TRUSTED
+        ? Math.max(routeCost.estimateMillis(read.routedBytes, perByte),
+            PRIOR_ROUTE_LATENCY_MS + atLink)
+        : UNMEASURED_ROUTE_LATENCY_MS + atLink;
     double viaRoute = rebuilt + (read.healthyBytes > 0 ? hadoopMillis(read.healthyBytes) : 0);
     String why = String.format("%s %.1f ms for %d bytes against Hadoop's stream %.1f ms for "
         + "%d bytes", route, viaRoute, read.routedBytes + read.healthyBytes, viaHadoop,
@@ -108,7 +117,7 @@ final class ReadChooser {
 
   /** Hadoop's stream's time for {@code bytes}: measured, or at the configured link rate. */
   private double hadoopMillis(long bytes) {
-    double measured = hadoop.estimateMillis(bytes);
+    double measured = hadoop.estimateMillisLow(bytes);
     if (linkBytesPerMs > 0) {
       return Math.max(measured, bytes / linkBytesPerMs);
     }

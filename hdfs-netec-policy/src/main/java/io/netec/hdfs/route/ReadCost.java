@@ -3,15 +3,14 @@ package io.netec.hdfs.route;
 import java.util.function.LongSupplier;
 
 /**
- * What moving bytes has cost lately, for choosing by cost: a least-squares fit of
+ * What moving bytes has cost lately, for choosing by cost: a robust (Theil-Sen) fit of
  * {@code millis = latency + bytes / rate} over the last {@value #SAMPLES} measurements of one
  * way of reading (a route's served tasks, or Hadoop's stream's reads). Plain and thread-safe;
  * no I/O.
  *
- * <p>When the samples cannot give a fit (too few, all one size, or a fit with a negative
- * latency or rate), the estimate scales the mean time up with size but never down: a read
- * smaller than those seen is assumed to cost as much as them (a fixed cost dominates small
- * reads), which errs toward Hadoop's stream.
+ * <p>When the samples cannot give a fit (all one size, or no positive rate), each estimate
+ * says which way it errs: {@link #estimateMillis(long)} high, {@link #estimateMillisLow} low,
+ * {@link #estimateMillis(long, double)} by a rate the caller knows.
  */
 public final class ReadCost {
   static final int SAMPLES = 32;
@@ -72,48 +71,114 @@ public final class ReadCost {
     }
   }
 
-  /** Estimated milliseconds to move {@code b} bytes, or -1 with nothing measured. */
+  /**
+   * Estimated milliseconds to move {@code b} bytes, or -1 with nothing measured. Where the
+   * samples give no fit, the mean time scaled up with size but never down: an estimate that
+   * errs high (a route's, ordering routes on a DataNode).
+   */
   public synchronized double estimateMillis(long b) {
-    return estimateMillis(b, 0);
+    double fit = fitMillis(b);
+    if (fit != NO_FIT) {
+      return fit;
+    }
+    return mean(millis) * Math.max(1.0, b / mean(bytes));
   }
 
   /**
    * As {@link #estimateMillis(long)}, but where the samples give no fit, with a known rate
-   * ({@code msPerByte} > 0, e.g. the client's link): the mean time less the mean size at that
-   * rate is the fixed cost, and {@code b} adds its bytes at that rate. (Without it, the mean
-   * time scaled up with size counts a fixed cost as if it grew with the bytes: a route seen
-   * only on small reads would look far too slow for large ones.)
+   * ({@code msPerByte} > 0, e.g. the client's link): the median time less its size at that
+   * rate is the fixed cost, and {@code b} adds its bytes at that rate. (The mean time scaled
+   * up with size counts a fixed cost as if it grew with the bytes: a route seen only on small
+   * reads would look far too slow for large ones.)
    */
   public synchronized double estimateMillis(long b, double msPerByte) {
+    double fit = fitMillis(b);
+    if (fit != NO_FIT || msPerByte <= 0) {
+      return fit != NO_FIT ? fit : estimateMillis(b);
+    }
+    double[] fixed = new double[count];
+    for (int i = 0; i < count; i++) {
+      fixed[i] = millis[idx(i)] - bytes[idx(i)] * msPerByte;
+    }
+    return Math.max(0, median(fixed, count)) + b * msPerByte;
+  }
+
+  /**
+   * As {@link #estimateMillis(long)}, but where the samples give no fit, {@code b} at the
+   * fastest rate seen: an estimate that errs low (Hadoop's stream's, the floor a route must
+   * beat: a small read is not assumed to cost as much as the large ones seen).
+   */
+  public synchronized double estimateMillisLow(long b) {
+    double fit = fitMillis(b);
+    if (fit != NO_FIT) {
+      return fit;
+    }
+    double best = Double.MAX_VALUE;
+    for (int i = 0; i < count; i++) {
+      best = Math.min(best, millis[idx(i)] / bytes[idx(i)]);
+    }
+    return b * best;
+  }
+
+  private static final double NO_FIT = -2;
+
+  /**
+   * The fitted time of {@code b} bytes, -1 with nothing measured, or {@link #NO_FIT}. The fit
+   * is Theil-Sen's: the slope is the median of the slopes between samples of different sizes,
+   * the latency the median of what each sample leaves at that slope; a cold first task or a
+   * pause moves neither (a least-squares line followed any one outlier). A slope that is not
+   * positive is noise, not a rate: no fit.
+   */
+  private double fitMillis(long b) {
     forgetOld();
     if (count == 0) {
       return -1;
     }
-    double mb = 0;
-    double mm = 0;
+    double[] slopes = new double[count * (count - 1) / 2];
+    int n = 0;
     for (int i = 0; i < count; i++) {
-      mb += bytes[idx(i)];
-      mm += millis[idx(i)];
-    }
-    mb /= count;
-    mm /= count;
-    double cov = 0;
-    double var = 0;
-    for (int i = 0; i < count; i++) {
-      cov += (bytes[idx(i)] - mb) * (millis[idx(i)] - mm);
-      var += (bytes[idx(i)] - mb) * (bytes[idx(i)] - mb);
-    }
-    if (count >= 3 && var > 0) {
-      double perByte = cov / var;
-      double latency = mm - perByte * mb;
-      if (perByte > 0 && latency >= 0) {
-        return latency + perByte * b;
+      for (int j = i + 1; j < count; j++) {
+        long db = bytes[idx(j)] - bytes[idx(i)];
+        if (db != 0) {
+          slopes[n++] = (millis[idx(j)] - millis[idx(i)]) / db;
+        }
       }
     }
-    if (msPerByte > 0) {
-      return Math.max(0, mm - mb * msPerByte) + b * msPerByte;
+    if (n == 0) {
+      return NO_FIT;
     }
-    return mm * Math.max(1.0, b / mb);
+    double perByte = median(slopes, n);
+    if (perByte <= 0) {
+      return NO_FIT;
+    }
+    double[] latency = new double[count];
+    for (int i = 0; i < count; i++) {
+      latency[i] = millis[idx(i)] - perByte * bytes[idx(i)];
+    }
+    return Math.max(0, median(latency, count)) + perByte * b;
+  }
+
+  private static double median(double[] a, int n) {
+    double[] s = java.util.Arrays.copyOf(a, n);
+    java.util.Arrays.sort(s);
+    return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+  }
+
+  /** The mean of the held samples of {@code a} (bytes or millis). */
+  private double mean(long[] a) {
+    double m = 0;
+    for (int i = 0; i < count; i++) {
+      m += a[idx(i)];
+    }
+    return m / count;
+  }
+
+  private double mean(double[] a) {
+    double m = 0;
+    for (int i = 0; i < count; i++) {
+      m += a[idx(i)];
+    }
+    return m / count;
   }
 
   /** Bytes per millisecond at large sizes (the fit's slope, or the mean rate), or -1. */

@@ -34,13 +34,43 @@ class ReadChooserTest {
     return c;
   }
 
+  /** A route measured warm at {@code fixedMs} plus the slow link's time of its bytes. */
+  private static ReadCost routeWarmAt(double fixedMs) {
+    ReadCost c = new ReadCost();
+    for (long b : new long[] {64 << 10, 1 << 20, 64 << 10, 4 << 20}) {
+      c.add(b, fixedMs + b / SLOW);
+    }
+    return c;
+  }
+
   @Test
   void aLostUnitsRangeOnASlowLinkGoesThroughTheRoute() {
     ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
     for (long len : new long[] {64 << 10, 1 << 20, 4 << 20}) {
-      ReadChooser.Choice c = ch.choose(insideLostUnit(len), "switch", new ReadCost());
+      ReadChooser.Choice c = ch.choose(insideLostUnit(len), "switch", routeWarmAt(25));
       assertTrue(c.routes, len + ": " + c.reason);
     }
+  }
+
+  @Test
+  void anUnmeasuredRouteIsTriedOnlyWhereItWouldWinEvenSlow() {
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
+    // 64 KiB: Hadoop's 6 x 64 KiB (33 ms) beats a route that might take 80 ms to set up
+    assertFalse(ch.choose(insideLostUnit(64 << 10), "switch", new ReadCost()).routes);
+    assertTrue(ch.choose(insideLostUnit(1 << 20), "switch", new ReadCost()).routes);
+  }
+
+  @Test
+  void hadoopMeasuredOnlyOnLargeReadsIsNotThoughtSlowOnSmallOnes() {
+    // the testbed's case: Hadoop's stream timed on two cell reads (3 MiB and 1 MiB moved);
+    // a 64 KiB range then costs it 3 x 64 KiB at that rate, not as much as a cell
+    ReadCost hadoop = new ReadCost();
+    hadoop.add(3 << 20, 270);
+    hadoop.add(3 << 20, 275);
+    ReadChooser ch = new ReadChooser("cost", 0, hadoop);
+    ReadChooser.Choice c = ch.choose(new ReadChooser.ReadShape(3 * (64 << 10), 64 << 10, 0),
+        "switch", routeWarmAt(40));
+    assertFalse(c.routes, c.reason);
   }
 
   @Test

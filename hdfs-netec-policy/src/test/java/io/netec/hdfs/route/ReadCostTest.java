@@ -29,6 +29,36 @@ class ReadCostTest {
   }
 
   @Test
+  void oneOutlierDoesNotMoveTheFit() {
+    ReadCost c = new ReadCost();
+    c.add(64_000, 2_000); // a cold first task: connections, JIT
+    for (long b : new long[] {1_000, 64_000, 1_000_000, 4_000_000, 250_000, 500_000}) {
+      c.add(b, 20 + b / 1000.0);
+    }
+    assertEquals(20 + 2_000, c.estimateMillis(2_000_000), 1e-6);
+    assertEquals(20 + 64, c.estimateMillis(64_000), 1e-6);
+  }
+
+  @Test
+  void oneSizeErrsLowWhenAskedTo() {
+    ReadCost c = new ReadCost();
+    c.add(1_000_000, 100);
+    c.add(1_000_000, 120);
+    assertEquals(0.1, c.estimateMillisLow(1_000), 1e-9, "at the fastest rate seen");
+    assertEquals(200, c.estimateMillisLow(2_000_000), 1e-9);
+    assertEquals(-1, new ReadCost().estimateMillisLow(1_000));
+  }
+
+  @Test
+  void oneSizeWithAKnownRateTakesTheMedianFixedCost() {
+    ReadCost c = new ReadCost();
+    c.add(1_000, 500); // cold
+    c.add(1_000, 60);
+    c.add(1_000, 61);
+    assertEquals(60 + 9, c.estimateMillis(9_000, 0.001), 1e-9, "median of 499, 59, 60 fixed");
+  }
+
+  @Test
   void oneSizeScalesUpNeverDown() {
     ReadCost c = new ReadCost();
     c.add(1_000_000, 100);
