@@ -99,7 +99,7 @@ def degraded_reads(tb, codes, links, seed):
     from . import reads  # reads imports this module
     code = "rs63" if "rs63" in codes else codes[0]
     say("degraded reads (%s, %s links)" % (code, links))
-    out = {"code": code, "repeat": 5, "recon_groups": 24, "block_mb": tb.cfg.block_size >> 20}
+    out = {"code": code, "repeat": 5, "recon_groups": 48, "block_mb": tb.cfg.block_size >> 20}
     out["runs"] = reads.run(tb, [code], links.split(","), ["hadoop", "cost", "switch", "inec"],
                             out["repeat"], out["recon_groups"], seed)
     return out

@@ -193,7 +193,8 @@ def report(res, out):
     plot(res, os.path.splitext(out)[0] + ".png")
 
 
-def run(tb, codes, links, clients, repeat, recon_groups, seed):
+def run(tb, codes, links, clients, repeat, recon_groups, seed,
+        recon_clients=("hadoop", "cost")):
     """Every code's and link's runs (the DataNodes restarted with every route)."""
     tb.restart_datanodes(route_order="switch,inec,native", revive=True)
     runs = []
@@ -204,8 +205,8 @@ def run(tb, codes, links, clients, repeat, recon_groups, seed):
             r = one(tb, code, link, clients, repeat, seed)
             if recon_groups:
                 say("  while reconstruction runs (%d block groups)" % recon_groups)
-                r["recon"] = during_reconstruction(tb, code, link, clients, recon_groups,
-                                                   seed + 5)
+                r["recon"] = during_reconstruction(tb, code, link, list(recon_clients),
+                                                   recon_groups, seed + 5)
             say("  " + json.dumps(r))
             runs.append(r)
     return runs
@@ -247,8 +248,11 @@ def main(argv=None):
     p.add_argument("--repeat", type=int, default=9)
     p.add_argument("--datanodes", type=int, default=12)
     p.add_argument("--block-mb", type=int, default=4)
-    p.add_argument("--recon-groups", type=int, default=24,
+    p.add_argument("--recon-groups", type=int, default=48,
                    help="block groups rebuilt while the lost unit is read (0: no such half)")
+    p.add_argument("--recon-clients", default="hadoop,cost",
+                   help="the clients reading while reconstruction runs (each in turn: the "
+                        "fewer, the more reads of each fall in the window)")
     p.add_argument("--out", default=os.path.join(REPO, "docs", "reads-benchmark.md"))
     a = p.parse_args(argv)
     cmdline = "bin/netec-bench reads " + " ".join(argv if argv is not None else sys.argv[1:])
@@ -261,7 +265,7 @@ def main(argv=None):
     try:
         tb.up(progress=say)
         res["runs"] = run(tb, a.codes.split(","), a.links.split(","), a.clients.split(","),
-                          a.repeat, a.recon_groups, 300)
+                          a.repeat, a.recon_groups, 300, a.recon_clients.split(","))
     finally:
         tb.down()
     res["seconds"] = round(time.time() - started)

@@ -160,21 +160,49 @@ public final class ReconstructionRouter {
 
 
   /**
-   * The routes for a task of {@code bytes}, native last: the network routes cheapest first by
-   * their measured cost when each is measured; otherwise netec.route.order's order.
+   * One task in this many, while some network route is measured and another is not, tries the
+   * unmeasured one first: else a route behind one that always serves would never be measured,
+   * however much faster it is (a route's measurements expire after ten minutes, so a route
+   * long unused is measured anew the same way).
    */
+  static final int EXPLORE_EVERY = 8;
+  /** Tasks run (their order chosen); the client's choice peeks at the next one's order. */
+  private final java.util.concurrent.atomic.AtomicLong tasksOrdered =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  /** The order the next task of {@code bytes} will try the routes in. */
   List<ReconstructionRoute> byCost(long bytes) {
+    return byCost(bytes, tasksOrdered.get());
+  }
+
+  /**
+   * The routes for task number {@code task} of {@code bytes}, native last: the network routes
+   * cheapest first by their measured cost when each is measured; otherwise
+   * netec.route.order's order, but for one task in {@value #EXPLORE_EVERY}, which tries the
+   * first unmeasured route first.
+   */
+  private List<ReconstructionRoute> byCost(long bytes, long task) {
     int n = routes.size() - 1;
     if (n < 2) {
       return routes;
     }
     double[] est = new double[n];
+    int unmeasured = -1;
     for (int i = 0; i < n; i++) {
       ReadCost c = metrics.cost(routes.get(i).name());
       if (c.samples() < ReadCost.MIN_TRUSTED) {
+        unmeasured = unmeasured < 0 ? i : unmeasured;
+      } else {
+        est[i] = c.estimateMillis(bytes);
+      }
+    }
+    if (unmeasured >= 0) {
+      if (unmeasured == 0 || task % EXPLORE_EVERY != EXPLORE_EVERY - 1) {
         return routes;
       }
-      est[i] = c.estimateMillis(bytes);
+      List<ReconstructionRoute> out = new ArrayList<>(routes);
+      out.add(0, out.remove(unmeasured));
+      return out;
     }
     Integer[] order = new Integer[n];
     for (int i = 0; i < n; i++) {
@@ -290,14 +318,18 @@ public final class ReconstructionRouter {
     }
 
     Outcome run() {
-      List<ReconstructionRoute> order = byCost(req.bytesToRebuild());
+      List<ReconstructionRoute> order = byCost(req.bytesToRebuild(),
+          tasksOrdered.getAndIncrement());
       if (order != routes) {
         metrics.orderedByCost();
         StringBuilder why = new StringBuilder();
         for (ReconstructionRoute r : order.subList(0, order.size() - 1)) {
-          why.append(String.format(java.util.Locale.ROOT, "%s%s %.0f ms",
-              why.length() > 0 ? ", " : "", r.name(),
-              metrics.cost(r.name()).estimateMillis(req.bytesToRebuild())));
+          ReadCost c = metrics.cost(r.name());
+          why.append(why.length() > 0 ? ", " : "").append(r.name()).append(
+              c.samples() < ReadCost.MIN_TRUSTED
+                  ? " (measured " + c.samples() + " times: tried to measure it)"
+                  : String.format(java.util.Locale.ROOT, " %.0f ms",
+                      c.estimateMillis(req.bytesToRebuild())));
         }
         limited.info("order", "{}: routes tried by measured cost, {} (configured {})", req,
             why, routeNames());

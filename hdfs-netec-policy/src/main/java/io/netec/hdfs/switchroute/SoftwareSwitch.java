@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.route.PeerNetworks;
+import io.netec.hdfs.switchroute.wire.ControlFrames;
+import io.netec.hdfs.switchroute.wire.JsonLimits;
 import io.netec.hdfs.switchroute.wire.NetecPacket;
 import io.netec.hdfs.switchroute.wire.NetecPacketCodec;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
@@ -82,9 +84,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   }
 
   /** Open control connections, by peer address, and in all. */
-  private final java.util.Map<java.net.InetAddress, Integer> controlByPeer =
-      new java.util.HashMap<>();
-  private int controlOpen;
+  private final ConnectionCaps controlCaps;
 
   private final Options opts;
   private final EventLoopGroup group;
@@ -114,6 +114,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
 
   public SoftwareSwitch(Options opts) throws IOException {
     this.opts = opts;
+    this.controlCaps = new ConnectionCaps("control", opts.maxControlPerPeer, opts.maxControl);
     this.agentNetworks = PeerNetworks.of(opts.agentNetworks, AGENT_NETWORKS, "--agent-networks");
     this.arrayUsed = new boolean[Math.min(256, opts.slotArrays)];
     this.group = Transport.group(opts.ioThreads, ioThreads);
@@ -122,11 +123,12 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
           .childHandler(new ChannelInitializer<SocketChannel>() {
             @Override
             protected void initChannel(SocketChannel ch) {
-              if (!admitControl(ch)) {
+              String over = controlCaps.admit(ch);
+              if (over != null) {
+                logs.warn("control-cap", "Closing a control connection: {}", over);
                 ch.close();
                 return;
               }
-              ch.closeFuture().addListener(f -> releaseControl(ch));
               ch.pipeline().addLast(
                   new io.netty.handler.timeout.ReadTimeoutHandler(opts.controlIdleMs,
                       TimeUnit.MILLISECONDS),
@@ -158,7 +160,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     mbean = registerMBean();
     try {
       metricsPage = opts.metricsPort < 0 ? null : new SwitchMetricsPage(this,
-          String.valueOf(mbean), opts.bindHost, opts.metricsPort);
+          String.valueOf(mbean), group, opts.bindHost, opts.metricsPort);
     } catch (IOException e) {
       close();
       throw new IOException("software switch cannot serve its metrics page on " + opts.bindHost
@@ -296,33 +298,6 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     datagrams.close().awaitUninterruptibly();
     group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
   }
-
-  /** Takes a control connection if its peer and the switch are under their caps. */
-  private synchronized boolean admitControl(SocketChannel ch) {
-    java.net.InetAddress peer = ch.remoteAddress().getAddress();
-    int mine = controlByPeer.getOrDefault(peer, 0);
-    if (mine >= opts.maxControlPerPeer || controlOpen >= opts.maxControl) {
-      logs.warn("control-cap", "Closing control connection from {}: {} open from it, {} in all"
-          + " (caps {} and {})", peer, mine, controlOpen, opts.maxControlPerPeer,
-          opts.maxControl);
-      return false;
-    }
-    controlByPeer.put(peer, mine + 1);
-    controlOpen++;
-    ch.attr(CONTROL_PEER).set(peer);
-    return true;
-  }
-
-  private synchronized void releaseControl(SocketChannel ch) {
-    java.net.InetAddress peer = ch.attr(CONTROL_PEER).getAndSet(null);
-    if (peer != null) {
-      controlByPeer.computeIfPresent(peer, (p, n) -> n > 1 ? n - 1 : null);
-      controlOpen--;
-    }
-  }
-
-  private static final io.netty.util.AttributeKey<java.net.InetAddress> CONTROL_PEER =
-      io.netty.util.AttributeKey.valueOf("netec.control.peer");
 
   // ---- task table ----------------------------------------------------------------------------
 
@@ -671,7 +646,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       byte[] json = ByteBufUtil.getBytes(frame);
       SetupAnswer answer;
       try {
-        JsonNode o = JSON.readTree(json);
+        // measured (size, depth) on the raw bytes before any tree is built
+        JsonNode o = JsonLimits.parse(json, ControlFrames.MAX_FRAME);
         String op = o == null ? "" : o.path("op").asText("");
         if (op.equals("setup")) {
           answer = allocate(SetupRequest.fromJson(json));
@@ -691,8 +667,6 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
         }
       } catch (ProtocolException e) {
         answer = refuse(e.getMessage());
-      } catch (IOException e) {
-        answer = refuse("not JSON: " + e.getMessage());
       }
       ctx.writeAndFlush(Unpooled.wrappedBuffer(answer.toJson()));
     }

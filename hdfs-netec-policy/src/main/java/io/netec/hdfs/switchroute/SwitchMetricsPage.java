@@ -1,10 +1,26 @@
 package io.netec.hdfs.switchroute;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpVersion;
 import java.io.Closeable;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.lang.reflect.Method;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -12,36 +28,98 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The software switch's counters over HTTP, in the two forms Hadoop daemons use: {@code /prom}
  * (Prometheus text, {@code netec_switch_tasks_accepted 12}) and {@code /jmx} (Hadoop's JMX JSON
  * shape: {@code {"beans":[{"name":..., "TasksAccepted":12, ...}]}}). The counters are the
  * getters of {@link SoftwareSwitchMXBean}, so JMX and this page cannot disagree.
+ *
+ * <p>Served by Netty's HTTP codec on the switch's own event loops, so a client that sends half
+ * a request holds only its own connection (the JDK's server with one worker let one such
+ * client stall the page for everyone): a request must arrive whole within
+ * {@value #REQUEST_DEADLINE_MS} ms, headers within 8 KiB, no body; at most
+ * {@value #MAX_CONNECTIONS_PER_PEER} connections from one address and
+ * {@value #MAX_CONNECTIONS} in all; one answer a connection, then it closes.
  */
 final class SwitchMetricsPage implements Closeable {
-  private final HttpServer server;
+  static final int REQUEST_DEADLINE_MS = 5_000;
+  static final int MAX_CONNECTIONS = 32;
+  static final int MAX_CONNECTIONS_PER_PEER = 4;
   private final SoftwareSwitchMXBean bean;
   private final String beanName;
+  private final Channel server;
+  private final ConnectionCaps caps =
+      new ConnectionCaps("metrics", MAX_CONNECTIONS_PER_PEER, MAX_CONNECTIONS);
 
-  SwitchMetricsPage(SoftwareSwitchMXBean bean, String beanName, String host, int port)
-      throws IOException {
+  SwitchMetricsPage(SoftwareSwitchMXBean bean, String beanName, EventLoopGroup group,
+      String host, int port) throws IOException {
     this.bean = bean;
     this.beanName = beanName;
-    server = HttpServer.create(new InetSocketAddress(host, port), 16);
-    server.createContext("/prom", x -> answer(x, "text/plain; version=0.0.4", prometheus()));
-    server.createContext("/jmx", x -> answer(x, "application/json", json()));
-    server.setExecutor(Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "netec-switch-metrics");
-      t.setDaemon(true);
-      return t;
-    }));
-    server.start();
+    try {
+      server = new ServerBootstrap().group(group).channel(Transport.serverChannel())
+          .childHandler(new ChannelInitializer<SocketChannel>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+              if (caps.admit(ch) != null) {
+                ch.close();
+                return;
+              }
+              // a deadline, not an idle timeout: a request sent a byte at a time ends too
+              io.netty.util.concurrent.ScheduledFuture<?> deadline =
+                  ch.eventLoop().schedule(() -> ch.close(), REQUEST_DEADLINE_MS,
+                      TimeUnit.MILLISECONDS);
+              ch.closeFuture().addListener(f -> deadline.cancel(false));
+              ch.pipeline().addLast(new HttpServerCodec(4096, 8192, 8192), new HttpObjectAggregator(0),
+                  new PageHandler());
+            }
+          }).bind(host, port).sync().channel();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while binding " + host + ":" + port, e);
+    } catch (RuntimeException e) {
+      throw new IOException(host + ":" + port + ": " + e.getMessage(), e);
+    }
   }
 
   InetSocketAddress address() {
-    return server.getAddress();
+    return (InetSocketAddress) server.localAddress();
+  }
+
+  /** One request, one answer: GET /prom or /jmx; anything else 404 or 405. */
+  private final class PageHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+      String path = req.uri().split("\\?", 2)[0];
+      FullHttpResponse rsp;
+      if (!req.decoderResult().isSuccess()) {
+        rsp = answer(HttpResponseStatus.BAD_REQUEST, "text/plain", "bad request\n");
+      } else if (!path.equals("/prom") && !path.equals("/jmx")) {
+        rsp = answer(HttpResponseStatus.NOT_FOUND, "text/plain", "/prom or /jmx\n");
+      } else if (!req.method().equals(HttpMethod.GET)) {
+        rsp = answer(HttpResponseStatus.METHOD_NOT_ALLOWED, "text/plain", "GET only\n");
+      } else if (path.equals("/prom")) {
+        rsp = answer(HttpResponseStatus.OK, "text/plain; version=0.0.4", prometheus());
+      } else {
+        rsp = answer(HttpResponseStatus.OK, "application/json", json());
+      }
+      ctx.writeAndFlush(rsp).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      ctx.close(); // a request too large, a deadline missed, a reset: that connection only
+    }
+  }
+
+  private static FullHttpResponse answer(HttpResponseStatus status, String type, String body) {
+    FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
+        Unpooled.wrappedBuffer(body.getBytes(StandardCharsets.UTF_8)));
+    r.headers().set(HttpHeaderNames.CONTENT_TYPE, type)
+        .setInt(HttpHeaderNames.CONTENT_LENGTH, r.content().readableBytes())
+        .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+    return r;
   }
 
   /** (name without "get", value) for every counter of the MXBean, in name order. */
@@ -85,21 +163,8 @@ final class SwitchMetricsPage implements Closeable {
     return camel.replaceAll("([a-z0-9])([A-Z])", "$1_$2").toLowerCase(Locale.ROOT);
   }
 
-  private static void answer(HttpExchange x, String type, String body) throws IOException {
-    byte[] b = body.getBytes(StandardCharsets.UTF_8);
-    boolean get = "GET".equals(x.getRequestMethod());
-    x.getResponseHeaders().set("Content-Type", type);
-    x.sendResponseHeaders(get ? 200 : 405, get ? b.length : -1);
-    try (OutputStream o = x.getResponseBody()) {
-      if (get) {
-        o.write(b);
-      }
-    }
-  }
-
   @Override
   public void close() {
-    server.stop(0);
-    ((java.util.concurrent.ExecutorService) server.getExecutor()).shutdownNow();
+    server.close().awaitUninterruptibly();
   }
 }

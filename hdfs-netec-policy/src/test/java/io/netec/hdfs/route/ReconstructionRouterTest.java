@@ -246,6 +246,26 @@ class ReconstructionRouterTest {
   }
 
   @Test
+  void aRouteBehindOneThatAlwaysServesIsMeasuredToo() {
+    RouteMetrics metrics = new RouteMetrics();
+    ReconstructionRouter r = router(0, 0, metrics, route("a", "ok"), route("b", "ok"));
+    for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
+      metrics.cost("a").add(UNIT * (i + 1L), 50.0 * (i + 1));
+    }
+    List<String> served = new ArrayList<>();
+    for (int i = 0; i < ReconstructionRouter.EXPLORE_EVERY * ReadCost.MIN_TRUSTED; i++) {
+      String next = r.firstUsableNetworkRoute(UNIT);
+      String route = r.repair(request(), new MemorySink()).route;
+      assertEquals(next, route, "the client's choice judges the route that then serves");
+      served.add(route);
+    }
+    assertEquals(ReadCost.MIN_TRUSTED, java.util.Collections.frequency(served, "b"), served
+        .toString());
+    assertEquals("b", served.get(ReconstructionRouter.EXPLORE_EVERY - 1));
+    assertEquals(ReadCost.MIN_TRUSTED, metrics.cost("b").samples(), "b now measured");
+  }
+
+  @Test
   void failedRouteIsRetriedThenNextRouteRunsOnADroppedRow() {
     RouteMetrics metrics = new RouteMetrics();
     MemorySink sink = new MemorySink();

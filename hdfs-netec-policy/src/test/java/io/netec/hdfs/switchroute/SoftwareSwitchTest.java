@@ -621,6 +621,74 @@ class SoftwareSwitchTest {
     }
   }
 
+  /** Issue 31: a document nested 60,000 deep is refused by its depth, before any parse. */
+  @Test
+  void aDeepJsonDocumentIsRefusedBeforeItIsParsed() throws Exception {
+    SoftwareSwitch sw = startSwitch(1, 64L << 20);
+    StringBuilder deep = new StringBuilder("{\"op\":\"setup\",\"x\":");
+    for (int i = 0; i < 60_000; i++) {
+      deep.append('[');
+    }
+    io.netec.hdfs.switchroute.wire.SetupAnswer a = control(sw,
+        deep.toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+    assertFalse(a.ok());
+    assertEquals("JSON nested deeper than 8 levels", a.reason());
+    assertEquals(1, sw.getTasksRefused());
+  }
+
+  /**
+   * Issue 31: connections that send half a request, from one address, neither stall the
+   * metrics page for another reader nor stay open past the request deadline.
+   */
+  @Test
+  void halfSentMetricsRequestsStallNoOne() throws Exception {
+    SoftwareSwitch.Options o = new SoftwareSwitch.Options();
+    o.metricsPort = 0;
+    SoftwareSwitch sw = new SoftwareSwitch(o);
+    open.add(sw);
+    int port = sw.metricsAddress().getPort();
+    List<java.net.Socket> slow = new ArrayList<>();
+    try {
+      for (int i = 0; i < 40; i++) { // more than the page's caps, from one address
+        java.net.Socket s = new java.net.Socket();
+        s.bind(new InetSocketAddress("127.0.0.2", 0));
+        s.connect(new InetSocketAddress("127.0.0.1", port), 2_000);
+        s.getOutputStream().write("GET /prom HTTP/1.1\r\nHost: x\r\n".getBytes(
+            java.nio.charset.StandardCharsets.US_ASCII)); // never the blank line
+        slow.add(s);
+      }
+      for (int i = 0; i < 3; i++) {
+        java.net.HttpURLConnection c = (java.net.HttpURLConnection) new java.net.URL(
+            "http://127.0.0.1:" + port + (i == 2 ? "/jmx" : "/prom")).openConnection();
+        c.setConnectTimeout(2_000);
+        c.setReadTimeout(2_000);
+        String page = new String(c.getInputStream().readAllBytes(),
+            java.nio.charset.StandardCharsets.UTF_8);
+        assertEquals(200, c.getResponseCode());
+        assertTrue(page.contains(i == 2 ? "\"TasksAccepted\":0" : "netec_switch_tasks_accepted 0"),
+            page);
+      }
+      java.net.HttpURLConnection post = (java.net.HttpURLConnection) new java.net.URL(
+          "http://127.0.0.1:" + port + "/prom").openConnection();
+      post.setRequestMethod("DELETE");
+      assertEquals(405, post.getResponseCode());
+      long t0 = System.nanoTime();
+      for (java.net.Socket s : slow) {
+        s.setSoTimeout(SwitchMetricsPage.REQUEST_DEADLINE_MS + 3_000);
+        try {
+          assertEquals(-1, s.getInputStream().read(), "closed, not answered");
+        } catch (java.net.SocketException e) {
+          assertEquals("Connection reset", e.getMessage()); // closed with our bytes unread
+        }
+      }
+      assertTrue((System.nanoTime() - t0) / 1e6 < SwitchMetricsPage.REQUEST_DEADLINE_MS + 3_000);
+    } finally {
+      for (java.net.Socket s : slow) {
+        s.close();
+      }
+    }
+  }
+
   /**
    * A peer sending bad setups as fast as it can causes one log line (then a count), not one
    * per request, and text it chose cannot start a line of its own.
