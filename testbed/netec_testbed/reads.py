@@ -48,6 +48,25 @@ def reconnect_client(tb, host):
                     "prohibit", tb.ip(host) + "/32"], check=False)
 
 
+def client_log_mark(tb):
+    try:
+        return os.path.getsize(tb.log("cl"))
+    except OSError:
+        return 0
+
+
+def route_warnings(tb, mark):
+    """The client's WARN lines since MARK that name a route (why a read left the routes)."""
+    try:
+        with open(tb.log("cl"), errors="replace") as f:
+            f.seek(mark)
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    return [l[:300] for l in lines if " WARN " in l
+            and ("route" in l or "switch" in l or "inec" in l.lower())]
+
+
 def one(tb, code, link, clients, repeat, seed):
     policy, k = CODES[code]
     block = tb.cfg.block_size
@@ -62,6 +81,7 @@ def one(tb, code, link, clients, repeat, seed):
     cut_client_from(tb, lost[4])
     try:
         tb.shape(link)
+        mark = client_log_mark(tb)
         r = tb.probe("reads", path, str(files.size), str(files.seed_of(path)), "0",
                      str(lost[2]), str(healthy[2]), str(repeat), ",".join(clients))
         if not r["ok"]:
@@ -69,6 +89,7 @@ def one(tb, code, link, clients, repeat, seed):
         rp = tb.probe("read-range", repl.paths[0], str(block),
                       str(repl.seed_of(repl.paths[0])), "0", str(block), str(repeat + 1), "0")
         r["replicated_ms"] = rp["ms"]
+        r["route_warnings"] = route_warnings(tb, mark)
     finally:
         reconnect_client(tb, lost[4])
         tb.shape(None)
@@ -104,6 +125,7 @@ def during_reconstruction(tb, code, link, clients, groups, seed):
                                     "300000", ",".join(clients)))
 
     tb.shape(link)
+    mark = client_log_mark(tb)
     try:
         o = scenario.lose_and_rebuild(tb, files, victims=[victim], during=start_reader)
         time.sleep(1)  # a last round of reads after the rebuild
@@ -117,7 +139,8 @@ def during_reconstruction(tb, code, link, clients, groups, seed):
         first = min(t["start"] for t in served)
         last = max(t["start"] + t["ms"] for t in served)
         out = {"window_ms": round(last - first), "tasks": len(served),
-               "served_by": o.served_by, "clients": {}}
+               "served_by": o.served_by, "clients": {},
+               "route_warnings": route_warnings(tb, mark)}
         for c in clients:
             ms = sorted(m for cl, t0, m in answer["reads"]
                         if cl == c and t0 < last and t0 + m > first)
@@ -170,6 +193,10 @@ def section(res, heading="##"):
             ratio = ("%.2f" % (h["median"] / max(0.1, c["median"]))
                      if h and c and h["median"] and c["median"] else "")
             L += ["| a cell of the lost unit | %s | %s |" % (" | ".join(cells), ratio), ""]
+        warned = r.get("route_warnings", []) + (rc or {}).get("route_warnings", [])
+        if warned:
+            L += ["The client logged %d route warning(s) in this run; the first: `%s`"
+                  % (len(warned), warned[0].replace("`", "'")), ""]
     return L
 
 

@@ -13,7 +13,7 @@ import java.util.function.LongSupplier;
  * {@link #estimateMillis(long, double)} by a rate the caller knows.
  */
 public final class ReadCost {
-  static final int SAMPLES = 32;
+  static final int SAMPLES = 16;
   /**
    * Measurements before a choice trusts them: a route's first task (connections, JIT) can take
    * ten times its later ones, and a route judged on it alone would never be tried again.
