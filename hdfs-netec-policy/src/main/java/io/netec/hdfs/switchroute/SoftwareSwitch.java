@@ -81,10 +81,23 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     public int maxControl = 1024;
     /** A control connection that sends nothing for this long is closed. */
     public int controlIdleMs = 30_000;
+    /**
+     * Tasks one address may hold set up and not yet claimed by a reader: one peer setting up
+     * tasks it never reads cannot take every slot array from the others.
+     */
+    public int unclaimedPerPeer = 16;
+    /**
+     * A task no reader has claimed within this long is freed, whatever timeout its requester
+     * asked for (a reader claims within milliseconds of its setup).
+     */
+    public int claimTimeoutMs = 5_000;
   }
 
   /** Open control connections, by peer address, and in all. */
   private final ConnectionCaps controlCaps;
+  /** Tasks set up and not yet claimed, by requester address (guarded by the switch). */
+  private final java.util.Map<java.net.InetAddress, Integer> unclaimedByPeer =
+      new java.util.HashMap<>();
 
   private final Options opts;
   private final EventLoopGroup group;
@@ -301,7 +314,12 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
 
   // ---- task table ----------------------------------------------------------------------------
 
-  synchronized SetupAnswer allocate(SetupRequest req) {
+  synchronized SetupAnswer allocate(SetupRequest req, java.net.InetAddress requester) {
+    int unclaimed = unclaimedByPeer.getOrDefault(requester, 0);
+    if (unclaimed >= opts.unclaimedPerPeer) {
+      return refuse(unclaimed + " tasks set up from " + requester.getHostAddress()
+          + " and not yet claimed by a reader (cap " + opts.unclaimedPerPeer + ")");
+    }
     if (req.payload() > opts.maxPayload) {
       return refuse("payload size " + req.payload() + " not supported (this switch: at most "
           + opts.maxPayload + ")");
@@ -338,6 +356,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       return refuse("no free slot array");
     }
     Live l = new Live(new SwitchTask(id, array, slots, req), mem, newSecret());
+    l.requester = requester;
+    unclaimedByPeer.merge(requester, 1, Integer::sum);
     tasks[id] = l;
     arrayUsed[array] = true;
     memoryUsed += mem;
@@ -346,7 +366,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       premultiplied.increment();
     }
     // A reader that never comes must not hold the slot array.
-    group.next().schedule(() -> expireUnclaimed(l), req.timeoutMs(), TimeUnit.MILLISECONDS);
+    group.next().schedule(() -> expireUnclaimed(l), claimTimeoutMs(req), TimeUnit.MILLISECONDS);
     return SetupAnswer.accept(id, array, slots, vip(), l.secret);
   }
 
@@ -381,13 +401,26 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     return l != null && l.task.slotArray() == array ? l : null;
   }
 
+  private int claimTimeoutMs(SetupRequest req) {
+    return Math.min(req.timeoutMs(), opts.claimTimeoutMs);
+  }
+
   /** The reader's HELLO takes the task; false if it expired or is taken. */
   private synchronized boolean claim(Live l) {
     if (l.done || l.bound) {
       return false;
     }
     l.bound = true;
+    claimedOrGone(l);
     return true;
+  }
+
+  /** The task no longer counts against its requester's unclaimed tasks. */
+  private synchronized void claimedOrGone(Live l) {
+    if (l.requester != null) {
+      unclaimedByPeer.computeIfPresent(l.requester, (p, n) -> n > 1 ? n - 1 : null);
+      l.requester = null;
+    }
   }
 
   /** Releases a task no reader claimed in time (decided under the same lock as claim). */
@@ -396,7 +429,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       l.done = true;
       failed.increment();
       logs.warn("unclaimed", "Task {} ({}) failed: no reader connected within {} ms",
-          l.task.taskId(), LogLimiter.oneLine(l.task.setup().group()), l.task.setup().timeoutMs());
+          l.task.taskId(), LogLimiter.oneLine(l.task.setup().group()),
+          claimTimeoutMs(l.task.setup()));
       release(l);
     }
   }
@@ -406,6 +440,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   }
 
   private synchronized void release(Live l) {
+    claimedOrGone(l);
     if (tasks[l.task.taskId()] == l) {
       tasks[l.task.taskId()] = null;
       arrayUsed[l.task.slotArray()] = false;
@@ -421,6 +456,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     final String secret;
     final Channel[] survivors;
     boolean bound; // guarded by the switch: see claim() and expireUnclaimed()
+    /** Who set the task up, until a reader claims it (guarded by the switch). */
+    java.net.InetAddress requester;
     Channel reader;
     volatile boolean done;
     long lastProgress = System.nanoTime();
@@ -431,6 +468,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     InetSocketAddress[] agents;
     boolean[] heard;
     ScheduledFuture<?> helloResend;
+    int helloRounds;
 
     Live(SwitchTask task, long memory, String secret) {
       this.task = task;
@@ -469,8 +507,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     }
 
     /**
-     * Datagram mode, after {@link #claim}: HELLO to every survivor, again every
-     * {@value #DATAGRAM_HELLO_MS} ms to those not yet heard from (a HELLO may be lost).
+     * Datagram mode, after {@link #claim}: HELLO to every survivor, again, backing off from
+     * {@value #DATAGRAM_HELLO_MS} ms, to those not yet heard from (a HELLO may be lost).
      */
     void bindDatagram(Channel udp, InetSocketAddress reader) {
       datagramChannel = udp;
@@ -494,6 +532,19 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     }
 
     private void helloSurvivors() {
+      int round = ++helloRounds;
+      if (round > DATAGRAM_HELLO_ROUNDS) {
+        for (int i = 0; i < agents.length; i++) {
+          if (!heard[i]) {
+            fail("survivor " + i + " at " + agents[i] + " silent for "
+                + DATAGRAM_HELLO_ROUNDS * DATAGRAM_HELLO_MS + " ms");
+            return;
+          }
+        }
+      }
+      if (Integer.bitCount(round) != 1) {
+        return; // HELLOs at rounds 1, 2, 4, 8, ...: a lost one is sent again, backing off
+      }
       boolean all = true;
       for (int i = 0; i < agents.length; i++) {
         if (!heard[i]) {
@@ -520,20 +571,16 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
 
     /**
      * The reader's ACK (after its HELLO): checked and rewritten by the task (EBSN), or null
-     * (dropped). An ACK that advances is progress; a FIN finishes the task.
+     * (dropped). A FIN finishes the task.
      */
     NetecPacket readerAck(NetecPacket p) {
-      long acked = task.ackSeq();
       NetecPacket ack = task.onAck(p);
       if (ack == null) {
         dropped.increment();
         return null;
       }
-      if (task.ackSeq() > acked) {
-        // progress is an ACK that advances (or a completed stripe): repeated ACKs and RETX
-        // requests alone do not keep a task alive past its timeout
-        lastProgress = System.nanoTime();
-      }
+      // progress is a completed stripe only (see data()): an ACK, even one that advances (a
+      // reader may ACK ahead of the data), does not keep a task alive past its timeout
       return ack;
     }
 
@@ -650,7 +697,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
         JsonNode o = JsonLimits.parse(json, ControlFrames.MAX_FRAME);
         String op = o == null ? "" : o.path("op").asText("");
         if (op.equals("setup")) {
-          answer = allocate(SetupRequest.fromJson(json));
+          answer = allocate(SetupRequest.fromJson(json),
+              ((InetSocketAddress) ctx.channel().remoteAddress()).getAddress());
         } else if (op.equals("teardown")) {
           int id = o.path("task").canConvertToInt() ? o.path("task").asInt(-1) : -1;
           Live live = byId(id);
@@ -824,6 +872,12 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
 
   /** Datagram mode's HELLOs to survivors not yet heard from are repeated this often. */
   static final int DATAGRAM_HELLO_MS = 200;
+  /**
+   * ... backing off (rounds 1, 2, 4, 8, 16, 32 of this many): a survivor silent this many
+   * rounds fails the task, so a setup naming some host as agents makes the switch send it at
+   * most 6 HELLOs per agent, and no ACK (those go only to agents that answered).
+   */
+  static final int DATAGRAM_HELLO_ROUNDS = 32;
 
   /**
    * Datagram mode: every task's packets on one UDP channel. The reader's HELLO (with the
@@ -868,6 +922,9 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
           return;
         }
         for (int i = 0; i < l.agents.length; i++) {
+          if (!l.heard[i]) {
+            continue; // only agents that answered: the ACKs are no reflector for any address
+          }
           // each copy names its survivor, as a P4 switch's replicas do: one agent may serve
           // several senders of a task from one address (a FIN too: the streams end)
           l.sendDatagram(new NetecPacket(ack.type(), ack.task(), ack.slotArray(), i,

@@ -12,7 +12,8 @@ public final class SoftwareSwitchMain {
   private static final String USAGE = "usage: netec-switch [--bind HOST] [--advertise HOST]"
       + " [--control-port N] [--data-port N] [--slot-arrays N] [--slots N] [--memory-mb N]"
       + " [--io-threads N] [--metrics-port N] [--agent-networks CIDR[,CIDR...]]"
-      + " [--control-per-peer N] [--control-idle-ms N]";
+      + " [--control-per-peer N] [--control-idle-ms N] [--unclaimed-per-peer N]"
+      + " [--claim-timeout-ms N]";
 
   private SoftwareSwitchMain() {
   }
@@ -81,6 +82,12 @@ public final class SoftwareSwitchMain {
           break;
         case "--control-idle-ms":
           o.controlIdleMs = number(flag, v, 100, 3_600_000);
+          break;
+        case "--unclaimed-per-peer":
+          o.unclaimedPerPeer = number(flag, v, 1, 256);
+          break;
+        case "--claim-timeout-ms":
+          o.claimTimeoutMs = number(flag, v, 100, 600_000);
           break;
         case "--agent-networks":
           o.agentNetworks = java.util.Arrays.asList(v.split(","));

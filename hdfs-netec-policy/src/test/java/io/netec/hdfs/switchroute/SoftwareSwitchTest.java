@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netec.hdfs.route.RouteDeclinedException;
 import io.netec.hdfs.switchroute.wire.NetecPacket;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
+import io.netec.hdfs.switchroute.wire.StreamRequest;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -603,6 +604,79 @@ class SoftwareSwitchTest {
     }
   }
 
+  /**
+   * Issue 31: a datagram task whose setup names one host as all 16 agents, kept "alive" by a
+   * reader ACKing ahead of any data: the host gets at most 6 HELLOs per agent and no ACK, and
+   * the task fails once the agents stay silent (it never completed a stripe).
+   */
+  @Test
+  void aDatagramTaskIsNoReflector() throws Exception {
+    SoftwareSwitch sw = startSwitch(2, 64L << 20);
+    try (java.net.DatagramSocket victim = new java.net.DatagramSocket(
+            new InetSocketAddress("127.0.0.3", 0));
+        java.net.DatagramSocket reader = new java.net.DatagramSocket(
+            new InetSocketAddress("127.0.0.1", 0))) {
+      List<SetupRequest.Survivor> sv = new ArrayList<>();
+      byte[][] co = new byte[1][16];
+      for (int i = 0; i < 16; i++) {
+        sv.add(new SetupRequest.Survivor(i, "127.0.0.3:" + victim.getLocalPort(),
+            new ExtendedBlock("bp", i + 1, 1 << 20, 1001).toString(), 1 << 20, ""));
+        co[0][i] = 1;
+      }
+      SetupRequest setup = new SetupRequest("reflect", 1024, 0, 1 << 20, 60_000, sv, co, false,
+          true);
+      io.netec.hdfs.switchroute.wire.SetupAnswer a = control(sw, setup.toJson());
+      assertTrue(a.ok(), a.reason());
+      java.util.concurrent.atomic.AtomicLong got = new java.util.concurrent.atomic.AtomicLong();
+      java.util.concurrent.atomic.AtomicLong acks = new java.util.concurrent.atomic.AtomicLong();
+      Thread counter = new Thread(() -> {
+        byte[] buf = new byte[65536];
+        while (!victim.isClosed()) {
+          java.net.DatagramPacket d = new java.net.DatagramPacket(buf, buf.length);
+          try {
+            victim.receive(d);
+            got.addAndGet(d.getLength());
+            if (NetecPacket.decodeFrame(java.nio.ByteBuffer.wrap(buf, 0, d.getLength()))
+                .type() == NetecPacket.ACK) {
+              acks.incrementAndGet();
+            }
+          } catch (Exception e) {
+            // closed at the end, or not a packet
+          }
+        }
+      });
+      counter.setDaemon(true);
+      counter.start();
+      InetSocketAddress vip = new InetSocketAddress(a.vip().split(":")[0],
+          Integer.parseInt(a.vip().split(":")[1]));
+      send(reader, io.netec.hdfs.switchroute.wire.StreamRequest.readerHello(setup, a.task(),
+          a.slotArray(), a.slots(), a.secret()), vip);
+      long t0 = System.nanoTime();
+      for (int seq = 1; sw.getTasksFailed() == 0 && System.nanoTime() - t0 < 15e9; seq++) {
+        send(reader, new NetecPacket(NetecPacket.ACK, a.task(), a.slotArray(),
+            NetecPacket.READER, 0, 0, Math.min(seq, 1024), 32, new byte[0]), vip);
+        Thread.sleep(20);
+      }
+      assertEquals(1, sw.getTasksFailed(), "the task outlived its silent agents on ACKs");
+      assertTrue((System.nanoTime() - t0) / 1e6 <
+          SoftwareSwitch.DATAGRAM_HELLO_ROUNDS * SoftwareSwitch.DATAGRAM_HELLO_MS + 2_000);
+      Thread.sleep(300);
+      assertEquals(0, acks.get(), "ACKs copied to agents that never answered");
+      long hellos = 0; // one HELLO to each agent
+      for (int i = 0; i < 16; i++) {
+        hellos += StreamRequest.forSender(setup, a.slots(), i).toHello(a.task(), a.slotArray(),
+            i).toBytes().length;
+      }
+      assertTrue(got.get() <= 6 * hellos, got.get() + " bytes at the victim, 6 x " + hellos);
+    }
+  }
+
+  private static void send(java.net.DatagramSocket s, NetecPacket p, InetSocketAddress to)
+      throws IOException {
+    byte[] b = p.toBytes();
+    s.send(new java.net.DatagramPacket(b, b.length, to));
+  }
+
   private static void write(java.io.OutputStream out, NetecPacket p) throws IOException {
     java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(p.encodedLength());
     p.encode(b);
@@ -613,6 +687,52 @@ class SoftwareSwitchTest {
   private static io.netec.hdfs.switchroute.wire.SetupAnswer control(SoftwareSwitch sw,
       byte[] json) throws Exception {
     try (java.net.Socket s = new java.net.Socket("127.0.0.1", sw.controlAddress().getPort())) {
+      io.netec.hdfs.switchroute.wire.ControlFrames.write(
+          new java.io.DataOutputStream(s.getOutputStream()), json);
+      return io.netec.hdfs.switchroute.wire.SetupAnswer.fromJson(
+          io.netec.hdfs.switchroute.wire.ControlFrames.read(
+              new java.io.DataInputStream(s.getInputStream())));
+    }
+  }
+
+  /**
+   * Issue 31: one address setting up tasks it never claims holds at most its cap of them, and
+   * only for the switch's claim timeout; another address sets up meanwhile.
+   */
+  @Test
+  void oneAddressCannotHoardTheSwitch() throws Exception {
+    SoftwareSwitch.Options o = new SoftwareSwitch.Options();
+    o.unclaimedPerPeer = 4;
+    o.claimTimeoutMs = 600;
+    SoftwareSwitch sw = new SoftwareSwitch(o);
+    open.add(sw);
+    List<SurvivorAgent> agents = startAgents(3);
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {0}, 50_000, 1);
+    byte[] setup = setup(g, agents, 4096, "", "hoard").toJson(); // asks for a 5 s timeout
+    InetSocketAddress hoarder = new InetSocketAddress("127.0.0.2", 0);
+    for (int i = 0; i < 4; i++) {
+      assertTrue(controlFrom(sw, hoarder, setup).ok());
+    }
+    io.netec.hdfs.switchroute.wire.SetupAnswer refused = controlFrom(sw, hoarder, setup);
+    assertFalse(refused.ok());
+    assertEquals("4 tasks set up from 127.0.0.2 and not yet claimed by a reader (cap 4)",
+        refused.reason());
+    // another address is not refused, and its task rebuilds
+    long t0 = System.nanoTime();
+    assertArrayEquals(g.units[0], rebuild(sw.controlAddress(),
+        setup(g, agents, 4096, "", "other"), null)[0]);
+    // the hoarded tasks are freed after the switch's claim timeout, not the 5 s asked for
+    while (!controlFrom(sw, hoarder, setup).ok()) {
+      assertTrue((System.nanoTime() - t0) / 1e6 < 3_000, "hoarded tasks held past 3 s");
+      Thread.sleep(50);
+    }
+  }
+
+  private static io.netec.hdfs.switchroute.wire.SetupAnswer controlFrom(SoftwareSwitch sw,
+      InetSocketAddress local, byte[] json) throws Exception {
+    try (java.net.Socket s = new java.net.Socket()) {
+      s.bind(local);
+      s.connect(sw.controlAddress(), 2_000);
       io.netec.hdfs.switchroute.wire.ControlFrames.write(
           new java.io.DataOutputStream(s.getOutputStream()), json);
       return io.netec.hdfs.switchroute.wire.SetupAnswer.fromJson(
@@ -740,10 +860,10 @@ class SoftwareSwitchTest {
     SoftwareSwitch sw = startSwitch(32, 1L << 30);
     List<SurvivorAgent> agents = startAgents(3);
     SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {0}, 50_000, 1);
-    for (int i = 0; i < 32; i++) {
+    for (int i = 0; i < 16; i++) { // 16: one address's cap of tasks not yet claimed
       assertTrue(control(sw, setup(g, agents, 32768, "", "idle-" + i).toJson()).ok());
     }
-    assertTrue(sw.getMemoryInUse() >= 32L * 32768, "reserved " + sw.getMemoryInUse());
+    assertTrue(sw.getMemoryInUse() >= 16L * 32768, "reserved " + sw.getMemoryInUse());
     assertEquals(0, sw.getMemoryHeld(), "setups alone hold no slot memory");
   }
 
