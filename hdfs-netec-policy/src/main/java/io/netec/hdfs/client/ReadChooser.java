@@ -104,8 +104,12 @@ final class ReadChooser {
     double atLink = read.routedBytes * perByte;
     // the client's link bounds a route as well, and a route's task never comes for free (its
     // set-up and proof): a tie goes to Hadoop's stream
+    // a route's estimate errs high: the fit over its measurements, or what its last few
+    // took if that is more (a route slowing down, as when a reconstruction loads it, is
+    // left after two slow reads, not after half its measurements)
     double rebuilt = routeCost.samples() >= ReadCost.MIN_TRUSTED
-        ? Math.max(routeCost.estimateMillis(read.routedBytes, perByte),
+        ? Math.max(Math.max(routeCost.estimateMillis(read.routedBytes, perByte),
+            routeCost.recentMillis(read.routedBytes, perByte, ReadCost.MIN_TRUSTED)),
             PRIOR_ROUTE_LATENCY_MS + atLink)
         : UNMEASURED_ROUTE_LATENCY_MS + atLink;
     double viaRoute = rebuilt + (read.healthyBytes > 0 ? hadoopMillis(read.healthyBytes) : 0);

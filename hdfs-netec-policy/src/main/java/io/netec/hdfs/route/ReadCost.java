@@ -120,6 +120,25 @@ public final class ReadCost {
     return b * best;
   }
 
+  /**
+   * {@code b} bytes at {@code msPerByte} plus the median fixed cost of the last {@code n}
+   * measurements only (-1 with fewer): what the way of reading costs now, where the fit over
+   * all {@value #SAMPLES} would follow a change (a reconstruction starting to load a route)
+   * only after half of them.
+   */
+  public synchronized double recentMillis(long b, double msPerByte, int n) {
+    forgetOld();
+    if (count < n || n < 1) {
+      return -1;
+    }
+    double[] fixed = new double[n];
+    for (int i = 0; i < n; i++) {
+      int j = idx(count - n + i);
+      fixed[i] = millis[j] - bytes[j] * Math.max(0, msPerByte);
+    }
+    return Math.max(0, median(fixed, n)) + b * Math.max(0, msPerByte);
+  }
+
   private static final double NO_FIT = -2;
 
   /**

@@ -125,6 +125,21 @@ class ReadChooserTest {
   }
 
   @Test
+  void aRouteThatSlowsDownIsLeftAfterTwoSlowReads() {
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
+    ReadCost route = routeWarmAt(25);
+    for (int i = 0; i < 8; i++) {
+      route.add(1 << 20, 25 + (1 << 20) / SLOW);
+    }
+    assertTrue(ch.choose(insideLostUnit(1 << 20), "switch", route).routes);
+    route.add(1 << 20, 3_000); // a reconstruction now loads the switch
+    assertTrue(ch.choose(insideLostUnit(1 << 20), "switch", route).routes, "one slow read");
+    route.add(1 << 20, 2_500);
+    ReadChooser.Choice c = ch.choose(insideLostUnit(1 << 20), "switch", route);
+    assertFalse(c.routes, c.reason);
+  }
+
+  @Test
   void theConfiguredLinkRateCountsBeforeAnythingIsMeasured() {
     ReadChooser.Choice c = new ReadChooser("cost", SLOW, new ReadCost())
         .choose(insideLostUnit(1 << 20), "inec", new ReadCost());

@@ -59,6 +59,19 @@ class ReadCostTest {
   }
 
   @Test
+  void recentMillisSeesOnlyTheLastFew() {
+    ReadCost c = new ReadCost();
+    for (int i = 0; i < 10; i++) {
+      c.add(1_000, 11);
+    }
+    assertEquals(10 + 5, c.recentMillis(5_000, 0.001, 3), 1e-9);
+    c.add(1_000, 501);
+    c.add(1_000, 401);
+    assertEquals(400 + 5, c.recentMillis(5_000, 0.001, 3), 1e-9, "median of 10, 500, 400");
+    assertEquals(-1, new ReadCost().recentMillis(5_000, 0.001, 3));
+  }
+
+  @Test
   void oneSizeScalesUpNeverDown() {
     ReadCost c = new ReadCost();
     c.add(1_000_000, 100);
