@@ -96,11 +96,7 @@ public final class ReadCost {
     if (fit != NO_FIT || msPerByte <= 0) {
       return fit != NO_FIT ? fit : estimateMillis(b);
     }
-    double[] fixed = new double[count];
-    for (int i = 0; i < count; i++) {
-      fixed[i] = millis[idx(i)] - bytes[idx(i)] * msPerByte;
-    }
-    return Math.max(0, median(fixed, count)) + b * msPerByte;
+    return recentMillis(b, msPerByte, count);
   }
 
   /**

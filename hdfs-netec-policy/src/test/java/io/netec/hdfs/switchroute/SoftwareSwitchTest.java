@@ -686,13 +686,7 @@ class SoftwareSwitchTest {
 
   private static io.netec.hdfs.switchroute.wire.SetupAnswer control(SoftwareSwitch sw,
       byte[] json) throws Exception {
-    try (java.net.Socket s = new java.net.Socket("127.0.0.1", sw.controlAddress().getPort())) {
-      io.netec.hdfs.switchroute.wire.ControlFrames.write(
-          new java.io.DataOutputStream(s.getOutputStream()), json);
-      return io.netec.hdfs.switchroute.wire.SetupAnswer.fromJson(
-          io.netec.hdfs.switchroute.wire.ControlFrames.read(
-              new java.io.DataInputStream(s.getInputStream())));
-    }
+    return controlFrom(sw, new InetSocketAddress("127.0.0.1", 0), json);
   }
 
   /**
