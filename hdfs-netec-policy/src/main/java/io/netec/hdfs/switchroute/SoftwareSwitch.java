@@ -82,10 +82,10 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     /** A control connection that sends nothing for this long is closed. */
     public int controlIdleMs = 30_000;
     /**
-     * Tasks one address may hold set up and not yet claimed by a reader: one peer setting up
-     * tasks it never reads cannot take every slot array from the others.
+     * Tasks one address may hold at once, claimed or not (its reader may claim them from any
+     * address): one peer cannot take every slot array from the others.
      */
-    public int unclaimedPerPeer = 16;
+    public int tasksPerPeer = 32;
     /**
      * A task no reader has claimed within this long is freed, whatever timeout its requester
      * asked for (a reader claims within milliseconds of its setup).
@@ -95,8 +95,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
 
   /** Open control connections, by peer address, and in all. */
   private final ConnectionCaps controlCaps;
-  /** Tasks set up and not yet claimed, by requester address (guarded by the switch). */
-  private final java.util.Map<java.net.InetAddress, Integer> unclaimedByPeer =
+  /** Live tasks, by the address that set them up (guarded by the switch). */
+  private final java.util.Map<java.net.InetAddress, Integer> tasksByPeer =
       new java.util.HashMap<>();
 
   private final Options opts;
@@ -315,10 +315,10 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   // ---- task table ----------------------------------------------------------------------------
 
   synchronized SetupAnswer allocate(SetupRequest req, java.net.InetAddress requester) {
-    int unclaimed = unclaimedByPeer.getOrDefault(requester, 0);
-    if (unclaimed >= opts.unclaimedPerPeer) {
-      return refuse(unclaimed + " tasks set up from " + requester.getHostAddress()
-          + " and not yet claimed by a reader (cap " + opts.unclaimedPerPeer + ")");
+    int live = tasksByPeer.getOrDefault(requester, 0);
+    if (live >= opts.tasksPerPeer) {
+      return refuse(live + " tasks live set up from " + requester.getHostAddress() + " (cap "
+          + opts.tasksPerPeer + ")");
     }
     if (req.payload() > opts.maxPayload) {
       return refuse("payload size " + req.payload() + " not supported (this switch: at most "
@@ -357,7 +357,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     }
     Live l = new Live(new SwitchTask(id, array, slots, req), mem, newSecret());
     l.requester = requester;
-    unclaimedByPeer.merge(requester, 1, Integer::sum);
+    tasksByPeer.merge(requester, 1, Integer::sum);
     tasks[id] = l;
     arrayUsed[array] = true;
     memoryUsed += mem;
@@ -411,16 +411,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       return false;
     }
     l.bound = true;
-    claimedOrGone(l);
     return true;
-  }
-
-  /** The task no longer counts against its requester's unclaimed tasks. */
-  private synchronized void claimedOrGone(Live l) {
-    if (l.requester != null) {
-      unclaimedByPeer.computeIfPresent(l.requester, (p, n) -> n > 1 ? n - 1 : null);
-      l.requester = null;
-    }
   }
 
   /** Releases a task no reader claimed in time (decided under the same lock as claim). */
@@ -440,7 +431,10 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   }
 
   private synchronized void release(Live l) {
-    claimedOrGone(l);
+    if (l.requester != null) { // the task no longer counts against its requester
+      tasksByPeer.computeIfPresent(l.requester, (p, n) -> n > 1 ? n - 1 : null);
+      l.requester = null;
+    }
     if (tasks[l.task.taskId()] == l) {
       tasks[l.task.taskId()] = null;
       arrayUsed[l.task.slotArray()] = false;
@@ -456,7 +450,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     final String secret;
     final Channel[] survivors;
     boolean bound; // guarded by the switch: see claim() and expireUnclaimed()
-    /** Who set the task up, until a reader claims it (guarded by the switch). */
+    /** Who set the task up, until it is released (guarded by the switch). */
     java.net.InetAddress requester;
     Channel reader;
     volatile boolean done;
@@ -469,6 +463,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     boolean[] heard;
     ScheduledFuture<?> helloResend;
     int helloRounds;
+    int[] unheardAcks;
 
     Live(SwitchTask task, long memory, String secret) {
       this.task = task;
@@ -516,6 +511,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       SetupRequest s = task.setup();
       agents = new InetSocketAddress[s.k()];
       heard = new boolean[s.k()];
+      unheardAcks = new int[s.k()];
       for (int i = 0; i < agents.length; i++) {
         String agent = s.survivors().get(i).agent();
         int colon = agent.lastIndexOf(':');
@@ -532,15 +528,14 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     }
 
     private void helloSurvivors() {
+      if (done) {
+        helloResend.cancel(false); // failed between claim and bind: stop, do not leak
+        return;
+      }
       int round = ++helloRounds;
       if (round > DATAGRAM_HELLO_ROUNDS) {
-        for (int i = 0; i < agents.length; i++) {
-          if (!heard[i]) {
-            fail("survivor " + i + " at " + agents[i] + " silent for "
-                + DATAGRAM_HELLO_ROUNDS * DATAGRAM_HELLO_MS + " ms");
-            return;
-          }
-        }
+        helloResend.cancel(false); // the task's own timeout ends it if they stay silent
+        return;
       }
       if (Integer.bitCount(round) != 1) {
         return; // HELLOs at rounds 1, 2, 4, 8, ...: a lost one is sent again, backing off
@@ -589,7 +584,9 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       int timeoutMs = task.setup().timeoutMs();
       long period = Math.max(25, timeoutMs / 4);
       watchdog = loop.scheduleAtFixedRate(() -> {
-        if (System.nanoTime() - lastProgress > TimeUnit.MILLISECONDS.toNanos(timeoutMs)) {
+        if (done) {
+          cancelWatchdog(); // failed between claim and bind: stop, do not leak
+        } else if (System.nanoTime() - lastProgress > TimeUnit.MILLISECONDS.toNanos(timeoutMs)) {
           fail("no progress for " + timeoutMs + " ms");
         }
       }, period, period, TimeUnit.MILLISECONDS);
@@ -873,11 +870,16 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   /** Datagram mode's HELLOs to survivors not yet heard from are repeated this often. */
   static final int DATAGRAM_HELLO_MS = 200;
   /**
-   * ... backing off (rounds 1, 2, 4, 8, 16, 32 of this many): a survivor silent this many
-   * rounds fails the task, so a setup naming some host as agents makes the switch send it at
-   * most 6 HELLOs per agent, and no ACK (those go only to agents that answered).
+   * ... backing off (rounds 1, 2, 4, 8, 16, 32 of this many): at most 6 HELLOs per agent; a
+   * survivor silent after them is left to the task's own timeout.
    */
   static final int DATAGRAM_HELLO_ROUNDS = 32;
+  /**
+   * ACK copies an agent gets before it has sent DATA: enough for the RETX that recovers a
+   * first window lost whole, few enough that a setup naming some host as agents makes the
+   * switch send it a bounded number of packets (with the HELLOs, at most 22 per agent).
+   */
+  static final int DATAGRAM_UNHEARD_ACKS = 16;
 
   /**
    * Datagram mode: every task's packets on one UDP channel. The reader's HELLO (with the
@@ -922,8 +924,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
           return;
         }
         for (int i = 0; i < l.agents.length; i++) {
-          if (!l.heard[i]) {
-            continue; // only agents that answered: the ACKs are no reflector for any address
+          if (!l.heard[i] && ++l.unheardAcks[i] > DATAGRAM_UNHEARD_ACKS) {
+            continue; // the ACKs are no reflector: a silent agent gets only a few
           }
           // each copy names its survivor, as a P4 switch's replicas do: one agent may serve
           // several senders of a task from one address (a FIN too: the streams end)

@@ -12,7 +12,7 @@ public final class SoftwareSwitchMain {
   private static final String USAGE = "usage: netec-switch [--bind HOST] [--advertise HOST]"
       + " [--control-port N] [--data-port N] [--slot-arrays N] [--slots N] [--memory-mb N]"
       + " [--io-threads N] [--metrics-port N] [--agent-networks CIDR[,CIDR...]]"
-      + " [--control-per-peer N] [--control-idle-ms N] [--unclaimed-per-peer N]"
+      + " [--control-per-peer N] [--control-idle-ms N] [--tasks-per-peer N]"
       + " [--claim-timeout-ms N]";
 
   private SoftwareSwitchMain() {
@@ -83,8 +83,8 @@ public final class SoftwareSwitchMain {
         case "--control-idle-ms":
           o.controlIdleMs = number(flag, v, 100, 3_600_000);
           break;
-        case "--unclaimed-per-peer":
-          o.unclaimedPerPeer = number(flag, v, 1, 256);
+        case "--tasks-per-peer":
+          o.tasksPerPeer = number(flag, v, 1, 256);
           break;
         case "--claim-timeout-ms":
           o.claimTimeoutMs = number(flag, v, 100, 600_000);

@@ -99,10 +99,11 @@ final class SwitchMetricsPage implements Closeable {
         rsp = answer(HttpResponseStatus.NOT_FOUND, "text/plain", "/prom or /jmx\n");
       } else if (!req.method().equals(HttpMethod.GET)) {
         rsp = answer(HttpResponseStatus.METHOD_NOT_ALLOWED, "text/plain", "GET only\n");
-      } else if (path.equals("/prom")) {
-        rsp = answer(HttpResponseStatus.OK, "text/plain; version=0.0.4", prometheus());
       } else {
-        rsp = answer(HttpResponseStatus.OK, "application/json", json());
+        String[] page = rendered();
+        rsp = path.equals("/prom")
+            ? answer(HttpResponseStatus.OK, "text/plain; version=0.0.4", page[0])
+            : answer(HttpResponseStatus.OK, "application/json", page[1]);
       }
       ctx.writeAndFlush(rsp).addListener(ChannelFutureListener.CLOSE);
     }
@@ -121,6 +122,26 @@ final class SwitchMetricsPage implements Closeable {
         .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
     return r;
   }
+
+  /**
+   * Both forms of the page, rendered at most once every {@value #RENDER_EVERY_MS} ms: the
+   * page runs on the switch's event loops, so requests back to back must not each read every
+   * counter (some take the switch's lock).
+   */
+  private String[] rendered() {
+    long now = System.nanoTime();
+    String[] page = cache;
+    if (page == null || now - cachedAt > TimeUnit.MILLISECONDS.toNanos(RENDER_EVERY_MS)) {
+      page = new String[] {prometheus(), json()};
+      cache = page;
+      cachedAt = now;
+    }
+    return page;
+  }
+
+  static final int RENDER_EVERY_MS = 1_000;
+  private volatile String[] cache;
+  private volatile long cachedAt;
 
   /** (name without "get", value) for every counter of the MXBean, in name order. */
   private List<Object[]> counters() {
