@@ -14,7 +14,8 @@ import io.netec.hdfs.route.ReadCost;
  * {@value ReadCost#MIN_TRUSTED} measurements; before, {@value #UNMEASURED_ROUTE_LATENCY_MS} ms
  * plus the rows at the client's link rate), and at least {@value #PRIOR_ROUTE_LATENCY_MS} ms
  * plus the rows at the client's link rate, plus Hadoop's cost of the healthy part. Hadoop's
- * estimate errs low where its measurements give no fit ({@link ReadCost#estimateMillisLow}). Ties and the unknown go to Hadoop's stream:
+ * estimate errs low where its measurements give no fit ({@link ReadCost#estimateMillisLow}).
+ * Ties and the unknown go to Hadoop's stream:
  * it is the floor the plugin must never fall below.
  */
 final class ReadChooser {

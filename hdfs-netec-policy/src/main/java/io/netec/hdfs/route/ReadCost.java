@@ -78,10 +78,7 @@ public final class ReadCost {
    */
   public synchronized double estimateMillis(long b) {
     double fit = fitMillis(b);
-    if (fit != NO_FIT) {
-      return fit;
-    }
-    return mean(millis) * Math.max(1.0, b / mean(bytes));
+    return fit != NO_FIT ? fit : meanScaledUp(b);
   }
 
   /**
@@ -93,10 +90,10 @@ public final class ReadCost {
    */
   public synchronized double estimateMillis(long b, double msPerByte) {
     double fit = fitMillis(b);
-    if (fit != NO_FIT || msPerByte <= 0) {
-      return fit != NO_FIT ? fit : estimateMillis(b);
+    if (fit != NO_FIT) {
+      return fit;
     }
-    return recentMillis(b, msPerByte, count);
+    return msPerByte > 0 ? fixedPlusRate(b, msPerByte, count) : meanScaledUp(b);
   }
 
   /**
@@ -127,12 +124,31 @@ public final class ReadCost {
     if (count < n || n < 1) {
       return -1;
     }
+    return fixedPlusRate(b, Math.max(0, msPerByte), n);
+  }
+
+  /**
+   * {@code b} bytes at {@code msPerByte} plus the median of what each of the last {@code n}
+   * held measurements leaves at that rate (its fixed cost), at least 0.
+   */
+  private double fixedPlusRate(long b, double msPerByte, int n) {
     double[] fixed = new double[n];
     for (int i = 0; i < n; i++) {
       int j = idx(count - n + i);
-      fixed[i] = millis[j] - bytes[j] * Math.max(0, msPerByte);
+      fixed[i] = millis[j] - bytes[j] * msPerByte;
     }
-    return Math.max(0, median(fixed, n)) + b * Math.max(0, msPerByte);
+    return Math.max(0, median(fixed, n)) + b * msPerByte;
+  }
+
+  /** The mean time scaled up with size but never down (held samples, at least one). */
+  private double meanScaledUp(long b) {
+    double tb = 0;
+    double tm = 0;
+    for (int i = 0; i < count; i++) {
+      tb += bytes[idx(i)];
+      tm += millis[idx(i)];
+    }
+    return tm / count * Math.max(1.0, b / (tb / count));
   }
 
   private static final double NO_FIT = -2;
@@ -166,34 +182,13 @@ public final class ReadCost {
     if (perByte <= 0) {
       return NO_FIT;
     }
-    double[] latency = new double[count];
-    for (int i = 0; i < count; i++) {
-      latency[i] = millis[idx(i)] - perByte * bytes[idx(i)];
-    }
-    return Math.max(0, median(latency, count)) + perByte * b;
+    return fixedPlusRate(b, perByte, count);
   }
 
   private static double median(double[] a, int n) {
     double[] s = java.util.Arrays.copyOf(a, n);
     java.util.Arrays.sort(s);
     return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-  }
-
-  /** The mean of the held samples of {@code a} (bytes or millis). */
-  private double mean(long[] a) {
-    double m = 0;
-    for (int i = 0; i < count; i++) {
-      m += a[idx(i)];
-    }
-    return m / count;
-  }
-
-  private double mean(double[] a) {
-    double m = 0;
-    for (int i = 0; i < count; i++) {
-      m += a[idx(i)];
-    }
-    return m / count;
   }
 
   /** Bytes per millisecond at large sizes (the fit's slope, or the mean rate), or -1. */

@@ -1,7 +1,6 @@
 package io.netec.hdfs.switchroute;
 
 import io.netty.channel.Channel;
-import io.netty.util.AttributeKey;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.HashMap;
@@ -13,14 +12,12 @@ import java.util.Map;
  * the others. A connection admitted is released when it closes.
  */
 final class ConnectionCaps {
-  private final AttributeKey<InetAddress> peerKey;
   private final int perPeer;
   private final int total;
   private final Map<InetAddress, Integer> byPeer = new HashMap<>();
   private int open;
 
-  ConnectionCaps(String name, int perPeer, int total) {
-    this.peerKey = AttributeKey.valueOf("netec.caps." + name + "." + System.identityHashCode(this));
+  ConnectionCaps(int perPeer, int total) {
     this.perPeer = perPeer;
     this.total = total;
   }
@@ -38,20 +35,12 @@ final class ConnectionCaps {
     }
     byPeer.put(peer, mine + 1);
     open++;
-    ch.attr(peerKey).set(peer);
-    ch.closeFuture().addListener(f -> release(ch));
+    ch.closeFuture().addListener(f -> release(peer)); // a channel closes once
     return null;
   }
 
-  private synchronized void release(Channel ch) {
-    InetAddress peer = ch.attr(peerKey).getAndSet(null);
-    if (peer != null) {
-      byPeer.computeIfPresent(peer, (p, n) -> n > 1 ? n - 1 : null);
-      open--;
-    }
-  }
-
-  synchronized int open() {
-    return open;
+  private synchronized void release(InetAddress peer) {
+    byPeer.computeIfPresent(peer, (p, n) -> n > 1 ? n - 1 : null);
+    open--;
   }
 }

@@ -127,7 +127,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
 
   public SoftwareSwitch(Options opts) throws IOException {
     this.opts = opts;
-    this.controlCaps = new ConnectionCaps("control", opts.maxControlPerPeer, opts.maxControl);
+    this.controlCaps = new ConnectionCaps(opts.maxControlPerPeer, opts.maxControl);
     this.agentNetworks = PeerNetworks.of(opts.agentNetworks, AGENT_NETWORKS, "--agent-networks");
     this.arrayUsed = new boolean[Math.min(256, opts.slotArrays)];
     this.group = Transport.group(opts.ioThreads, ioThreads);

@@ -51,7 +51,7 @@ final class SwitchMetricsPage implements Closeable {
   private final String beanName;
   private final Channel server;
   private final ConnectionCaps caps =
-      new ConnectionCaps("metrics", MAX_CONNECTIONS_PER_PEER, MAX_CONNECTIONS);
+      new ConnectionCaps(MAX_CONNECTIONS_PER_PEER, MAX_CONNECTIONS);
 
   SwitchMetricsPage(SoftwareSwitchMXBean bean, String beanName, EventLoopGroup group,
       String host, int port) throws IOException {
