@@ -141,12 +141,19 @@ def during_reconstruction(tb, code, link, clients, groups, seed):
         out = {"window_ms": round(last - first), "tasks": len(served),
                "served_by": o.served_by, "clients": {},
                "route_warnings": route_warnings(tb, mark)}
+        window = [(cl, t0, m, via) for cl, t0, m, via in answer["reads"]
+                  if t0 < last and t0 + m > first]
+        # each read in the window: client, ms after the first task's start, time, served by
+        out["reads"] = [[cl, round(t0 - first), m, via] for cl, t0, m, via in window]
         for c in clients:
-            ms = sorted(m for cl, t0, m in answer["reads"]
-                        if cl == c and t0 < last and t0 + m > first)
+            ms = sorted(m for cl, t0, m, via in window if cl == c)
+            vias = {}
+            for cl, t0, m, via in window:
+                if cl == c:
+                    vias[via] = vias.get(via, 0) + 1
             out["clients"][c] = {"reads": len(ms), "median": ms[len(ms) // 2] if ms else None,
                                  "p99": ms[min(len(ms) - 1, -(-99 * len(ms) // 100) - 1)]
-                                 if ms else None}
+                                 if ms else None, "via": vias}
         return out
     finally:
         tb.shape(None)

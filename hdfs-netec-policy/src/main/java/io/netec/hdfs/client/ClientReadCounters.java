@@ -11,6 +11,7 @@ public final class ClientReadCounters {
   static final LongAdder HADOOP_CHOSEN = new LongAdder();
   static final LongAdder ROUTES_CHOSEN = new LongAdder();
   static final LongAdder ROUTES_FAILED = new LongAdder();
+  static final LongAdder ROUTES_ABANDONED = new LongAdder();
   static final LongAdder SWITCH = new LongAdder();
   static final LongAdder SWITCH_BYTES_IN = new LongAdder();
   static final LongAdder INEC = new LongAdder();
@@ -54,6 +55,14 @@ public final class ClientReadCounters {
   /** Reads sent through the routes that failed there and were read through Hadoop's stream. */
   public static long routesFailed() {
     return ROUTES_FAILED.sum();
+  }
+
+  /**
+   * Reads sent through the routes that ran past their budget (Hadoop's stream's expected time,
+   * at least twice the route's) and were read through Hadoop's stream instead.
+   */
+  public static long routesAbandoned() {
+    return ROUTES_ABANDONED.sum();
   }
 
   /** Group ranges whose missing units were rebuilt by the switch. */

@@ -6,6 +6,11 @@ import io.netec.hdfs.route.ReadCost;
 import io.netec.hdfs.route.ReconstructionRouter;
 import java.io.IOException;
 import java.net.URI;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.Path;
@@ -35,6 +40,11 @@ public class NetecDistributedFileSystem extends DistributedFileSystem {
   private ReadChooser chooser;
   /** DataNodes this file system's streams found dead a moment ago. */
   private final DeadNodes deadNodes = new DeadNodes(org.apache.hadoop.util.Time::monotonicNow);
+  /**
+   * Threads of the routes' tasks for this file system's reads (a reader waits for its task
+   * only as long as its budget); idle ones end after a while.
+   */
+  private final ExecutorService routedReads = routedReadPool();
   private volatile boolean warnedEncrypted;
   /** Why the plugin's stream cannot run in this JVM (then Hadoop's serves every read). */
   private volatile String streamUnusable;
@@ -76,6 +86,27 @@ public class NetecDistributedFileSystem extends DistributedFileSystem {
     return why == null;
   }
 
+  private static ExecutorService routedReadPool() {
+    AtomicInteger n = new AtomicInteger();
+    ThreadPoolExecutor pool = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
+        new SynchronousQueue<>(), r -> {
+          Thread t = new Thread(r, "netec-routed-read-" + n.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
+    return pool;
+  }
+
+  /**
+   * Closes Hadoop's file system; the routes' tasks still running (reads abandoned to Hadoop's
+   * stream, ending at their next write or their own timeout) end on their own.
+   */
+  @Override
+  public void close() throws IOException {
+    routedReads.shutdown();
+    super.close();
+  }
+
   /** This file system's router: its route order and counters (RouteMetrics). */
   public ReconstructionRouter router() {
     return router;
@@ -98,7 +129,7 @@ public class NetecDistributedFileSystem extends DistributedFileSystem {
           || blocks.getFileEncryptionInfo() != null || !cleartextAllowed()) {
         return hadoop;
       }
-      ours = new NetecStripedInputStream(opened, router, chooser, deadNodes);
+      ours = new NetecStripedInputStream(opened, router, chooser, deadNodes, routedReads);
       FSDataInputStream wrapped = getClient().createWrappedInputStream(ours);
       ours = null;
       IOUtils.closeStream(hadoop); // it has read nothing yet

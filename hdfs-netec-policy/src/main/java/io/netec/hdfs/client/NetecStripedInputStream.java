@@ -14,6 +14,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.hadoop.hdfs.DFSStripedInputStream;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.NetecStripedStreamAccess;
@@ -35,7 +41,9 @@ import org.slf4j.LoggerFactory;
  * <p>A routed read rebuilds the lost units' range of each block group it touches through the
  * router (switch, INEC, any route; each attempt proven against the survivors) and reads the
  * healthy units' bytes through Hadoop's stream. Anything a route throws, and a router that
- * rebuilds nothing, sends the read to Hadoop's stream; a stalled route gives up after
+ * rebuilds nothing, sends the read to Hadoop's stream; so does a route that runs past the
+ * read's budget (Hadoop's stream's expected time, at least twice the route's: {@link
+ * ReadChooser.Choice#budgetMillis}); a stalled route gives up after
  * {@code dfs.client.socket-timeout}, as Hadoop's reads do.
  */
 final class NetecStripedInputStream extends NetecStripedStreamAccess {
@@ -49,11 +57,14 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
   private final ReconstructionRouter router;
   private final ReadChooser chooser;
   private final DeadNodes deadNodes;
+  /** Runs the routes' tasks, so that a read can leave one that overruns its budget. */
+  private final ExecutorService routedReads;
   private final int socketTimeoutMs;
 
   /** A stream like Hadoop's {@code opened} (which the caller closes) of a NETEC file. */
   NetecStripedInputStream(DFSStripedInputStream opened, ReconstructionRouter router,
-      ReadChooser chooser, DeadNodes deadNodes) throws IOException {
+      ReadChooser chooser, DeadNodes deadNodes, ExecutorService routedReads)
+      throws IOException {
     super(opened);
     LocatedBlocks blocks = locatedBlocksOf(opened);
     this.src = getSrc();
@@ -61,6 +72,7 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
     this.router = router;
     this.chooser = chooser;
     this.deadNodes = deadNodes;
+    this.routedReads = routedReads;
     this.socketTimeoutMs = client().getConf().getSocketTimeout();
   }
 
@@ -120,6 +132,9 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
       }
       Plan routed = refreshed ? plan(position, length) : plan;
       routed.throughRoutes = true;
+      routed.route = route;
+      routed.budgetMillis = c.budgetMillis;
+      routed.hadoopMillis = c.hadoopMillis;
       return routed;
     } catch (InterruptedIOException e) {
       throw e;
@@ -182,6 +197,12 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
     final int length;
     /** The cost model gave this read to the routes. */
     boolean throughRoutes;
+    /** The route the cost model judged (the first usable). */
+    String route;
+    /** How long the routes may take before the read leaves them (0: no limit of its own). */
+    double budgetMillis;
+    /** Hadoop's stream's expected time for the whole read. */
+    double hadoopMillis;
     final List<Part> parts = new ArrayList<>();
     final List<Part> lost = new ArrayList<>();
     long hadoopBytes;
@@ -347,6 +368,7 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
    */
   private boolean readThroughRoutes(Plan plan, byte[] buffer, int offset) throws IOException {
     long start = plan.parts.get(0).filePos;
+    long readStart = System.nanoTime();
     for (int q = 0; q < plan.requests.size(); q++) {
       RepairRequest req = plan.requests.get(q);
       byte[][] rows = new byte[req.erased().length][];
@@ -354,17 +376,10 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
         rows[r] = new byte[(int) req.rowLength(r)];
       }
       long t0 = System.nanoTime();
-      ReconstructionRouter.Outcome o;
-      try {
-        o = router.repair(req, new RowSink(req, rows));
-      } catch (Exception | LinkageError | AssertionError e) { // a route's bug included
-        if (e instanceof InterruptedIOException || Thread.currentThread().isInterrupted()) {
-          throw e instanceof InterruptedIOException ? (InterruptedIOException) e
-              : new InterruptedIOException("interrupted reading " + src);
-        }
-        o = null;
-        LOG.warn("{}: {} failed through the routes: {}", src, req,
-            LogLimiter.oneLine(e.toString()));
+      RowSink sink = new RowSink(req, rows);
+      ReconstructionRouter.Outcome o = repairWithin(plan, req, sink, readStart);
+      if (o == null && sink.abandoned()) {
+        return false; // past its budget: Hadoop's stream reads it all
       }
       if (o == null || o.route == null) {
         ClientReadCounters.ROUTES_FAILED.increment();
@@ -406,6 +421,77 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
     return true;
   }
 
+  /**
+   * The router's repair of {@code req} into {@code sink} on the routed-read pool, waited for
+   * until the plan's budget (from {@code readStart}) runs out: then the sink is abandoned (the
+   * router stops; its last attempt fails on its next write or its own timeout), the time spent
+   * is counted against the judged route, and null returned with the sink abandoned. Null too
+   * when the router throws (a route's bug).
+   */
+  private ReconstructionRouter.Outcome repairWithin(Plan plan, RepairRequest req, RowSink sink,
+      long readStart) throws IOException {
+    Future<ReconstructionRouter.Outcome> task;
+    try {
+      task = routedReads.submit(() -> router.repair(req, sink));
+    } catch (RejectedExecutionException e) { // the file system is closing
+      throw new IOException(src + ": the file system is closed", e);
+    }
+    try {
+      if (plan.budgetMillis <= 0) {
+        return task.get();
+      }
+      long deadline = readStart + (long) (plan.budgetMillis * 1e6);
+      while (true) {
+        try {
+          return task.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+          // Past the budget: wait on only while the bytes come fast enough that the rest
+          // arrives before Hadoop's stream, started now, would have read it all.
+          double elapsed = System.nanoTime() - readStart;
+          double f = sink.delivered();
+          double rest = f > 0 ? elapsed * (1 - f) / f : Double.MAX_VALUE;
+          if (rest < plan.hadoopMillis * 1e6) {
+            deadline = System.nanoTime() + (long) Math.max(rest * 1.25, 5e6);
+            continue;
+          }
+        }
+        break;
+      }
+      sink.abandon();
+      if (task.isDone()) { // it ended as the budget ran out: what it rebuilt is good
+        return outcomeOf(task);
+      }
+      double ms = (System.nanoTime() - readStart) / 1e6;
+      router.metrics().cost(plan.route).add(plan.routedBytes(), ms); // at least this slow
+      ClientReadCounters.ROUTES_ABANDONED.increment();
+      LOG.warn("{}: {} through route {} abandoned after {} ms, {}% delivered (budget {} ms: "
+          + "Hadoop's stream's expected time, at least twice the route's); read through "
+          + "Hadoop's stream", src, req, plan.route, Math.round(ms),
+          Math.round(100 * sink.delivered()), Math.round(plan.budgetMillis));
+      return null;
+    } catch (InterruptedException e) {
+      sink.abandon();
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException("interrupted reading " + src);
+    } catch (ExecutionException e) { // a route's Error the router let through
+      LOG.warn("{}: {} failed through the routes: {}", src, req,
+          LogLimiter.oneLine(String.valueOf(e.getCause())));
+      return null;
+    }
+  }
+
+  /** A finished task's outcome; null if it threw (a route's bug). */
+  private ReconstructionRouter.Outcome outcomeOf(Future<ReconstructionRouter.Outcome> task) {
+    try {
+      return task.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return null;
+    } catch (ExecutionException e) {
+      return null;
+    }
+  }
+
   private void readFullyThroughHadoop(long position, byte[] buffer, int offset, int length)
       throws IOException {
     int done = 0;
@@ -427,11 +513,27 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
     private final byte[][] rows;
     private final int[] filled;
     private RowDigests digests;
+    /** Set by the reader's thread when it leaves the routes; the route's thread writes. */
+    private volatile boolean abandoned;
+    private final long total;
+    /** Bytes written so far (the reader's thread watches the route's progress). */
+    private final java.util.concurrent.atomic.AtomicLong written =
+        new java.util.concurrent.atomic.AtomicLong();
 
     RowSink(RepairRequest req, byte[][] rows) {
       this.req = req;
       this.rows = rows;
       this.filled = new int[rows.length];
+      long t = 0;
+      for (byte[] r : rows) {
+        t += r.length;
+      }
+      this.total = t;
+    }
+
+    /** The fraction of the rows' bytes the current attempt has written. */
+    double delivered() {
+      return total == 0 ? 1 : (double) written.get() / total;
     }
 
     @Override
@@ -439,8 +541,21 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
       this.digests = d;
     }
 
+    /** The reader reads through Hadoop's stream: no byte more is taken. */
+    void abandon() {
+      abandoned = true;
+    }
+
+    @Override
+    public boolean abandoned() {
+      return abandoned;
+    }
+
     @Override
     public void write(int row, ByteBuffer data) throws IOException {
+      if (abandoned) {
+        throw new IOException("the reader of " + src + " left for Hadoop's stream");
+      }
       if (data.remaining() > rows[row].length - filled[row]) {
         throw new IOException("route delivered more than unit " + req.erased()[row] + "'s "
             + rows[row].length + " bytes");
@@ -448,6 +563,7 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
       int n = data.remaining();
       data.get(rows[row], filled[row], n);
       filled[row] += n;
+      written.addAndGet(n);
     }
 
     @Override
@@ -475,6 +591,7 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
 
     @Override
     public void drop(int row) {
+      written.addAndGet(-filled[row]);
       filled[row] = 0;
     }
   }

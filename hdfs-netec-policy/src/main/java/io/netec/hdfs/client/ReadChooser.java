@@ -16,7 +16,9 @@ import io.netec.hdfs.route.ReadCost;
  * plus the rows at the client's link rate, plus Hadoop's cost of the healthy part. Hadoop's
  * estimate errs low where its measurements give no fit ({@link ReadCost#estimateMillisLow}).
  * Ties and the unknown go to Hadoop's stream:
- * it is the floor the plugin must never fall below.
+ * it is the floor the plugin must never fall below. A read given to the routes has a budget
+ * ({@link Choice#budgetMillis}): a route slower than that (a reconstruction loading it) is
+ * abandoned, the read served by Hadoop's stream, and the time it ran counted against it.
  */
 final class ReadChooser {
   /** A route's least fixed cost once measured: set-up, proof. */
@@ -45,14 +47,31 @@ final class ReadChooser {
     }
   }
 
-  /** A choice and why. */
+  /** A choice, why, and how long the routes may take before the read leaves them. */
   static final class Choice {
     final boolean routes;
     final String reason;
+    /**
+     * Milliseconds the routes may take to rebuild the read's lost ranges before the read is
+     * abandoned to Hadoop's stream (0: no budget, the routes' own timeouts alone): Hadoop's
+     * stream's expected time for the whole read, and at least twice the route's estimate (a
+     * route a little slower than its measurements is not left for nothing). Past it, the read
+     * waits on only while the route's bytes come fast enough to beat Hadoop's stream started
+     * then.
+     */
+    final double budgetMillis;
+    /** Hadoop's stream's expected time for the whole read (0 when not estimated). */
+    final double hadoopMillis;
 
     Choice(boolean routes, String reason) {
+      this(routes, reason, 0, 0);
+    }
+
+    Choice(boolean routes, String reason, double budgetMillis, double hadoopMillis) {
       this.routes = routes;
       this.reason = reason;
+      this.budgetMillis = budgetMillis;
+      this.hadoopMillis = hadoopMillis;
     }
   }
 
@@ -117,7 +136,7 @@ final class ReadChooser {
     String why = String.format("%s %.1f ms for %d bytes against Hadoop's stream %.1f ms for "
         + "%d bytes", route, viaRoute, read.routedBytes + read.healthyBytes, viaHadoop,
         read.hadoopBytes);
-    return new Choice(viaRoute < viaHadoop, why);
+    return new Choice(viaRoute < viaHadoop, why, Math.max(viaHadoop, 2 * rebuilt), viaHadoop);
   }
 
   /** Hadoop's stream's time for {@code bytes}: measured, or at the configured link rate. */

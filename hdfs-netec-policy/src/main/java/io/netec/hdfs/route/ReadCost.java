@@ -21,6 +21,8 @@ public final class ReadCost {
   public static final int MIN_TRUSTED = 3;
   /** Measurements older than this are forgotten: a route not used for long is measured anew. */
   static final long MAX_AGE_MS = 600_000;
+  /** Measurements are recent while the newest is younger than this ({@link #recentMillis}). */
+  static final long RECENT_MS = 30_000;
   private final long[] bytes = new long[SAMPLES];
   private final double[] millis = new double[SAMPLES];
   private final long[] at = new long[SAMPLES];
@@ -117,11 +119,13 @@ public final class ReadCost {
    * {@code b} bytes at {@code msPerByte} plus the median fixed cost of the last {@code n}
    * measurements only (-1 with fewer): what the way of reading costs now, where the fit over
    * all {@value #SAMPLES} would follow a change (a reconstruction starting to load a route)
-   * only after half of them.
+   * only after half of them. -1 too when the newest measurement is older than {@value
+   * #RECENT_MS} ms: a way left for being slow is then judged by its fit again, and so tried
+   * again now and then (a reconstruction that loaded it ends).
    */
   public synchronized double recentMillis(long b, double msPerByte, int n) {
     forgetOld();
-    if (count < n || n < 1) {
+    if (count < n || n < 1 || clockMs.getAsLong() - at[idx(count - 1)] > RECENT_MS) {
       return -1;
     }
     return fixedPlusRate(b, Math.max(0, msPerByte), n);

@@ -165,7 +165,7 @@ public final class ReconstructionRouter {
    * however much faster it is (a route's measurements expire after ten minutes, so a route
    * long unused is measured anew the same way).
    */
-  static final int EXPLORE_EVERY = 8;
+  static final int EXPLORE_EVERY = 4;
   /** Tasks run (their order chosen); the client's choice peeks at the next one's order. */
   private final java.util.concurrent.atomic.AtomicLong tasksOrdered =
       new java.util.concurrent.atomic.AtomicLong();
@@ -335,7 +335,7 @@ public final class ReconstructionRouter {
             why, routeNames());
       }
       for (ReconstructionRoute route : order) {
-        if (open().length == 0) {
+        if (open().length == 0 || sink.abandoned()) {
           break;
         }
         String name = route.name();
@@ -352,6 +352,12 @@ public final class ReconstructionRouter {
       String last = null;
       for (String r : keptBy) {
         last = r != null ? r : last;
+      }
+      if (left.length > 0 && sink.abandoned()) {
+        metrics.outcome(req, null, bytes, 0, taskStart, others);
+        LOG.info("{} abandoned by its caller after {} ms (read another way): {}", req,
+            System.currentTimeMillis() - taskStart, others);
+        return new Outcome(null, bytes, -1, others, Arrays.asList(keptBy), verifyFailures);
       }
       if (left.length > 0) {
         metrics.outcome(req, null, bytes, 0, taskStart, others);
@@ -396,7 +402,7 @@ public final class ReconstructionRouter {
       int attempts = isNative ? 1 : 1 + retries;
       Set<Integer> faulty = new LinkedHashSet<>();
       String failure = null;
-      for (int attempt = 1; attempt <= attempts && open().length > 0; ) {
+      for (int attempt = 1; attempt <= attempts && open().length > 0 && !sink.abandoned(); ) {
         int[] rows = open();
         RepairRequest sub = req.withRows(rows).without(faulty);
         if (!isNative) { // the caller's own limit (a client's socket timeout) or a spare's
@@ -472,6 +478,10 @@ public final class ReconstructionRouter {
         } catch (Exception | LinkageError e) {
           view.dropAll();
           long ms = (System.nanoTime() - start) / 1_000_000;
+          if (sink.abandoned()) { // the caller cut it short: neither route nor survivor blamed
+            passed.add(name + " abandoned by the caller after " + ms + " ms");
+            return;
+          }
           SurvivorFault fault = survivorFault(e, proof, sub, stalled(e));
           if (fault != null) {
             metrics.survivorFault(name);

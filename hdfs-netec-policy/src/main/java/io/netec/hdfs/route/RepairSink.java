@@ -43,4 +43,13 @@ public interface RepairSink {
 
   /** Drops what the attempt wrote to row r; the row is ready for the next attempt. */
   void drop(int row);
+
+  /**
+   * Whether the caller no longer wants the rows (a client that ran out of patience and reads
+   * them through Hadoop's stream): the router then starts no further attempt or route, and
+   * blames no route for the attempt it cuts short. A sink that returns true refuses writes.
+   */
+  default boolean abandoned() {
+    return false;
+  }
 }

@@ -52,7 +52,7 @@ import org.apache.hadoop.util.GenericOptionsParser;
  *                                        whole-cell preads inside data unit LOST of group
  *                                        GROUP through each client in turn, until STOP_FILE
  *                                        exists or MAX_MS passed (a reconstruction runs
- *                                        meanwhile); each read's client, start and time
+ *                                        meanwhile); each read's client, start, time and route
  * </pre>
  * The file system is the configured one: with {@code fs.hdfs.impl} set to
  * NetecDistributedFileSystem, reads of missing units go through the NetEC routes.

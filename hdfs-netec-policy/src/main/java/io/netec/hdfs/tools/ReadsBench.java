@@ -84,7 +84,7 @@ final class ReadsBench {
    * of {@code clients} in turn (one stream each), until the file {@code stop} exists or
    * {@code maxMs} has passed: the reads a reconstruction window overlaps (the caller kills the
    * unit's holder and classifies each read by its start and end). Each read: its client, start
-   * (epoch ms) and time.
+   * (epoch ms), time and how the plugin served it (hadoop, switch, inec, failed, abandoned).
    */
   static String during(Configuration base, Path path, long size, long seed, int group,
       int lost, java.io.File stop, long maxMs, String[] clients) throws IOException {
@@ -106,10 +106,12 @@ final class ReadsBench {
       while (!stop.exists() && System.currentTimeMillis() < end) {
         for (int c = 0; c < clients.length; c++) {
           long at = System.currentTimeMillis();
+          long[] before = servedCounts();
           long t0 = System.nanoTime();
           ok &= cell.readOnce(streams.get(c), rnd) < 0;
-          reads.add(String.format(Locale.ROOT, "[\"%s\",%d,%.1f]", clients[c], at,
-              (System.nanoTime() - t0) / 1e6));
+          double ms = (System.nanoTime() - t0) / 1e6;
+          reads.add(String.format(Locale.ROOT, "[\"%s\",%d,%.1f,\"%s\"]", clients[c], at,
+              ms, clients[c].equals("hadoop") ? "hadoop" : via(before, servedCounts())));
         }
       }
     } finally {
@@ -121,6 +123,27 @@ final class ReadsBench {
       }
     }
     return "{\"ok\":" + ok + ",\"reads\":[" + String.join(",", reads) + "]}";
+  }
+
+  /** The plugin client's counters (one JVM, reads one at a time): chosen, failed, served. */
+  private static long[] servedCounts() {
+    return new long[] {ClientReadCounters.routesChosen(), ClientReadCounters.routesFailed(),
+        ClientReadCounters.switchRanges(), ClientReadCounters.inecRanges(),
+        ClientReadCounters.routesAbandoned()};
+  }
+
+  /** How the plugin's client served one read, from its counters before and after. */
+  private static String via(long[] before, long[] after) {
+    if (after[0] == before[0]) {
+      return "hadoop";
+    }
+    if (after[4] > before[4]) {
+      return "abandoned";
+    }
+    if (after[1] > before[1]) {
+      return "failed";
+    }
+    return after[2] > before[2] ? "switch" : after[3] > before[3] ? "inec" : "other";
   }
 
   /** The configuration of one client: Hadoop's, the plugin by cost, or forced to a route. */

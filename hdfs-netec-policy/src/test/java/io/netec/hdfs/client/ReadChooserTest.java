@@ -1,5 +1,6 @@
 package io.netec.hdfs.client;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -49,7 +50,17 @@ class ReadChooserTest {
     for (long len : new long[] {64 << 10, 1 << 20, 4 << 20}) {
       ReadChooser.Choice c = ch.choose(insideLostUnit(len), "switch", routeWarmAt(25));
       assertTrue(c.routes, len + ": " + c.reason);
+      // the route may run until Hadoop's stream would have been done, and twice its own time
+      double route = 25 + len / SLOW;
+      double hadoop = 2 + K * len / SLOW;
+      assertEquals(Math.max(hadoop, 2 * route), c.budgetMillis, 1, c.reason);
     }
+  }
+
+  @Test
+  void aReadForcedThroughTheRoutesHasNoBudget() {
+    ReadChooser ch = new ReadChooser("routes", 0, hadoopOn(SLOW));
+    assertEquals(0.0, ch.choose(insideLostUnit(1 << 20), "switch", routeWarmAt(25)).budgetMillis);
   }
 
   @Test

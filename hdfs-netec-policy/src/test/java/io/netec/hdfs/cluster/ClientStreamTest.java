@@ -356,6 +356,37 @@ class ClientStreamTest {
   }
 
   @Test
+  void aRouteOverItsBudgetIsLeftForHadoopsStreamAndCountedSlow() throws Exception {
+    ScriptedRoute.mode = ScriptedRoute.Mode.STALL; // as a route a reconstruction loads
+    Configuration slow = new Configuration(c.fs().getConf());
+    slow.set(NetecConfigKeys.CLIENT_READS, "cost");
+    slow.setInt(NetecConfigKeys.CLIENT_LINK_MBPS, 10); // budget: Hadoop's 768 KiB, 629 ms
+    slow.setInt("dfs.client.socket-timeout", 30_000);
+    try (NetecDistributedFileSystem fs = new NetecDistributedFileSystem()) {
+      fs.initialize(c.fs().getUri(), slow);
+      long abandoned = ClientReadCounters.routesAbandoned();
+      long failed = ClientReadCounters.routesFailed();
+      long routes = ClientReadCounters.routesChosen();
+      byte[] b = new byte[CELL / 4];
+      long at = (long) lostUnit * CELL + 100;
+      long t0 = System.nanoTime();
+      try (FSDataInputStream in = fs.open(new Path(lostPath))) {
+        in.readFully(at, b);
+      }
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      assertArrayEquals(Arrays.copyOfRange(lostData, (int) at, (int) at + b.length), b);
+      assertEquals(routes + 1, ClientReadCounters.routesChosen(), "the route was chosen");
+      assertEquals(abandoned + 1, ClientReadCounters.routesAbandoned());
+      assertEquals(failed, ClientReadCounters.routesFailed(), "left, not failed");
+      assertTrue(ms < 15_000, "read took " + ms + " ms: the route's 30 s stall waited out");
+      io.netec.hdfs.route.ReadCost cost = fs.router().metrics().cost("scripted");
+      assertEquals(1, cost.samples(), "the time it ran is counted against the route");
+      assertTrue(cost.estimateMillis(b.length) >= 600, "at least its budget: "
+          + cost.estimateMillis(b.length));
+    }
+  }
+
+  @Test
   void theCostModelChoosesPerRead() throws Exception {
     Configuration slow = new Configuration(c.fs().getConf());
     slow.set(NetecConfigKeys.CLIENT_READS, "cost");

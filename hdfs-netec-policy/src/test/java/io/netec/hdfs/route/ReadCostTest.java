@@ -72,6 +72,24 @@ class ReadCostTest {
   }
 
   @Test
+  void aWayNotUsedLatelyHasNoRecentCost() {
+    long[] now = {0};
+    ReadCost c = new ReadCost(() -> now[0]);
+    for (int i = 0; i < 10; i++) {
+      c.add(1_000, 11);
+    }
+    c.add(1_000, 501);
+    c.add(1_000, 401);
+    now[0] += ReadCost.RECENT_MS;
+    assertEquals(400 + 5, c.recentMillis(5_000, 0.001, 3), 1e-9, "still recent");
+    now[0] += 1;
+    assertEquals(-1, c.recentMillis(5_000, 0.001, 3), "judged by the fit again: tried again");
+    assertEquals(10 + 5, c.estimateMillis(5_000, 0.001), 1e-9, "two slow of twelve");
+    c.add(1_000, 451);
+    assertEquals(450 + 5, c.recentMillis(5_000, 0.001, 3), 1e-9, "slow again: left again");
+  }
+
+  @Test
   void oneSizeScalesUpNeverDown() {
     ReadCost c = new ReadCost();
     c.add(1_000_000, 100);

@@ -93,6 +93,9 @@ class ReconstructionRouterTest {
     final byte[][] row;
     final int[] filled;
     boolean nativeFails;
+    /** The caller leaves at the route's first write (a client past its budget). */
+    boolean abandonOnWrite;
+    volatile boolean abandoned;
     RowDigests digests;
 
     MemorySink(int... erased) {
@@ -107,7 +110,16 @@ class ReconstructionRouterTest {
     }
 
     @Override
+    public boolean abandoned() {
+      return abandoned;
+    }
+
+    @Override
     public void write(int r, ByteBuffer data) throws IOException {
+      if (abandonOnWrite) {
+        abandoned = true;
+        throw new IOException("the reader left");
+      }
       if (filled[r] + data.remaining() > UNIT) {
         throw new IOException("too many bytes");
       }
@@ -276,6 +288,22 @@ class ReconstructionRouterTest {
     assertArrayEquals(units[4], sink.row[0], "no byte of the failed attempt is left");
     assertEquals(2, metrics.get("a", "Failed"));
     assertEquals(1, metrics.get("native", "Served"));
+  }
+
+  @Test
+  void anAbandonedTaskEndsWithoutBlameOrAnotherRoute() {
+    RouteMetrics metrics = new RouteMetrics();
+    MemorySink sink = new MemorySink();
+    sink.abandonOnWrite = true;
+    ReconstructionRouter r = router(1, 60_000, metrics, route("a", "ok"), route("b", "ok"));
+    ReconstructionRouter.Outcome o = r.repair(request(), sink);
+    assertNull(o.route);
+    assertEquals(List.of("a:ok", "drop"), calls, "no retry, no other route, not native");
+    assertEquals(0, metrics.get("a", "Failed"));
+    assertTrue(o.others.startsWith("a abandoned by the caller after "), o.others);
+    calls.clear();
+    assertEquals("a", r.repair(request(), new MemorySink()).route, "a not backed off");
+    assertEquals(List.of("a:ok", "keep"), calls);
   }
 
   @Test
