@@ -1,4 +1,4 @@
-"""bin/netec-testbed: up | status | down | demo.
+"""bin/netec-testbed: up | status | down | demo | exec | hdfs.
 
   up      builds the plugin, starts the hosts and daemons, adds and enables the NETEC policies
   status  hosts, addresses, daemons (running or dead), logs, link shaping
@@ -9,6 +9,12 @@
           DataNode holding most of their blocks killed with kill -9, every lost block rebuilt
           and compared byte for byte with the dead DataNode's copy; prints a table; down.
           Exit status 0 only if every byte matched and each route served its tasks.
+  exec [--prefix P] HOST -- CMD [ARGS...]
+          runs CMD in HOST's namespace (nn, sw, cl, dn01, ...) with that host's Hadoop
+          configuration (HADOOP_CONF_DIR) and `hdfs` on PATH; exits with CMD's status
+  hdfs [--prefix P] SUBCOMMAND [ARGS...]
+          `hdfs` on the client host: dfs, ec, fsck, debug, dfsadmin, getconf, version, as
+          Hadoop's own command runs them (the client's fs.hdfs.impl is the plugin's client)
 """
 
 import argparse
@@ -54,7 +60,33 @@ def _interrupted(signum, frame):
     raise KeyboardInterrupt()
 
 
+def operator_command(argv):
+    """exec and hdfs: ARGV from the command word on. Returns the command's exit status."""
+    what, rest = argv[0], list(argv[1:])
+    prefix = "ntb"
+    if rest[:1] == ["--prefix"] and len(rest) > 1:
+        prefix, rest = rest[1], rest[2:]
+    if what == "hdfs":
+        host, cmd = "cl", ["hdfs"] + rest
+    else:
+        if len(rest) < 3 or rest[1] != "--":
+            raise TestbedError("usage: netec-testbed exec [--prefix P] HOST -- CMD [ARGS...]")
+        host, cmd = rest[0], rest[2:]
+    tb, found = Testbed.attach(prefix)
+    if not found:
+        raise TestbedError("no testbed with prefix %s is up: `bin/netec-testbed up%s` first"
+                           % (prefix, "" if prefix == "ntb" else " --prefix " + prefix))
+    return tb.exec_command(host, cmd).returncode
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] in (["exec"], ["hdfs"]):
+        try:
+            return operator_command(argv)
+        except TestbedError as e:
+            print("netec-testbed: %s" % e, file=sys.stderr)
+            return 2
     a = parser().parse_args(argv)
     # A kill (SIGTERM) ends in the same clean-up as Ctrl-C.
     signal.signal(signal.SIGTERM, _interrupted)

@@ -514,6 +514,41 @@ class Testbed(Cluster):
                 raise
             return None
 
+    def exec_command(self, host, argv, **run):
+        """ARGV run in HOST's namespace as an operator would run it on that host: its Hadoop
+        configuration in HADOOP_CONF_DIR, and `hdfs` (dfs, ec, fsck, debug, dfsadmin,
+        getconf, version) on PATH over the testbed's classpath. Returns the CompletedProcess
+        (RUN: subprocess.run's keywords)."""
+        if host not in self.hosts():
+            raise TestbedError("no host %s in testbed %s (hosts: nn, sw, cl, dn01..dn%02d)"
+                               % (host, self.cfg.prefix, self.cfg.datanodes))
+        if not argv:
+            raise TestbedError("exec %s: no command given" % host)
+        if not self.classpath:
+            raise TestbedError("testbed %s is not up: `bin/netec-testbed up%s` first" % (
+                self.cfg.prefix, "" if self.cfg.prefix == "ntb"
+                else " --prefix " + self.cfg.prefix))
+        bindir = os.path.join(self.run_dir, "bin")
+        os.makedirs(bindir, exist_ok=True)
+        for name, text, mode in (("hdfs", hadoop.hdfs_script(), 0o755),
+                                 ("log4j.properties", hadoop.CLI_LOG4J, 0o644)):
+            path = os.path.join(bindir, name)
+            with open(path + ".tmp", "w") as f:
+                f.write(text)
+            os.chmod(path + ".tmp", mode)
+            os.replace(path + ".tmp", path)
+        tmp = os.path.join(self.run_dir, host, "tmp")
+        os.makedirs(tmp, exist_ok=True)
+        env = dict(os.environ, HADOOP_CONF_DIR=os.path.join(self.run_dir, host, "conf"),
+                   NETEC_TESTBED_CLASSPATH=self.classpath, NETEC_TESTBED_BIN=bindir,
+                   NETEC_TESTBED_TMP=tmp, NETEC_TESTBED_HOST=host,
+                   PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
+        try:
+            return subprocess.run(["ip", "netns", "exec", self.fabric.ns(host)] + list(argv),
+                                  env=env, **run)
+        except FileNotFoundError as e:
+            raise TestbedError("exec %s: %s" % (host, e))
+
     def probe_async(self, *args, conf=()):
         """NetecProbe started on the client host; .communicate() gives its JSON line."""
         d = os.path.join(self.run_dir, "cl")

@@ -23,6 +23,18 @@ PROBE = "io.netec.hdfs.tools.NetecProbe"
 ECADMIN = "org.apache.hadoop.hdfs.tools.ECAdmin"
 FSSHELL = "org.apache.hadoop.fs.FsShell"
 
+# `hdfs SUBCOMMAND` -> its main class, as Hadoop's bin/hdfs maps them (the testbed has
+# Hadoop's jars from Maven, not a distribution with its scripts).
+HDFS_SUBCOMMANDS = {
+    "dfs": FSSHELL,
+    "ec": ECADMIN,
+    "fsck": "org.apache.hadoop.hdfs.tools.DFSck",
+    "debug": "org.apache.hadoop.hdfs.tools.DebugAdmin",
+    "dfsadmin": "org.apache.hadoop.hdfs.tools.DFSAdmin",
+    "getconf": "org.apache.hadoop.hdfs.tools.GetConf",
+    "version": "org.apache.hadoop.util.VersionInfo",
+}
+
 SWITCH_CONTROL_PORT = 50310
 SWITCH_DATA_PORT = 50311
 SWITCH_METRICS_PORT = 50312
@@ -91,6 +103,34 @@ def write_conf(conf_dir, core, hdfs):
     write_site(os.path.join(conf_dir, "hdfs-site.xml"), h)
     with open(os.path.join(conf_dir, "log4j.properties"), "w") as f:
         f.write(LOG4J)
+
+
+def hdfs_script():
+    """A POSIX sh `hdfs` command: Hadoop's subcommands over $NETEC_TESTBED_CLASSPATH with the
+    configuration in $HADOOP_CONF_DIR, logging WARN and up to stderr as Hadoop's does."""
+    cases = "\n".join("  %s) main=%s ;;" % kv for kv in sorted(HDFS_SUBCOMMANDS.items()))
+    return """#!/bin/sh
+# hdfs SUBCOMMAND [ARGS...] on a testbed host (written by bin/netec-testbed exec): Hadoop's
+# own tools, over the testbed's classpath and the host's configuration ($HADOOP_CONF_DIR).
+case "${1:-}" in
+%s
+  *) echo "usage: hdfs %s [ARGS...]" >&2; exit 2 ;;
+esac
+shift
+exec "${JAVA_HOME:+$JAVA_HOME/bin/}java" -Xmx512m -XX:+UseSerialGC \\
+  -Dlog4j.configuration="file:$NETEC_TESTBED_BIN/log4j.properties" \\
+  -Djava.io.tmpdir="$NETEC_TESTBED_TMP" \\
+  -cp "$HADOOP_CONF_DIR:$NETEC_TESTBED_CLASSPATH" "$main" "$@"
+""" % (cases, "|".join(sorted(HDFS_SUBCOMMANDS)))
+
+
+CLI_LOG4J = """log4j.rootLogger=WARN, err
+log4j.appender.err=org.apache.log4j.ConsoleAppender
+log4j.appender.err.Target=System.err
+log4j.appender.err.layout=org.apache.log4j.PatternLayout
+log4j.appender.err.layout.ConversionPattern=%d{ISO8601} %p %c{1}: %m%n
+log4j.logger.org.apache.hadoop.util.NativeCodeLoader=ERROR
+"""
 
 
 def java_command(conf_dir, classpath, main, args=(), heap="512m", tmp=None, options=()):

@@ -10,6 +10,8 @@ Needs root and iproute2. Without them each test SKIPs with the reason, unless
 NETEC_REQUIRE_ENV=1 (set by .ci/run), which turns the skip into a failure.
 """
 
+import os
+import subprocess
 import time
 
 import pytest
@@ -17,6 +19,7 @@ import pytest
 import testbed_env
 from netec_testbed import Config, Testbed, TestbedError
 from netec_testbed import scenario
+from netec_testbed.hadoop import REPO
 
 POLICY = "NETEC-3-2-1024k"
 LINK = "50mbit"
@@ -164,3 +167,45 @@ def test_up_refuses_leftovers(tb):
     with pytest.raises(TestbedError) as e:
         Testbed(Config(prefix="ntf", datanodes=7)).up(progress=lambda m: None)
     assert "namespace ntf-nn" in str(e.value), str(e.value)
+
+
+def test_operator_commands(tb):
+    """`bin/netec-testbed hdfs` and `exec`, as an operator types them: a file put into a
+    NETEC directory, its policy read back, its bytes through the plugin's client, fsck and
+    `hdfs debug verifyEC` on it, and a command in a DataNode's namespace."""
+    cli = [os.path.join(REPO, "bin", "netec-testbed")]
+
+    def run(*args, ok=True, binary=False):
+        p = subprocess.run(cli + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=300)
+        assert (p.returncode == 0) == ok, (args, p.returncode, p.stdout[-2000:],
+                                           p.stderr[-2000:])
+        return p.stdout if binary else p.stdout.decode("utf-8", "replace")
+
+    tb.shape(None)
+    local = os.path.join(tb.run_dir, "cl", "tmp", "operator.bin")
+    data = bytes((i * 131 + 7) % 251 for i in range(5 * (1 << 20) + 4321))
+    with open(local, "wb") as f:
+        f.write(data)
+    try:
+        run("hdfs", "--prefix", "ntf", "dfs", "-mkdir", "-p", "/operator")
+        run("hdfs", "--prefix", "ntf", "ec", "-setPolicy", "-path", "/operator", "-policy",
+            POLICY)
+        run("hdfs", "--prefix", "ntf", "dfs", "-put", local, "/operator/f")
+        assert POLICY in run("hdfs", "--prefix", "ntf", "ec", "-getPolicy", "-path",
+                             "/operator/f")
+        assert run("hdfs", "--prefix", "ntf", "dfs", "-cat", "/operator/f",
+                   binary=True) == data
+        assert "is HEALTHY" in run("hdfs", "--prefix", "ntf", "fsck", "/operator")
+        assert "All EC block group status: OK" in run(
+            "hdfs", "--prefix", "ntf", "debug", "verifyEC", "-file", "/operator/f")
+        out = run("exec", "--prefix", "ntf", "dn01", "--", "ip", "-4", "-o", "addr")
+        assert tb.ip("dn01") in out, out
+        assert run("exec", "--prefix", "ntf", "dn01", "--", "sh", "-c",
+                   "echo $HADOOP_CONF_DIR").strip().endswith("/dn01/conf")
+        run("exec", "--prefix", "ntf", "dn01", "--", "false", ok=False)
+        run("exec", "--prefix", "ntf", "nohost", "--", "true", ok=False)
+        run("hdfs", "--prefix", "ntf", "nosuch", ok=False)
+    finally:
+        os.remove(local)
+        tb.fs("-rm", "-r", "-f", "-skipTrash", "/operator")

@@ -462,7 +462,8 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
         return outcomeOf(task);
       }
       double ms = (System.nanoTime() - readStart) / 1e6;
-      router.metrics().cost(plan.route).add(plan.routedBytes(), ms); // at least this slow
+      // what leaving it costs this read: the wait, then Hadoop's stream's time
+      router.metrics().cost(plan.route).addAbandoned(plan.routedBytes(), ms + plan.hadoopMillis);
       ClientReadCounters.ROUTES_ABANDONED.increment();
       LOG.warn("{}: {} through route {} abandoned after {} ms, {}% delivered (budget {} ms: "
           + "Hadoop's stream's expected time, at least twice the route's); read through "

@@ -11,14 +11,16 @@ import io.netec.hdfs.route.ReadCost;
  * rebuilt, after its fixed cost. Both read the healthy units' bytes the same way. The times:
  * Hadoop's is its measured cost (or the configured link rate) of the bytes it would move; the
  * routes' is the first usable route's measured cost of the rows it rebuilds (once it has
- * {@value ReadCost#MIN_TRUSTED} measurements; before, {@value #UNMEASURED_ROUTE_LATENCY_MS} ms
- * plus the rows at the client's link rate), and at least {@value #PRIOR_ROUTE_LATENCY_MS} ms
+ * {@value ReadCost#MIN_TRUSTED} measurements, the newest under {@link ReadCost#RECENT_MS} old;
+ * else {@value #UNMEASURED_ROUTE_LATENCY_MS} ms plus the rows at the client's link rate), and
+ * at least {@value #PRIOR_ROUTE_LATENCY_MS} ms
  * plus the rows at the client's link rate, plus Hadoop's cost of the healthy part. Hadoop's
  * estimate errs low where its measurements give no fit ({@link ReadCost#estimateMillisLow}).
  * Ties and the unknown go to Hadoop's stream:
  * it is the floor the plugin must never fall below. A read given to the routes has a budget
  * ({@link Choice#budgetMillis}): a route slower than that (a reconstruction loading it) is
- * abandoned, the read served by Hadoop's stream, and the time it ran counted against it.
+ * abandoned, the read served by Hadoop's stream, what leaving it cost counted against it, and
+ * the route not chosen again for {@link ReadCost#RECENT_MS} ms.
  */
 final class ReadChooser {
   /** A route's least fixed cost once measured: set-up, proof. */
@@ -118,6 +120,12 @@ final class ReadChooser {
     if (viaHadoop < 0) {
       return new Choice(false, "nothing measured yet (Hadoop's stream measures this link)");
     }
+    long sinceAbandoned = routeCost.millisSinceAbandoned();
+    if (sinceAbandoned >= 0 && sinceAbandoned <= ReadCost.RECENT_MS) {
+      return new Choice(false, String.format("%s: a read left it past its budget %d ms ago "
+          + "(Hadoop's stream for %d s after that)", route, sinceAbandoned,
+          ReadCost.RECENT_MS / 1000));
+    }
     // a route measured fewer than MIN_TRUSTED times is judged by the prior (and so measured)
     double perByte = linkBytesPerMs > 0 ? 1 / linkBytesPerMs
         : hadoopMillis(1L << 30) / (1L << 30);
@@ -127,7 +135,10 @@ final class ReadChooser {
     // a route's estimate errs high: the fit over its measurements, or what its last few
     // took if that is more (a route slowing down, as when a reconstruction loads it, is
     // left after two slow reads, not after half its measurements)
-    double rebuilt = routeCost.samples() >= ReadCost.MIN_TRUSTED
+    // measurements older than ReadCost.RECENT_MS no longer speak: the route is tried again
+    // as if unmeasured (one left for being slow would else be shunned until they expire)
+    long age = routeCost.millisSinceNewest();
+    double rebuilt = routeCost.samples() >= ReadCost.MIN_TRUSTED && age <= ReadCost.RECENT_MS
         ? Math.max(Math.max(routeCost.estimateMillis(read.routedBytes, perByte),
             routeCost.recentMillis(read.routedBytes, perByte, ReadCost.MIN_TRUSTED)),
             PRIOR_ROUTE_LATENCY_MS + atLink)

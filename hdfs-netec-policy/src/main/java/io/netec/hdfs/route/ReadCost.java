@@ -21,20 +21,29 @@ public final class ReadCost {
   public static final int MIN_TRUSTED = 3;
   /** Measurements older than this are forgotten: a route not used for long is measured anew. */
   static final long MAX_AGE_MS = 600_000;
-  /** Measurements are recent while the newest is younger than this ({@link #recentMillis}). */
-  static final long RECENT_MS = 30_000;
+  /**
+   * A way's measurements speak for it while the newest is younger than this ({@link
+   * #millisSinceNewest}): a route left for being slow (a reconstruction loading it, a cold
+   * first task) is then tried again as if unmeasured, so that it is not shunned for ten minutes
+   * on measurements no newer task can replace.
+   */
+  public static final long RECENT_MS = 30_000;
   private final long[] bytes = new long[SAMPLES];
   private final double[] millis = new double[SAMPLES];
   private final long[] at = new long[SAMPLES];
   private final LongSupplier clockMs;
   private int count;
   private int next;
+  /** When a caller last abandoned a task of this way (clock ms); valid if {@link #abandoned}. */
+  private long abandonedAt;
+  private boolean abandoned;
 
   public ReadCost() {
     this(org.apache.hadoop.util.Time::monotonicNow);
   }
 
-  ReadCost(LongSupplier clockMs) {
+  /** With {@code clockMs} as the clock of the measurements' ages (tests). */
+  public ReadCost(LongSupplier clockMs) {
     this.clockMs = clockMs;
   }
 
@@ -48,6 +57,28 @@ public final class ReadCost {
     at[next] = clockMs.getAsLong();
     next = (next + 1) % SAMPLES;
     count = Math.min(SAMPLES, count + 1);
+  }
+
+  /**
+   * A task its caller abandoned (a client's read past its budget): counted as a measurement
+   * of {@code ms}, what leaving it cost (the time waited plus what the other way then takes),
+   * and remembered ({@link #millisSinceAbandoned}).
+   */
+  public synchronized void addAbandoned(long b, double ms) {
+    add(b, ms);
+    abandonedAt = clockMs.getAsLong();
+    abandoned = true;
+  }
+
+  /** Milliseconds since a caller last abandoned a task of this way, or -1 if none ever did. */
+  public synchronized long millisSinceAbandoned() {
+    return abandoned ? clockMs.getAsLong() - abandonedAt : -1;
+  }
+
+  /** Milliseconds since the newest measurement held, or -1 with none. */
+  public synchronized long millisSinceNewest() {
+    forgetOld();
+    return count == 0 ? -1 : clockMs.getAsLong() - at[idx(count - 1)];
   }
 
   /** Measurements held (at most {@value #SAMPLES}), after forgetting the old ones. */
@@ -119,13 +150,11 @@ public final class ReadCost {
    * {@code b} bytes at {@code msPerByte} plus the median fixed cost of the last {@code n}
    * measurements only (-1 with fewer): what the way of reading costs now, where the fit over
    * all {@value #SAMPLES} would follow a change (a reconstruction starting to load a route)
-   * only after half of them. -1 too when the newest measurement is older than {@value
-   * #RECENT_MS} ms: a way left for being slow is then judged by its fit again, and so tried
-   * again now and then (a reconstruction that loaded it ends).
+   * only after half of them.
    */
   public synchronized double recentMillis(long b, double msPerByte, int n) {
     forgetOld();
-    if (count < n || n < 1 || clockMs.getAsLong() - at[idx(count - 1)] > RECENT_MS) {
+    if (count < n || n < 1) {
       return -1;
     }
     return fixedPlusRate(b, Math.max(0, msPerByte), n);

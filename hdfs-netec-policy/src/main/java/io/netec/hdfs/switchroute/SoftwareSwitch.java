@@ -121,12 +121,19 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   private final LongAdder bytesOut = new LongAdder();
   private final LongAdder stalls = new LongAdder();
   private final LongAdder dropped = new LongAdder();
+  /** Datagram mode: cookies sent to readers' addresses not yet proven. */
+  private final LongAdder cookies = new LongAdder();
+  /** The key of datagram mode's cookies: random, this switch's alone, never sent. */
+  private final javax.crypto.spec.SecretKeySpec cookieKey;
 
   private final PeerNetworks agentNetworks;
   private final CpuAccountedThreads ioThreads = new CpuAccountedThreads("netec-switch");
 
   public SoftwareSwitch(Options opts) throws IOException {
     this.opts = opts;
+    byte[] key = new byte[32];
+    RANDOM.nextBytes(key);
+    this.cookieKey = new javax.crypto.spec.SecretKeySpec(key, "HmacSHA256");
     this.controlCaps = new ConnectionCaps(opts.maxControlPerPeer, opts.maxControl);
     this.agentNetworks = PeerNetworks.of(opts.agentNetworks, AGENT_NETWORKS, "--agent-networks");
     this.arrayUsed = new boolean[Math.min(256, opts.slotArrays)];
@@ -285,6 +292,11 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   }
 
   @Override
+  public long getDatagramCookies() {
+    return cookies.sum();
+  }
+
+  @Override
   public long getCpuNanos() {
     return ioThreads.cpuNanos();
   }
@@ -376,11 +388,35 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   private static String newSecret() {
     byte[] b = new byte[16];
     RANDOM.nextBytes(b);
-    StringBuilder s = new StringBuilder(32);
+    return hex(b);
+  }
+
+  private static String hex(byte[] b) {
+    StringBuilder s = new StringBuilder(2 * b.length);
     for (byte x : b) {
       s.append(String.format("%02x", x & 0xff));
     }
     return s.toString();
+  }
+
+  /**
+   * Datagram mode's return-routability cookie of a task for one source address: an HMAC under
+   * this switch's own random key of the task, its secret and the address, so the switch keeps
+   * no state per address and only a reader that receives at the address can echo it.
+   */
+  private String cookie(Live l, InetSocketAddress from) {
+    try {
+      javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+      mac.init(cookieKey);
+      mac.update(java.nio.ByteBuffer.allocate(8).putInt(l.task.taskId())
+          .putInt(l.task.slotArray()).array());
+      mac.update(l.secret.getBytes(StandardCharsets.US_ASCII));
+      mac.update(from.getAddress().getAddress());
+      mac.update(new byte[] {(byte) (from.getPort() >> 8), (byte) from.getPort()});
+      return hex(java.util.Arrays.copyOf(mac.doFinal(), 16));
+    } catch (java.security.GeneralSecurityException e) {
+      throw new IllegalStateException("HmacSHA256 is part of every JDK", e);
+    }
   }
 
   /** Whether {@code given} is the task's secret (compared in constant time). */
@@ -906,10 +942,27 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       }
       InetSocketAddress from = d.sender();
       if (p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER) {
-        // the first HELLO with the secret takes the task; repeats (a HELLO may be lost, so
-        // the reader sends it until data comes) and forgeries change nothing
-        if (l.readerAddress == null && secretMatches(l, StreamRequest.readerSecret(p))
-            && claim(l)) {
+        // the first HELLO with the secret and the cookie of its source address takes the
+        // task; repeats (a HELLO may be lost, so the reader sends it until data comes) and
+        // forgeries change nothing
+        String[] secretAndCookie = StreamRequest.readerFields(p);
+        if (l.readerAddress != null || !secretMatches(l, secretAndCookie[0])) {
+          return;
+        }
+        String cookie = cookie(l, from);
+        if (!java.security.MessageDigest.isEqual(cookie.getBytes(StandardCharsets.US_ASCII),
+            secretAndCookie[1].getBytes(StandardCharsets.US_ASCII))) {
+          // the source address is not proven yet: one answer there, never larger than the
+          // HELLO that came from it (a forged source gets no more than the forger sent)
+          NetecPacket answer = StreamRequest.cookieHello(p.task(), p.slotArray(), cookie);
+          if (answer.toBytes().length <= d.content().readableBytes()) {
+            cookies.increment();
+            ctx.write(new DatagramPacket(Unpooled.wrappedBuffer(answer.toBytes()), from),
+                ctx.voidPromise());
+          }
+          return;
+        }
+        if (claim(l)) {
           l.bindDatagram(ctx.channel(), from);
         }
         return;

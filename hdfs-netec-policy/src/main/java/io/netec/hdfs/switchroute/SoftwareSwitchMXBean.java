@@ -33,6 +33,12 @@ public interface SoftwareSwitchMXBean {
   long getPacketsDropped();
 
   /**
+   * Datagram mode: cookies sent to reader addresses not yet proven (each answers a HELLO with
+   * the task's secret, and is no larger than it).
+   */
+  long getDatagramCookies();
+
+  /**
    * CPU time, in nanoseconds, of the switch's I/O threads (where all its packet work runs:
    * framing, checksums, multiply-accumulate), alive or ended; -1 where the JVM cannot measure
    * thread CPU time.

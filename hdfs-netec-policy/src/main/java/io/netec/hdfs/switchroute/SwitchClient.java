@@ -235,13 +235,14 @@ public final class SwitchClient {
 
     /**
      * Datagram mode: the HELLO again every {@value #DATAGRAM_HELLO_MS} ms until a RESULT comes
-     * (it may be lost), packets that fail their checks dropped and counted (each travels alone:
+     * (it may be lost), echoing the switch's cookie once one comes, packets that fail their checks dropped and counted (each travels alone:
      * retransmission recovers it), RETX from {@value #DATAGRAM_RTO_MS} ms without progress,
      * the FIN sent {@value #DATAGRAM_FINS} times (nothing acknowledges it: a lost one costs the
      * switch its task timeout, never bytes).
      */
-    void runDatagrams(DatagramChannel ch, Selector selector, NetecPacket hello)
+    void runDatagrams(DatagramChannel ch, Selector selector, NetecPacket firstHello)
         throws IOException {
+      NetecPacket hello = firstHello;
       int maxFrame = NetecPacket.HEADER_BYTES + setup.payload();
       ByteBuffer buf = ByteBuffer.allocate(maxFrame + 1); // a longer datagram shows as such
       long start = System.nanoTime();
@@ -275,6 +276,15 @@ public final class SwitchClient {
             p = NetecPacket.decodeFrame(buf.array(), 0, n);
           } catch (ProtocolException e) {
             result.droppedPackets++;
+            continue;
+          }
+          if (p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER
+              && !started && StreamRequest.cookieOf(p) != null) {
+            // the switch proves this address before it sends it anything more: the HELLO
+            // again, echoing its cookie (a P4 switch sends none: its first RESULT comes)
+            hello = StreamRequest.readerHello(setup, answer.task(), answer.slotArray(),
+                answer.slots(), answer.secret(), StreamRequest.cookieOf(p));
+            send(ch, hello);
             continue;
           }
           if (p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER) {

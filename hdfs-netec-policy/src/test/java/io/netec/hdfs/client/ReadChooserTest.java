@@ -58,6 +58,40 @@ class ReadChooserTest {
   }
 
   @Test
+  void aRouteLeftForBeingSlowIsTriedAgainOnceItsMeasurementsAreOld() {
+    long[] now = {0};
+    ReadCost route = new ReadCost(() -> now[0]);
+    for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
+      route.add(1 << 20, 900); // a reconstruction loads it (or its first tasks were cold)
+    }
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
+    assertFalse(ch.choose(insideLostUnit(1 << 20), "switch", route).routes);
+    now[0] += ReadCost.RECENT_MS;
+    assertFalse(ch.choose(insideLostUnit(1 << 20), "switch", route).routes, "still recent");
+    now[0] += 1;
+    ReadChooser.Choice c = ch.choose(insideLostUnit(1 << 20), "switch", route);
+    assertTrue(c.routes, "tried again as if unmeasured: " + c.reason);
+    route.add(1 << 20, 900); // slow again
+    assertFalse(ch.choose(insideLostUnit(1 << 20), "switch", route).routes, "left again");
+  }
+
+  @Test
+  void aRouteAReadAbandonedIsLeftForThirtySeconds() {
+    long[] now = {0};
+    ReadCost route = new ReadCost(() -> now[0]);
+    for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
+      route.add(1 << 20, 120 + (1 << 20) / SLOW);
+    }
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
+    assertTrue(ch.choose(insideLostUnit(1 << 20), "switch", route).routes);
+    route.addAbandoned(1 << 20, 900);
+    ReadChooser.Choice c = ch.choose(insideLostUnit(1 << 20), "switch", route);
+    assertFalse(c.routes, "one abandoned read leaves the route: " + c.reason);
+    now[0] += ReadCost.RECENT_MS + 1;
+    assertTrue(ch.choose(insideLostUnit(1 << 20), "switch", route).routes, "tried again");
+  }
+
+  @Test
   void aReadForcedThroughTheRoutesHasNoBudget() {
     ReadChooser ch = new ReadChooser("routes", 0, hadoopOn(SLOW));
     assertEquals(0.0, ch.choose(insideLostUnit(1 << 20), "switch", routeWarmAt(25)).budgetMillis);

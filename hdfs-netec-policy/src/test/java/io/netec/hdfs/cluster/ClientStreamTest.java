@@ -380,9 +380,17 @@ class ClientStreamTest {
       assertEquals(failed, ClientReadCounters.routesFailed(), "left, not failed");
       assertTrue(ms < 15_000, "read took " + ms + " ms: the route's 30 s stall waited out");
       io.netec.hdfs.route.ReadCost cost = fs.router().metrics().cost("scripted");
-      assertEquals(1, cost.samples(), "the time it ran is counted against the route");
-      assertTrue(cost.estimateMillis(b.length) >= 600, "at least its budget: "
+      assertEquals(1, cost.samples(), "what leaving it cost is counted against the route");
+      assertTrue(cost.estimateMillis(b.length) >= 1_200, "its budget and Hadoop's time: "
           + cost.estimateMillis(b.length));
+      assertTrue(cost.millisSinceAbandoned() >= 0);
+      long chosen = ClientReadCounters.hadoopChosen();
+      try (FSDataInputStream in = fs.open(new Path(lostPath))) {
+        in.readFully(at, b); // the route is left for 30 s: Hadoop's stream at once
+      }
+      assertArrayEquals(Arrays.copyOfRange(lostData, (int) at, (int) at + b.length), b);
+      assertEquals(chosen + 1, ClientReadCounters.hadoopChosen());
+      assertEquals(routes + 1, ClientReadCounters.routesChosen());
     }
   }
 

@@ -72,21 +72,21 @@ class ReadCostTest {
   }
 
   @Test
-  void aWayNotUsedLatelyHasNoRecentCost() {
+  void theAgeOfTheNewestMeasurement() {
     long[] now = {0};
     ReadCost c = new ReadCost(() -> now[0]);
-    for (int i = 0; i < 10; i++) {
-      c.add(1_000, 11);
-    }
-    c.add(1_000, 501);
-    c.add(1_000, 401);
-    now[0] += ReadCost.RECENT_MS;
-    assertEquals(400 + 5, c.recentMillis(5_000, 0.001, 3), 1e-9, "still recent");
-    now[0] += 1;
-    assertEquals(-1, c.recentMillis(5_000, 0.001, 3), "judged by the fit again: tried again");
-    assertEquals(10 + 5, c.estimateMillis(5_000, 0.001), 1e-9, "two slow of twelve");
-    c.add(1_000, 451);
-    assertEquals(450 + 5, c.recentMillis(5_000, 0.001, 3), 1e-9, "slow again: left again");
+    assertEquals(-1, c.millisSinceNewest());
+    c.add(1_000, 11);
+    now[0] += 700;
+    c.add(1_000, 11);
+    now[0] += 300;
+    assertEquals(300, c.millisSinceNewest());
+    assertEquals(-1, c.millisSinceAbandoned());
+    c.addAbandoned(1_000, 900);
+    now[0] += 40;
+    assertEquals(40, c.millisSinceAbandoned());
+    assertEquals(40, c.millisSinceNewest(), "an abandoned task is a measurement too");
+    assertEquals(3, c.samples());
   }
 
   @Test

@@ -649,8 +649,7 @@ class SoftwareSwitchTest {
       counter.start();
       InetSocketAddress vip = new InetSocketAddress(a.vip().split(":")[0],
           Integer.parseInt(a.vip().split(":")[1]));
-      send(reader, io.netec.hdfs.switchroute.wire.StreamRequest.readerHello(setup, a.task(),
-          a.slotArray(), a.slots(), a.secret()), vip);
+      claimDatagram(reader, setup, a, vip);
       long t0 = System.nanoTime();
       for (int seq = 1; sw.getTasksFailed() == 0 && System.nanoTime() - t0 < 15e9; seq++) {
         send(reader, new NetecPacket(NetecPacket.ACK, a.task(), a.slotArray(),
@@ -672,6 +671,96 @@ class SoftwareSwitchTest {
       long bound = 6 * hellos + 16L * SoftwareSwitch.DATAGRAM_UNHEARD_ACKS * ackBytes;
       assertTrue(got.get() <= bound, got.get() + " bytes at the victim, bound " + bound);
     }
+  }
+
+  /**
+   * Issue 31: in datagram mode a HELLO with the task's secret binds the task only to an
+   * address that proved it receives there (it echoes the cookie the switch sent there): one
+   * who holds the secret and forges a victim's source address gets the victim no more bytes
+   * than it sent from there, and nothing to the agents; a cookie is good for its own address
+   * only; the reader that echoes its own cookie binds the task.
+   */
+  @Test
+  void aForgedSourceAddressIsNeverSentTheStream() throws Exception {
+    SoftwareSwitch sw = startSwitch(2, 64L << 20);
+    try (java.net.DatagramSocket victim = new java.net.DatagramSocket(
+            new InetSocketAddress("127.0.0.3", 0));
+        java.net.DatagramSocket agent = new java.net.DatagramSocket(
+            new InetSocketAddress("127.0.0.1", 0));
+        java.net.DatagramSocket reader = new java.net.DatagramSocket(
+            new InetSocketAddress("127.0.0.1", 0))) {
+      List<SetupRequest.Survivor> sv = new ArrayList<>();
+      for (int i = 0; i < 2; i++) {
+        sv.add(new SetupRequest.Survivor(i, "127.0.0.1:" + agent.getLocalPort(),
+            new ExtendedBlock("bp", i + 1, 1 << 20, 1001).toString(), 1 << 20, ""));
+      }
+      SetupRequest setup = new SetupRequest("forged", 1024, 0, 1 << 20, 4_000, sv,
+          new byte[][] {{1, 1}}, false, true);
+      io.netec.hdfs.switchroute.wire.SetupAnswer a = control(sw, setup.toJson());
+      assertTrue(a.ok(), a.reason());
+      InetSocketAddress vip = new InetSocketAddress(a.vip().split(":")[0],
+          Integer.parseInt(a.vip().split(":")[1]));
+      NetecPacket hello = StreamRequest.readerHello(setup, a.task(), a.slotArray(), a.slots(),
+          a.secret());
+      long sent = 0;
+      for (int i = 0; i < 10; i++) { // the forger, secret in hand, "from" the victim
+        send(victim, hello, vip);
+        sent += hello.toBytes().length;
+      }
+      long got = 0;
+      String victimsCookie = null;
+      victim.setSoTimeout(500);
+      byte[] buf = new byte[65536];
+      try {
+        while (true) {
+          java.net.DatagramPacket d = new java.net.DatagramPacket(buf, buf.length);
+          victim.receive(d);
+          got += d.getLength();
+          victimsCookie = StreamRequest.cookieOf(NetecPacket.decodeFrame(
+              java.nio.ByteBuffer.wrap(buf, 0, d.getLength())));
+          assertTrue(victimsCookie != null, "only cookies reach an unproven address");
+        }
+      } catch (java.net.SocketTimeoutException e) {
+        // nothing more
+      }
+      assertTrue(got > 0 && got <= sent, got + " bytes at the victim for " + sent + " sent");
+      assertEquals(10, sw.getDatagramCookies());
+      // the victim's cookie, echoed from another address, binds nothing either
+      send(reader, StreamRequest.readerHello(setup, a.task(), a.slotArray(), a.slots(),
+          a.secret(), victimsCookie), vip);
+      agent.setSoTimeout(500);
+      assertThrows(java.net.SocketTimeoutException.class,
+          () -> agent.receive(new java.net.DatagramPacket(buf, buf.length)),
+          "no agent was asked to stream");
+      // the reader echoing the cookie sent to its own address takes the task
+      claimDatagram(reader, setup, a, vip);
+      java.net.DatagramPacket d = new java.net.DatagramPacket(buf, buf.length);
+      agent.setSoTimeout(5_000);
+      agent.receive(d);
+      NetecPacket toAgent = NetecPacket.decodeFrame(java.nio.ByteBuffer.wrap(buf, 0,
+          d.getLength()));
+      assertEquals(NetecPacket.HELLO, toAgent.type());
+      assertTrue(toAgent.sender() < 2, toAgent.toString());
+    }
+  }
+
+  /**
+   * A datagram reader's claim, as SwitchClient makes it: its HELLO, the switch's cookie back
+   * to its address, its HELLO again echoing the cookie.
+   */
+  private static void claimDatagram(java.net.DatagramSocket reader, SetupRequest setup,
+      io.netec.hdfs.switchroute.wire.SetupAnswer a, InetSocketAddress vip) throws Exception {
+    send(reader, StreamRequest.readerHello(setup, a.task(), a.slotArray(), a.slots(),
+        a.secret()), vip);
+    byte[] buf = new byte[65536];
+    java.net.DatagramPacket d = new java.net.DatagramPacket(buf, buf.length);
+    reader.setSoTimeout(5_000);
+    reader.receive(d);
+    String cookie = StreamRequest.cookieOf(NetecPacket.decodeFrame(java.nio.ByteBuffer.wrap(
+        buf, 0, d.getLength())));
+    assertTrue(cookie != null, "the switch answers with a cookie");
+    send(reader, StreamRequest.readerHello(setup, a.task(), a.slotArray(), a.slots(),
+        a.secret(), cookie), vip);
   }
 
   private static void send(java.net.DatagramSocket s, NetecPacket p, InetSocketAddress to)

@@ -128,8 +128,20 @@ public final class StreamRequest {
    */
   public static NetecPacket readerHello(SetupRequest setup, int task, int slotArray, int slots,
       String secret) {
+    return readerHello(setup, task, slotArray, slots, secret, null);
+  }
+
+  /**
+   * The reader's HELLO echoing {@code cookie} (datagram mode: the switch binds the task to
+   * the reader's address only on a HELLO that echoes the cookie it sent there).
+   */
+  public static NetecPacket readerHello(SetupRequest setup, int task, int slotArray, int slots,
+      String secret, String cookie) {
     ObjectNode o = SetupRequest.JSON.createObjectNode();
     o.put("role", "reader").put("secret", secret);
+    if (cookie != null) {
+      o.put("cookie", cookie);
+    }
     o.put("length", setup.length()).put("payload", setup.payload())
         .put("window", slots / 2).put("slots", slots).put("offset", setup.offset());
     com.fasterxml.jackson.databind.node.ArrayNode streams = o.putArray("streams");
@@ -145,6 +157,9 @@ public final class StreamRequest {
       if (b.length > 4096) { // the survivors' part is what a P4 switch would need: drop it
         ObjectNode small = SetupRequest.JSON.createObjectNode();
         small.put("role", "reader").put("secret", secret);
+        if (cookie != null) {
+          small.put("cookie", cookie);
+        }
         b = SetupRequest.JSON.writeValueAsBytes(small);
       }
       return new NetecPacket(NetecPacket.HELLO, task, slotArray, NetecPacket.READER, 0, 0, 0, 0,
@@ -156,14 +171,50 @@ public final class StreamRequest {
 
   /** The secret in a reader's HELLO, "" when it carries none or is not a reader's HELLO. */
   public static String readerSecret(NetecPacket hello) {
+    return readerFields(hello)[0];
+  }
+
+  /**
+   * A reader's HELLO's secret and cookie, each "" when absent (or when the packet is not a
+   * reader's HELLO, or not JSON within the limits).
+   */
+  public static String[] readerFields(NetecPacket hello) {
     if (hello.type() != NetecPacket.HELLO || hello.sender() != NetecPacket.READER
         || hello.payloadLength() > 4096) {
-      return "";
+      return new String[] {"", ""};
     }
     try {
-      return JsonLimits.parse(hello.payload(), 4096).path("secret").asText("");
+      JsonNode o = JsonLimits.parse(hello.payload(), 4096);
+      return o == null ? new String[] {"", ""}
+          : new String[] {o.path("secret").asText(""), o.path("cookie").asText("")};
     } catch (ProtocolException e) {
-      return "";
+      return new String[] {"", ""};
+    }
+  }
+
+  /**
+   * The switch's answer to a reader's datagram HELLO from an address not yet proven: a HELLO
+   * from the VIP whose payload is {"cookie": cookie}, which the reader echoes in its next
+   * HELLO from the same address (docs/protocol.md, "Datagram mode").
+   */
+  public static NetecPacket cookieHello(int task, int slotArray, String cookie) {
+    byte[] b = SetupRequest.JSON.createObjectNode().put("cookie", cookie).toString()
+        .getBytes(StandardCharsets.UTF_8);
+    return new NetecPacket(NetecPacket.HELLO, task, slotArray, NetecPacket.READER, 0, 0, 0, 0,
+        b);
+  }
+
+  /** The cookie of a switch's {@link #cookieHello}, or null when the HELLO is not one. */
+  public static String cookieOf(NetecPacket hello) {
+    if (hello.type() != NetecPacket.HELLO || hello.payloadLength() > 4096) {
+      return null;
+    }
+    try {
+      JsonNode o = JsonLimits.parse(hello.payload(), 4096);
+      JsonNode c = o == null ? null : o.get("cookie");
+      return c != null && c.isTextual() ? c.asText() : null;
+    } catch (ProtocolException e) {
+      return null;
     }
   }
 
