@@ -20,6 +20,7 @@ java_targets=(io.netec.hdfs.switchroute.wire.WireFuzzTest:packet
   io.netec.hdfs.switchroute.wire.WireFuzzTest:setupRequest
   io.netec.hdfs.switchroute.wire.WireFuzzTest:setupAnswer
   io.netec.hdfs.switchroute.wire.WireFuzzTest:streamHello
+  io.netec.hdfs.switchroute.wire.WireFuzzTest:readerHello
   io.netec.hdfs.inecroute.JoinRequestFuzzTest:join
   io.netec.hdfs.proof.ProofWireFuzzTest:proofRequest
   io.netec.hdfs.proof.ProofWireFuzzTest:proofAnswer)

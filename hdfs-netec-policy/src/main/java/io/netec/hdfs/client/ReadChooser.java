@@ -59,7 +59,9 @@ final class ReadChooser {
      * stream's expected time for the whole read, and at least twice the route's estimate (a
      * route a little slower than its measurements is not left for nothing). Past it, the read
      * waits on only while the route's bytes come fast enough to beat Hadoop's stream started
-     * then.
+     * then. None for a route's first {@value ReadCost#MIN_TRUSTED} tasks (cold: connections,
+     * JIT), which are waited for: else a route would be left on its first task and never
+     * measured.
      */
     final double budgetMillis;
     /** Hadoop's stream's expected time for the whole read (0 when not estimated). */
@@ -147,7 +149,11 @@ final class ReadChooser {
     String why = String.format("%s %.1f ms for %d bytes against Hadoop's stream %.1f ms for "
         + "%d bytes", route, viaRoute, read.routedBytes + read.healthyBytes, viaHadoop,
         read.hadoopBytes);
-    return new Choice(viaRoute < viaHadoop, why, Math.max(viaHadoop, 2 * rebuilt), viaHadoop);
+    // a route's first tasks are slow by nature (connections, JIT): they are waited for, as
+    // they must be to measure it at all; after them, a read the route overruns is left
+    double budget = routeCost.samples() < ReadCost.MIN_TRUSTED ? 0
+        : Math.max(viaHadoop, 2 * rebuilt);
+    return new Choice(viaRoute < viaHadoop, why, budget, viaHadoop);
   }
 
   /** Hadoop's stream's time for {@code bytes}: measured, or at the configured link rate. */

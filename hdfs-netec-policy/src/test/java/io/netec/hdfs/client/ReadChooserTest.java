@@ -92,6 +92,19 @@ class ReadChooserTest {
   }
 
   @Test
+  void aRoutesFirstTasksHaveNoBudget() {
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
+    ReadCost cold = new ReadCost();
+    for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
+      ReadChooser.Choice c = ch.choose(insideLostUnit(1 << 20), "switch", cold);
+      assertTrue(c.routes, c.reason);
+      assertEquals(0.0, c.budgetMillis, "a cold task is waited for");
+      cold.add(1 << 20, 700); // cold: connections, JIT
+    }
+    assertTrue(ch.choose(insideLostUnit(64 << 20), "switch", cold).budgetMillis > 0);
+  }
+
+  @Test
   void aReadForcedThroughTheRoutesHasNoBudget() {
     ReadChooser ch = new ReadChooser("routes", 0, hadoopOn(SLOW));
     assertEquals(0.0, ch.choose(insideLostUnit(1 << 20), "switch", routeWarmAt(25)).budgetMillis);

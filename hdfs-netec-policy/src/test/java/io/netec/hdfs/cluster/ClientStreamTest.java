@@ -357,18 +357,25 @@ class ClientStreamTest {
 
   @Test
   void aRouteOverItsBudgetIsLeftForHadoopsStreamAndCountedSlow() throws Exception {
-    ScriptedRoute.mode = ScriptedRoute.Mode.STALL; // as a route a reconstruction loads
     Configuration slow = new Configuration(c.fs().getConf());
     slow.set(NetecConfigKeys.CLIENT_READS, "cost");
     slow.setInt(NetecConfigKeys.CLIENT_LINK_MBPS, 10); // budget: Hadoop's 768 KiB, 629 ms
     slow.setInt("dfs.client.socket-timeout", 30_000);
     try (NetecDistributedFileSystem fs = new NetecDistributedFileSystem()) {
       fs.initialize(c.fs().getUri(), slow);
+      byte[] b = new byte[CELL / 4];
+      long at = (long) lostUnit * CELL + 100;
+      try (FSDataInputStream in = fs.open(new Path(lostPath))) {
+        for (int i = 0; i < io.netec.hdfs.route.ReadCost.MIN_TRUSTED; i++) {
+          in.readFully(at, b); // the route's first tasks: measured, not budgeted
+        }
+      }
+      io.netec.hdfs.route.ReadCost cost = fs.router().metrics().cost("scripted");
+      assertEquals(io.netec.hdfs.route.ReadCost.MIN_TRUSTED, cost.samples());
+      ScriptedRoute.mode = ScriptedRoute.Mode.STALL; // as a route a reconstruction loads
       long abandoned = ClientReadCounters.routesAbandoned();
       long failed = ClientReadCounters.routesFailed();
       long routes = ClientReadCounters.routesChosen();
-      byte[] b = new byte[CELL / 4];
-      long at = (long) lostUnit * CELL + 100;
       long t0 = System.nanoTime();
       try (FSDataInputStream in = fs.open(new Path(lostPath))) {
         in.readFully(at, b);
@@ -379,10 +386,10 @@ class ClientStreamTest {
       assertEquals(abandoned + 1, ClientReadCounters.routesAbandoned());
       assertEquals(failed, ClientReadCounters.routesFailed(), "left, not failed");
       assertTrue(ms < 15_000, "read took " + ms + " ms: the route's 30 s stall waited out");
-      io.netec.hdfs.route.ReadCost cost = fs.router().metrics().cost("scripted");
-      assertEquals(1, cost.samples(), "what leaving it cost is counted against the route");
-      assertTrue(cost.estimateMillis(b.length) >= 1_200, "its budget and Hadoop's time: "
-          + cost.estimateMillis(b.length));
+      assertEquals(io.netec.hdfs.route.ReadCost.MIN_TRUSTED + 1, cost.samples(),
+          "what leaving it cost is counted against the route");
+      assertTrue(cost.recentMillis(b.length, 0, 1) >= 1_200, "its budget and Hadoop's time: "
+          + cost.recentMillis(b.length, 0, 1));
       assertTrue(cost.millisSinceAbandoned() >= 0);
       long chosen = ClientReadCounters.hadoopChosen();
       try (FSDataInputStream in = fs.open(new Path(lostPath))) {

@@ -135,6 +135,31 @@ class WireFuzzTest {
     }
   }
 
+  @FuzzTest
+  @DictionaryEntries({"\"role\"", "\"reader\"", "\"secret\"", "\"cookie\"", "\"error\""})
+  void readerHello(byte[] payload) {
+    checkReaderHello(payload);
+  }
+
+  /**
+   * The switch's reading of a reader's datagram HELLO (secret and cookie) and the reader's of
+   * the switch's answer: never an exception, strings never null; what is read is what a HELLO
+   * we write carries.
+   */
+  static void checkReaderHello(byte[] payload) {
+    if (payload.length > NetecPacket.MAX_PAYLOAD) {
+      return; // no packet carries it
+    }
+    NetecPacket hello = new NetecPacket(NetecPacket.HELLO, 1, 1, NetecPacket.READER, 0, 0, 0,
+        0, payload);
+    String[] f = StreamRequest.readerFields(hello);
+    assertTrue(f.length == 2 && f[0] != null && f[1] != null);
+    StreamRequest.cookieOf(hello); // null when not a cookie
+    if (f[1].matches("[0-9a-f]{32}")) { // a cookie as the switch writes them: read back whole
+      assertEquals(f[1], StreamRequest.cookieOf(StreamRequest.cookieHello(1, 1, f[1])));
+    }
+  }
+
   /**
    * The same checks on what the fuzzers start from: every packet of the shared vectors
    * (valid, stale, corrupt and foreign ones), and valid control messages and HELLOs.
@@ -161,6 +186,13 @@ class WireFuzzTest {
     StreamRequest s = new StreamRequest(new ExtendedBlock("BP-1", -158, 1000, 1001), 1000, 0,
         1000, 4096, "dG9r", 8, 16);
     checkStreamHello(s.toHello(1, 1, 0).payload(), 0);
+    checkReaderHello(StreamRequest.readerHello(WireFormatTest.setup(), 1, 1, 64,
+        "0123456789abcdef0123456789abcdef", "00112233445566778899aabbccddeeff").payload());
+    checkReaderHello(StreamRequest.cookieHello(1, 1, "00112233445566778899aabbccddeeff")
+        .payload());
+    assertEquals("00112233445566778899aabbccddeeff", StreamRequest.readerFields(
+        StreamRequest.readerHello(WireFormatTest.setup(), 1, 1, 64, "s",
+            "00112233445566778899aabbccddeeff"))[1]);
   }
 
   /** Every packet of src/test/vectors, as bytes. */
@@ -205,6 +237,10 @@ class WireFuzzTest {
     seed(root, "setupAnswer", "refuse", SetupAnswer.refuse("no free slot array").toJson());
     seed(root, "streamHello", "switch", new StreamRequest(new ExtendedBlock("BP-1", -158, 1000,
         1001), 1000, 0, 1000, 4096, "dG9r", 8, 16).toHello(1, 1, 0).payload());
+    seed(root, "readerHello", "reader", StreamRequest.readerHello(WireFormatTest.setup(), 1, 1,
+        64, "0123456789abcdef0123456789abcdef", "00112233445566778899aabbccddeeff").payload());
+    seed(root, "readerHello", "cookie", StreamRequest.cookieHello(1, 1,
+        "00112233445566778899aabbccddeeff").payload());
   }
 
   static void seed(File root, String target, String name, byte[] data) throws IOException {
