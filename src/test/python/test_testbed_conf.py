@@ -67,3 +67,38 @@ def test_container_network_takes_the_first_free_subnet():
     assert containers.free_subnet(["198.18.60.0/24", "198.18.61.0/25"]) == "198.18.62.0/24"
     with pytest.raises(TestbedError, match="no free /24"):
         containers.free_subnet(["198.18.0.0/15"])
+
+
+def test_the_hdfs_command_maps_hadoops_subcommands(tmp_path):
+    """The `hdfs` that `exec` puts on PATH: each subcommand runs its Hadoop main class over
+    the testbed's classpath and the host's configuration; an unknown one names the others."""
+    import subprocess
+    script = tmp_path / "hdfs"
+    script.write_text(hadoop.hdfs_script())
+    script.chmod(0o755)
+    fake_java = tmp_path / "jdk" / "bin" / "java"
+    fake_java.parent.mkdir(parents=True)
+    fake_java.write_text("#!/bin/sh\nprintf '%s\\n' \"$@\"\n")  # prints its arguments
+    fake_java.chmod(0o755)
+    env = dict(os.environ, JAVA_HOME=str(tmp_path / "jdk"), HADOOP_CONF_DIR="/c/conf",
+               NETEC_TESTBED_CLASSPATH="/a.jar:/b.jar", NETEC_TESTBED_BIN="/c/bin",
+               NETEC_TESTBED_TMP="/c/tmp")
+    for sub, main in hadoop.HDFS_SUBCOMMANDS.items():
+        out = subprocess.run([str(script), sub, "-x", "a b"], env=env, text=True,
+                             stdout=subprocess.PIPE, check=True).stdout.splitlines()
+        assert out[-3:] == [main, "-x", "a b"], out
+        assert out[out.index("-cp") + 1] == "/c/conf:/a.jar:/b.jar"
+        assert "-Djava.io.tmpdir=/c/tmp" in out
+    bad = subprocess.run([str(script), "nosuch"], env=env, text=True,
+                         stderr=subprocess.PIPE)
+    assert bad.returncode == 2 and "dfs" in bad.stderr and "fsck" in bad.stderr
+
+
+def test_exec_and_hdfs_name_what_is_wrong(capsys):
+    from netec_testbed import cli
+    assert cli.main(["exec", "--prefix", "ntq", "dn01"]) == 2
+    assert "usage: netec-testbed exec" in capsys.readouterr().err
+    assert cli.main(["hdfs", "--prefix", "ntq", "dfs", "-ls", "/"]) == 2
+    assert "no testbed with prefix ntq is up" in capsys.readouterr().err
+    with pytest.raises(TestbedError, match="no host zz"):
+        Testbed(Config(prefix="ntq")).exec_command("zz", ["true"])

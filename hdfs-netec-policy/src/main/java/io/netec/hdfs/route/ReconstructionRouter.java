@@ -165,7 +165,7 @@ public final class ReconstructionRouter {
    * however much faster it is (a route's measurements expire after ten minutes, so a route
    * long unused is measured anew the same way).
    */
-  static final int EXPLORE_EVERY = 4;
+  static final int EXPLORE_EVERY = 2;
   /** Tasks run (their order chosen); the client's choice peeks at the next one's order. */
   private final java.util.concurrent.atomic.AtomicLong tasksOrdered =
       new java.util.concurrent.atomic.AtomicLong();

@@ -244,8 +244,13 @@ class ReconstructionRouterTest {
     for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
       metrics.cost("a").add(UNIT * (i + 1L), 50.0 * (i + 1));
     }
-    assertEquals("a", r.repair(request(), new MemorySink()).route, "b not measured yet");
-    assertEquals("a", r.firstUsableNetworkRoute(UNIT));
+    for (int task = 1; task <= ReconstructionRouter.EXPLORE_EVERY; task++) {
+      // b not measured yet: the configured order, but for one task in EXPLORE_EVERY
+      String expected = task % ReconstructionRouter.EXPLORE_EVERY
+          == ReconstructionRouter.EXPLORE_EVERY - 1 ? "b" : "a";
+      assertEquals(expected, r.firstUsableNetworkRoute(UNIT));
+      assertEquals(expected, r.repair(request(), new MemorySink()).route, "task " + task);
+    }
     for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
       metrics.cost("b").add(UNIT * (i + 1L), 5.0 * (i + 1));
     }
