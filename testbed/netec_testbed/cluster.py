@@ -528,8 +528,14 @@ class Testbed(Cluster):
             raise TestbedError("testbed %s is not up: `bin/netec-testbed up%s` first" % (
                 self.cfg.prefix, "" if self.cfg.prefix == "ntb"
                 else " --prefix " + self.cfg.prefix))
+        # the run dir is ours (up made it, as root): a dir another user made at that path
+        # would put their `hdfs` first on a root PATH
+        st = os.stat(self.run_dir)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o002:
+            raise TestbedError("%s is not this user's alone (owner %d, mode %o): not running "
+                               "commands from it" % (self.run_dir, st.st_uid, st.st_mode & 0o777))
         bindir = os.path.join(self.run_dir, "bin")
-        os.makedirs(bindir, exist_ok=True)
+        os.makedirs(bindir, mode=0o755, exist_ok=True)
         for name, text, mode in (("hdfs", hadoop.hdfs_script(), 0o755),
                                  ("log4j.properties", hadoop.CLI_LOG4J, 0o644)):
             path = os.path.join(bindir, name)

@@ -98,12 +98,12 @@ public class NetecDistributedFileSystem extends DistributedFileSystem {
   }
 
   /**
-   * Closes Hadoop's file system; the routes' tasks still running (reads abandoned to Hadoop's
-   * stream, ending at their next write or their own timeout) end on their own.
+   * Closes Hadoop's file system, and interrupts the routes' tasks still running (reads
+   * abandoned to Hadoop's stream, which would else end at their next write or timeout).
    */
   @Override
   public void close() throws IOException {
-    routedReads.shutdown();
+    routedReads.shutdownNow(); // a route still running past its reader ends now
     super.close();
   }
 

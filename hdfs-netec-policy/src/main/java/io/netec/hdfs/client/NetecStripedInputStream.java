@@ -441,6 +441,8 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
         return task.get();
       }
       long deadline = readStart + (long) (plan.budgetMillis * 1e6);
+      // never longer than the budget and Hadoop's whole time after it
+      long last = deadline + (long) (plan.hadoopMillis * 1e6);
       while (true) {
         try {
           return task.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -450,8 +452,8 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
           double elapsed = System.nanoTime() - readStart;
           double f = sink.delivered();
           double rest = f > 0 ? elapsed * (1 - f) / f : Double.MAX_VALUE;
-          if (rest < plan.hadoopMillis * 1e6) {
-            deadline = System.nanoTime() + (long) Math.max(rest * 1.25, 5e6);
+          if (rest < plan.hadoopMillis * 1e6 && System.nanoTime() < last) {
+            deadline = Math.min(last, System.nanoTime() + (long) Math.max(rest * 1.25, 5e6));
             continue;
           }
         }
@@ -475,6 +477,9 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
       Thread.currentThread().interrupt();
       throw new InterruptedIOException("interrupted reading " + src);
     } catch (ExecutionException e) { // a route's Error the router let through
+      if (e.getCause() instanceof VirtualMachineError) {
+        throw (VirtualMachineError) e.getCause();
+      }
       LOG.warn("{}: {} failed through the routes: {}", src, req,
           LogLimiter.oneLine(String.valueOf(e.getCause())));
       return null;

@@ -945,8 +945,11 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
         // the first HELLO with the secret and the cookie of its source address takes the
         // task; repeats (a HELLO may be lost, so the reader sends it until data comes) and
         // forgeries change nothing
+        if (l.readerAddress != null) {
+          return; // bound: nothing to parse
+        }
         String[] secretAndCookie = StreamRequest.readerFields(p);
-        if (l.readerAddress != null || !secretMatches(l, secretAndCookie[0])) {
+        if (!secretMatches(l, secretAndCookie[0])) {
           return;
         }
         String cookie = cookie(l, from);

@@ -279,12 +279,15 @@ public final class SwitchClient {
             continue;
           }
           if (p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER
-              && !started && StreamRequest.cookieOf(p) != null) {
+              && StreamRequest.cookieOf(p) != null) {
             // the switch proves this address before it sends it anything more: the HELLO
-            // again, echoing its cookie (a P4 switch sends none: its first RESULT comes)
-            hello = StreamRequest.readerHello(setup, answer.task(), answer.slotArray(),
-                answer.slots(), answer.secret(), StreamRequest.cookieOf(p));
-            send(ch, hello);
+            // again, echoing its cookie (a P4 switch sends none: its first RESULT comes); a
+            // late cookie (the answer to an earlier repeat, reordered) changes nothing
+            if (!started && p.task() == answer.task()) {
+              hello = StreamRequest.readerHello(setup, answer.task(), answer.slotArray(),
+                  answer.slots(), answer.secret(), StreamRequest.cookieOf(p));
+              send(ch, hello);
+            }
             continue;
           }
           if (p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER) {
