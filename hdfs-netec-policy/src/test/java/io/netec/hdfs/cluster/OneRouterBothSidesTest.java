@@ -60,7 +60,11 @@ class OneRouterBothSidesTest {
         c.preadUnitCells(path, data, 3, 0);
         c.preadUnitCells(path, data, 3, 0);
         assertEquals(1, client.get("switch", "Unavailable"), "a dead switch is asked once");
-        assertTrue(client.get("switch", "Skipped") >= 1, "and then passed over");
+        // passed over whenever it comes first; the router explores INEC one task in 2, so
+        // INEC may be measured cheaper by now and come first, and the switch not be reached
+        assertTrue(client.get("switch", "Skipped") >= 1
+            || client.cost("inec").samples() >= io.netec.hdfs.route.ReadCost.MIN_TRUSTED,
+            "and then passed over");
         List<String> clientLines = linesAfterSwitchWentAway(client.recentTasks());
         assertFalse(clientLines.isEmpty());
 
