@@ -115,7 +115,8 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
       if (plan.lost.isEmpty()) {
         return plan;
       }
-      String route = router.firstUsableNetworkRoute(plan.routedBytes());
+      ReconstructionRouter.Order order = router.order(plan.routedBytes());
+      String route = router.firstUsableNetworkRoute(order);
       ReadChooser.Choice c = chooser.choose(plan.shape(), route,
           route == null ? null : router.metrics().cost(route));
       if (!c.routes) {
@@ -133,6 +134,7 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
       Plan routed = refreshed ? plan(position, length) : plan;
       routed.throughRoutes = true;
       routed.route = route;
+      routed.order = order;
       routed.budgetMillis = c.budgetMillis;
       routed.hadoopMillis = c.hadoopMillis;
       return routed;
@@ -197,8 +199,10 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
     final int length;
     /** The cost model gave this read to the routes. */
     boolean throughRoutes;
-    /** The route the cost model judged (the first usable). */
+    /** The route the cost model judged (the first usable), first in {@link #order}. */
     String route;
+    /** The order the plan's tasks try the routes in, fixed when the route was judged. */
+    ReconstructionRouter.Order order;
     /** How long the routes may take before the read leaves them (0: no limit of its own). */
     double budgetMillis;
     /** Hadoop's stream's expected time for the whole read. */
@@ -432,7 +436,7 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
       long readStart) throws IOException {
     Future<ReconstructionRouter.Outcome> task;
     try {
-      task = routedReads.submit(() -> router.repair(req, sink));
+      task = routedReads.submit(() -> router.repair(req, sink, plan.order));
     } catch (RejectedExecutionException e) { // the file system is closing
       throw new IOException(src + ": the file system is closed", e);
     }

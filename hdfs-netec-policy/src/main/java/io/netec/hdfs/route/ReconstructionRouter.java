@@ -166,13 +166,30 @@ public final class ReconstructionRouter {
    * long unused is measured anew the same way).
    */
   static final int EXPLORE_EVERY = 2;
-  /** Tasks run (their order chosen); the client's choice peeks at the next one's order. */
+  /** Tasks ordered so far (each order numbered, for exploration). */
   private final java.util.concurrent.atomic.AtomicLong tasksOrdered =
       new java.util.concurrent.atomic.AtomicLong();
 
-  /** The order the next task of {@code bytes} will try the routes in. */
-  List<ReconstructionRoute> byCost(long bytes) {
-    return byCost(bytes, tasksOrdered.get());
+  /**
+   * A task's route order, fixed before the task runs: a client judges (budget, blame) the
+   * route its task will try first, not one another task's exploration has since put first.
+   */
+  public static final class Order {
+    final List<ReconstructionRoute> routes;
+
+    private Order(List<ReconstructionRoute> routes) {
+      this.routes = routes;
+    }
+  }
+
+  /**
+   * The order the next task of {@code bytes} would try the routes in, to be passed to {@link
+   * #repair(RepairRequest, RepairSink, Order)} by a caller that judged its first route (a task
+   * number is consumed only when a task runs, so a read left to Hadoop's stream takes no
+   * exploration's turn).
+   */
+  public Order order(long bytes) {
+    return new Order(byCost(bytes, tasksOrdered.get()));
   }
 
   /**
@@ -247,7 +264,12 @@ public final class ReconstructionRouter {
    * when measured) besides native that is not passed over for its back-off; null when none.
    */
   public String firstUsableNetworkRoute(long bytes) {
-    for (ReconstructionRoute r : byCost(bytes)) {
+    return firstUsableNetworkRoute(order(bytes));
+  }
+
+  /** The route {@code order}'s task will try first now (null: none but native). */
+  public String firstUsableNetworkRoute(Order order) {
+    for (ReconstructionRoute r : order.routes) {
       Unavailable down = unavailable.get(r.name());
       if (!r.name().equals("native")
           && (down == null || System.nanoTime() - down.untilNanos >= 0)) {
@@ -273,8 +295,13 @@ public final class ReconstructionRouter {
 
   /** Repairs {@code req} into {@code sink}, each row through the first route that proves it. */
   public Outcome repair(RepairRequest req, RepairSink sink) {
+    return repair(req, sink, null);
+  }
+
+  /** As {@link #repair(RepairRequest, RepairSink)}, in a fixed order (null: ordered now). */
+  public Outcome repair(RepairRequest req, RepairSink sink, Order order) {
     metrics.taskReceived();
-    Task task = new Task(req, sink);
+    Task task = new Task(req, sink, order);
     try {
       return task.run();
     } catch (RuntimeException | LinkageError e) { // a bug: nothing partial stays, one ERROR line
@@ -300,9 +327,12 @@ public final class ReconstructionRouter {
     boolean bytesInKnown = true;
     int verifyFailures;
 
-    Task(RepairRequest req, RepairSink sink) {
+    final Order fixed;
+
+    Task(RepairRequest req, RepairSink sink, Order fixed) {
       this.req = req;
       this.sink = sink;
+      this.fixed = fixed;
       this.keptBy = new String[req.rows()];
     }
 
@@ -318,8 +348,9 @@ public final class ReconstructionRouter {
     }
 
     Outcome run() {
-      List<ReconstructionRoute> order = byCost(req.bytesToRebuild(),
-          tasksOrdered.getAndIncrement());
+      long number = tasksOrdered.getAndIncrement();
+      List<ReconstructionRoute> order = fixed != null ? fixed.routes
+          : byCost(req.bytesToRebuild(), number);
       if (order != routes) {
         metrics.orderedByCost();
         StringBuilder why = new StringBuilder();

@@ -263,6 +263,24 @@ class ReconstructionRouterTest {
   }
 
   @Test
+  void aTaskRunsTheOrderItsCallerJudgedThoughOtherTasksRanBetween() {
+    RouteMetrics metrics = new RouteMetrics();
+    ReconstructionRouter r = router(0, 0, metrics, route("a", "ok"), route("b", "ok"));
+    for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
+      metrics.cost("a").add(UNIT * (i + 1L), 50.0 * (i + 1));
+    }
+    ReconstructionRouter.Order judged = r.order(UNIT); // task 0: the configured order
+    assertEquals("a", r.firstUsableNetworkRoute(judged));
+    for (int i = 0; i < ReconstructionRouter.EXPLORE_EVERY - 1; i++) {
+      assertEquals("a", r.repair(request(), new MemorySink()).route); // another caller's task
+    }
+    assertEquals("b", r.firstUsableNetworkRoute(UNIT), "the next task now explores b");
+    assertEquals("a", r.repair(request(), new MemorySink(), judged).route,
+        "the judged order, not the one peeked now");
+    assertEquals("a", r.firstUsableNetworkRoute(UNIT), "the judged task took b's turn");
+  }
+
+  @Test
   void aRouteBehindOneThatAlwaysServesIsMeasuredToo() {
     RouteMetrics metrics = new RouteMetrics();
     ReconstructionRouter r = router(0, 0, metrics, route("a", "ok"), route("b", "ok"));
