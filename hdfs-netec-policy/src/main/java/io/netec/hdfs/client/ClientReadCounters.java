@@ -12,6 +12,7 @@ public final class ClientReadCounters {
   static final LongAdder ROUTES_CHOSEN = new LongAdder();
   static final LongAdder ROUTES_FAILED = new LongAdder();
   static final LongAdder ROUTES_ABANDONED = new LongAdder();
+  static final LongAdder HEDGED = new LongAdder();
   static final LongAdder SWITCH = new LongAdder();
   static final LongAdder SWITCH_BYTES_IN = new LongAdder();
   static final LongAdder INEC = new LongAdder();
@@ -59,10 +60,15 @@ public final class ClientReadCounters {
 
   /**
    * Reads sent through the routes that ran past their budget (Hadoop's stream's expected time,
-   * at least twice the route's) and were read through Hadoop's stream instead.
+   * at least twice the route's) and were served by Hadoop's stream, hedging, first.
    */
   public static long routesAbandoned() {
     return ROUTES_ABANDONED.sum();
+  }
+
+  /** Routed reads past their budget, for which Hadoop's stream was started too (a hedge). */
+  public static long hedged() {
+    return HEDGED.sum();
   }
 
   /** Group ranges whose missing units were rebuilt by the switch. */

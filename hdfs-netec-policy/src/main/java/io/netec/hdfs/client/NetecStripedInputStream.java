@@ -14,9 +14,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -41,9 +41,10 @@ import org.slf4j.LoggerFactory;
  * <p>A routed read rebuilds the lost units' range of each block group it touches through the
  * router (switch, INEC, any route; each attempt proven against the survivors) and reads the
  * healthy units' bytes through Hadoop's stream. Anything a route throws, and a router that
- * rebuilds nothing, sends the read to Hadoop's stream; so does a route that runs past the
- * read's budget (Hadoop's stream's expected time, at least twice the route's: {@link
- * ReadChooser.Choice#budgetMillis}); a stalled route gives up after
+ * rebuilds nothing, sends the read to Hadoop's stream; a route that runs past the read's
+ * budget (Hadoop's stream's expected time, at least twice the route's: {@link
+ * ReadChooser.Choice#budgetMillis}) is hedged by Hadoop's stream, and the first to answer
+ * serves the read; a stalled route gives up after
  * {@code dfs.client.socket-timeout}, as Hadoop's reads do.
  */
 final class NetecStripedInputStream extends NetecStripedStreamAccess {
@@ -207,6 +208,8 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
     double budgetMillis;
     /** Hadoop's stream's expected time for the whole read. */
     double hadoopMillis;
+    /** The whole read's bytes from Hadoop's stream when, hedging a route, it answered first. */
+    byte[] hedged;
     final List<Part> parts = new ArrayList<>();
     final List<Part> lost = new ArrayList<>();
     long hadoopBytes;
@@ -382,8 +385,9 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
       long t0 = System.nanoTime();
       RowSink sink = new RowSink(req, rows);
       ReconstructionRouter.Outcome o = repairWithin(plan, req, sink, readStart);
-      if (o == null && sink.abandoned()) {
-        return false; // past its budget: Hadoop's stream reads it all
+      if (o == null && plan.hedged != null) { // Hadoop's stream, hedging, answered first
+        System.arraycopy(plan.hedged, 0, buffer, offset, plan.length);
+        return true;
       }
       if (o == null || o.route == null) {
         ClientReadCounters.ROUTES_FAILED.increment();
@@ -426,79 +430,93 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
   }
 
   /**
-   * The router's repair of {@code req} into {@code sink} on the routed-read pool, waited for
-   * until the plan's budget (from {@code readStart}) runs out: then the sink is abandoned (the
-   * router stops; its last attempt fails on its next write or its own timeout), the time spent
-   * is counted against the judged route, and null returned with the sink abandoned. Null too
-   * when the router throws (a route's bug).
+   * The router's repair of {@code req} into {@code sink} on the routed-read pool. Once the
+   * plan's budget (from {@code readStart}) runs out, Hadoop's stream reads the whole range
+   * too (a hedged read, as Hadoop's own {@code dfs.client.hedged.read} does between replicas):
+   * whichever answers first serves the read. When Hadoop's stream does, its bytes are in
+   * {@link Plan#hedged}, the sink is abandoned (the router stops without blaming a route),
+   * the time is counted against the judged route, and null is returned. Null too when the
+   * router throws (a route's bug).
    */
   private ReconstructionRouter.Outcome repairWithin(Plan plan, RepairRequest req, RowSink sink,
       long readStart) throws IOException {
-    Future<ReconstructionRouter.Outcome> task;
+    CompletableFuture<ReconstructionRouter.Outcome> task;
     try {
-      task = routedReads.submit(() -> router.repair(req, sink, plan.order));
+      task = CompletableFuture.supplyAsync(() -> router.repair(req, sink, plan.order),
+          routedReads);
     } catch (RejectedExecutionException e) { // the file system is closing
       throw new IOException(src + ": the file system is closed", e);
     }
+    CompletableFuture<byte[]> hedge = null;
     try {
-      if (plan.budgetMillis <= 0) {
-        return task.get();
-      }
-      long deadline = readStart + (long) (plan.budgetMillis * 1e6);
-      // never longer than the budget and Hadoop's whole time after it
-      long last = deadline + (long) (plan.hadoopMillis * 1e6);
-      while (true) {
+      if (plan.budgetMillis > 0) {
+        long deadline = readStart + (long) (plan.budgetMillis * 1e6);
         try {
           return task.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-          // Past the budget: wait on only while the bytes come fast enough that the rest
-          // arrives before Hadoop's stream, started now, would have read it all.
-          double elapsed = System.nanoTime() - readStart;
-          double f = sink.delivered();
-          double rest = f > 0 ? elapsed * (1 - f) / f : Double.MAX_VALUE;
-          if (rest < plan.hadoopMillis * 1e6 && System.nanoTime() < last) {
-            deadline = Math.min(last, System.nanoTime() + (long) Math.max(rest * 1.25, 5e6));
-            continue;
-          }
+          hedge = hedgeThroughHadoop(plan);
+          ClientReadCounters.HEDGED.increment();
         }
-        break;
+        try {
+          CompletableFuture.anyOf(task, hedge).get();
+        } catch (ExecutionException e) {
+          // one of them failed: the other one's answer is awaited below
+        }
+        if (!task.isDone() && hedge.isDone() && !hedge.isCompletedExceptionally()) {
+          sink.abandon();
+          plan.hedged = hedge.get();
+          double ms = (System.nanoTime() - readStart) / 1e6;
+          // the route took at least as long as Hadoop's stream started at its budget
+          router.metrics().cost(plan.route).addAbandoned(plan.routedBytes(), ms);
+          ClientReadCounters.ROUTES_ABANDONED.increment();
+          LOG.warn("{}: {} through route {} left after {} ms, {}% delivered: Hadoop's stream, "
+              + "started at the read's budget of {} ms (Hadoop's expected time, at least "
+              + "twice the route's), answered first", src, req, plan.route, Math.round(ms),
+              Math.round(100 * sink.delivered()), Math.round(plan.budgetMillis));
+          return null;
+        }
       }
-      sink.abandon();
-      if (task.isDone()) { // it ended as the budget ran out: what it rebuilt is good
-        return outcomeOf(task);
+      ReconstructionRouter.Outcome o = task.get();
+      if (hedge != null && (o == null || o.route == null)) { // the routes failed: the hedge serves
+        try {
+          plan.hedged = hedge.get();
+          return null;
+        } catch (ExecutionException e) {
+          // Hadoop's stream failed too: the caller reads through it once more, and says why
+        }
       }
-      double ms = (System.nanoTime() - readStart) / 1e6;
-      // what leaving it costs this read: the wait, then Hadoop's stream's time
-      router.metrics().cost(plan.route).addAbandoned(plan.routedBytes(), ms + plan.hadoopMillis);
-      ClientReadCounters.ROUTES_ABANDONED.increment();
-      LOG.warn("{}: {} through route {} abandoned after {} ms, {}% delivered (budget {} ms: "
-          + "Hadoop's stream's expected time, at least twice the route's); read through "
-          + "Hadoop's stream", src, req, plan.route, Math.round(ms),
-          Math.round(100 * sink.delivered()), Math.round(plan.budgetMillis));
-      return null;
+      return o;
     } catch (InterruptedException e) {
       sink.abandon();
       Thread.currentThread().interrupt();
       throw new InterruptedIOException("interrupted reading " + src);
     } catch (ExecutionException e) { // a route's Error the router let through
-      if (e.getCause() instanceof VirtualMachineError) {
-        throw (VirtualMachineError) e.getCause();
+      Throwable cause = e.getCause() instanceof java.util.concurrent.CompletionException
+          && e.getCause().getCause() != null ? e.getCause().getCause() : e.getCause();
+      if (cause instanceof VirtualMachineError) {
+        throw (VirtualMachineError) cause;
       }
       LOG.warn("{}: {} failed through the routes: {}", src, req,
-          LogLimiter.oneLine(String.valueOf(e.getCause())));
+          LogLimiter.oneLine(String.valueOf(cause)));
       return null;
     }
   }
 
-  /** A finished task's outcome; null if it threw (a route's bug). */
-  private ReconstructionRouter.Outcome outcomeOf(Future<ReconstructionRouter.Outcome> task) {
+  /** Hadoop's stream reading the plan's whole range on the routed-read pool. */
+  private CompletableFuture<byte[]> hedgeThroughHadoop(Plan plan) throws IOException {
+    long position = plan.parts.get(0).filePos;
     try {
-      return task.get();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return null;
-    } catch (ExecutionException e) {
-      return null;
+      return CompletableFuture.supplyAsync(() -> {
+        byte[] b = new byte[plan.length];
+        try {
+          readFullyThroughHadoop(position, b, 0, plan.length);
+        } catch (IOException e) {
+          throw new java.io.UncheckedIOException(e);
+        }
+        return b;
+      }, routedReads);
+    } catch (RejectedExecutionException e) { // the file system is closing
+      throw new IOException(src + ": the file system is closed", e);
     }
   }
 

@@ -18,9 +18,9 @@ import io.netec.hdfs.route.ReadCost;
  * estimate errs low where its measurements give no fit ({@link ReadCost#estimateMillisLow}).
  * Ties and the unknown go to Hadoop's stream:
  * it is the floor the plugin must never fall below. A read given to the routes has a budget
- * ({@link Choice#budgetMillis}): a route slower than that (a reconstruction loading it) is
- * abandoned, the read served by Hadoop's stream, what leaving it cost counted against it, and
- * the route not chosen again for {@link ReadCost#RECENT_MS} ms.
+ * ({@link Choice#budgetMillis}): past it Hadoop's stream reads too, and a route slower than
+ * that (a reconstruction loading it) is abandoned when Hadoop's stream answers first, the time
+ * it had counted against it, and the route not chosen again for {@link ReadCost#RECENT_MS} ms.
  */
 final class ReadChooser {
   /** A route's least fixed cost once measured: set-up, proof. */
@@ -54,12 +54,11 @@ final class ReadChooser {
     final boolean routes;
     final String reason;
     /**
-     * Milliseconds the routes may take to rebuild the read's lost ranges before the read is
-     * abandoned to Hadoop's stream (0: no budget, the routes' own timeouts alone): Hadoop's
-     * stream's expected time for the whole read, and at least twice the route's estimate (a
-     * route a little slower than its measurements is not left for nothing). Past it, the read
-     * waits on only while the route's bytes come fast enough to beat Hadoop's stream started
-     * then. None for a route's first {@value ReadCost#MIN_TRUSTED} tasks (cold: connections,
+     * Milliseconds the routes have to rebuild the read's lost ranges before Hadoop's stream
+     * reads the range too, the first answer serving the read (0: no budget, the routes' own
+     * timeouts alone): Hadoop's stream's expected time for the whole read, and at least twice
+     * the route's estimate (a route a little slower than its measurements is not hedged for
+     * nothing). None for a route's first {@value ReadCost#MIN_TRUSTED} tasks (cold: connections,
      * JIT), which are waited for: else a route would be left on its first task and never
      * measured.
      */
