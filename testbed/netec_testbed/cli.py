@@ -9,6 +9,11 @@
           DataNode holding most of their blocks killed with kill -9, every lost block rebuilt
           and compared byte for byte with the dead DataNode's copy; prints a table; down.
           Exit status 0 only if every byte matched and each route served its tasks.
+  soak    up, then the chaos soak (soak.py) for --minutes: clients write, read and delete
+          NETEC-3-2 and NETEC-6-3 files while DataNodes are killed (and a second one during a
+          repair), the switch restarted and links cut, from --seed's schedule; every file
+          checked at the end (and every --checkpoint-minutes); a report (markdown and PNG) in
+          --report-dir; down. Exit status 0 only if nothing was lost and every check passed.
   exec [--prefix P] HOST -- CMD [ARGS...]
           runs CMD in HOST's namespace (nn, sw, cl, dn01, ...) with that host's Hadoop
           configuration (HADOOP_CONF_DIR) and `hdfs` on PATH; exits with CMD's status
@@ -35,7 +40,7 @@ def _config(a):
 def parser():
     p = argparse.ArgumentParser(prog="netec-testbed", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["up", "status", "down", "demo"])
+    p.add_argument("command", choices=["up", "status", "down", "demo", "soak"])
     p.add_argument("--prefix", default="ntb", help="namespace prefix (default ntb)")
     p.add_argument("--run-dir", default=None, help="logs, confs, data (default /tmp/netec-testbed-PREFIX)")
     p.add_argument("--datanodes", type=int, default=12, help="DataNodes (default 12)")
@@ -52,7 +57,14 @@ def parser():
     p.add_argument("--block-mb", type=int, default=8, help="internal block size in MiB (default 8)")
     p.add_argument("--jvm-option", action="append", default=[], metavar="OPT",
                    help="an extra JVM option of every daemon (repeatable)")
-    p.add_argument("--keep", action="store_true", help="demo: leave the testbed up afterwards")
+    p.add_argument("--keep", action="store_true",
+                   help="demo, soak: leave the testbed up afterwards")
+    p.add_argument("--minutes", type=float, default=3, help="soak: how long (default 3)")
+    p.add_argument("--seed", type=int, default=1, help="soak: the fault schedule's seed")
+    p.add_argument("--checkpoint-minutes", type=float, default=None,
+                   help="soak: check every file this often too (default: at the end only)")
+    p.add_argument("--report-dir", default="soak-report",
+                   help="soak: where soak-report.md and .png go (default ./soak-report)")
     return p
 
 
@@ -111,12 +123,14 @@ def main(argv=None):
             print("testbed %s: down" % a.prefix)
         elif a.command == "demo":
             return demo(a)
+        elif a.command == "soak":
+            return soak_command(a, argv)
     except TestbedError as e:
         print("netec-testbed: %s" % e, file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("netec-testbed: interrupted", file=sys.stderr)
-        if a.command in ("up", "demo"):
+        if a.command in ("up", "demo", "soak"):
             Testbed.attach(a.prefix, a.run_dir)[0].down()
         return 130
     return 0
@@ -128,6 +142,21 @@ def demo(a):
         tb.up()
         print(tb.status())
         return 0 if scenario.demo_routes(tb) else 1
+    finally:
+        if not a.keep:
+            tb.down()
+
+
+def soak_command(a, argv):
+    from . import soak
+    tb = Testbed(_config(a))
+    try:
+        tb.up()
+        s = soak.Soak(tb, a.seed)
+        passed = s.run(a.minutes, a.checkpoint_minutes)
+        print(soak.report(s, "bin/netec-testbed " + " ".join(argv), a.report_dir))
+        print("soak: report in %s/soak-report.md and .png" % a.report_dir)
+        return 0 if passed else 1
     finally:
         if not a.keep:
             tb.down()

@@ -53,6 +53,13 @@ import org.apache.hadoop.util.GenericOptionsParser;
  *                                        GROUP through each client in turn, until STOP_FILE
  *                                        exists or MAX_MS passed (a reconstruction runs
  *                                        meanwhile); each read's client, start, time and route
+ *   soak-load DIRS SEED STOP_FILE JOURNAL CLIENTS
+ *                                        the soak's load (SoakLoad): writes, reads and deletes
+ *                                        in DIRS (comma-separated) through each client of
+ *                                        CLIENTS (plugin, hadoop) until STOP_FILE exists; one
+ *                                        JSON line an operation appended to JOURNAL
+ *   soak-check LIST                      every file of LIST (lines: path size seed) read
+ *                                        through both clients, and hdfs debug verifyEC on it
  * </pre>
  * The file system is the configured one: with {@code fs.hdfs.impl} set to
  * NetecDistributedFileSystem, reads of missing units go through the NetEC routes.
@@ -113,6 +120,15 @@ public final class NetecProbe {
           out = ReadsBench.during(conf, path, number(args[2]), number(args[3]),
               (int) number(args[4]), (int) number(args[5]), new java.io.File(args[6]),
               number(args[7]), args[8].split(","));
+          break;
+        case "soak-load":
+          need(args, 6, 6);
+          out = SoakLoad.load(conf, args[1].split(","), number(args[2]),
+              new java.io.File(args[3]), new java.io.File(args[4]), args[5].split(","));
+          break;
+        case "soak-check":
+          need(args, 2, 2);
+          out = SoakLoad.check(conf, new java.io.File(args[1]));
           break;
         default:
           usage("unknown command " + args[0]);
