@@ -208,7 +208,11 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
     double budgetMillis;
     /** Hadoop's stream's expected time for the whole read. */
     double hadoopMillis;
-    /** The whole read's bytes from Hadoop's stream when, hedging a route, it answered first. */
+    /** Hadoop's stream reading the whole range once the routes ran past the budget. */
+    CompletableFuture<byte[]> hedge;
+    /** The route answered first: the hedge stops. */
+    volatile boolean hedgeCancelled;
+    /** The whole read's bytes from Hadoop's stream when, hedging a route, it answered. */
     byte[] hedged;
     final List<Part> parts = new ArrayList<>();
     final List<Part> lost = new ArrayList<>();
@@ -385,16 +389,20 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
       long t0 = System.nanoTime();
       RowSink sink = new RowSink(req, rows);
       ReconstructionRouter.Outcome o = repairWithin(plan, req, sink, readStart);
-      if (o == null && plan.hedged != null) { // Hadoop's stream, hedging, answered first
-        System.arraycopy(plan.hedged, 0, buffer, offset, plan.length);
-        return true;
-      }
-      if (o == null || o.route == null) {
+      // null with the sink abandoned: the hedge answered first; else null: a route's Error
+      boolean failed = o == null ? !sink.abandoned() : o.route == null;
+      if (failed) {
         ClientReadCounters.ROUTES_FAILED.increment();
         if (o != null) {
           LOG.info("{}: {} rebuilt by no route ({}); the read goes to Hadoop's stream", src,
               req, o.others);
         }
+      }
+      if (plan.hedged != null) { // Hadoop's stream, hedging, read the whole range
+        System.arraycopy(plan.hedged, 0, buffer, offset, plan.length);
+        return true;
+      }
+      if (failed || o == null) {
         return false;
       }
       ClientReadCounters.served(o.route, o.bytesIn);
@@ -447,24 +455,24 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
     } catch (RejectedExecutionException e) { // the file system is closing
       throw new IOException(src + ": the file system is closed", e);
     }
-    CompletableFuture<byte[]> hedge = null;
     try {
       if (plan.budgetMillis > 0) {
-        long deadline = readStart + (long) (plan.budgetMillis * 1e6);
-        try {
-          return task.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-          hedge = hedgeThroughHadoop(plan);
-          ClientReadCounters.HEDGED.increment();
+        if (plan.hedge == null) { // one hedge a read, however many groups it touches
+          long deadline = readStart + (long) (plan.budgetMillis * 1e6);
+          try {
+            return task.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+          } catch (TimeoutException e) {
+            plan.hedge = hedgeThroughHadoop(plan);
+            ClientReadCounters.HEDGED.increment();
+          }
         }
         try {
-          CompletableFuture.anyOf(task, hedge).get();
+          CompletableFuture.anyOf(task, plan.hedge).get();
         } catch (ExecutionException e) {
           // one of them failed: the other one's answer is awaited below
         }
-        if (!task.isDone() && hedge.isDone() && !hedge.isCompletedExceptionally()) {
+        if (!task.isDone() && hedgeAnswer(plan)) {
           sink.abandon();
-          plan.hedged = hedge.get();
           double ms = (System.nanoTime() - readStart) / 1e6;
           // the route took at least as long as Hadoop's stream started at its budget
           router.metrics().cost(plan.route).addAbandoned(plan.routedBytes(), ms);
@@ -477,39 +485,73 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
         }
       }
       ReconstructionRouter.Outcome o = task.get();
-      if (hedge != null && (o == null || o.route == null)) { // the routes failed: the hedge serves
-        try {
-          plan.hedged = hedge.get();
-          return null;
-        } catch (ExecutionException e) {
-          // Hadoop's stream failed too: the caller reads through it once more, and says why
-        }
+      if (o == null || o.route == null) {
+        hedgeAnswer(plan); // the routes failed: a hedge running serves
+        return o;
+      }
+      if (plan.hedge != null && !plan.hedge.isDone()) {
+        plan.hedgeCancelled = true; // the route answered first: the hedge stops at its next stripe
       }
       return o;
     } catch (InterruptedException e) {
       sink.abandon();
+      plan.hedgeCancelled = true;
       Thread.currentThread().interrupt();
       throw new InterruptedIOException("interrupted reading " + src);
     } catch (ExecutionException e) { // a route's Error the router let through
-      Throwable cause = e.getCause() instanceof java.util.concurrent.CompletionException
-          && e.getCause().getCause() != null ? e.getCause().getCause() : e.getCause();
+      Throwable cause = e.getCause();
       if (cause instanceof VirtualMachineError) {
         throw (VirtualMachineError) cause;
       }
       LOG.warn("{}: {} failed through the routes: {}", src, req,
           LogLimiter.oneLine(String.valueOf(cause)));
-      return null;
+      try {
+        hedgeAnswer(plan); // a hedge running answers for the routes
+        return null;
+      } catch (InterruptedException ie) {
+        Thread.currentThread().interrupt();
+        throw new InterruptedIOException("interrupted reading " + src);
+      }
     }
   }
 
-  /** Hadoop's stream reading the plan's whole range on the routed-read pool. */
+  /**
+   * Whether the plan's hedge (if one was started) read the whole range: its bytes are then in
+   * {@link Plan#hedged}. Waits for a hedge still running.
+   */
+  private static boolean hedgeAnswer(Plan plan) throws InterruptedException {
+    if (plan.hedge == null) {
+      return false;
+    }
+    try {
+      plan.hedged = plan.hedge.get();
+      return plan.hedged != null;
+    } catch (ExecutionException e) {
+      return false; // Hadoop's stream failed too: the caller reads through it once more
+    }
+  }
+
+  /**
+   * Hadoop's stream reading the plan's whole range on the routed-read pool, a stripe at a
+   * time, stopping (null) once {@link Plan#hedgeCancelled}: a hedge the route beat does not
+   * go on loading the survivors.
+   */
   private CompletableFuture<byte[]> hedgeThroughHadoop(Plan plan) throws IOException {
     long position = plan.parts.get(0).filePos;
+    int stripe = policy.getCellSize() * policy.getNumDataUnits();
     try {
       return CompletableFuture.supplyAsync(() -> {
         byte[] b = new byte[plan.length];
         try {
-          readFullyThroughHadoop(position, b, 0, plan.length);
+          for (int done = 0; done < plan.length; ) {
+            if (plan.hedgeCancelled) {
+              return null;
+            }
+            int n = (int) Math.min(plan.length - done,
+                stripe - (position + done) % stripe); // to the next stripe's start
+            readFullyThroughHadoop(position + done, b, done, n);
+            done += n;
+          }
         } catch (IOException e) {
           throw new java.io.UncheckedIOException(e);
         }

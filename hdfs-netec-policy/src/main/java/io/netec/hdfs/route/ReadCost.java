@@ -60,9 +60,10 @@ public final class ReadCost {
   }
 
   /**
-   * A task its caller abandoned (a client's read past its budget): counted as a measurement
-   * of {@code ms}, what leaving it cost (the time waited plus what the other way then takes),
-   * and remembered ({@link #millisSinceAbandoned}).
+   * A task its caller abandoned (a client's read whose hedge, Hadoop's stream started at the
+   * read's budget, answered first): counted as a measurement of {@code ms}, the time the route
+   * had (a lower bound of what it would have taken), and remembered ({@link
+   * #millisSinceAbandoned}).
    */
   public synchronized void addAbandoned(long b, double ms) {
     add(b, ms);

@@ -183,13 +183,14 @@ public final class ReconstructionRouter {
   }
 
   /**
-   * The order the next task of {@code bytes} would try the routes in, to be passed to {@link
-   * #repair(RepairRequest, RepairSink, Order)} by a caller that judged its first route (a task
-   * number is consumed only when a task runs, so a read left to Hadoop's stream takes no
-   * exploration's turn).
+   * The order of the next task of {@code bytes}, to be passed to {@link #repair(RepairRequest,
+   * RepairSink, Order)} by a caller that judges its first route. It takes a task's number
+   * (an exploration's turn) whether or not the caller then runs it, so that a turn its caller
+   * declines (a read left to Hadoop's stream) passes on rather than being offered to every
+   * read after it; the tasks run with it take no other.
    */
   public Order order(long bytes) {
-    return new Order(byCost(bytes, tasksOrdered.get()));
+    return new Order(byCost(bytes, tasksOrdered.getAndIncrement()));
   }
 
   /**
@@ -260,11 +261,12 @@ public final class ReconstructionRouter {
   }
 
   /**
-   * The route that would take a task of {@code bytes} first now: the first in order (by cost,
-   * when measured) besides native that is not passed over for its back-off; null when none.
+   * The route that would take the next task of {@code bytes} first (a peek: no turn taken):
+   * the first in order (by cost, when measured) besides native that is not passed over for its
+   * back-off; null when none.
    */
   public String firstUsableNetworkRoute(long bytes) {
-    return firstUsableNetworkRoute(order(bytes));
+    return firstUsableNetworkRoute(new Order(byCost(bytes, tasksOrdered.get())));
   }
 
   /** The route {@code order}'s task will try first now (null: none but native). */
@@ -348,9 +350,8 @@ public final class ReconstructionRouter {
     }
 
     Outcome run() {
-      long number = tasksOrdered.getAndIncrement();
       List<ReconstructionRoute> order = fixed != null ? fixed.routes
-          : byCost(req.bytesToRebuild(), number);
+          : byCost(req.bytesToRebuild(), tasksOrdered.getAndIncrement());
       if (order != routes) {
         metrics.orderedByCost();
         StringBuilder why = new StringBuilder();

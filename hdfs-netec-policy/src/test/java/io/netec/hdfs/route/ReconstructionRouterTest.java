@@ -269,15 +269,28 @@ class ReconstructionRouterTest {
     for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
       metrics.cost("a").add(UNIT * (i + 1L), 50.0 * (i + 1));
     }
-    ReconstructionRouter.Order judged = r.order(UNIT); // task 0: the configured order
+    assertEquals(2, ReconstructionRouter.EXPLORE_EVERY, "the turns below assume one in 2");
+    ReconstructionRouter.Order judged = r.order(UNIT); // turn 0: the configured order
     assertEquals("a", r.firstUsableNetworkRoute(judged));
-    for (int i = 0; i < ReconstructionRouter.EXPLORE_EVERY - 1; i++) {
-      assertEquals("a", r.repair(request(), new MemorySink()).route); // another caller's task
-    }
-    assertEquals("b", r.firstUsableNetworkRoute(UNIT), "the next task now explores b");
+    assertEquals("b", r.firstUsableNetworkRoute(UNIT), "the next task would explore b");
+    assertEquals("b", r.repair(request(), new MemorySink()).route, "another caller's task");
     assertEquals("a", r.repair(request(), new MemorySink(), judged).route,
-        "the judged order, not the one peeked now");
-    assertEquals("a", r.firstUsableNetworkRoute(UNIT), "the judged task took b's turn");
+        "the judged order, not the one of the turn now");
+    assertEquals("a", r.firstUsableNetworkRoute(UNIT), "a fixed order's task took no turn");
+  }
+
+  @Test
+  void aTurnItsCallerDeclinesPassesOn() {
+    RouteMetrics metrics = new RouteMetrics();
+    ReconstructionRouter r = router(0, 0, metrics, route("a", "ok"), route("b", "ok"));
+    for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
+      metrics.cost("a").add(UNIT * (i + 1L), 50.0 * (i + 1));
+    }
+    assertEquals("a", r.firstUsableNetworkRoute(r.order(UNIT)), "turn 0");
+    // turn 1 explores b; its caller reads through Hadoop's stream instead and runs no task
+    assertEquals("b", r.firstUsableNetworkRoute(r.order(UNIT)), "turn 1");
+    assertEquals("a", r.firstUsableNetworkRoute(r.order(UNIT)),
+        "turn 2: the measured route again, not the declined exploration over and over");
   }
 
   @Test
