@@ -477,6 +477,7 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
           // the route took at least as long as Hadoop's stream started at its budget
           router.metrics().cost(plan.route).addAbandoned(plan.routedBytes(), ms);
           ClientReadCounters.ROUTES_ABANDONED.increment();
+          chooser.routeLostToHadoop(plan.route);
           LOG.warn("{}: {} through route {} left after {} ms, {}% delivered: Hadoop's stream, "
               + "started at the read's budget of {} ms (Hadoop's expected time, at least "
               + "twice the route's), answered first", src, req, plan.route, Math.round(ms),

@@ -1,6 +1,7 @@
 package io.netec.hdfs.client;
 
 import io.netec.hdfs.route.ReadCost;
+import java.util.function.LongSupplier;
 
 /**
  * Chooses, for one positional read that touches lost units, between Hadoop's striped stream
@@ -20,7 +21,7 @@ import io.netec.hdfs.route.ReadCost;
  * it is the floor the plugin must never fall below. A read given to the routes has a budget
  * ({@link Choice#budgetMillis}): past it Hadoop's stream reads too, and a route slower than
  * that (a reconstruction loading it) is abandoned when Hadoop's stream answers first, the time
- * it had counted against it, and the route not chosen again for {@link ReadCost#RECENT_MS} ms.
+ * it had counted against it, and no route chosen again for {@link ReadCost#RECENT_MS} ms.
  */
 final class ReadChooser {
   /** A route's least fixed cost once measured: set-up, proof. */
@@ -81,6 +82,11 @@ final class ReadChooser {
   private final String mode;
   private final double linkBytesPerMs;
   private final ReadCost hadoop;
+  private final LongSupplier clockMs;
+  /** When a read's route last lost to Hadoop's stream (NEVER: not yet), and which route. */
+  private volatile long lostAtMs = NEVER;
+  private volatile String lostRoute;
+  private static final long NEVER = Long.MIN_VALUE;
 
   /**
    * @param mode netec.client.reads: cost, routes or hadoop
@@ -88,9 +94,24 @@ final class ReadChooser {
    * @param hadoop this client's measured cost of reads through Hadoop's stream
    */
   ReadChooser(String mode, double linkBytesPerMs, ReadCost hadoop) {
+    this(mode, linkBytesPerMs, hadoop, System::currentTimeMillis);
+  }
+
+  ReadChooser(String mode, double linkBytesPerMs, ReadCost hadoop, LongSupplier clockMs) {
     this.mode = mode;
     this.linkBytesPerMs = linkBytesPerMs;
     this.hadoop = hadoop;
+    this.clockMs = clockMs;
+  }
+
+  /**
+   * A read's route lost to Hadoop's stream (its hedge answered first): every route is left
+   * for {@link ReadCost#RECENT_MS} ms, not only that one, since what loads one route's
+   * survivors (a reconstruction reading them) loads every route's.
+   */
+  void routeLostToHadoop(String route) {
+    lostRoute = route;
+    lostAtMs = clockMs.getAsLong();
   }
 
   /** Whether Hadoop's stream's reads are to be timed (no configured link rate replaces them). */
@@ -120,6 +141,13 @@ final class ReadChooser {
     double viaHadoop = hadoopMillis(read.hadoopBytes);
     if (viaHadoop < 0) {
       return new Choice(false, "nothing measured yet (Hadoop's stream measures this link)");
+    }
+    long lostAt = lostAtMs;
+    if (lostAt != NEVER && clockMs.getAsLong() - lostAt <= ReadCost.RECENT_MS) {
+      return new Choice(false, String.format("a read through %s lost to Hadoop's stream %d ms "
+          + "ago: what loads one route's survivors loads every route's (Hadoop's stream for "
+          + "%d s after that)", lostRoute, clockMs.getAsLong() - lostAt,
+          ReadCost.RECENT_MS / 1000));
     }
     long sinceAbandoned = routeCost.millisSinceAbandoned();
     if (sinceAbandoned >= 0 && sinceAbandoned <= ReadCost.RECENT_MS) {

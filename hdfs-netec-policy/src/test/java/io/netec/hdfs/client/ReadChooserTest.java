@@ -92,6 +92,22 @@ class ReadChooserTest {
   }
 
   @Test
+  void aRouteLosingToHadoopsStreamLeavesEveryRouteForAWhile() {
+    long[] now = {0};
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW), () -> now[0]);
+    ReadCost inec = routeWarmAt(25);
+    ReadCost sw = routeWarmAt(25);
+    assertTrue(ch.choose(insideLostUnit(1 << 20), "switch", sw).routes);
+    ch.routeLostToHadoop("inec"); // a reconstruction loads the survivors both routes read
+    ReadChooser.Choice c = ch.choose(insideLostUnit(1 << 20), "switch", sw);
+    assertFalse(c.routes, "the switch is left too: " + c.reason);
+    assertTrue(c.reason.contains("inec"), c.reason);
+    assertFalse(ch.choose(insideLostUnit(1 << 20), "inec", inec).routes);
+    now[0] += ReadCost.RECENT_MS + 1;
+    assertTrue(ch.choose(insideLostUnit(1 << 20), "switch", sw).routes, "tried again");
+  }
+
+  @Test
   void aRoutesFirstTasksHaveNoBudget() {
     ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
     ReadCost cold = new ReadCost();
