@@ -42,6 +42,7 @@ NN_RPC_PORT = 8020
 NN_HTTP_PORT = 9870
 DN_XFER_PORT = 9866
 DN_HTTP_PORT = 9864
+DN_IPC_PORT = 9867  # Hadoop's default dfs.datanode.ipc.address (dfsadmin -triggerBlockReport)
 
 
 def build(hadoop_version, log):

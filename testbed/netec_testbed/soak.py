@@ -16,7 +16,9 @@ failed while a fault was under way (its survivor or the switch died). Same seed,
 import json
 import os
 import random
+import re
 import time
+import urllib.request
 
 from . import hadoop
 from .net import TestbedError
@@ -30,10 +32,26 @@ MARGIN_S = 2.0  # a failed task this close to a fault is the fault's
 
 def schedule(seed, n=500):
     """The fault schedule of SEED: [(kind, gap s before it, u1, u2)], u1/u2 in [0, 1) choosing
-    victims among the DataNodes alive then and the length of an outage."""
+    victims among the DataNodes alive then and the length of an outage. Every kind comes once
+    in the first len(KINDS) faults (in the seed's order), so that a short soak has them all."""
     rnd = random.Random(seed)
-    return [(rnd.choice(KINDS), rnd.uniform(3, 12), rnd.random(), rnd.random())
-            for _ in range(n)]
+    kinds = list(KINDS)
+    rnd.shuffle(kinds)
+    kinds += [rnd.choice(KINDS) for _ in range(n - len(kinds))]
+    return [(k, rnd.uniform(3, 12), rnd.random(), rnd.random()) for k in kinds]
+
+
+_BLOCK = re.compile(r"blk_(-?\d+)")
+
+
+def _fsck_counts(text):
+    """{name: count} of the web fsck's summary lines ("Missing block groups: 0 ...")."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*([A-Za-z][A-Za-z -]+):\s+(\d+)", line)
+        if m:
+            out.setdefault(m.group(1).strip(), int(m.group(2)))
+    return out
 
 
 class Soak:
@@ -42,6 +60,9 @@ class Soak:
         self.seed = seed
         self.out = out
         self.policies = [p for p, width in POLICIES.items() if width < len(tb.datanodes)]
+        if not self.policies:
+            raise TestbedError("the soak needs at least %d DataNodes (RS(3,2) and a spare)"
+                               % (min(POLICIES.values()) + 1))
         self.widest = max(POLICIES[p] for p in self.policies)
         self.dirs = ["/soak/" + p for p in self.policies]
         self.journal = os.path.join(tb.run_dir, "cl", "tmp", "soak-journal.jsonl")
@@ -49,6 +70,8 @@ class Soak:
         self.faults = []        # {"kind", "start", "end", "victims", "recovered_s"}
         self.tasks = {}         # (dn, group, erased, start) -> task dict
         self.checks = []        # one dict a checkpoint
+        self.killed = set()     # DataNodes the soak killed and has not revived
+        self.crashed = []       # DataNodes found down that the soak did not kill
         self.load = None
         self.rounds = 0
 
@@ -68,6 +91,8 @@ class Soak:
             answer, _ = self.load.communicate(timeout=600)
         except Exception:
             self.load.kill()
+            self.load.wait()
+            self.load = None
             raise TestbedError("the soak's load did not stop within 600 s")
         self.load = None
         try:
@@ -93,15 +118,28 @@ class Soak:
 
     # ---- the NameNode's view ---------------------------------------------------------------
 
+    def fsck(self, blocks=False):
+        """The NameNode's fsck of /soak (its web servlet, as `hdfs fsck` asks it)."""
+        url = "http://%s:%d/fsck?ugi=root&path=/soak%s" % (
+            self.tb.ip("nn"), hadoop.NN_HTTP_PORT, "&files=1&blocks=1" if blocks else "")
+        with urllib.request.urlopen(url, timeout=60) as r:
+            return r.read().decode("utf-8", "replace")
+
     def redundant(self):
-        ec = self.tb.jmx("nn", "Hadoop:service=NameNode,name=ECBlockGroupsState")
-        return (ec.get("LowRedundancyECBlockGroups", 1) == 0
-                and ec.get("MissingECBlockGroups", 1) == 0
-                and ec.get("CorruptECBlockGroups", 1) == 0 and self.tb.in_flight() == 0)
+        """Every block group of /soak whole (fsck counts the live replicas themselves, so a
+        rebuild the NameNode has only scheduled does not count) and no task in flight."""
+        c = _fsck_counts(self.fsck())
+        whole = all(c.get(k, 1) == 0 for k in (
+            "Under-erasure-coded block groups", "Missing block groups",
+            "Corrupt block groups", "Missing internal blocks"))
+        return whole and self.tb.in_flight() == 0
 
     def wait_redundant(self, timeout=600):
         t0 = time.time()
-        self.tb.wait("full redundancy at the NameNode", self.redundant, timeout)
+        # twice, 2 s apart: a task between two DataNodes' heartbeats is seen by neither
+        self.tb.wait("full redundancy of /soak", self.redundant, timeout)
+        time.sleep(2)
+        self.tb.wait("full redundancy of /soak", self.redundant, timeout)
         return time.time() - t0
 
     def collect_tasks(self):
@@ -113,37 +151,46 @@ class Soak:
             for line in lines:
                 group, erased, route, nbytes, ms, start, others = line.split("\t", 6)
                 self.tasks[(dn, group, erased, start)] = {
-                    "dn": dn, "group": group, "route": route, "bytes": int(nbytes),
-                    "ms": int(ms), "start": int(start) / 1000.0, "others": others}
+                    "dn": dn, "group": group, "erased": erased, "route": route,
+                    "bytes": int(nbytes), "ms": int(ms), "start": int(start) / 1000.0,
+                    "others": others}
 
     # ---- faults ----------------------------------------------------------------------------
 
     def live(self):
         return sorted(self.tb.live_datanodes())
 
-    def left_dead(self):
-        return sorted(d for d in self.tb.datanodes if not self.tb.alive(d))
+    def check_crashes(self):
+        """A DataNode down that the soak did not kill is a finding, never revived quietly."""
+        for dn in self.tb.datanodes:
+            if not self.tb.alive(dn) and dn not in self.killed and dn not in self.crashed:
+                self.crashed.append(dn)
+                self.out("soak: %s is down and the soak did not kill it (log %s)"
+                         % (dn, self.tb.log(dn)))
 
     def kill_datanode(self, dn):
         dead_before = self.tb.namesystem().get("NumDeadDataNodes", 0)
         self.tb.kill(dn, 9)
+        self.killed.add(dn)
         return dead_before + 1
 
     def revive(self, dn):
         self.tb.revive(dn)
+        self.killed.discard(dn)
         self.tb.wait("%s's plugin" % dn,
                      lambda: self.tb.router(dn).get("Tasks") is not None, 120)
 
     def room(self):
-        """Revives a DataNode left dead if killing one more would leave too few for the
-        widest group to be whole again."""
-        for dn in self.left_dead():
+        """Revives a DataNode the soak left dead if killing one more would leave too few for
+        the widest group to be whole again."""
+        for dn in sorted(self.killed):
             if len(self.live()) - 1 >= self.widest:
                 break
             self.revive(dn)
 
     def inject(self, kind, u1, u2):
         tb = self.tb
+        self.check_crashes()
         f = {"kind": kind, "start": time.time(), "victims": [], "recovered_s": None}
         self.faults.append(f)
         if kind in ("datanode_revived", "datanode_left_dead", "second_during_repair"):
@@ -156,13 +203,17 @@ class Soak:
             if kind == "second_during_repair":
                 try:
                     tb.wait("a reconstruction task in flight", lambda: tb.in_flight() > 0, 60)
-                    rest = [d for d in self.live()]
+                    hit = True
+                except TestbedError:
+                    hit = False  # no task ran long enough to be hit
+                if hit:
+                    rest = self.live()
                     b = rest[int(u2 * len(rest))]
                     f["victims"].append(b)
                     tb.wait_dead([a, b], self.kill_datanode(b))
                     self.revive(b)  # back empty: room for the widest group again
-                except TestbedError:
-                    f["kind"] = kind = "datanode_left_dead"  # no task ran long enough to hit
+                else:
+                    f["kind"] = kind = "datanode_left_dead"
             self.wait_redundant()
             f["recovered_s"] = round(time.time() - t_kill, 1)  # loss to full redundancy
             if kind == "datanode_revived":
@@ -177,7 +228,10 @@ class Soak:
             f["victims"].append(dn)
             tb.fabric.set_link(dn, False)
             try:
-                time.sleep(2 + 6 * u2)  # under the 14 s after which the NameNode calls it dead
+                # at most 4 s: TCP's retransmission backoff delays the first heartbeat after
+                # the link is back by up to about as long again, and at 14 s without one the
+                # NameNode would call the DataNode dead (a loss, not a cut)
+                time.sleep(1 + 3 * u2)
             finally:
                 tb.fabric.set_link(dn, True)
         f["end"] = time.time()
@@ -186,11 +240,32 @@ class Soak:
 
     # ---- checks ----------------------------------------------------------------------------
 
+    def leftovers(self):
+        """{host: [block ids]} in rbw or tmp on the live DataNodes, after each DataNode sent a
+        full block report (an aborted write's replicas go only then)."""
+        def found():
+            out = {}
+            for h in self.tb.live_datanodes():
+                ids = sorted(set(self.tb.replicas(h, "rbw")) | set(self.tb.replicas(h, "tmp")))
+                if ids:
+                    out[h] = ids
+            return out
+        left = found()
+        if left:
+            for h in left:
+                self.tb.exec_command("cl", ["hdfs", "dfsadmin", "-triggerBlockReport",
+                                            "%s:%d" % (self.tb.ip(h), hadoop.DN_IPC_PORT)],
+                                     capture_output=True)
+            time.sleep(5)
+            left = found()
+        return left
+
     def checkpoint(self):
         """Stops the load, awaits redundancy, checks every file, the replicas on disk, fsck
         and the routers' records; then the load goes on. Returns the check's findings."""
         t0 = time.time()
         load = self.stop_load()
+        self.check_crashes()
         self.wait_redundant()
         self.collect_tasks()
         ops = self.ops()
@@ -203,7 +278,12 @@ class Soak:
         self.tb.shape(None)  # the check is no measurement: unshaped links read faster
         try:
             p = self.tb.probe_async("soak-check", listing)  # its answer, also when files differ
-            answer = p.communicate(timeout=1800)[0]
+            try:
+                answer = p.communicate(timeout=1800)[0]
+            except BaseException:
+                p.kill()
+                p.wait()
+                raise
         finally:
             self.tb.shape(link)
         try:
@@ -213,14 +293,15 @@ class Soak:
                                % (p.returncode, self.tb.log("cl")))
         fsck = self.tb.exec_command("cl", ["hdfs", "fsck", "/soak"], capture_output=True,
                                     text=True)
-        rbw = {h: sorted(self.tb.replicas(h, "rbw")) for h in self.tb.live_datanodes()}
-        c = {"at": t0, "files": check["files"], "bytes": check["bytes"],
-             "bad": check["bad"] + [o for o in ops if o["op"] != "write" and o["op"] != "delete"
-                                    and o.get("first_bad", -1) >= 0],
+        groups = {m.group(1) for m in _BLOCK.finditer(self.fsck(blocks=True))}
+        c = {"at": t0, "files": check["files"], "bytes": check["bytes"], "bad": check["bad"],
+             "wrong_reads": [o for o in ops if o.get("first_bad", -1) >= 0],
+             "read_errors": self.read_errors(ops),
              "fsck_healthy": "is HEALTHY" in fsck.stdout,
-             "rbw": {h: b for h, b in rbw.items() if b},
-             "unexplained_failed_tasks": self.unexplained(),
-             "load_wrong": load.get("wrong", 0), "seconds": round(time.time() - t0, 1)}
+             "leftovers": self.leftovers(),
+             "unserved_tasks": self.unserved(groups),
+             "crashed": list(self.crashed),
+             "seconds": round(time.time() - t0, 1)}
         if not c["fsck_healthy"]:
             c["fsck"] = fsck.stdout[-2000:] + fsck.stderr[-1000:]
         self.checks.append(c)
@@ -230,19 +311,37 @@ class Soak:
 
     @staticmethod
     def ok(c):
-        return (not c["bad"] and c["fsck_healthy"] and not c["rbw"]
-                and not c["unexplained_failed_tasks"] and c["load_wrong"] == 0)
+        return (not c["bad"] and not c["wrong_reads"] and not c["read_errors"]
+                and c["fsck_healthy"] and not c["leftovers"] and not c["unserved_tasks"]
+                and not c["crashed"])
 
-    def unexplained(self):
-        """Tasks no route served that no fault explains."""
+    def read_errors(self, ops):
+        """Reads that failed (never more than m units of a group are down, so none may), but
+        for those overlapping a link cut, which Hadoop's client too may see fail."""
+        cuts = [f for f in self.faults if f["kind"] == "link_cut" and "end" in f]
         out = []
+        for o in ops:
+            if o["op"] in ("read", "pread") and not o["ok"] and o.get("first_bad", -1) < 0:
+                s, e = o["t"] / 1000.0, o["t"] / 1000.0 + o["ms"] / 1000.0
+                if not any(f["start"] - MARGIN_S <= e and f["end"] + MARGIN_S >= s
+                           for f in cuts):
+                    out.append(o)
+        return out
+
+    def unserved(self, groups):
+        """Tasks no route served whose group still exists (GROUPS: block ids of /soak's block
+        groups now) and was not rebuilt by a later task: a loss the routers left behind."""
+        served = {}
         for t in self.tasks.values():
             if t["route"] != "none":
-                continue
-            s, e = t["start"] - MARGIN_S, t["start"] + t["ms"] / 1000.0 + MARGIN_S
-            if not any(f["start"] <= e and f.get("end", time.time()) >= s
-                       for f in self.faults):
-                out.append(t)
+                g = _BLOCK.search(t["group"]).group(1)
+                served[g] = max(served.get(g, 0), t["start"])
+        out = []
+        for t in self.tasks.values():
+            if t["route"] == "none":
+                g = _BLOCK.search(t["group"]).group(1)
+                if g in groups and served.get(g, 0) <= t["start"]:
+                    out.append(t)
         return out
 
     # ---- the run ---------------------------------------------------------------------------
@@ -262,7 +361,6 @@ class Soak:
         next_check = self.t0 + (checkpoint_minutes or minutes + 1) * 60
         self.start_load()
         time.sleep(10)  # files to lose before the first fault
-        self.first_fault = time.time()
         try:
             for kind, gap, u1, u2 in schedule(self.seed):
                 if time.time() + gap >= end - 20:
@@ -274,8 +372,7 @@ class Soak:
                     self.checkpoint()
                     self.start_load()
                     next_check = time.time() + checkpoint_minutes * 60
-            self.last_fault = time.time()
-            for dn in self.left_dead():
+            for dn in sorted(self.killed):
                 self.revive(dn)
             time.sleep(max(5.0, end - time.time()))  # a quiet end: the load alone
             self.checkpoint()
@@ -312,7 +409,7 @@ def report(soak, command, directory):
     """soak-report.md and soak-report.png in DIRECTORY; returns the markdown."""
     ops = soak.ops()
     faults = [f for f in soak.faults if "end" in f]
-    first = getattr(soak, "first_fault", soak.t0)
+    first = min([f["start"] for f in faults] or [soak.t_end])
     last = max([f["end"] for f in faults] or [first])
     ok = all(soak.ok(c) for c in soak.checks)
     kinds = {}
@@ -343,8 +440,9 @@ def report(soak, command, directory):
     md += ["", "## Reconstruction tasks (the live DataNodes' routers' records)", "",
            "| served by | tasks | MiB |", "|---|---:|---:|"]
     for r, (n, b) in sorted(routes.items()):
-        md.append("| %s | %d | %.1f |" % ("not served (a fault under way)" if r == "none"
-                                          else r, n, b / 2**20))
+        md.append("| %s | %d | %.1f |" % (
+            "none (each later rebuilt by another task, or its file deleted)" if r == "none"
+            else r, n, b / 2**20))
     md += ["", "## Client operations", "",
            "Bytes written: %.1f MiB in %d files. Each cell: operations, errors, median / p99 "
            "ms; `during` is from a fault to full redundancy again." % (
@@ -362,13 +460,25 @@ def report(soak, command, directory):
                     _pct(ms, 50), _pct(ms, 99)) if ms else "-"))
             md.append("| %s | %s | %s |" % (client, op, " | ".join(cells)))
     md += ["", "## Checkpoints", "",
-           "| at s | files | MiB verified (both clients, verifyEC) | wrong | fsck | rbw left | "
-           "unexplained failed tasks |", "|---:|---:|---:|---:|---|---|---:|"]
+           "Each: the load stopped, full redundancy awaited, every file the journal kept read "
+           "through both clients and checked by `hdfs debug verifyEC`.", "",
+           "| at s | files | MiB checked | files failing a check | wrong reads | read errors | "
+           "fsck | rbw/tmp left | unserved tasks never rebuilt | DataNodes crashed |",
+           "|---:|---:|---:|---:|---:|---:|---|---|---:|---|"]
     for c in soak.checks:
-        md.append("| %d | %d | %.1f | %d | %s | %s | %d |" % (
-            c["at"] - soak.t0, c["files"], c["bytes"] / 2**20, len(c["bad"]) + c["load_wrong"],
-            "HEALTHY" if c["fsck_healthy"] else "NOT HEALTHY", c["rbw"] or "none",
-            len(c["unexplained_failed_tasks"])))
+        md.append("| %d | %d | %.1f | %d | %d | %d | %s | %s | %d | %s |" % (
+            c["at"] - soak.t0, c["files"], c["bytes"] / 2**20, len(c["bad"]),
+            len(c["wrong_reads"]), len(c["read_errors"]),
+            "HEALTHY" if c["fsck_healthy"] else "NOT HEALTHY", c["leftovers"] or "none",
+            len(c["unserved_tasks"]), ", ".join(c["crashed"]) or "none"))
+        for b in c["bad"][:10]:
+            md.append("  - %s" % b)
+    md += ["", "## Faults as run", "", "| at s | kind | victims | s | loss to full redundancy, s |",
+           "|---:|---|---|---:|---:|"]
+    for f in faults:
+        md.append("| %.0f | %s | %s | %.1f | %s |" % (
+            f["start"] - soak.t0, f["kind"], ",".join(f["victims"]) or "sw",
+            f["end"] - f["start"], f["recovered_s"] if f["recovered_s"] is not None else "-"))
     errors = [o for o in ops if not o["ok"] and o.get("error")]
     if errors:
         md += ["", "Operations that failed (an error, never wrong bytes), first 10:", ""]

@@ -111,10 +111,11 @@ final class SoakLoad {
         long bad = -1;
         if (kept.isEmpty() || (dice < 35 && kept.size() < MAX_FILES)) {
           String dir = dirs[rnd.nextInt(dirs.length)];
-          f = new Kept(new Path(dir, client + "-" + seed % 1000 + "-" + made++),
-              size(fs, new Path(dir), rnd), rnd.nextLong() & Long.MAX_VALUE);
+          f = new Kept(new Path(dir, client + "-" + seed % 1000 + "-" + made++), 0,
+              rnd.nextLong() & Long.MAX_VALUE);
           op = "write";
           try {
+            f = new Kept(f.path, size(fs, new Path(dir), rnd), f.seed);
             write(fs, f);
             kept.add(f);
           } catch (IOException | RuntimeException e) {
@@ -125,9 +126,10 @@ final class SoakLoad {
           // Appending continues the same content: the file stays content(seed, 0..size).
           int i = rnd.nextInt(kept.size());
           Kept old = kept.get(i);
-          f = new Kept(old.path, old.size + size(fs, old.path.getParent(), rnd), old.seed);
+          f = old;
           op = "append";
           try {
+            f = new Kept(old.path, old.size + size(fs, old.path.getParent(), rnd), old.seed);
             append(fs, old, f.size);
             kept.set(i, f);
           } catch (IOException | RuntimeException e) {
@@ -153,7 +155,11 @@ final class SoakLoad {
             }
           } catch (IOException | RuntimeException e) {
             error = e.toString();
-            kept.add(f); // it may still be there: it stays the soak's to check
+          }
+          if (error != null && stillThere(fs, f.path)) {
+            kept.add(f); // still there: it stays the soak's to check
+          } else {
+            error = null; // gone: the NameNode deleted it, whatever the call said
           }
         }
         ops++;
@@ -244,6 +250,15 @@ final class SoakLoad {
       }
     }
     return -1;
+  }
+
+  /** Whether {@code p} exists (true when that cannot be told: it is then kept and checked). */
+  private static boolean stillThere(FileSystem fs, Path p) {
+    try {
+      return fs.exists(p);
+    } catch (IOException | RuntimeException e) {
+      return true;
+    }
   }
 
   private static void deleteQuietly(FileSystem fs, Path p) {
