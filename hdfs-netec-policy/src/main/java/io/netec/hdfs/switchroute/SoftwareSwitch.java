@@ -79,6 +79,12 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     /** Control connections held at once from one address, and in all; more are closed. */
     public int maxControlPerPeer = 64;
     public int maxControl = 1024;
+    /**
+     * Data connections (readers' streams) held at once from one address, and in all; more are
+     * closed: one reader per task, and an address holds at most tasksPerPeer tasks of its own.
+     */
+    public int maxDataPerPeer = 64;
+    public int maxData = 1024;
     /** A control connection that sends nothing for this long is closed. */
     public int controlIdleMs = 30_000;
     /**
@@ -95,6 +101,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
 
   /** Open control connections, by peer address, and in all. */
   private final ConnectionCaps controlCaps;
+  /** Open data connections, by peer address, and in all. */
+  private final ConnectionCaps dataCaps;
   /** Live tasks, by the address that set them up (guarded by the switch). */
   private final java.util.Map<java.net.InetAddress, Integer> tasksByPeer =
       new java.util.HashMap<>();
@@ -135,6 +143,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     RANDOM.nextBytes(key);
     this.cookieKey = new javax.crypto.spec.SecretKeySpec(key, "HmacSHA256");
     this.controlCaps = new ConnectionCaps(opts.maxControlPerPeer, opts.maxControl);
+    this.dataCaps = new ConnectionCaps(opts.maxDataPerPeer, opts.maxData);
     this.agentNetworks = PeerNetworks.of(opts.agentNetworks, AGENT_NETWORKS, "--agent-networks");
     this.arrayUsed = new boolean[Math.min(256, opts.slotArrays)];
     this.group = Transport.group(opts.ioThreads, ioThreads);
@@ -162,6 +171,12 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
           .childHandler(new ChannelInitializer<SocketChannel>() {
             @Override
             protected void initChannel(SocketChannel ch) {
+              String over = dataCaps.admit(ch);
+              if (over != null) {
+                logs.warn("data-cap", "Closing a data connection: {}", over);
+                ch.close();
+                return;
+              }
               ch.pipeline().addLast(new NetecPacketCodec.Decoder(),
                   new NetecPacketCodec.Encoder(), new ReaderHandler());
             }

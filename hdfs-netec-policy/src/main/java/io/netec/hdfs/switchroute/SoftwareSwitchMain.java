@@ -12,7 +12,7 @@ public final class SoftwareSwitchMain {
   private static final String USAGE = "usage: netec-switch [--bind HOST] [--advertise HOST]"
       + " [--control-port N] [--data-port N] [--slot-arrays N] [--slots N] [--memory-mb N]"
       + " [--io-threads N] [--metrics-port N] [--agent-networks CIDR[,CIDR...]]"
-      + " [--control-per-peer N] [--control-idle-ms N] [--tasks-per-peer N]"
+      + " [--control-per-peer N] [--data-per-peer N] [--control-idle-ms N] [--tasks-per-peer N]"
       + " [--claim-timeout-ms N]";
 
   private SoftwareSwitchMain() {
@@ -79,6 +79,9 @@ public final class SoftwareSwitchMain {
           break;
         case "--control-per-peer":
           o.maxControlPerPeer = number(flag, v, 1, 65536);
+          break;
+        case "--data-per-peer":
+          o.maxDataPerPeer = number(flag, v, 1, 65536);
           break;
         case "--control-idle-ms":
           o.controlIdleMs = number(flag, v, 100, 3_600_000);

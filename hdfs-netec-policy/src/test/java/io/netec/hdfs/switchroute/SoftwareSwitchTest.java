@@ -540,6 +540,45 @@ class SoftwareSwitchTest {
     }
   }
 
+  /** The data port caps connections per address as the control port does. */
+  @Test
+  void theDataPortCapsConnectionsPerAddress() throws Exception {
+    SoftwareSwitch.Options o = new SoftwareSwitch.Options();
+    o.maxDataPerPeer = 16;
+    SoftwareSwitch sw = new SoftwareSwitch(o);
+    List<java.net.Socket> held = new ArrayList<>();
+    try {
+      int closedAtOnce = 0;
+      for (int i = 0; i < 40; i++) {
+        java.net.Socket s = new java.net.Socket();
+        s.bind(new java.net.InetSocketAddress("127.0.0.4", 0));
+        s.connect(sw.dataAddress(), 2_000);
+        s.setSoTimeout(300);
+        held.add(s);
+      }
+      for (java.net.Socket s : held) {
+        try {
+          closedAtOnce += s.getInputStream().read() == -1 ? 1 : 0;
+        } catch (java.net.SocketTimeoutException e) {
+          // held: under the cap
+        }
+      }
+      assertEquals(40 - 16, closedAtOnce, "16 held from one address, the rest closed");
+      java.net.Socket other = new java.net.Socket();
+      other.bind(new java.net.InetSocketAddress("127.0.0.5", 0));
+      other.connect(sw.dataAddress(), 2_000);
+      other.setSoTimeout(300);
+      held.add(other);
+      assertThrows(java.net.SocketTimeoutException.class, () -> other.getInputStream().read(),
+          "another address is still let in");
+    } finally {
+      for (java.net.Socket s : held) {
+        s.close();
+      }
+      sw.close();
+    }
+  }
+
   /**
    * ACKs that do not advance are no progress: with silent survivors, a reader that keeps
    * repeating the same ACK does not keep the task (and its slot memory) alive past its timeout.
