@@ -1,15 +1,16 @@
 package io.netec.hdfs.switchroute;
 
 import io.netty.channel.Channel;
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
- * Caps on a port's open connections, per peer address and in all, so that one peer holding
- * connections open (idle, or sending a request a byte at a time) cannot take the port from
- * the others. A connection admitted is released when it closes.
+ * Caps on a port's open connections, per peer (an IPv4 address, an IPv6 /64) and in all, so
+ * that one peer holding connections open (idle, or sending a request a byte at a time) cannot
+ * take the port from the others. A connection admitted is released when it closes.
  */
 final class ConnectionCaps {
   private final int perPeer;
@@ -27,16 +28,39 @@ final class ConnectionCaps {
    * closes); else returns why not, and the caller closes it.
    */
   synchronized String admit(Channel ch) {
-    InetAddress peer = ((InetSocketAddress) ch.remoteAddress()).getAddress();
+    InetAddress peer = peerOf(((InetSocketAddress) ch.remoteAddress()).getAddress());
     int mine = byPeer.getOrDefault(peer, 0);
     if (mine >= perPeer || open >= total) {
-      return mine + " open from " + peer.getHostAddress() + ", " + open + " in all (caps "
+      return mine + " open from " + describe(peer) + ", " + open + " in all (caps "
           + perPeer + " and " + total + ")";
     }
     byPeer.put(peer, mine + 1);
     open++;
     ch.closeFuture().addListener(f -> release(peer)); // a channel closes once
     return null;
+  }
+
+  /**
+   * The peer {@code a} counts as: itself for IPv4; its /64 for IPv6, since one host is
+   * given a whole /64 (SLAAC, privacy addresses) and could else take a fresh address for
+   * every connection or task.
+   */
+  static InetAddress peerOf(InetAddress a) {
+    if (!(a instanceof Inet6Address)) {
+      return a;
+    }
+    byte[] b = a.getAddress();
+    java.util.Arrays.fill(b, 8, 16, (byte) 0);
+    try {
+      return InetAddress.getByAddress(b);
+    } catch (java.net.UnknownHostException e) {
+      throw new AssertionError(e); // 16 bytes are an IPv6 address
+    }
+  }
+
+  /** A peer (from {@link #peerOf}) as logs and refusals name it. */
+  static String describe(InetAddress peer) {
+    return peer.getHostAddress() + (peer instanceof Inet6Address ? "/64" : "");
   }
 
   private synchronized void release(InetAddress peer) {

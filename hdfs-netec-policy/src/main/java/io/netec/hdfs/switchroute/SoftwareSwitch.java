@@ -344,8 +344,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   synchronized SetupAnswer allocate(SetupRequest req, java.net.InetAddress requester) {
     int live = tasksByPeer.getOrDefault(requester, 0);
     if (live >= opts.tasksPerPeer) {
-      return refuse(live + " tasks live set up from " + requester.getHostAddress() + " (cap "
-          + opts.tasksPerPeer + ")");
+      return refuse(live + " tasks live set up from " + ConnectionCaps.describe(requester)
+          + " (cap " + opts.tasksPerPeer + ")");
     }
     if (req.payload() > opts.maxPayload) {
       return refuse("payload size " + req.payload() + " not supported (this switch: at most "
@@ -745,8 +745,8 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
         JsonNode o = JsonLimits.parse(json, ControlFrames.MAX_FRAME);
         String op = o == null ? "" : o.path("op").asText("");
         if (op.equals("setup")) {
-          answer = allocate(SetupRequest.fromJson(json),
-              ((InetSocketAddress) ctx.channel().remoteAddress()).getAddress());
+          answer = allocate(SetupRequest.fromJson(json), ConnectionCaps.peerOf(
+              ((InetSocketAddress) ctx.channel().remoteAddress()).getAddress()));
         } else if (op.equals("teardown")) {
           int id = o.path("task").canConvertToInt() ? o.path("task").asInt(-1) : -1;
           Live live = byId(id);
