@@ -236,14 +236,19 @@ class ReconstructionRouterTest {
     assertEquals(1, proofs.answered() / 3, "three survivors proved one attempt");
   }
 
+  /** Route {@code name} measured {@link ReadCost#MIN_TRUSTED} times, 50 ms a unit. */
+  private static void measure(RouteMetrics metrics, String name) {
+    for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
+      metrics.cost(name).add(UNIT * (i + 1L), 50.0 * (i + 1));
+    }
+  }
+
   @Test
   void measuredRoutesAreTriedCheapestFirstTheConfiguredOrderOtherwise() {
     RouteMetrics metrics = new RouteMetrics();
     ReconstructionRouter r = router(0, 0, metrics, route("a", "ok"), route("b", "ok"));
     assertEquals("a", r.repair(request(), new MemorySink()).route, "configured order");
-    for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
-      metrics.cost("a").add(UNIT * (i + 1L), 50.0 * (i + 1));
-    }
+    measure(metrics, "a");
     for (int task = 1; task <= ReconstructionRouter.EXPLORE_EVERY; task++) {
       // b not measured yet: the configured order, but for one task in EXPLORE_EVERY
       String expected = task % ReconstructionRouter.EXPLORE_EVERY
@@ -266,9 +271,7 @@ class ReconstructionRouterTest {
   void aTaskRunsTheOrderItsCallerJudgedThoughOtherTasksRanBetween() {
     RouteMetrics metrics = new RouteMetrics();
     ReconstructionRouter r = router(0, 0, metrics, route("a", "ok"), route("b", "ok"));
-    for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
-      metrics.cost("a").add(UNIT * (i + 1L), 50.0 * (i + 1));
-    }
+    measure(metrics, "a");
     assertEquals(2, ReconstructionRouter.EXPLORE_EVERY, "the turns below assume one in 2");
     ReconstructionRouter.Order judged = r.order(UNIT); // turn 0: the configured order
     assertEquals("a", r.firstUsableNetworkRoute(judged));
@@ -283,9 +286,7 @@ class ReconstructionRouterTest {
   void aTurnItsCallerDeclinesPassesOn() {
     RouteMetrics metrics = new RouteMetrics();
     ReconstructionRouter r = router(0, 0, metrics, route("a", "ok"), route("b", "ok"));
-    for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
-      metrics.cost("a").add(UNIT * (i + 1L), 50.0 * (i + 1));
-    }
+    measure(metrics, "a");
     assertEquals("a", r.firstUsableNetworkRoute(r.order(UNIT)), "turn 0");
     // turn 1 explores b; its caller reads through Hadoop's stream instead and runs no task
     assertEquals("b", r.firstUsableNetworkRoute(r.order(UNIT)), "turn 1");
@@ -297,9 +298,7 @@ class ReconstructionRouterTest {
   void aRouteBehindOneThatAlwaysServesIsMeasuredToo() {
     RouteMetrics metrics = new RouteMetrics();
     ReconstructionRouter r = router(0, 0, metrics, route("a", "ok"), route("b", "ok"));
-    for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
-      metrics.cost("a").add(UNIT * (i + 1L), 50.0 * (i + 1));
-    }
+    measure(metrics, "a");
     List<String> served = new ArrayList<>();
     for (int i = 0; i < ReconstructionRouter.EXPLORE_EVERY * ReadCost.MIN_TRUSTED; i++) {
       String next = r.firstUsableNetworkRoute(UNIT);
