@@ -13,6 +13,7 @@ public final class ClientReadCounters {
   static final LongAdder ROUTES_FAILED = new LongAdder();
   static final LongAdder ROUTES_ABANDONED = new LongAdder();
   static final LongAdder HEDGED = new LongAdder();
+  static final LongAdder HEDGES_REFUSED = new LongAdder();
   static final LongAdder SWITCH = new LongAdder();
   static final LongAdder SWITCH_BYTES_IN = new LongAdder();
   static final LongAdder INEC = new LongAdder();
@@ -69,6 +70,14 @@ public final class ClientReadCounters {
   /** Routed reads past their budget, for which Hadoop's stream was started too (a hedge). */
   public static long hedged() {
     return HEDGED.sum();
+  }
+
+  /**
+   * Routed reads past their budget that found every hedge of their file system running
+   * ({@code NetecDistributedFileSystem.MAX_HEDGES}) and waited on their route alone.
+   */
+  public static long hedgesRefused() {
+    return HEDGES_REFUSED.sum();
   }
 
   /** Group ranges whose missing units were rebuilt by the switch. */

@@ -45,6 +45,14 @@ public class NetecDistributedFileSystem extends DistributedFileSystem {
    * only as long as its budget); idle ones end after a while.
    */
   private final ExecutorService routedReads = routedReadPool();
+  /**
+   * Hedges (Hadoop's stream reading beside a route past its budget) running at once, as
+   * Hadoop bounds its own hedged reads by {@code dfs.client.hedged.read.threadpool.size}: a
+   * read past its budget with none free waits on its route alone.
+   */
+  static final int MAX_HEDGES = 16;
+  private final java.util.concurrent.Semaphore hedges =
+      new java.util.concurrent.Semaphore(MAX_HEDGES);
   private volatile boolean warnedEncrypted;
   /** Why the plugin's stream cannot run in this JVM (then Hadoop's serves every read). */
   private volatile String streamUnusable;
@@ -129,7 +137,8 @@ public class NetecDistributedFileSystem extends DistributedFileSystem {
           || blocks.getFileEncryptionInfo() != null || !cleartextAllowed()) {
         return hadoop;
       }
-      ours = new NetecStripedInputStream(opened, router, chooser, deadNodes, routedReads);
+      ours = new NetecStripedInputStream(opened, router, chooser, deadNodes, routedReads,
+          hedges);
       FSDataInputStream wrapped = getClient().createWrappedInputStream(ours);
       ours = null;
       IOUtils.closeStream(hadoop); // it has read nothing yet

@@ -60,11 +60,14 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
   private final DeadNodes deadNodes;
   /** Runs the routes' tasks, so that a read can leave one that overruns its budget. */
   private final ExecutorService routedReads;
+  /** Permits of the file system's hedges running at once. */
+  private final java.util.concurrent.Semaphore hedges;
   private final int socketTimeoutMs;
 
   /** A stream like Hadoop's {@code opened} (which the caller closes) of a NETEC file. */
   NetecStripedInputStream(DFSStripedInputStream opened, ReconstructionRouter router,
-      ReadChooser chooser, DeadNodes deadNodes, ExecutorService routedReads)
+      ReadChooser chooser, DeadNodes deadNodes, ExecutorService routedReads,
+      java.util.concurrent.Semaphore hedges)
       throws IOException {
     super(opened);
     LocatedBlocks blocks = locatedBlocksOf(opened);
@@ -74,6 +77,7 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
     this.chooser = chooser;
     this.deadNodes = deadNodes;
     this.routedReads = routedReads;
+    this.hedges = hedges;
     this.socketTimeoutMs = client().getConf().getSocketTimeout();
   }
 
@@ -463,8 +467,10 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
             return task.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
           } catch (TimeoutException e) {
             plan.hedge = hedgeThroughHadoop(plan);
-            ClientReadCounters.HEDGED.increment();
           }
+        }
+        if (plan.hedge == null) { // no hedge free: the route alone, within its own timeouts
+          return task.get();
         }
         try {
           CompletableFuture.anyOf(task, plan.hedge).get();
@@ -535,9 +541,14 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
   /**
    * Hadoop's stream reading the plan's whole range on the routed-read pool, a stripe at a
    * time, stopping (null) once {@link Plan#hedgeCancelled}: a hedge the route beat does not
-   * go on loading the survivors.
+   * go on loading the survivors. Null when the file system's hedges are all running.
    */
   private CompletableFuture<byte[]> hedgeThroughHadoop(Plan plan) throws IOException {
+    if (!hedges.tryAcquire()) {
+      ClientReadCounters.HEDGES_REFUSED.increment();
+      return null;
+    }
+    ClientReadCounters.HEDGED.increment();
     long position = plan.parts.get(0).filePos;
     int stripe = policy.getCellSize() * policy.getNumDataUnits();
     try {
@@ -557,8 +568,9 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
           throw new java.io.UncheckedIOException(e);
         }
         return b;
-      }, routedReads);
+      }, routedReads).whenComplete((b, e) -> hedges.release());
     } catch (RejectedExecutionException e) { // the file system is closing
+      hedges.release();
       throw new IOException(src + ": the file system is closed", e);
     }
   }
