@@ -50,7 +50,7 @@ public class NetecDistributedFileSystem extends DistributedFileSystem {
    * Hadoop bounds its own hedged reads by {@code dfs.client.hedged.read.threadpool.size}: a
    * read past its budget with none free waits on its route alone.
    */
-  static final int MAX_HEDGES = 16;
+  public static final int MAX_HEDGES = 16;
   private final java.util.concurrent.Semaphore hedges =
       new java.util.concurrent.Semaphore(MAX_HEDGES);
   private volatile boolean warnedEncrypted;

@@ -480,8 +480,9 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
         if (!task.isDone() && hedgeAnswer(plan)) {
           sink.abandon();
           double ms = (System.nanoTime() - readStart) / 1e6;
-          // the route took at least as long as Hadoop's stream started at its budget
-          router.metrics().cost(plan.route).addAbandoned(plan.routedBytes(), ms);
+          // the route took at least as long as Hadoop's stream started at its budget: a
+          // measurement of it (a lower bound), and every route left a while (the chooser)
+          router.metrics().cost(plan.route).add(plan.routedBytes(), ms);
           ClientReadCounters.ROUTES_ABANDONED.increment();
           chooser.routeLostToHadoop(plan.route);
           LOG.warn("{}: {} through route {} left after {} ms, {}% delivered: Hadoop's stream, "

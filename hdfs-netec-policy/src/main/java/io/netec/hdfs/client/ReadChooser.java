@@ -83,10 +83,19 @@ final class ReadChooser {
   private final double linkBytesPerMs;
   private final ReadCost hadoop;
   private final LongSupplier clockMs;
-  /** When a read's route last lost to Hadoop's stream (NEVER: not yet), and which route. */
-  private volatile long lostAtMs = NEVER;
-  private volatile String lostRoute;
-  private static final long NEVER = Long.MIN_VALUE;
+  /** The last time a read's route lost to Hadoop's stream, or null: none yet. */
+  private volatile Lost lost;
+
+  /** A route that lost to Hadoop's stream, and when (clock ms). */
+  private static final class Lost {
+    final String route;
+    final long atMs;
+
+    Lost(String route, long atMs) {
+      this.route = route;
+      this.atMs = atMs;
+    }
+  }
 
   /**
    * @param mode netec.client.reads: cost, routes or hadoop
@@ -94,7 +103,7 @@ final class ReadChooser {
    * @param hadoop this client's measured cost of reads through Hadoop's stream
    */
   ReadChooser(String mode, double linkBytesPerMs, ReadCost hadoop) {
-    this(mode, linkBytesPerMs, hadoop, System::currentTimeMillis);
+    this(mode, linkBytesPerMs, hadoop, org.apache.hadoop.util.Time::monotonicNow);
   }
 
   ReadChooser(String mode, double linkBytesPerMs, ReadCost hadoop, LongSupplier clockMs) {
@@ -110,8 +119,7 @@ final class ReadChooser {
    * survivors (a reconstruction reading them) loads every route's.
    */
   void routeLostToHadoop(String route) {
-    lostRoute = route;
-    lostAtMs = clockMs.getAsLong();
+    lost = new Lost(route, clockMs.getAsLong());
   }
 
   /** Whether Hadoop's stream's reads are to be timed (no configured link rate replaces them). */
@@ -142,18 +150,12 @@ final class ReadChooser {
     if (viaHadoop < 0) {
       return new Choice(false, "nothing measured yet (Hadoop's stream measures this link)");
     }
-    long lostAt = lostAtMs;
-    if (lostAt != NEVER && clockMs.getAsLong() - lostAt <= ReadCost.RECENT_MS) {
+    Lost last = lost;
+    long sinceLost = last == null ? -1 : clockMs.getAsLong() - last.atMs;
+    if (last != null && sinceLost <= ReadCost.RECENT_MS) {
       return new Choice(false, String.format("a read through %s lost to Hadoop's stream %d ms "
           + "ago: what loads one route's survivors loads every route's (Hadoop's stream for "
-          + "%d s after that)", lostRoute, clockMs.getAsLong() - lostAt,
-          ReadCost.RECENT_MS / 1000));
-    }
-    long sinceAbandoned = routeCost.millisSinceAbandoned();
-    if (sinceAbandoned >= 0 && sinceAbandoned <= ReadCost.RECENT_MS) {
-      return new Choice(false, String.format("%s: a read left it past its budget %d ms ago "
-          + "(Hadoop's stream for %d s after that)", route, sinceAbandoned,
-          ReadCost.RECENT_MS / 1000));
+          + "%d s after that)", last.route, sinceLost, ReadCost.RECENT_MS / 1000));
     }
     // a route measured fewer than MIN_TRUSTED times is judged by the prior (and so measured)
     double perByte = linkBytesPerMs > 0 ? 1 / linkBytesPerMs

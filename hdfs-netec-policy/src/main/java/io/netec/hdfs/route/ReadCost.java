@@ -34,9 +34,6 @@ public final class ReadCost {
   private final LongSupplier clockMs;
   private int count;
   private int next;
-  /** When a caller last abandoned a task of this way (clock ms); valid if {@link #abandoned}. */
-  private long abandonedAt;
-  private boolean abandoned;
 
   public ReadCost() {
     this(org.apache.hadoop.util.Time::monotonicNow);
@@ -57,23 +54,6 @@ public final class ReadCost {
     at[next] = clockMs.getAsLong();
     next = (next + 1) % SAMPLES;
     count = Math.min(SAMPLES, count + 1);
-  }
-
-  /**
-   * A task its caller abandoned (a client's read whose hedge, Hadoop's stream started at the
-   * read's budget, answered first): counted as a measurement of {@code ms}, the time the route
-   * had (a lower bound of what it would have taken), and remembered ({@link
-   * #millisSinceAbandoned}).
-   */
-  public synchronized void addAbandoned(long b, double ms) {
-    add(b, ms);
-    abandonedAt = clockMs.getAsLong();
-    abandoned = true;
-  }
-
-  /** Milliseconds since a caller last abandoned a task of this way, or -1 if none ever did. */
-  public synchronized long millisSinceAbandoned() {
-    return abandoned ? clockMs.getAsLong() - abandonedAt : -1;
   }
 
   /** Milliseconds since the newest measurement held, or -1 with none. */

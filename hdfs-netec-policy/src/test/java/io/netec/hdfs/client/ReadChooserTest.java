@@ -76,22 +76,6 @@ class ReadChooserTest {
   }
 
   @Test
-  void aRouteAReadAbandonedIsLeftForThirtySeconds() {
-    long[] now = {0};
-    ReadCost route = new ReadCost(() -> now[0]);
-    for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
-      route.add(1 << 20, 120 + (1 << 20) / SLOW);
-    }
-    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
-    assertTrue(ch.choose(insideLostUnit(1 << 20), "switch", route).routes);
-    route.addAbandoned(1 << 20, 900);
-    ReadChooser.Choice c = ch.choose(insideLostUnit(1 << 20), "switch", route);
-    assertFalse(c.routes, "one abandoned read leaves the route: " + c.reason);
-    now[0] += ReadCost.RECENT_MS + 1;
-    assertTrue(ch.choose(insideLostUnit(1 << 20), "switch", route).routes, "tried again");
-  }
-
-  @Test
   void aRouteLosingToHadoopsStreamLeavesEveryRouteForAWhile() {
     long[] now = {0};
     ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW), () -> now[0]);

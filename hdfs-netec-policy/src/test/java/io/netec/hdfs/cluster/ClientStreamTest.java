@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.client.ClientReadCounters;
 import io.netec.hdfs.client.NetecDistributedFileSystem;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -17,6 +18,7 @@ import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.Path;
@@ -27,6 +29,7 @@ import org.apache.hadoop.hdfs.NetecStripedStreamAccess;
 import org.apache.hadoop.hdfs.client.HdfsDataInputStream;
 import org.apache.hadoop.hdfs.protocol.LocatedStripedBlock;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
+import org.apache.hadoop.hdfs.server.datanode.DataNodeFaultInjector;
 import org.apache.hadoop.hdfs.util.StripedBlockUtil;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -357,21 +360,10 @@ class ClientStreamTest {
 
   @Test
   void aRouteOverItsBudgetIsHedgedByHadoopsStreamAndCountedSlow() throws Exception {
-    Configuration slow = new Configuration(c.fs().getConf());
-    slow.set(NetecConfigKeys.CLIENT_READS, "cost");
-    slow.setInt(NetecConfigKeys.CLIENT_LINK_MBPS, 10); // budget: Hadoop's 768 KiB, 629 ms
-    slow.setInt("dfs.client.socket-timeout", 30_000);
-    try (NetecDistributedFileSystem fs = new NetecDistributedFileSystem()) {
-      fs.initialize(c.fs().getUri(), slow);
+    try (NetecDistributedFileSystem fs = measuredOnASlowLink(30_000)) {
       byte[] b = new byte[CELL / 4];
       long at = (long) lostUnit * CELL + 100;
-      try (FSDataInputStream in = fs.open(new Path(lostPath))) {
-        for (int i = 0; i < io.netec.hdfs.route.ReadCost.MIN_TRUSTED; i++) {
-          in.readFully(at, b); // the route's first tasks: measured, not budgeted
-        }
-      }
       io.netec.hdfs.route.ReadCost cost = fs.router().metrics().cost("scripted");
-      assertEquals(io.netec.hdfs.route.ReadCost.MIN_TRUSTED, cost.samples());
       ScriptedRoute.mode = ScriptedRoute.Mode.STALL; // as a route a reconstruction loads
       long abandoned = ClientReadCounters.routesAbandoned();
       long hedged = ClientReadCounters.hedged();
@@ -392,7 +384,6 @@ class ClientStreamTest {
       assertTrue(cost.recentMillis(b.length, 0, 1) >= 600, "at least its budget: "
           + cost.recentMillis(b.length, 0, 1));
       assertEquals(hedged + 1, ClientReadCounters.hedged(), "Hadoop's stream started");
-      assertTrue(cost.millisSinceAbandoned() >= 0);
       long chosen = ClientReadCounters.hadoopChosen();
       try (FSDataInputStream in = fs.open(new Path(lostPath))) {
         in.readFully(at, b); // the route is left for 30 s: Hadoop's stream at once
@@ -400,6 +391,121 @@ class ClientStreamTest {
       assertArrayEquals(Arrays.copyOfRange(lostData, (int) at, (int) at + b.length), b);
       assertEquals(chosen + 1, ClientReadCounters.hadoopChosen());
       assertEquals(routes + 1, ClientReadCounters.routesChosen());
+    }
+  }
+
+  /**
+   * Every block a DataNode of the cluster sends (Hadoop's stream's reads; the scripted route
+   * and the proofs read the datasets directly) waits {@code ms} first, as a DataNode a
+   * reconstruction loads answers late.
+   */
+  private static DataNodeFaultInjector slowBlockSenders(long ms) {
+    DataNodeFaultInjector old = DataNodeFaultInjector.get();
+    DataNodeFaultInjector.set(new DataNodeFaultInjector() {
+      @Override
+      public void throwTooManyOpenFiles() { // called as each BlockSender is made
+        try {
+          Thread.sleep(ms);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    });
+    return old;
+  }
+
+  /** A file system reading by cost on a 10 Mbit/s link, its route measured and trusted. */
+  private NetecDistributedFileSystem measuredOnASlowLink(int socketTimeoutMs)
+      throws IOException {
+    Configuration slow = new Configuration(c.fs().getConf());
+    slow.set(NetecConfigKeys.CLIENT_READS, "cost");
+    slow.setInt(NetecConfigKeys.CLIENT_LINK_MBPS, 10); // budget: Hadoop's 768 KiB, 629 ms
+    slow.setInt("dfs.client.socket-timeout", socketTimeoutMs);
+    NetecDistributedFileSystem fs = new NetecDistributedFileSystem();
+    fs.initialize(c.fs().getUri(), slow);
+    byte[] b = new byte[CELL / 4];
+    try (FSDataInputStream in = fs.open(new Path(lostPath))) {
+      for (int i = 0; i < io.netec.hdfs.route.ReadCost.MIN_TRUSTED; i++) {
+        in.readFully((long) lostUnit * CELL + 100, b); // the route's first tasks: measured
+      }
+    }
+    assertEquals(io.netec.hdfs.route.ReadCost.MIN_TRUSTED,
+        fs.router().metrics().cost("scripted").samples());
+    return fs;
+  }
+
+  @Test
+  void aRouteAnsweringAfterTheHedgeStartedServesTheRead() throws Exception {
+    try (NetecDistributedFileSystem fs = measuredOnASlowLink(30_000)) { // over the 8 s below
+      ScriptedRoute.hedgedBefore = ClientReadCounters.hedged();
+      ScriptedRoute.mode = ScriptedRoute.Mode.DECODE_ONCE_HEDGED;
+      long abandoned = ClientReadCounters.routesAbandoned();
+      long routes = ClientReadCounters.routesChosen();
+      long served = ScriptedRoute.SERVED_ON_CLIENTS.get();
+      byte[] b = new byte[CELL / 4];
+      long at = (long) lostUnit * CELL + 100;
+      DataNodeFaultInjector old = slowBlockSenders(8_000); // Hadoop's stream, hedging, is late
+      long ms;
+      try {
+        long t0 = System.nanoTime();
+        try (FSDataInputStream in = fs.open(new Path(lostPath))) {
+          in.readFully(at, b);
+        }
+        ms = (System.nanoTime() - t0) / 1_000_000;
+      } finally {
+        DataNodeFaultInjector.set(old);
+      }
+      assertArrayEquals(Arrays.copyOfRange(lostData, (int) at, (int) at + b.length), b);
+      assertEquals(ScriptedRoute.hedgedBefore + 1, ClientReadCounters.hedged(), "hedged");
+      assertEquals(served + 1, ScriptedRoute.SERVED_ON_CLIENTS.get(), "the route served");
+      assertEquals(abandoned, ClientReadCounters.routesAbandoned(), "the route was not left");
+      assertTrue(ms < 8_000, "the read waited " + ms + " ms, for the hedge");
+      ScriptedRoute.mode = ScriptedRoute.Mode.DECODE;
+      try (FSDataInputStream in = fs.open(new Path(lostPath))) {
+        in.readFully(at, b);
+      }
+      assertArrayEquals(Arrays.copyOfRange(lostData, (int) at, (int) at + b.length), b);
+      assertEquals(routes + 2, ClientReadCounters.routesChosen(), "the route chosen again");
+    }
+  }
+
+  @Test
+  void atMostSixteenHedgesRunAtOnceAndAReadPastThemWaitsOnItsRoute() throws Exception {
+    int reads = NetecDistributedFileSystem.MAX_HEDGES + 1;
+    // DataNodes answering late (1.5 s), not so late that Hadoop's stream thinks them dead (8 s)
+    try (NetecDistributedFileSystem fs = measuredOnASlowLink(8_000)) {
+      ScriptedRoute.mode = ScriptedRoute.Mode.STALL; // every route past its budget
+      long hedged = ClientReadCounters.hedged();
+      long refused = ClientReadCounters.hedgesRefused();
+      long routes = ClientReadCounters.routesChosen();
+      ExecutorService pool = Executors.newFixedThreadPool(reads);
+      DataNodeFaultInjector old = slowBlockSenders(1_500); // hedges still running at the last
+      try (FSDataInputStream in = fs.open(new Path(lostPath))) {
+        List<Future<byte[]>> done = new ArrayList<>();
+        long[] at = new long[reads];
+        java.util.concurrent.CyclicBarrier together =
+            new java.util.concurrent.CyclicBarrier(reads);
+        for (int i = 0; i < reads; i++) {
+          at[i] = (long) lostUnit * CELL + 100 + i * 1000L;
+          long pos = at[i];
+          done.add(pool.submit(() -> {
+            byte[] b = new byte[CELL / 4];
+            together.await();
+            in.readFully(pos, b);
+            return b;
+          }));
+        }
+        for (int i = 0; i < reads; i++) {
+          assertArrayEquals(Arrays.copyOfRange(lostData, (int) at[i], (int) at[i] + CELL / 4),
+              done.get(i).get(120, TimeUnit.SECONDS), "read " + i);
+        }
+      } finally {
+        DataNodeFaultInjector.set(old);
+        pool.shutdownNow();
+      }
+      assertEquals(routes + reads, ClientReadCounters.routesChosen(), "all chose the route");
+      assertEquals(hedged + NetecDistributedFileSystem.MAX_HEDGES, ClientReadCounters.hedged());
+      assertEquals(refused + 1, ClientReadCounters.hedgesRefused(), "the last waited");
     }
   }
 

@@ -27,10 +27,12 @@ import org.apache.hadoop.io.erasurecode.rawcoder.RawErasureDecoder;
  * datasets, decoded with the netec codec, written into the sink) on a DataNode and on a
  * client alike; JUNK does the same but changes one byte of every row before writing it (the
  * right length of wrong bytes: a buggy route); FAIL_MID_WRITE writes half a row of junk and then
- * fails, as a route dying mid-task would.
+ * fails, as a route dying mid-task would; DECODE_ONCE_HEDGED waits until the client's read
+ * is hedged (Hadoop's stream started beside it) and then decodes: a route that answers past
+ * its budget, but before the hedge.
  */
 public final class ScriptedRoute implements ReconstructionRoute {
-  public enum Mode { DECODE, JUNK, FAIL_MID_WRITE, DECLINE, THROW_ERROR, STALL }
+  public enum Mode { DECODE, JUNK, FAIL_MID_WRITE, DECLINE, THROW_ERROR, STALL, DECODE_ONCE_HEDGED }
 
   static volatile Mode mode = Mode.DECLINE;
   static volatile EcTestCluster cluster;
@@ -39,6 +41,8 @@ public final class ScriptedRoute implements ReconstructionRoute {
   /** Requests served on DataNodes and on clients. */
   static final AtomicLong SERVED_ON_DATANODES = new AtomicLong();
   static final AtomicLong SERVED_ON_CLIENTS = new AtomicLong();
+  /** DECODE_ONCE_HEDGED decodes once ClientReadCounters.hedged() is past this. */
+  static volatile long hedgedBefore;
   /** The no-progress limit the last STALL request carried. */
   static volatile int lastStallLimitMs;
 
@@ -80,6 +84,21 @@ public final class ScriptedRoute implements ReconstructionRoute {
         Arrays.fill(junk, (byte) 0x5a);
         sink.write(0, ByteBuffer.wrap(junk));
         throw new IOException("scripted failure after " + junk.length + " bytes");
+      }
+      case DECODE_ONCE_HEDGED: {
+        long hedged = hedgedBefore;
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (io.netec.hdfs.client.ClientReadCounters.hedged() <= hedged
+            && System.nanoTime() < deadline) {
+          try {
+            Thread.sleep(5);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("scripted: interrupted");
+          }
+        }
+        SERVED_ON_CLIENTS.incrementAndGet();
+        return decode(req, sink, false);
       }
       case THROW_ERROR: // a route's bug, or its jar built against another Hadoop
         throw new NoSuchMethodError("scripted: a route built against another library");

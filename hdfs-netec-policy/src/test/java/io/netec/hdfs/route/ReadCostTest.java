@@ -81,12 +81,9 @@ class ReadCostTest {
     c.add(1_000, 11);
     now[0] += 300;
     assertEquals(300, c.millisSinceNewest());
-    assertEquals(-1, c.millisSinceAbandoned());
-    c.addAbandoned(1_000, 900);
     now[0] += 40;
-    assertEquals(40, c.millisSinceAbandoned());
-    assertEquals(40, c.millisSinceNewest(), "an abandoned task is a measurement too");
-    assertEquals(3, c.samples());
+    assertEquals(340, c.millisSinceNewest());
+    assertEquals(2, c.samples());
   }
 
   @Test
