@@ -23,7 +23,6 @@ import org.apache.hadoop.hdfs.server.datanode.metrics.DataNodeMetrics;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.apache.hadoop.io.IOUtils;
-import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.util.DataChecksum;
 
 /**
@@ -44,6 +43,9 @@ public final class DataNodeBlockSource implements BlockSource {
 
   private final DataNode dn;
   private final boolean tokens;
+  /** The block-token proofs this DataNode accepted lately (each is good once). */
+  private final io.netec.hdfs.route.TokenProof.Verifier proofs =
+      new io.netec.hdfs.route.TokenProof.Verifier();
   private final LongAdder refusedTransfers = new LongAdder();
   /** Proofs of local blocks, fed by every verified read of this DataNode's survivors. */
   private final io.netec.hdfs.proof.ReadTaps taps = new io.netec.hdfs.proof.ReadTaps();
@@ -128,14 +130,10 @@ public final class DataNodeBlockSource implements BlockSource {
 
   @Override
   public void check(ExtendedBlock block, String token, long minLength) throws IOException {
-    if (tokens) {
-      Token<BlockTokenIdentifier> t = new Token<>();
-      try {
-        t.decodeFromUrlString(token);
-      } catch (IOException | IllegalArgumentException e) {
-        throw new IOException("unreadable block token for " + block);
-      }
-      dn.getBlockPoolTokenSecretManager().checkAccess(t, null, block,
+    if (tokens) { // a proof of the token, never the token (TokenProof), then the token's terms
+      BlockTokenIdentifier id = proofs.verify(token, block,
+          i -> dn.getBlockPoolTokenSecretManager().retrievePassword(i));
+      dn.getBlockPoolTokenSecretManager().checkAccess(id, null, block,
           BlockTokenIdentifier.AccessMode.READ);
     }
     long len = dn.getFSDataset().getLength(block);

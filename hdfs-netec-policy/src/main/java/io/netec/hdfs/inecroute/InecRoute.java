@@ -6,6 +6,7 @@ import io.netec.hdfs.route.RepairSink;
 import io.netec.hdfs.route.RouteContext;
 import io.netec.hdfs.route.RouteDeclinedException;
 import io.netec.hdfs.route.ServiceDirectory;
+import io.netec.hdfs.route.TokenProof;
 import io.netec.hdfs.route.ServiceDirectory.Service;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -82,7 +83,7 @@ public final class InecRoute implements ReconstructionRoute {
       available.add(new InecRepair.Source(s.index,
           ServiceDirectory.resolve(Service.INEC_CONTROL, s.node, ctx.settings()),
           ServiceDirectory.resolve(Service.INEC_DATA, s.node, ctx.settings()), s.block,
-          s.token));
+          TokenProof.prove(s.token, s.block)));
     }
     long[] rowLength = req.rowLengths();
     InecRepair.Settings s = settings.withTimeout(req.progressTimeoutMs(settings.timeoutMs));

@@ -97,8 +97,9 @@ public final class ProofRequest {
     }
     ExtendedBlock block = StreamRequest.parseBlock(JsonLimits.text(o, "block"));
     String token = JsonLimits.text(o, "token");
-    if (token.length() > 4096 || !token.matches("[A-Za-z0-9_=-]*")) {
-      throw new ProtocolException("token: not a URL-safe token string of at most 4096 characters");
+    if (token.length() > 4096 || !token.matches("[A-Za-z0-9_=.-]*")) {
+      throw new ProtocolException("token: not a block-token proof (URL-safe characters and "
+          + "dots) of at most 4096 characters");
     }
     byte[] key = Hex.decode(JsonLimits.text(o, "key"), Fingerprint.KEY_BYTES, "key");
     return new ProofRequest(block, token, JsonLimits.longIn(o, "unitLength", 0, MAX_LENGTH),

@@ -86,7 +86,13 @@ public final class ProofVerifier implements RepairVerifier {
       } catch (RuntimeException e) { // a DataNode without an address: its part cannot be asked
         at = null;
       }
-      calls.add(ProofCall.prepare(s.index, at, new ProofRequest(s.block, s.token,
+      String proof;
+      try {
+        proof = io.netec.hdfs.route.TokenProof.prove(s.token, s.block); // the token stays here
+      } catch (java.io.IOException e) {
+        proof = ""; // refused by the survivor, naming the block
+      }
+      calls.add(ProofCall.prepare(s.index, at, new ProofRequest(s.block, proof,
           req.unitLength(s.index), req.offset(), req.length(), key)));
     }
     ProofAttempt a = new ProofAttempt(req, key, chosen, decode, calls, timeoutMs, null);

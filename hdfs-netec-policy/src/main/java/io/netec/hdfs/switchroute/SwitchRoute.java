@@ -8,6 +8,7 @@ import io.netec.hdfs.route.RepairSink;
 import io.netec.hdfs.route.RouteContext;
 import io.netec.hdfs.route.RouteDeclinedException;
 import io.netec.hdfs.route.ServiceDirectory;
+import io.netec.hdfs.route.TokenProof;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -65,7 +66,7 @@ public final class SwitchRoute implements ReconstructionRoute {
     for (RepairRequest.Survivor s : req.survivors()) {
       available.add(new SwitchPlan.Available(s.index, ServiceDirectory.hostPort(
           ServiceDirectory.Service.SWITCH_AGENT, s.node, settings), s.block.toString(),
-          s.token));
+          TokenProof.prove(s.token, s.block)));
     }
     SetupRequest setup = SwitchPlan.plan(req.blockGroup().toString(), req.dataUnits(),
         req.parityUnits(), req.unitLengths(), req.erased(), available, req.offset(),

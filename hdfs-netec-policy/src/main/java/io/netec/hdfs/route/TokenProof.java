@@ -1,0 +1,173 @@
+package io.netec.hdfs.route;
+
+import java.io.ByteArrayInputStream;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.LongSupplier;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
+import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
+import org.apache.hadoop.security.token.Token;
+
+/**
+ * What travels instead of a block token: proof that the sender holds the token's password,
+ * never the password itself. A READ token is the NameNode's identifier plus a password that
+ * only the NameNode and the DataNodes can derive from it (an HMAC under their shared block
+ * key). Hadoop's own SASL handshake proves the password without sending it; our routes used
+ * to send the whole token, in cleartext, to the switch, its agents and the INEC participants.
+ *
+ * <p>A proof is {@code netec-proof-1.<identifier>.<issued ms>.<nonce>.<mac>} (base64url parts):
+ * HMAC-SHA256 under the token's password over the block, the issue time, a fresh random nonce
+ * and the identifier. A DataNode derives the password from the identifier with its block keys
+ * ({@link Verifier}), checks the MAC, that the proof was issued within {@value
+ * Verifier#MAX_SKEW_MS} ms of its clock, and that its nonce was never seen: a proof is good
+ * once, for one block, for a few minutes, and reveals nothing that forges another. The
+ * identifier itself (block, user, expiry, modes) is then checked as Hadoop checks a token.
+ *
+ * <p>Each place that puts a token on the wire makes a proof of its own (a switch setup, an
+ * INEC join, a proof request), so no proof is used twice. Flat functions and one small class
+ * with its replay memory; no I/O.
+ */
+public final class TokenProof {
+  static final String PREFIX = "netec-proof-1.";
+  private static final SecureRandom RANDOM = new SecureRandom();
+  private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
+  private static final Base64.Decoder UNB64 = Base64.getUrlDecoder();
+
+  private TokenProof() {}
+
+  /**
+   * A proof of {@code token} (encodeToUrlString of a READ token of {@code block}) made now,
+   * or "" for "" (tokens off).
+   */
+  public static String prove(String token, ExtendedBlock block) throws IOException {
+    return prove(token, block, System.currentTimeMillis(), nonce());
+  }
+
+  static String prove(String token, ExtendedBlock block, long issuedMs, byte[] nonce)
+      throws IOException {
+    if (token == null || token.isEmpty()) {
+      return "";
+    }
+    Token<BlockTokenIdentifier> t = new Token<>();
+    try {
+      t.decodeFromUrlString(token);
+    } catch (IOException | RuntimeException e) { // Hadoop's decoding throws what it meets
+      throw new IOException("unreadable block token for " + block);
+    }
+    String id = B64.encodeToString(t.getIdentifier());
+    String n = B64.encodeToString(nonce);
+    return PREFIX + id + "." + issuedMs + "." + n + "."
+        + B64.encodeToString(mac(t.getPassword(), block, issuedMs, n, id));
+  }
+
+  private static byte[] nonce() {
+    byte[] n = new byte[16];
+    RANDOM.nextBytes(n);
+    return n;
+  }
+
+  private static byte[] mac(byte[] password, ExtendedBlock block, long issuedMs, String nonce,
+      String identifier) {
+    String message = "netec block token proof 1\n" + block.getBlockPoolId() + "\n"
+        + block.getBlockId() + "\n" + issuedMs + "\n" + nonce + "\n" + identifier;
+    try {
+      Mac m = Mac.getInstance("HmacSHA256");
+      m.init(new SecretKeySpec(password.length == 0 ? new byte[1] : password, "HmacSHA256"));
+      return m.doFinal(message.getBytes(StandardCharsets.UTF_8));
+    } catch (GeneralSecurityException e) { // HmacSHA256 is in every JRE
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** A DataNode's block-token passwords, derived from an identifier with its block keys. */
+  public interface Passwords {
+    byte[] of(BlockTokenIdentifier id) throws IOException;
+  }
+
+  /**
+   * Checks proofs on a DataNode, remembering the nonces of those accepted in the last
+   * {@value #MAX_SKEW_MS} x 2 ms (a proof older than that is refused by its age). Thread-safe.
+   */
+  public static final class Verifier {
+    /** How far a proof's issue time may be from this clock, either way (clocks drift). */
+    public static final long MAX_SKEW_MS = 300_000;
+    /** Nonces remembered at most; past this (tens of thousands of tasks a minute) refused. */
+    static final int MAX_REMEMBERED = 1 << 16;
+    private final LongSupplier clockMs;
+    /** Nonce -> issue time of the accepted proofs, oldest accepted first. */
+    private final Map<String, Long> seen = new LinkedHashMap<>();
+
+    public Verifier() {
+      this(System::currentTimeMillis);
+    }
+
+    Verifier(LongSupplier clockMs) {
+      this.clockMs = clockMs;
+    }
+
+    /**
+     * The identifier of a good proof of a token for {@code block} (to be checked as Hadoop
+     * checks a token's), or an IOException saying why the proof is refused.
+     */
+    public BlockTokenIdentifier verify(String proof, ExtendedBlock block, Passwords passwords)
+        throws IOException {
+      if (proof == null || proof.isEmpty()) {
+        throw new IOException("no block token proof for " + block);
+      }
+      if (!proof.startsWith(PREFIX)) {
+        throw new IOException("a block token for " + block + " came with its password, not "
+            + "a proof of it (a peer of an older NetEC-HDFS?): refused, passwords stay home");
+      }
+      String[] p = proof.substring(PREFIX.length()).split("\\.", -1);
+      if (p.length != 4) {
+        throw new IOException("malformed block token proof for " + block);
+      }
+      BlockTokenIdentifier id = new BlockTokenIdentifier();
+      long issued;
+      try {
+        id.readFields(new DataInputStream(new ByteArrayInputStream(UNB64.decode(p[0]))));
+        issued = Long.parseLong(p[1]);
+        if (UNB64.decode(p[2]).length != 16) {
+          throw new IllegalArgumentException("nonce");
+        }
+      } catch (IOException | RuntimeException e) {
+        throw new IOException("malformed block token proof for " + block);
+      }
+      long now = clockMs.getAsLong();
+      if (Math.abs(now - issued) > MAX_SKEW_MS) {
+        throw new IOException("block token proof for " + block + " issued " + (now - issued)
+            + " ms from this DataNode's clock (at most " + MAX_SKEW_MS + " either way)");
+      }
+      byte[] password = passwords.of(id);
+      // compared as text: base64's unused low bits would else let two texts pass for one MAC
+      byte[] expected = B64.encodeToString(TokenProof.mac(password, block, issued, p[2], p[0]))
+          .getBytes(StandardCharsets.US_ASCII);
+      if (!MessageDigest.isEqual(p[3].getBytes(StandardCharsets.US_ASCII), expected)) {
+        throw new IOException("block token proof for " + block + " does not match its token");
+      }
+      synchronized (seen) {
+        if (seen.containsKey(p[2])) {
+          throw new IOException("block token proof for " + block + " used before: a replay");
+        }
+        if (seen.size() >= MAX_REMEMBERED) {
+          seen.values().removeIf(at -> now - at > MAX_SKEW_MS);
+          if (seen.size() >= MAX_REMEMBERED) {
+            throw new IOException("block token proof for " + block + " refused: "
+                + MAX_REMEMBERED + " proofs accepted in the last " + MAX_SKEW_MS / 1000 + " s");
+          }
+        }
+        seen.put(p[2], issued);
+      }
+      return id;
+    }
+  }
+}
