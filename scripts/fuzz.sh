@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of every parser of peer input, each target for a bounded time:
 #   Java (Jazzer, the @FuzzTest methods): NetEC packets, setup requests and answers, the HELLO a
-#     survivor agent takes, INEC join requests, proof requests and answers;
+#     survivor agent takes, INEC join requests, proof requests and answers, block-token proofs;
 #   C (libFuzzer under ASan + UBSan, built with clang): the INEC engine's stream frames (checked
 #     against a reference reader) and its hello.
 # Seeds come from the shared vectors, valid messages and the kept regression inputs.
@@ -23,7 +23,8 @@ java_targets=(io.netec.hdfs.switchroute.wire.WireFuzzTest:packet
   io.netec.hdfs.switchroute.wire.WireFuzzTest:readerHello
   io.netec.hdfs.inecroute.JoinRequestFuzzTest:join
   io.netec.hdfs.proof.ProofWireFuzzTest:proofRequest
-  io.netec.hdfs.proof.ProofWireFuzzTest:proofAnswer)
+  io.netec.hdfs.proof.ProofWireFuzzTest:proofAnswer
+  io.netec.hdfs.route.TokenProofFuzzTest:tokenProof)
 c_targets=(frames hello)
 wanted=("$@")
 want() { ((${#wanted[@]} == 0)) || [[ " ${wanted[*]} " == *" $1 "* ]]; }
@@ -35,6 +36,7 @@ mkdir -p "$out/corpus" "$out/findings"
 java -cp "$cp" -Dnetec.repo.root="$PWD" io.netec.hdfs.switchroute.wire.WireFuzzTest "$out/corpus"
 java -cp "$cp" io.netec.hdfs.inecroute.JoinRequestFuzzTest "$out/corpus"
 java -cp "$cp" io.netec.hdfs.proof.ProofWireFuzzTest "$out/corpus"
+java -cp "$cp" io.netec.hdfs.route.TokenProofFuzzTest "$out/corpus"
 # fuzz KIND NAME COMMAND...: one target; a finding is reported and remembered.
 fuzz() {
   local kind=$1 name=$2 log="$out/$2.log"

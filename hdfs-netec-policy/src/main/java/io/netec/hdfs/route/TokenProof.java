@@ -66,7 +66,7 @@ public final class TokenProof {
     String id = B64.encodeToString(t.getIdentifier());
     String n = B64.encodeToString(nonce);
     return PREFIX + id + "." + issuedMs + "." + n + "."
-        + B64.encodeToString(mac(t.getPassword(), block, issuedMs, n, id));
+        + B64.encodeToString(mac(t.getPassword(), block, Long.toString(issuedMs), n, id));
   }
 
   private static byte[] nonce() {
@@ -75,7 +75,8 @@ public final class TokenProof {
     return n;
   }
 
-  private static byte[] mac(byte[] password, ExtendedBlock block, long issuedMs, String nonce,
+  /** The MAC over the proof's texts as sent (so that no other text of a part passes). */
+  private static byte[] mac(byte[] password, ExtendedBlock block, String issuedMs, String nonce,
       String identifier) {
     String message = "netec block token proof 1\n" + block.getBlockPoolId() + "\n"
         + block.getBlockId() + "\n" + issuedMs + "\n" + nonce + "\n" + identifier;
@@ -85,6 +86,129 @@ public final class TokenProof {
       return m.doFinal(message.getBytes(StandardCharsets.UTF_8));
     } catch (GeneralSecurityException e) { // HmacSHA256 is in every JRE
       throw new IllegalStateException(e);
+    }
+  }
+
+  /** An identifier's bytes at most (Hadoop's are about 100-300). */
+  static final int MAX_IDENTIFIER = 2048;
+
+  /**
+   * Whether Hadoop's reading of a legacy (Writable) block-token identifier, which allocates
+   * each string, array and handshake by the length the bytes claim before reading them, would
+   * allocate no more than the bytes hold: five bytes claiming a 2 GiB string would else take a
+   * DataNode's heap (found by fuzzing). The layout is BlockTokenIdentifier.readFieldsLegacy's
+   * (Hadoop 3.4 and 3.5): expiry, key id, user, pool, block id, access modes; then, each
+   * optional to the end, storage types, storage ids, handshake secret. Protobuf identifiers
+   * (first byte positive) are bounded by protobuf's own reader.
+   */
+  static final class LegacyIdentifier {
+    private final byte[] b;
+    private int at;
+
+    /** The bytes ended where Hadoop's reading would meet an EOF. */
+    private static final class End extends Exception {
+      End() {
+        super(null, null, false, false);
+      }
+    }
+
+    private LegacyIdentifier(byte[] b) {
+      this.b = b;
+    }
+
+    static boolean boundsHold(byte[] b) {
+      if (b.length == 0 || b[0] > 0) {
+        return true; // empty: refused by Hadoop's reading; positive: protobuf
+      }
+      LegacyIdentifier r = new LegacyIdentifier(b);
+      try {
+        r.vlong(); // expiry
+        r.vlong(); // key id
+        r.string(); // user
+        r.string(); // block pool
+        r.vlong(); // block id
+        long modes = r.vlong();
+        if (modes < 0 || modes > BlockTokenIdentifier.AccessMode.values().length) {
+          return false;
+        }
+        for (long i = 0; i < modes; i++) {
+          r.text();
+        }
+      } catch (End | IllegalArgumentException e) {
+        return false; // Hadoop's reading fails here too, or would allocate past the bytes
+      }
+      try { // the optional tail, which may end anywhere (Hadoop stops at the EOF)
+        long types = r.count();
+        for (long i = 0; i < types; i++) {
+          r.text();
+        }
+        long ids = r.count();
+        for (long i = 0; i < ids; i++) {
+          r.string();
+        }
+        r.count(); // the handshake secret's length: its bytes are not read here
+        return true;
+      } catch (End e) {
+        return true;
+      } catch (IllegalArgumentException e) {
+        return false;
+      }
+    }
+
+    /** WritableUtils.readVLong, bounds-checked. */
+    private long vlong() throws End {
+      if (at >= b.length) {
+        throw new End();
+      }
+      byte first = b[at++];
+      if (first >= -112) {
+        return first;
+      }
+      int size = first < -120 ? -119 - first : -111 - first;
+      long v = 0;
+      for (int i = 0; i < size - 1; i++) {
+        if (at >= b.length) {
+          throw new End();
+        }
+        v = (v << 8) | (b[at++] & 0xff);
+      }
+      return first < -120 ? ~v : v;
+    }
+
+    /** A count of things each at least a byte long (or bytes), that the bytes can hold. */
+    private long count() throws End {
+      long n = vlong();
+      if (n < 0 || n > b.length - at) {
+        throw new IllegalArgumentException("count");
+      }
+      return n;
+    }
+
+    /** Text.readString (an enum's name): a vint length, that the bytes hold. */
+    private void text() throws End {
+      skip(vlong());
+    }
+
+    /** WritableUtils.readString: a 4-byte length (-1: null), that the bytes hold. */
+    private void string() throws End {
+      long n = 0;
+      for (int i = 0; i < 4; i++) {
+        if (at >= b.length) {
+          throw new End();
+        }
+        n = (n << 8) | (b[at++] & 0xff);
+      }
+      n = (int) n;
+      if (n != -1) {
+        skip(n);
+      }
+    }
+
+    private void skip(long n) throws End {
+      if (n < 0 || n > b.length - at) {
+        throw new IllegalArgumentException("length");
+      }
+      at += (int) n;
     }
   }
 
@@ -134,7 +258,14 @@ public final class TokenProof {
       BlockTokenIdentifier id = new BlockTokenIdentifier();
       long issued;
       try {
-        id.readFields(new DataInputStream(new ByteArrayInputStream(UNB64.decode(p[0]))));
+        byte[] idBytes = UNB64.decode(p[0]);
+        if (idBytes.length > MAX_IDENTIFIER || !LegacyIdentifier.boundsHold(idBytes)) {
+          throw new IllegalArgumentException("identifier");
+        }
+        id.readFields(new DataInputStream(new ByteArrayInputStream(idBytes)));
+        if (!p[1].matches("[0-9]{1,18}")) { // one text per time: no sign, no more digits
+          throw new IllegalArgumentException("time");
+        }
         issued = Long.parseLong(p[1]);
         if (UNB64.decode(p[2]).length != 16) {
           throw new IllegalArgumentException("nonce");
@@ -149,7 +280,7 @@ public final class TokenProof {
       }
       byte[] password = passwords.of(id);
       // compared as text: base64's unused low bits would else let two texts pass for one MAC
-      byte[] expected = B64.encodeToString(TokenProof.mac(password, block, issued, p[2], p[0]))
+      byte[] expected = B64.encodeToString(TokenProof.mac(password, block, p[1], p[2], p[0]))
           .getBytes(StandardCharsets.US_ASCII);
       if (!MessageDigest.isEqual(p[3].getBytes(StandardCharsets.US_ASCII), expected)) {
         throw new IOException("block token proof for " + block + " does not match its token");

@@ -153,6 +153,24 @@ class TokenProofTest {
   }
 
   @Test
+  void identifiersClaimingMoreThanTheyHoldAreRefusedBeforeHadoopReadsThem() throws IOException {
+    // expiry, key id, then a user name claiming 25 MB (Hadoop would allocate them)
+    byte[] huge = {-115, 0x7f, -1, -1, -1, 1, 0x7f, -1, -1, -1};
+    // expiry, key id, no user, no pool, block id, no modes, 2^31 - 1 storage types
+    byte[] typesClaimed = {-1, 1, -1, -1, -1, -1, -1, -1, -1, -1, 1, 0, -116, 0x7f, -1, -1, -1};
+    for (byte[] id : new byte[][] {huge, typesClaimed, new byte[TokenProof.MAX_IDENTIFIER + 1]}) {
+      assertFalse(TokenProof.LegacyIdentifier.boundsHold(id) && id.length
+          <= TokenProof.MAX_IDENTIFIER);
+      String p = TokenProof.PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(id)
+          + "." + now[0] + ".AAAAAAAAAAAAAAAAAAAAAA.AAAA";
+      IOException e = assertThrows(IOException.class, () -> verify(p, block));
+      assertTrue(refusal(e).contains("malformed"), refusal(e));
+    }
+    Token<BlockTokenIdentifier> t = token(block, AccessMode.READ);
+    assertTrue(TokenProof.LegacyIdentifier.boundsHold(t.getIdentifier()), "a real one holds");
+  }
+
+  @Test
   void acceptedNoncesAreForgottenOnlyOnceTheirProofsAreTooOld() throws IOException {
     Token<BlockTokenIdentifier> t = token(block, AccessMode.READ);
     String first = proof(t, block);
