@@ -33,6 +33,8 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import javax.management.JMException;
 import javax.management.ObjectName;
@@ -466,13 +468,18 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   }
 
   /** Releases a task no reader claimed in time (decided under the same lock as claim). */
-  private synchronized void expireUnclaimed(Live l) {
+  private void expireUnclaimed(Live l) {
+    releaseUnclaimed(l, "no reader connected within " + claimTimeoutMs(l.task.setup())
+        + " ms");
+  }
+
+  /** Releases {@code l} if no reader claimed it (under the same lock as claim). */
+  private synchronized void releaseUnclaimed(Live l, String why) {
     if (!l.bound && !l.done) {
       l.done = true;
       failed.increment();
-      logs.warn("unclaimed", "Task {} ({}) failed: no reader connected within {} ms",
-          l.task.taskId(), LogLimiter.oneLine(l.task.setup().group()),
-          claimTimeoutMs(l.task.setup()));
+      logs.warn("unclaimed", "Task {} ({}) failed: {}", l.task.taskId(),
+          LogLimiter.oneLine(l.task.setup().group()), why);
       release(l);
     }
   }
@@ -734,8 +741,25 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
 
   // ---- handlers ------------------------------------------------------------------------------
 
-  /** Control requests: setup and teardown; anything malformed gets ok=false and a reason. */
+  /**
+   * Control requests: setup and teardown; anything malformed gets ok=false and a reason. The
+   * tasks a requester set up saying it holds this connection until their claim ({@code hold})
+   * are freed at once when it closes unclaimed: a requester that went away takes its tasks
+   * with it, not after the claim timeout.
+   */
   private final class ControlHandler extends SimpleChannelInboundHandler<ByteBuf> {
+    private final List<Live> held = new ArrayList<>();
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      for (Live l : held) {
+        releaseUnclaimed(l, "its requester closed its control connection before a reader "
+            + "claimed it");
+      }
+      held.clear();
+      ctx.fireChannelInactive();
+    }
+
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, ByteBuf frame) {
       byte[] json = ByteBufUtil.getBytes(frame);
@@ -745,8 +769,14 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
         JsonNode o = JsonLimits.parse(json, ControlFrames.MAX_FRAME);
         String op = o == null ? "" : o.path("op").asText("");
         if (op.equals("setup")) {
-          answer = allocate(SetupRequest.fromJson(json), ConnectionCaps.peerOf(
+          SetupRequest req = SetupRequest.fromJson(json);
+          answer = allocate(req, ConnectionCaps.peerOf(
               ((InetSocketAddress) ctx.channel().remoteAddress()).getAddress()));
+          Live l = answer.ok() && req.hold() ? byId(answer.task()) : null;
+          if (l != null) {
+            held.removeIf(h -> h.done);
+            held.add(l);
+          }
         } else if (op.equals("teardown")) {
           int id = o.path("task").canConvertToInt() ? o.path("task").asInt(-1) : -1;
           Live live = byId(id);

@@ -78,7 +78,16 @@ public final class SwitchClient {
    */
   public static Result rebuild(InetSocketAddress control, SetupRequest setup, long[] rowLength,
       SinkOpener opener) throws IOException {
-    SetupAnswer answer = setUp(control, setup);
+    // the control connection stays open until the task ends: were this reader to go away
+    // before claiming its task, the switch frees the task at once (docs/protocol.md, "hold")
+    try (Socket held = new Socket()) {
+      SetupAnswer answer = setUp(held, control, setup.held());
+      return receive(setup, answer, rowLength, opener);
+    }
+  }
+
+  private static Result receive(SetupRequest setup, SetupAnswer answer, long[] rowLength,
+      SinkOpener opener) throws IOException {
     Sink[] sinks = opener.open();
     String[] hp = answer.vip().split(":");
     InetSocketAddress vip = new InetSocketAddress(hp[0], Integer.parseInt(hp[1]));
@@ -106,9 +115,9 @@ public final class SwitchClient {
     return result;
   }
 
-  private static SetupAnswer setUp(InetSocketAddress control, SetupRequest setup)
+  private static SetupAnswer setUp(Socket s, InetSocketAddress control, SetupRequest setup)
       throws IOException {
-    try (Socket s = new Socket()) {
+    try {
       try {
         s.connect(control, 5_000);
       } catch (IOException e) {

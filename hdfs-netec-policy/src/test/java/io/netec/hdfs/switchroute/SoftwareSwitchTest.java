@@ -889,6 +889,53 @@ class SoftwareSwitchTest {
     }
   }
 
+  /**
+   * Issue 31: a requester that set tasks up holding its control connection ({@code hold}) and
+   * closes it before any reader claims them takes them with it at once, not after the claim
+   * timeout; tasks set up without {@code hold} stay until that timeout, as before.
+   */
+  @Test
+  void aRequesterThatGoesAwayTakesItsUnclaimedTasksWithIt() throws Exception {
+    SoftwareSwitch.Options o = new SoftwareSwitch.Options();
+    o.tasksPerPeer = 4;
+    o.claimTimeoutMs = 60_000;
+    SoftwareSwitch sw = new SoftwareSwitch(o);
+    open.add(sw);
+    List<SetupRequest.Survivor> sv = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      sv.add(new SetupRequest.Survivor(i, "127.0.0.1:" + (40000 + i),
+          new ExtendedBlock("bp", i + 1, 1 << 20, 1001).toString(), 1 << 20, ""));
+    }
+    SetupRequest plain = new SetupRequest("plain", 4096, 1 << 20, 30_000, sv,
+        new byte[][] {{1, 1}});
+    InetSocketAddress other = new InetSocketAddress("127.0.0.3", 0);
+    for (int i = 0; i < 4; i++) { // set up and gone, without hold: held for the claim timeout
+      assertTrue(controlFrom(sw, other, plain.toJson()).ok());
+    }
+    assertFalse(controlFrom(sw, other, plain.toJson()).ok(), "held past its requester");
+
+    InetSocketAddress requester = new InetSocketAddress("127.0.0.2", 0);
+    long failed = sw.getTasksFailed();
+    try (java.net.Socket s = new java.net.Socket()) {
+      s.bind(requester);
+      s.connect(sw.controlAddress(), 2_000);
+      java.io.DataOutputStream out = new java.io.DataOutputStream(s.getOutputStream());
+      java.io.DataInputStream in = new java.io.DataInputStream(s.getInputStream());
+      for (int i = 0; i < 5; i++) {
+        io.netec.hdfs.switchroute.wire.ControlFrames.write(out, plain.held().toJson());
+        io.netec.hdfs.switchroute.wire.SetupAnswer a =
+            io.netec.hdfs.switchroute.wire.SetupAnswer.fromJson(
+                io.netec.hdfs.switchroute.wire.ControlFrames.read(in));
+        assertEquals(i < 4, a.ok(), i + ": " + a.reason());
+      }
+    } // the requester goes away
+    long t0 = System.nanoTime();
+    waitFor(() -> sw.getTasksFailed() == failed + 4);
+    assertTrue(controlFrom(sw, requester, plain.held().toJson()).ok(), "its tasks were freed");
+    assertTrue((System.nanoTime() - t0) / 1e6 < 10_000, "freed at once, not at the timeout");
+    assertFalse(controlFrom(sw, other, plain.toJson()).ok(), "the others' still held");
+  }
+
   private static io.netec.hdfs.switchroute.wire.SetupAnswer controlFrom(SoftwareSwitch sw,
       InetSocketAddress local, byte[] json) throws Exception {
     try (java.net.Socket s = new java.net.Socket()) {

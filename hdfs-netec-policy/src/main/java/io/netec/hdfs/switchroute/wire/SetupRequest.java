@@ -29,6 +29,11 @@ public final class SetupRequest {
   private final byte[][] coefficients;
   private final boolean premultiplied;
   private final boolean datagram;
+  /**
+   * The requester keeps its control connection open until its reader claimed the task (or
+   * the task ended): the switch frees the task at once if that connection closes first.
+   */
+  private final boolean hold;
 
   /** One survivor: the agent that streams its unit as sender {@code sender}. */
   public static final class Survivor {
@@ -99,6 +104,14 @@ public final class SetupRequest {
   public SetupRequest(String group, int payload, long offset, long length, int timeoutMs,
       List<Survivor> survivors, byte[][] coefficients, boolean premultiplied, boolean datagram)
       throws ProtocolException {
+    this(group, payload, offset, length, timeoutMs, survivors, coefficients, premultiplied,
+        datagram, false);
+  }
+
+  private SetupRequest(String group, int payload, long offset, long length, int timeoutMs,
+      List<Survivor> survivors, byte[][] coefficients, boolean premultiplied, boolean datagram,
+      boolean hold) throws ProtocolException {
+    this.hold = hold;
     this.premultiplied = premultiplied;
     this.datagram = datagram;
     this.group = group;
@@ -188,6 +201,21 @@ public final class SetupRequest {
     return survivors;
   }
 
+  /** This request, its requester holding the control connection until the claim. */
+  public SetupRequest held() {
+    try {
+      return new SetupRequest(group, payload, offset, length, timeoutMs, survivors,
+          coefficients, premultiplied, datagram, true);
+    } catch (ProtocolException e) {
+      throw new IllegalStateException("a valid request became invalid", e);
+    }
+  }
+
+  /** Whether the switch frees the task once its control connection closes unclaimed. */
+  public boolean hold() {
+    return hold;
+  }
+
   /** Whether packets travel in UDP datagrams (else over TCP connections). */
   public boolean datagram() {
     return datagram;
@@ -233,6 +261,9 @@ public final class SetupRequest {
     }
     if (datagram) {
       o.put("transport", "udp");
+    }
+    if (hold) {
+      o.put("hold", true);
     }
     ArrayNode sv = o.putArray("survivors");
     for (Survivor s : survivors) {
@@ -295,11 +326,13 @@ public final class SetupRequest {
     JsonNode transport = o.get("transport");
     check(transport == null || "tcp".equals(transport.asText(null))
         || "udp".equals(transport.asText(null)), "transport: not \"tcp\" or \"udp\"");
+    JsonNode hold = o.get("hold");
+    check(hold == null || hold.isBoolean(), "hold: not true or false");
     return new SetupRequest(text(o, "group"),
         JsonLimits.intIn(o, "payload", 64, NetecPacket.MAX_STREAM_PAYLOAD), offset,
         integer(o, "length"), JsonLimits.intIn(o, "timeoutMs", 1, Integer.MAX_VALUE), survivors,
         coefficients, pre != null && pre.booleanValue(),
-        transport != null && "udp".equals(transport.asText()));
+        transport != null && "udp".equals(transport.asText()), hold != null && hold.booleanValue());
   }
 
   private static String text(JsonNode o, String field) throws ProtocolException {
