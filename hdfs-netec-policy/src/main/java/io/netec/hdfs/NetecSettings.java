@@ -215,8 +215,8 @@ public final class NetecSettings {
       why = "dfs.data.transfer.protection=" + protection;
     }
     if (why != null && !(Boolean) values.get(NetecConfigKeys.FABRIC_TRUSTED)) {
-      why = "this cluster encrypts block data (" + why + ") and the route would move it and "
-          + "block tokens in cleartext; " + NetecConfigKeys.FABRIC_TRUSTED + "=true says the "
+      why = "this cluster encrypts block data (" + why + ") and the route would move it "
+          + "in cleartext; " + NetecConfigKeys.FABRIC_TRUSTED + "=true says the "
           + "network between DataNodes, switch and clients is trusted";
     } else {
       why = null;
