@@ -99,6 +99,26 @@ def one(tb, code, link, clients, repeat, seed):
     return r
 
 
+def paired(window, client):
+    """The median over CLIENT's reads of Hadoop's time for the same read around it (the mean
+    of the nearest "hadoop" reads before and after it) over its own: the load a reconstruction
+    puts on the links changes through its window, so a read compares best with its neighbours.
+    Above 1, CLIENT was faster. None for "hadoop" itself or without neighbours."""
+    if client == "hadoop":
+        return None
+    ratios = []
+    for i, (cl, t0, m, via) in enumerate(window):
+        if cl != client:
+            continue
+        before = next((w[2] for w in reversed(window[:i]) if w[0] == "hadoop"), None)
+        after = next((w[2] for w in window[i + 1:] if w[0] == "hadoop"), None)
+        near = [x for x in (before, after) if x is not None]
+        if near:
+            ratios.append(sum(near) / len(near) / max(0.1, m))
+    ratios.sort()
+    return round(ratios[len(ratios) // 2], 2) if ratios else None
+
+
 def during_reconstruction(tb, code, link, clients, groups, seed):
     """The lost unit's whole-cell preads while the NameNode has it rebuilt: a file of GROUPS
     block groups is written, the DataNode holding the most of its data units is killed, and one
@@ -154,6 +174,7 @@ def during_reconstruction(tb, code, link, clients, groups, seed):
             out["clients"][c] = {"reads": len(ms), "median": ms[len(ms) // 2] if ms else None,
                                  "p99": ms[min(len(ms) - 1, -(-99 * len(ms) // 100) - 1)]
                                  if ms else None, "via": vias}
+            out["clients"][c]["paired"] = paired(window, c)
         return out
     finally:
         tb.shape(None)
@@ -199,7 +220,12 @@ def section(res, heading="##"):
             h, c = rc["clients"].get("hadoop"), rc["clients"].get("cost")
             ratio = ("%.2f" % (h["median"] / max(0.1, c["median"]))
                      if h and c and h["median"] and c["median"] else "")
-            L += ["| a cell of the lost unit | %s | %s |" % (" | ".join(cells), ratio), ""]
+            L += ["| a cell of the lost unit | %s | %s |" % (" | ".join(cells), ratio)]
+            if any(v.get("paired") for v in rc["clients"].values()):
+                L += ["| paired: Hadoop's neighbouring reads / the read (median) | %s | |" % (
+                    " | ".join("-" if not v.get("paired") else "%.2f" % v["paired"]
+                               for v in rc["clients"].values()))]
+            L += [""]
         warned = r.get("route_warnings", []) + (rc or {}).get("route_warnings", [])
         if warned:
             L += ["The client logged %d route warning(s) in this run; the first: `%s`"

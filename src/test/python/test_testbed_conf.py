@@ -102,3 +102,17 @@ def test_exec_and_hdfs_name_what_is_wrong(capsys):
     assert "no testbed with prefix ntq is up" in capsys.readouterr().err
     with pytest.raises(TestbedError, match="no host zz"):
         Testbed(Config(prefix="ntq")).exec_command("zz", ["true"])
+
+
+def test_reads_during_reconstruction_compare_with_their_neighbours():
+    from netec_testbed import reads
+    # client, start, ms, via: the load doubles halfway, and the plugin's reads track it
+    window = [["hadoop", 0, 500.0, "hadoop"], ["cost", 1, 250.0, "switch"],
+              ["hadoop", 2, 500.0, "hadoop"], ["cost", 3, 1000.0, "hadoop"],
+              ["hadoop", 4, 1500.0, "hadoop"], ["cost", 5, 1500.0, "hadoop"],
+              ["hadoop-b", 6, 1200.0, "hadoop"]]
+    # neighbours: 500/250 = 2.0, (500+1500)/2/1000 = 1.0, 1500/1500 = 1.0 -> median 1.0
+    assert reads.paired(window, "cost") == 1.0
+    assert reads.paired(window, "hadoop-b") == 1.25  # only a neighbour before it
+    assert reads.paired(window, "hadoop") is None
+    assert reads.paired([["cost", 0, 10.0, "inec"]], "cost") is None

@@ -46,6 +46,20 @@ public final class DataNodeBlockSource implements BlockSource {
   /** The block-token proofs this DataNode accepted lately (each is good once). */
   private final io.netec.hdfs.route.TokenProof.Verifier proofs =
       new io.netec.hdfs.route.TokenProof.Verifier();
+  /** This DataNode's block keys, as the proofs need them. */
+  private final io.netec.hdfs.route.TokenProof.Keys keys =
+      new io.netec.hdfs.route.TokenProof.Keys() {
+        @Override
+        public byte[] password(BlockTokenIdentifier id) throws IOException {
+          return dn.getBlockPoolTokenSecretManager().retrievePassword(id);
+        }
+
+        @Override
+        public void checkRead(BlockTokenIdentifier id, ExtendedBlock block) throws IOException {
+          dn.getBlockPoolTokenSecretManager().checkAccess(id, null, block,
+              BlockTokenIdentifier.AccessMode.READ);
+        }
+      };
   private final LongAdder refusedTransfers = new LongAdder();
   /** Proofs of local blocks, fed by every verified read of this DataNode's survivors. */
   private final io.netec.hdfs.proof.ReadTaps taps = new io.netec.hdfs.proof.ReadTaps();
@@ -130,11 +144,8 @@ public final class DataNodeBlockSource implements BlockSource {
 
   @Override
   public void check(ExtendedBlock block, String token, long minLength) throws IOException {
-    if (tokens) { // a proof of the token, never the token (TokenProof), then the token's terms
-      BlockTokenIdentifier id = proofs.verify(token, block,
-          i -> dn.getBlockPoolTokenSecretManager().retrievePassword(i));
-      dn.getBlockPoolTokenSecretManager().checkAccess(id, null, block,
-          BlockTokenIdentifier.AccessMode.READ);
+    if (tokens) { // a proof of the token, never the token (TokenProof), and the token's terms
+      proofs.verify(token, block, keys);
     }
     long len = dn.getFSDataset().getLength(block);
     if (len < minLength) {

@@ -50,21 +50,35 @@ public final class InecRepair {
     final InetSocketAddress control;
     final InetSocketAddress data;
     final ExtendedBlock block;
-    final String token;
+    final Credential token;
 
     /**
      * @param control the participant's control server
      * @param data its engine's data listener
-     * @param token encodeToUrlString() of a READ token, "" when tokens are off
+     * @param token what a join names the block with, the same each time ("" when tokens are off)
      */
     public Source(int index, InetSocketAddress control, InetSocketAddress data,
         ExtendedBlock block, String token) {
+      this(index, control, data, block, () -> token);
+    }
+
+    /**
+     * @param token makes what each join carries for the block's READ token: a fresh proof
+     *     each time (TokenProof), since one host may run several vertices of a repair
+     */
+    public Source(int index, InetSocketAddress control, InetSocketAddress data,
+        ExtendedBlock block, Credential token) {
       this.index = index;
       this.control = control;
       this.data = data;
       this.block = block;
       this.token = token;
     }
+  }
+
+  /** What a join carries for a block's token, made per join. */
+  public interface Credential {
+    String next() throws IOException;
   }
 
   /** Receives the rebuilt range, segment after segment, row by row. */
@@ -206,8 +220,9 @@ public final class InecRepair {
           out = at[vx.output()].data;
         }
         boolean zeros = hosts.get(v - 1) == null;
-        // A zeros vertex proves its right to join with its host's own block and token.
-        JoinRequest req = new JoinRequest(wireLabel, host.block, host.token,
+        // A zeros vertex proves its right to join with its host's own block and token (a
+        // proof of its own: its host checks one for each vertex it runs).
+        JoinRequest req = new JoinRequest(wireLabel, host.block, host.token.next(),
             zeros ? 0 : unitLength[survivors[v - 1]], offset, length,
             s.chunk, s.segment, coefficients, inTags, out, tags[v], s.transport, s.timeoutMs);
         DataOutputStream dos = new DataOutputStream(

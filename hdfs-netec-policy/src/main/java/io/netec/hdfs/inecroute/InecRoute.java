@@ -83,7 +83,7 @@ public final class InecRoute implements ReconstructionRoute {
       available.add(new InecRepair.Source(s.index,
           ServiceDirectory.resolve(Service.INEC_CONTROL, s.node, ctx.settings()),
           ServiceDirectory.resolve(Service.INEC_DATA, s.node, ctx.settings()), s.block,
-          TokenProof.prove(s.token, s.block)));
+          () -> TokenProof.prove(s.token, s.block))); // a proof per join
     }
     long[] rowLength = req.rowLengths();
     InecRepair.Settings s = settings.withTimeout(req.progressTimeoutMs(settings.timeoutMs));

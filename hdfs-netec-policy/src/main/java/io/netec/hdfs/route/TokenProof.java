@@ -8,7 +8,6 @@ import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.Base64;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.LongSupplier;
 import javax.crypto.Mac;
@@ -212,23 +211,44 @@ public final class TokenProof {
     }
   }
 
-  /** A DataNode's block-token passwords, derived from an identifier with its block keys. */
-  public interface Passwords {
-    byte[] of(BlockTokenIdentifier id) throws IOException;
+  /** A DataNode's block keys: the password of an identifier, and Hadoop's check of it. */
+  public interface Keys {
+    /** The password the identifier's token carries (its key known and unexpired). */
+    byte[] password(BlockTokenIdentifier id) throws IOException;
+
+    /** Hadoop's check of a token: READ access to {@code block}, unexpired, this pool. */
+    void checkRead(BlockTokenIdentifier id, ExtendedBlock block) throws IOException;
   }
 
   /**
-   * Checks proofs on a DataNode, remembering the nonces of those accepted in the last
-   * {@value #MAX_SKEW_MS} x 2 ms (a proof older than that is refused by its age). Thread-safe.
+   * Checks proofs on a DataNode, remembering the nonces of those accepted until their proofs
+   * are too old to pass again ({@value #MAX_SKEW_MS} ms past their issue time). Thread-safe.
    */
   public static final class Verifier {
     /** How far a proof's issue time may be from this clock, either way (clocks drift). */
     public static final long MAX_SKEW_MS = 300_000;
-    /** Nonces remembered at most; past this (tens of thousands of tasks a minute) refused. */
-    static final int MAX_REMEMBERED = 1 << 16;
+    /** Nonces remembered at most (about 100 bytes each): 437 proofs a second for 5 minutes. */
+    static final int MAX_REMEMBERED = 1 << 17;
+    /** Of which one token user may hold at most this many (one user cannot lock out others). */
+    static final int MAX_PER_USER = MAX_REMEMBERED / 2;
     private final LongSupplier clockMs;
-    /** Nonce -> issue time of the accepted proofs, oldest accepted first. */
-    private final Map<String, Long> seen = new LinkedHashMap<>();
+    /** Nonce -> the accepted proof's user and when it can no longer pass. */
+    private final Map<String, Remembered> seen = new java.util.HashMap<>();
+    private final java.util.PriorityQueue<Remembered> byExpiry =
+        new java.util.PriorityQueue<>(java.util.Comparator.comparingLong(r -> r.forgetAt));
+    private final Map<String, Integer> perUser = new java.util.HashMap<>();
+
+    private static final class Remembered {
+      final String nonce;
+      final String user;
+      final long forgetAt;
+
+      Remembered(String nonce, String user, long forgetAt) {
+        this.nonce = nonce;
+        this.user = user;
+        this.forgetAt = forgetAt;
+      }
+    }
 
     public Verifier() {
       this(System::currentTimeMillis);
@@ -242,7 +262,7 @@ public final class TokenProof {
      * The identifier of a good proof of a token for {@code block} (to be checked as Hadoop
      * checks a token's), or an IOException saying why the proof is refused.
      */
-    public BlockTokenIdentifier verify(String proof, ExtendedBlock block, Passwords passwords)
+    public BlockTokenIdentifier verify(String proof, ExtendedBlock block, Keys keys)
         throws IOException {
       if (proof == null || proof.isEmpty()) {
         throw new IOException("no block token proof for " + block);
@@ -278,27 +298,48 @@ public final class TokenProof {
         throw new IOException("block token proof for " + block + " issued " + (now - issued)
             + " ms from this DataNode's clock (at most " + MAX_SKEW_MS + " either way)");
       }
-      byte[] password = passwords.of(id);
+      byte[] password;
+      try {
+        password = keys.password(id);
+      } catch (RuntimeException e) { // Hadoop's managers throw these for unknown pools
+        throw new IOException("block token proof for " + block + ": no key for its identifier");
+      }
       // compared as text: base64's unused low bits would else let two texts pass for one MAC
       byte[] expected = B64.encodeToString(TokenProof.mac(password, block, p[1], p[2], p[0]))
           .getBytes(StandardCharsets.US_ASCII);
       if (!MessageDigest.isEqual(p[3].getBytes(StandardCharsets.US_ASCII), expected)) {
         throw new IOException("block token proof for " + block + " does not match its token");
       }
-      synchronized (seen) {
-        if (seen.containsKey(p[2])) {
-          throw new IOException("block token proof for " + block + " used before: a replay");
-        }
-        if (seen.size() >= MAX_REMEMBERED) {
-          seen.values().removeIf(at -> now - at > MAX_SKEW_MS);
-          if (seen.size() >= MAX_REMEMBERED) {
-            throw new IOException("block token proof for " + block + " refused: "
-                + MAX_REMEMBERED + " proofs accepted in the last " + MAX_SKEW_MS / 1000 + " s");
-          }
-        }
-        seen.put(p[2], issued);
+      try { // the token's own terms before its nonce is remembered: no other token fills it
+        keys.checkRead(id, block);
+      } catch (RuntimeException e) {
+        throw new IOException("block token proof for " + block + ": its token does not allow "
+            + "reading it");
       }
+      remember(p[2], String.valueOf(id.getUserId()), issued + MAX_SKEW_MS, now, block);
       return id;
+    }
+
+    /** Remembers an accepted proof's nonce, or refuses it: seen before, or no room. */
+    private synchronized void remember(String nonce, String user, long forgetAt, long now,
+        ExtendedBlock block) throws IOException {
+      while (!byExpiry.isEmpty() && byExpiry.peek().forgetAt < now) {
+        Remembered r = byExpiry.poll();
+        seen.remove(r.nonce);
+        perUser.computeIfPresent(r.user, (u, n) -> n > 1 ? n - 1 : null);
+      }
+      if (seen.containsKey(nonce)) {
+        throw new IOException("block token proof for " + block + " used before: a replay");
+      }
+      if (seen.size() >= MAX_REMEMBERED || perUser.getOrDefault(user, 0) >= MAX_PER_USER) {
+        throw new IOException("block token proof for " + block + " refused: too many proofs "
+            + "accepted in the last " + MAX_SKEW_MS / 1000 + " s (" + seen.size() + ", of "
+            + "which " + perUser.getOrDefault(user, 0) + " of " + user + ")");
+      }
+      Remembered r = new Remembered(nonce, user, forgetAt);
+      seen.put(nonce, r);
+      byExpiry.add(r);
+      perUser.merge(user, 1, Integer::sum);
     }
   }
 }

@@ -441,9 +441,10 @@ public final class SurvivorAgent implements Closeable {
       try {
         unit.transfer = source.transfer("switch stream of " + req.block());
         source.check(req.block(), req.token(), req.unitLength());
-      } catch (IOException e) {
+      } catch (IOException | RuntimeException e) { // the stream and transfer given back
         unit.close();
-        throw e;
+        throw e instanceof IOException ? (IOException) e
+            : new IOException("refused: " + e, e);
       }
       return unit;
     } catch (IOException | ProtocolException e) {

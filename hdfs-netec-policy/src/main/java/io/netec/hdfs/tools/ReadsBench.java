@@ -111,7 +111,7 @@ final class ReadsBench {
           ok &= cell.readOnce(streams.get(c), rnd) < 0;
           double ms = (System.nanoTime() - t0) / 1e6;
           reads.add(String.format(Locale.ROOT, "[\"%s\",%d,%.1f,\"%s\"]", clients[c], at,
-              ms, clients[c].equals("hadoop") ? "hadoop" : via(before, servedCounts())));
+              ms, stock(clients[c]) ? "hadoop" : via(before, servedCounts())));
         }
       }
     } finally {
@@ -146,10 +146,18 @@ final class ReadsBench {
     return after[2] > before[2] ? "switch" : after[3] > before[3] ? "inec" : "other";
   }
 
-  /** The configuration of one client: Hadoop's, the plugin by cost, or forced to a route. */
+  /** Whether {@code client} is Hadoop's ("hadoop", or a second one such as "hadoop-b"). */
+  static boolean stock(String client) {
+    return client.equals("hadoop") || client.startsWith("hadoop-");
+  }
+
+  /**
+   * The configuration of one client: Hadoop's (a second instance, "hadoop-b", gives the
+   * spread between identical clients), the plugin by cost, or forced to a route.
+   */
   static Configuration clientConf(Configuration base, String client) {
     Configuration conf = new Configuration(base);
-    if (client.equals("hadoop")) {
+    if (stock(client)) {
       conf.set("fs.hdfs.impl", DistributedFileSystem.class.getName());
     } else {
       conf.set("fs.hdfs.impl", NetecDistributedFileSystem.class.getName());

@@ -123,6 +123,17 @@ class SwitchRouteFaultTest {
       assertThrows(IOException.class,
           () -> agentView.check(unit, forged.encodeToUrlString(), 1));
       assertThrows(IOException.class, () -> agentView.check(unit, "", 1));
+      // the NameNode's token for the unit, as the DataNode sees its proofs
+      String token = g.getBlockTokens()[0].encodeToUrlString();
+      assertThrows(IOException.class, () -> agentView.check(unit, token, 1), "a whole token");
+      String proof = io.netec.hdfs.route.TokenProof.prove(token, unit);
+      agentView.check(unit, proof, 1);
+      IOException replay = assertThrows(IOException.class, () -> agentView.check(unit, proof, 1));
+      assertTrue(replay.getMessage().contains("replay"), replay.getMessage());
+      ExtendedBlock sibling = StripedBlockUtil.constructInternalBlock(g.getBlock(),
+          c.policyOf("/t/c"), g.getBlockIndices()[1]);
+      assertThrows(IOException.class, () -> agentView.check(sibling,
+          io.netec.hdfs.route.TokenProof.prove(token, sibling), 1), "another unit's proof");
 
       long served = c.routerMetric("switch.Served");
       DataNode victim = c.holder("/t/c", 0, 1);

@@ -1,5 +1,6 @@
 package io.netec.hdfs.cluster;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -95,11 +96,16 @@ class TokenPasswordsStayHomeTest {
           files.put("/t/b", c.writeFile("/t/b", SIZE, 2));
           original.putAll(c.snapshotInternalBlocks("/t/b"));
           long inecServed = c.routerMetric("inec.Served");
-          DataNode w = c.holder("/t/b", 0, 0);
+          long nativeServed = c.routerMetric("native.Served");
+          DataNode w = c.holder("/t/b", 1, 3); // a parity unit of the short last group
           c.stop(w);
           c.markDead(w);
           c.verifyRebuilt(files, original);
           assertTrue(c.routerMetric("inec.Served") > inecServed, c.recentTasks().toString());
+          // every task, the short last group's too (its empty units are vertices streaming
+          // zeros on one host, each with a proof of its own)
+          assertEquals(nativeServed, c.routerMetric("native.Served"),
+              c.recentTasks().toString());
         }
         BlockPoolTokenSecretManager keys = c.mini().getDataNodes().get(0)
             .getBlockPoolTokenSecretManager();

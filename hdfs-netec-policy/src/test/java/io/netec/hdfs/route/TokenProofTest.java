@@ -49,7 +49,17 @@ class TokenProofTest {
   }
 
   private BlockTokenIdentifier verify(String proof, ExtendedBlock b) throws IOException {
-    return verifier.verify(proof, b, dataNode::retrievePassword);
+    return verifier.verify(proof, b, new TokenProof.Keys() {
+      @Override
+      public byte[] password(BlockTokenIdentifier id) throws IOException {
+        return dataNode.retrievePassword(id);
+      }
+
+      @Override
+      public void checkRead(BlockTokenIdentifier id, ExtendedBlock block) throws IOException {
+        dataNode.checkAccess(id, null, block, AccessMode.READ);
+      }
+    });
   }
 
   private static String refusal(IOException e) {
@@ -101,14 +111,14 @@ class TokenProofTest {
         t.getKind(), t.getService());
     e = assertThrows(IOException.class, () -> verify(proof(forged, block), block));
     assertTrue(refusal(e).contains("does not match"), refusal(e));
-    // a proof made for the block, but of a token for another: its identifier names the other
-    Token<BlockTokenIdentifier> forOther = token(other, AccessMode.READ);
-    BlockTokenIdentifier id = verify(proof(forOther, block), block);
-    assertThrows(IOException.class, () -> dataNode.checkAccess(id, null, block,
-        AccessMode.READ), "the token's own terms are checked after the proof");
-    BlockTokenIdentifier write = verify(proof(token(block, AccessMode.WRITE), block), block);
-    assertThrows(IOException.class, () -> dataNode.checkAccess(write, null, block,
-        AccessMode.READ), "a WRITE token reads nothing");
+    // a good proof of a token for another block, or of a WRITE token: the token's own terms
+    // refuse it, before its nonce takes room
+    String forOther = proof(token(other, AccessMode.READ), block);
+    e = assertThrows(IOException.class, () -> verify(forOther, block));
+    assertFalse(refusal(e).contains("does not match"), "Hadoop's check: " + refusal(e));
+    String write = proof(token(block, AccessMode.WRITE), block);
+    e = assertThrows(IOException.class, () -> verify(write, block), "a WRITE token reads nothing");
+    assertFalse(refusal(e).contains("does not match"), "Hadoop's check: " + refusal(e));
   }
 
   @Test
@@ -171,15 +181,22 @@ class TokenProofTest {
   }
 
   @Test
-  void acceptedNoncesAreForgottenOnlyOnceTheirProofsAreTooOld() throws IOException {
+  void acceptedNoncesAreForgottenOnlyOnceTheirProofsAreTooOldAndOneUserHoldsHalf()
+      throws IOException {
     Token<BlockTokenIdentifier> t = token(block, AccessMode.READ);
     String first = proof(t, block);
     verify(first, block);
-    for (int i = 1; i < TokenProof.Verifier.MAX_REMEMBERED; i++) {
+    for (int i = 1; i < TokenProof.Verifier.MAX_PER_USER; i++) {
       verify(proof(t, block), block);
     }
     IOException e = assertThrows(IOException.class, () -> verify(proof(t, block), block));
-    assertTrue(refusal(e).contains("proofs accepted"), refusal(e));
+    assertTrue(refusal(e).contains("too many proofs") && refusal(e).contains("of root"),
+        refusal(e));
+    // another user's token still passes: one user cannot lock the others out
+    BlockTokenIdentifier other = verify(TokenProof.prove(nameNode.generateToken("other",
+        block, java.util.EnumSet.of(AccessMode.READ), new StorageType[0], new String[0])
+        .encodeToUrlString(), block), block);
+    assertEquals("other", other.getUserId());
     now[0] += 2 * TokenProof.Verifier.MAX_SKEW_MS; // (the loop's proofs were issued later)
     assertThrows(IOException.class, () -> verify(first, block), "too old, though forgotten");
     byte[] nonce = new byte[16];
