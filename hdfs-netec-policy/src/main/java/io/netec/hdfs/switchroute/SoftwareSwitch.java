@@ -749,10 +749,13 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
    */
   private final class ControlHandler extends SimpleChannelInboundHandler<ByteBuf> {
     private final List<Live> held = new ArrayList<>();
+    /** The switch closed the connection for being idle: its requester did not go away. */
+    private boolean idleClosed;
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-      for (Live l : held) {
+      // a held connection the switch closed as idle leaves its tasks to the claim timeout
+      for (Live l : idleClosed ? List.<Live>of() : held) {
         releaseUnclaimed(l, "its requester closed its control connection before a reader "
             + "claimed it");
       }
@@ -773,7 +776,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
           answer = allocate(req, ConnectionCaps.peerOf(
               ((InetSocketAddress) ctx.channel().remoteAddress()).getAddress()));
           Live l = answer.ok() && req.hold() ? byId(answer.task()) : null;
-          if (l != null) {
+          if (l != null && l.secret.equals(answer.secret())) { // this setup's task, no other
             held.removeIf(h -> h.done);
             held.add(l);
           }
@@ -799,8 +802,13 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      logs.info("control-error", "Control connection from {} closed: {}",
-          ctx.channel().remoteAddress(), LogLimiter.oneLine(cause));
+      if (cause instanceof io.netty.handler.timeout.ReadTimeoutException) {
+        idleClosed = true; // a held connection of a long task: not worth a line
+        LOG.debug("Control connection from {} closed: idle", ctx.channel().remoteAddress());
+      } else {
+        logs.info("control-error", "Control connection from {} closed: {}",
+            ctx.channel().remoteAddress(), LogLimiter.oneLine(cause));
+      }
       ctx.close();
     }
   }

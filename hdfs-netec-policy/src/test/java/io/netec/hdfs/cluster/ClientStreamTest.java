@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -395,17 +396,18 @@ class ClientStreamTest {
   }
 
   /**
-   * Every block a DataNode of the cluster sends (Hadoop's stream's reads; the scripted route
-   * and the proofs read the datasets directly) waits {@code ms} first, as a DataNode a
-   * reconstruction loads answers late.
+   * Every block a DataNode of the cluster starts sending (Hadoop's stream's reads; the
+   * scripted route and the proofs read the datasets directly) waits until {@code gate} opens
+   * (at most 60 s), as DataNodes a reconstruction loads answer late. Returns the injector to
+   * put back.
    */
-  private static DataNodeFaultInjector slowBlockSenders(long ms) {
+  private static DataNodeFaultInjector holdBlockSenders(CountDownLatch gate) {
     DataNodeFaultInjector old = DataNodeFaultInjector.get();
     DataNodeFaultInjector.set(new DataNodeFaultInjector() {
       @Override
       public void throwTooManyOpenFiles() { // called as each BlockSender is made
         try {
-          Thread.sleep(ms);
+          gate.await(60, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         }
@@ -444,22 +446,21 @@ class ClientStreamTest {
       long served = ScriptedRoute.SERVED_ON_CLIENTS.get();
       byte[] b = new byte[CELL / 4];
       long at = (long) lostUnit * CELL + 100;
-      DataNodeFaultInjector old = slowBlockSenders(8_000); // Hadoop's stream, hedging, is late
-      long ms;
+      CountDownLatch gate = new CountDownLatch(1);
+      DataNodeFaultInjector old = holdBlockSenders(gate); // Hadoop's stream, hedging, waits
       try {
-        long t0 = System.nanoTime();
         try (FSDataInputStream in = fs.open(new Path(lostPath))) {
           in.readFully(at, b);
         }
-        ms = (System.nanoTime() - t0) / 1_000_000;
+        assertEquals(1, gate.getCount(), "the read did not wait for its hedge");
       } finally {
+        gate.countDown();
         DataNodeFaultInjector.set(old);
       }
       assertArrayEquals(Arrays.copyOfRange(lostData, (int) at, (int) at + b.length), b);
       assertEquals(ScriptedRoute.hedgedBefore + 1, ClientReadCounters.hedged(), "hedged");
       assertEquals(served + 1, ScriptedRoute.SERVED_ON_CLIENTS.get(), "the route served");
       assertEquals(abandoned, ClientReadCounters.routesAbandoned(), "the route was not left");
-      assertTrue(ms < 8_000, "the read waited " + ms + " ms, for the hedge");
       ScriptedRoute.mode = ScriptedRoute.Mode.DECODE;
       try (FSDataInputStream in = fs.open(new Path(lostPath))) {
         in.readFully(at, b);
@@ -478,8 +479,11 @@ class ClientStreamTest {
       long hedged = ClientReadCounters.hedged();
       long refused = ClientReadCounters.hedgesRefused();
       long routes = ClientReadCounters.routesChosen();
+      long abandoned = ClientReadCounters.routesAbandoned();
+      long failed = ClientReadCounters.routesFailed();
       ExecutorService pool = Executors.newFixedThreadPool(reads);
-      DataNodeFaultInjector old = slowBlockSenders(1_500); // hedges still running at the last
+      CountDownLatch gate = new CountDownLatch(1);
+      DataNodeFaultInjector old = holdBlockSenders(gate); // hedges held until the last is refused
       try (FSDataInputStream in = fs.open(new Path(lostPath))) {
         List<Future<byte[]>> done = new ArrayList<>();
         long[] at = new long[reads];
@@ -495,17 +499,27 @@ class ClientStreamTest {
             return b;
           }));
         }
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (ClientReadCounters.hedgesRefused() == refused && System.nanoTime() < deadline) {
+          Thread.sleep(10);
+        }
+        assertEquals(hedged + NetecDistributedFileSystem.MAX_HEDGES, ClientReadCounters.hedged());
+        assertEquals(refused + 1, ClientReadCounters.hedgesRefused(), "the last waited");
+        gate.countDown();
         for (int i = 0; i < reads; i++) {
           assertArrayEquals(Arrays.copyOfRange(lostData, (int) at[i], (int) at[i] + CELL / 4),
               done.get(i).get(120, TimeUnit.SECONDS), "read " + i);
         }
       } finally {
+        gate.countDown();
         DataNodeFaultInjector.set(old);
         pool.shutdownNow();
       }
       assertEquals(routes + reads, ClientReadCounters.routesChosen(), "all chose the route");
-      assertEquals(hedged + NetecDistributedFileSystem.MAX_HEDGES, ClientReadCounters.hedged());
-      assertEquals(refused + 1, ClientReadCounters.hedgesRefused(), "the last waited");
+      assertEquals(abandoned + NetecDistributedFileSystem.MAX_HEDGES,
+          ClientReadCounters.routesAbandoned(), "the hedged ones left their routes");
+      assertEquals(failed + 1, ClientReadCounters.routesFailed(),
+          "the last waited out its route's stall, then read through Hadoop's stream");
     }
   }
 

@@ -97,8 +97,9 @@ public final class ScriptedRoute implements ReconstructionRoute {
             throw new java.io.InterruptedIOException("scripted: interrupted");
           }
         }
-        SERVED_ON_CLIENTS.incrementAndGet();
-        return decode(req, sink, false);
+        long taken = decode(req, sink, false);
+        (ctx.dataNode() == null ? SERVED_ON_CLIENTS : SERVED_ON_DATANODES).incrementAndGet();
+        return taken;
       }
       case THROW_ERROR: // a route's bug, or its jar built against another Hadoop
         throw new NoSuchMethodError("scripted: a route built against another library");

@@ -906,7 +906,7 @@ class SoftwareSwitchTest {
       sv.add(new SetupRequest.Survivor(i, "127.0.0.1:" + (40000 + i),
           new ExtendedBlock("bp", i + 1, 1 << 20, 1001).toString(), 1 << 20, ""));
     }
-    SetupRequest plain = new SetupRequest("plain", 4096, 1 << 20, 30_000, sv,
+    SetupRequest plain = new SetupRequest("plain", 4096, 1 << 20, 600_000, sv,
         new byte[][] {{1, 1}});
     InetSocketAddress other = new InetSocketAddress("127.0.0.3", 0);
     for (int i = 0; i < 4; i++) { // set up and gone, without hold: held for the claim timeout
@@ -934,6 +934,51 @@ class SoftwareSwitchTest {
     assertTrue(controlFrom(sw, requester, plain.held().toJson()).ok(), "its tasks were freed");
     assertTrue((System.nanoTime() - t0) / 1e6 < 10_000, "freed at once, not at the timeout");
     assertFalse(controlFrom(sw, other, plain.toJson()).ok(), "the others' still held");
+
+    // our client holds: a reader that fails before its claim (no sinks) frees its task
+    for (int i = 0; i < 4; i++) {
+      long before = sw.getTasksFailed();
+      IOException e = assertThrows(IOException.class, () -> SwitchClient.rebuild(
+          sw.controlAddress(), plain, new long[] {1 << 20}, () -> {
+            throw new IOException("scripted: no sink");
+          }));
+      assertEquals("scripted: no sink", e.getMessage());
+      waitFor(() -> sw.getTasksFailed() == before + 1); // freed, not left for 60 s
+    }
+  }
+
+  /**
+   * A held control connection that the switch closes for being idle is not its requester
+   * going away: its unclaimed task stays until the claim timeout.
+   */
+  @Test
+  void aHeldConnectionClosedAsIdleLeavesItsTaskToTheClaimTimeout() throws Exception {
+    SoftwareSwitch.Options o = new SoftwareSwitch.Options();
+    o.controlIdleMs = 300;
+    o.claimTimeoutMs = 60_000;
+    SoftwareSwitch sw = new SoftwareSwitch(o);
+    open.add(sw);
+    List<SetupRequest.Survivor> sv = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      sv.add(new SetupRequest.Survivor(i, "127.0.0.1:" + (40000 + i),
+          new ExtendedBlock("bp", i + 1, 1 << 20, 1001).toString(), 1 << 20, ""));
+    }
+    SetupRequest held = new SetupRequest("idle", 4096, 1 << 20, 600_000, sv,
+        new byte[][] {{1, 1}}).held();
+    try (java.net.Socket s = new java.net.Socket()) {
+      s.connect(sw.controlAddress(), 2_000);
+      io.netec.hdfs.switchroute.wire.ControlFrames.write(
+          new java.io.DataOutputStream(s.getOutputStream()), held.toJson());
+      java.io.InputStream in = s.getInputStream();
+      assertTrue(io.netec.hdfs.switchroute.wire.SetupAnswer.fromJson(
+          io.netec.hdfs.switchroute.wire.ControlFrames.read(new java.io.DataInputStream(in)))
+          .ok());
+      s.setSoTimeout(10_000);
+      assertEquals(-1, in.read(), "closed by the switch as idle");
+    }
+    Thread.sleep(300);
+    assertEquals(0, sw.getTasksFailed(), "the task stays for its claim timeout");
+    assertEquals(1, sw.getSlotArraysInUse());
   }
 
   private static io.netec.hdfs.switchroute.wire.SetupAnswer controlFrom(SoftwareSwitch sw,
