@@ -100,6 +100,13 @@ public final class SoftwareSwitchMain {
           throw new IllegalArgumentException("unknown option " + flag);
       }
     }
+    // each task's reader holds a control connection until the task ends: a cap of tasks
+    // above the cap of connections would be the connections' cap, refusing as "unreachable"
+    if (o.tasksPerPeer > o.maxControlPerPeer) {
+      throw new IllegalArgumentException("--tasks-per-peer " + o.tasksPerPeer + " is above "
+          + "--control-per-peer " + o.maxControlPerPeer + " (each task's reader holds a control "
+          + "connection until the task ends)");
+    }
     return o;
   }
 

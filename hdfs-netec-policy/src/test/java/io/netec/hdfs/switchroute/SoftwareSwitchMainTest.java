@@ -74,5 +74,9 @@ class SoftwareSwitchMainTest {
         () -> SoftwareSwitchMain.parse(new String[] {"--speed", "9"}));
     assertTrue(e.getMessage().contains("--speed"));
     assertEquals(7, SoftwareSwitchMain.parse(new String[] {"--io-threads", "7"}).ioThreads);
+    e = assertThrows(IllegalArgumentException.class, () -> SoftwareSwitchMain.parse(
+        new String[] {"--tasks-per-peer", "100", "--control-per-peer", "64"}));
+    assertTrue(e.getMessage().contains("--tasks-per-peer 100")
+        && e.getMessage().contains("--control-per-peer 64"), e.getMessage());
   }
 }
