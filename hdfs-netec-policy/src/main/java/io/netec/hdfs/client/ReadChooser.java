@@ -151,8 +151,8 @@ final class ReadChooser {
       return new Choice(false, "nothing measured yet (Hadoop's stream measures this link)");
     }
     Lost last = lost;
-    long sinceLost = last == null ? -1 : clockMs.getAsLong() - last.atMs;
-    if (last != null && sinceLost <= ReadCost.RECENT_MS) {
+    long sinceLost = last == null ? Long.MAX_VALUE : clockMs.getAsLong() - last.atMs;
+    if (sinceLost <= ReadCost.RECENT_MS) {
       return new Choice(false, String.format("a read through %s lost to Hadoop's stream %d ms "
           + "ago: what loads one route's survivors loads every route's (Hadoop's stream for "
           + "%d s after that)", last.route, sinceLost, ReadCost.RECENT_MS / 1000));

@@ -26,10 +26,10 @@ import org.apache.hadoop.security.token.Token;
  * <p>A proof is {@code netec-proof-1.<identifier>.<issued ms>.<nonce>.<mac>} (base64url parts):
  * HMAC-SHA256 under the token's password over the block, the issue time, a fresh random nonce
  * and the identifier. A DataNode derives the password from the identifier with its block keys
- * ({@link Verifier}), checks the MAC, that the proof was issued within {@value
- * Verifier#MAX_SKEW_MS} ms of its clock, and that its nonce was never seen: a proof is good
- * once, for one block, for a few minutes, and reveals nothing that forges another. The
- * identifier itself (block, user, expiry, modes) is then checked as Hadoop checks a token.
+ * ({@link Verifier}) and checks that the proof was issued within {@value
+ * Verifier#MAX_SKEW_MS} ms of its clock, the MAC, the identifier as Hadoop checks a token
+ * (block, expiry, modes), and only then that its nonce was never seen: a proof is good once,
+ * for one block, for a few minutes, and reveals nothing that forges another.
  *
  * <p>Each place that puts a token on the wire makes a proof of its own (a switch setup, an
  * INEC join, a proof request), so no proof is used twice. Flat functions and one small class
@@ -259,8 +259,8 @@ public final class TokenProof {
     }
 
     /**
-     * The identifier of a good proof of a token for {@code block} (to be checked as Hadoop
-     * checks a token's), or an IOException saying why the proof is refused.
+     * The identifier of a good proof of a token allowing to read {@code block} (checked with
+     * {@code keys} as Hadoop checks a token), or an IOException saying why it is refused.
      */
     public BlockTokenIdentifier verify(String proof, ExtendedBlock block, Keys keys)
         throws IOException {

@@ -901,13 +901,7 @@ class SoftwareSwitchTest {
     o.claimTimeoutMs = 60_000;
     SoftwareSwitch sw = new SoftwareSwitch(o);
     open.add(sw);
-    List<SetupRequest.Survivor> sv = new ArrayList<>();
-    for (int i = 0; i < 2; i++) {
-      sv.add(new SetupRequest.Survivor(i, "127.0.0.1:" + (40000 + i),
-          new ExtendedBlock("bp", i + 1, 1 << 20, 1001).toString(), 1 << 20, ""));
-    }
-    SetupRequest plain = new SetupRequest("plain", 4096, 1 << 20, 600_000, sv,
-        new byte[][] {{1, 1}});
+    SetupRequest plain = unclaimedSetup("plain");
     InetSocketAddress other = new InetSocketAddress("127.0.0.3", 0);
     for (int i = 0; i < 4; i++) { // set up and gone, without hold: held for the claim timeout
       assertTrue(controlFrom(sw, other, plain.toJson()).ok());
@@ -958,13 +952,7 @@ class SoftwareSwitchTest {
     o.claimTimeoutMs = 60_000;
     SoftwareSwitch sw = new SoftwareSwitch(o);
     open.add(sw);
-    List<SetupRequest.Survivor> sv = new ArrayList<>();
-    for (int i = 0; i < 2; i++) {
-      sv.add(new SetupRequest.Survivor(i, "127.0.0.1:" + (40000 + i),
-          new ExtendedBlock("bp", i + 1, 1 << 20, 1001).toString(), 1 << 20, ""));
-    }
-    SetupRequest held = new SetupRequest("idle", 4096, 1 << 20, 600_000, sv,
-        new byte[][] {{1, 1}}).held();
+    SetupRequest held = unclaimedSetup("idle").held();
     try (java.net.Socket s = new java.net.Socket()) {
       s.connect(sw.controlAddress(), 2_000);
       io.netec.hdfs.switchroute.wire.ControlFrames.write(
@@ -979,6 +967,19 @@ class SoftwareSwitchTest {
     Thread.sleep(300);
     assertEquals(0, sw.getTasksFailed(), "the task stays for its claim timeout");
     assertEquals(1, sw.getSlotArraysInUse());
+  }
+
+  /**
+   * A setup of two agents at ports nobody listens on, with a 600 s timeout: a task for tests
+   * of what happens before any reader claims it.
+   */
+  private static SetupRequest unclaimedSetup(String group) throws Exception {
+    List<SetupRequest.Survivor> sv = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      sv.add(new SetupRequest.Survivor(i, "127.0.0.1:" + (40000 + i),
+          new ExtendedBlock("bp", i + 1, 1 << 20, 1001).toString(), 1 << 20, ""));
+    }
+    return new SetupRequest(group, 4096, 1 << 20, 600_000, sv, new byte[][] {{1, 1}});
   }
 
   private static io.netec.hdfs.switchroute.wire.SetupAnswer controlFrom(SoftwareSwitch sw,
