@@ -347,12 +347,56 @@ public final class EcTestCluster implements AutoCloseable {
           throw new IOException("block " + internal + " listed on stopped " + g.getLocations()[i]);
         }
         // The replica's own file on the DataNode's disk, as the dataset knows it.
-        File f = new File(dn.getFSDataset().getBlockLocalPathInfo(internal).getBlockPath());
+        File f;
+        try {
+          f = new File(dn.getFSDataset().getBlockLocalPathInfo(internal).getBlockPath());
+        } catch (org.apache.hadoop.hdfs.server.datanode.ReplicaNotFoundException e) {
+          if (!stillListed(path, internal, dn, e)) {
+            continue; // an excess copy the NameNode had deleted after listing it
+          }
+          f = new File(dn.getFSDataset().getBlockLocalPathInfo(internal).getBlockPath());
+        }
         v.visit(internal, Files.readAllBytes(f.toPath()));
         n++;
       }
     }
     return n;
+  }
+
+  /**
+   * Whether the NameNode still lists {@code internal} on {@code dn} after its DataNode said
+   * it has no such replica: false once the NameNode stops listing it (within 10 s: an excess
+   * replica of a block rebuilt twice is deleted after the listing was taken); true if the
+   * replica has appeared meanwhile; else {@code e} is rethrown.
+   */
+  private boolean stillListed(String path, ExtendedBlock internal, DataNode dn,
+      IOException e) throws IOException {
+    long deadline = System.currentTimeMillis() + 10_000;
+    while (System.currentTimeMillis() < deadline) {
+      boolean listed = false;
+      for (LocatedStripedBlock g : groups(path)) {
+        for (int i = 0; i < g.getBlockIndices().length; i++) {
+          listed |= g.getBlock().getBlockId() + g.getBlockIndices()[i] == internal.getBlockId()
+              && g.getLocations()[i].getXferPort() == dn.getXferPort();
+        }
+      }
+      if (!listed) {
+        return false;
+      }
+      try {
+        dn.getFSDataset().getReplicaVisibleLength(internal);
+        return true; // there now
+      } catch (org.apache.hadoop.hdfs.server.datanode.ReplicaNotFoundException absent) {
+        // still listed, still absent: ask again
+      }
+      try {
+        Thread.sleep(200);
+      } catch (InterruptedException ie) {
+        Thread.currentThread().interrupt();
+        throw e;
+      }
+    }
+    throw e;
   }
 
   /**
