@@ -236,7 +236,8 @@ def section(res, heading="##"):
 def intro(res):
     return ("One block group of %d MiB units a code; the client cannot reach one data unit's "
             "holder (the NameNode still lists it: no reconstruction runs). Each cell: median / "
-            "p99 ms of %d reads through one stream, after one warm-up read of each kind. "
+            "p99 ms of %d reads through one stream, after three warm-up reads of each kind (in "
+            "them the cost client measures each route: its first reads are not timed). "
             "`ratio` = Hadoop's median / the plugin's (cost-chosen) median: above 1, the "
             "plugin's client is faster. Every read's bytes were compared with the file's."
             % (res["block_mb"], res["repeat"]))

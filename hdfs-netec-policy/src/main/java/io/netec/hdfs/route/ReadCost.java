@@ -87,18 +87,18 @@ public final class ReadCost {
 
   /**
    * Estimated milliseconds to move {@code b} bytes, or -1 with nothing measured. Where the
-   * samples give no fit, the mean time scaled up with size but never down: an estimate that
+   * samples give no fit, the median time scaled up with size but never down: an estimate that
    * errs high (a route's, ordering routes on a DataNode).
    */
   public synchronized double estimateMillis(long b) {
     double fit = fitMillis(b);
-    return fit != NO_FIT ? fit : meanScaledUp(b);
+    return fit != NO_FIT ? fit : medianScaledUp(b);
   }
 
   /**
    * As {@link #estimateMillis(long)}, but where the samples give no fit, with a known rate
    * ({@code msPerByte} > 0, e.g. the client's link): the median time less its size at that
-   * rate is the fixed cost, and {@code b} adds its bytes at that rate. (The mean time scaled
+   * rate is the fixed cost, and {@code b} adds its bytes at that rate. (The time scaled
    * up with size counts a fixed cost as if it grew with the bytes: a route seen only on small
    * reads would look far too slow for large ones.)
    */
@@ -107,7 +107,7 @@ public final class ReadCost {
     if (fit != NO_FIT) {
       return fit;
     }
-    return msPerByte > 0 ? fixedPlusRate(b, msPerByte, count) : meanScaledUp(b);
+    return msPerByte > 0 ? fixedPlusRate(b, msPerByte, count) : medianScaledUp(b);
   }
 
   /**
@@ -154,15 +154,18 @@ public final class ReadCost {
     return Math.max(0, median(fixed, n)) + b * msPerByte;
   }
 
-  /** The mean time scaled up with size but never down (held samples, at least one). */
-  private double meanScaledUp(long b) {
-    double tb = 0;
-    double tm = 0;
+  /**
+   * The median of the held samples' times, each scaled up to {@code b} bytes but never down
+   * (at least one sample). A median, not a mean: a route's first task (connections, JIT) can
+   * take ten times its later ones, and a mean over one size would carry it for all
+   * {@value #SAMPLES} samples, ranking a route that is faster once warm below a slower one.
+   */
+  private double medianScaledUp(long b) {
+    double[] t = new double[count];
     for (int i = 0; i < count; i++) {
-      tb += bytes[idx(i)];
-      tm += millis[idx(i)];
+      t[i] = millis[idx(i)] * Math.max(1.0, (double) b / bytes[idx(i)]);
     }
-    return tm / count * Math.max(1.0, b / (tb / count));
+    return median(t, count);
   }
 
   private static final double NO_FIT = -2;

@@ -3,6 +3,7 @@ package io.netec.hdfs.tools;
 import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.client.ClientReadCounters;
 import io.netec.hdfs.client.NetecDistributedFileSystem;
+import io.netec.hdfs.route.ReadCost;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -28,6 +29,15 @@ final class ReadsBench {
   private ReadsBench() {
   }
 
+  /**
+   * Rounds of every kind of read before the timed ones, in every client alike: the stream
+   * finds the dead node and the JIT warms, and the cost client measures each route (it tries
+   * an unmeasured route every second read until it has {@value ReadCost#MIN_TRUSTED}
+   * measurements, about six reads): the timed reads show what a long-lived client gets, not
+   * its first reads.
+   */
+  static final int WARM_UP_ROUNDS = 3;
+
   /** A kind of read: its name and the (offset, length) preads or scan of one repetition. */
   private interface Kind {
     /** Reads once through {@code in}; returns the first bad file offset, or -1. */
@@ -48,8 +58,10 @@ final class ReadsBench {
         long hadoop0 = ClientReadCounters.hadoopChosen();
         try (FSDataInputStream in = fs.open(path)) {
           Random rnd = new Random(seed);
-          for (Kind k : kinds.values()) { // warm-up: the stream finds the dead node, the JIT
-            ok &= k.readOnce(in, rnd) < 0;
+          for (int round = 0; round < WARM_UP_ROUNDS; round++) {
+            for (Kind k : kinds.values()) {
+              ok &= k.readOnce(in, rnd) < 0;
+            }
           }
           for (Map.Entry<String, Kind> k : kinds.entrySet()) {
             double[] ms = new double[repeat];

@@ -101,11 +101,11 @@ class ReadCostTest {
     c.add(1_000, 60);
     c.add(1_000, 60);
     assertEquals(59 + 9, c.estimateMillis(9_000, 0.001), 1e-9, "59 ms fixed, 1 ms a KB");
-    assertEquals(540, c.estimateMillis(9_000), 1e-9, "without a rate: the mean scaled up");
+    assertEquals(540, c.estimateMillis(9_000), 1e-9, "without a rate: the median scaled up");
   }
 
   @Test
-  void aFitWithoutSenseFallsBackToTheMean() {
+  void aFitWithoutSenseFallsBackToTheMedian() {
     ReadCost c = new ReadCost();
     // larger reads faster than small ones: a negative slope is noise, not a rate
     c.add(1_000, 50);
@@ -113,6 +113,17 @@ class ReadCostTest {
     c.add(1_000_000, 30);
     assertEquals(40, c.estimateMillis(1_000), 1e-9);
     assertTrue(c.estimateMillis(10_000_000) > 40);
+  }
+
+  @Test
+  void oneColdTaskDoesNotPriceAWarmRoute() {
+    ReadCost c = new ReadCost();
+    c.add(1_000_000, 900); // the first task: connections, JIT
+    c.add(1_000_000, 107);
+    c.add(1_000_000, 106);
+    c.add(1_000_000, 108);
+    assertEquals(107.5, c.estimateMillis(1_000_000), 1e-9, "the mean would say 305");
+    assertEquals(215, c.estimateMillis(2_000_000), 1e-9, "scaled up from the median");
   }
 
   @Test

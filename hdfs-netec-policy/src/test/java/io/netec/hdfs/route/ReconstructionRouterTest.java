@@ -268,6 +268,20 @@ class ReconstructionRouterTest {
   }
 
   @Test
+  void aRouteFasterOnceWarmIsPreferredThoughItsFirstTaskWasSlow() {
+    RouteMetrics metrics = new RouteMetrics();
+    ReconstructionRouter r = router(0, 0, metrics, route("a", "ok"), route("b", "ok"));
+    for (double ms : new double[] {138, 140, 139}) {
+      metrics.cost("a").add(UNIT, ms);
+    }
+    for (double ms : new double[] {900, 107, 106}) { // b's first task was cold
+      metrics.cost("b").add(UNIT, ms);
+    }
+    assertEquals("b", r.firstUsableNetworkRoute(UNIT), "b is 107 ms warm against a's 139");
+    assertEquals("b", r.repair(request(), new MemorySink()).route);
+  }
+
+  @Test
   void aTaskRunsTheOrderItsCallerJudgedThoughOtherTasksRanBetween() {
     RouteMetrics metrics = new RouteMetrics();
     ReconstructionRouter r = router(0, 0, metrics, route("a", "ok"), route("b", "ok"));
