@@ -691,7 +691,7 @@ class SoftwareSwitchTest {
       assertEquals(1, sw.getTasksFailed(), "the task outlived its silent agents on ACKs");
       assertTrue((System.nanoTime() - t0) / 1e6 < 2_000 + 1_000, "its 2 s without progress");
       Thread.sleep(300);
-      assertTrue(acks.get() <= 16L * SoftwareSwitch.DATAGRAM_UNHEARD_ACKS,
+      assertTrue(acks.get() <= 16L * DatagramHandler.DATAGRAM_UNHEARD_ACKS,
           acks.get() + " ACK copies to agents that never answered");
       long hellos = 0; // one HELLO to each agent
       for (int i = 0; i < 16; i++) {
@@ -700,7 +700,7 @@ class SoftwareSwitchTest {
       }
       long ackBytes = new NetecPacket(NetecPacket.ACK, a.task(), a.slotArray(), 0, 0, 0, 1, 32,
           new byte[0]).toBytes().length;
-      long bound = 6 * hellos + 16L * SoftwareSwitch.DATAGRAM_UNHEARD_ACKS * ackBytes;
+      long bound = 6 * hellos + 16L * DatagramHandler.DATAGRAM_UNHEARD_ACKS * ackBytes;
       assertTrue(got.get() <= bound, got.get() + " bytes at the victim, bound " + bound);
     }
   }

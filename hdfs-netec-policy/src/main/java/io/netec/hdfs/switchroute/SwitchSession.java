@@ -1,0 +1,262 @@
+package io.netec.hdfs.switchroute;
+
+import io.netec.hdfs.route.LogLimiter;
+import io.netec.hdfs.switchroute.wire.NetecPacket;
+import io.netec.hdfs.switchroute.wire.NetecPacketCodec;
+import io.netec.hdfs.switchroute.wire.ProtocolException;
+import io.netec.hdfs.switchroute.wire.SetupRequest;
+import io.netec.hdfs.switchroute.wire.StreamRequest;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.socket.DatagramPacket;
+import io.netty.channel.socket.SocketChannel;
+import java.net.InetSocketAddress;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The switch's session of one task: its reader's connection (or address, in datagram mode),
+ * its survivors' connections, its watchdog, and its {@link SwitchTask}. After the reader binds
+ * it is touched only on that connection's event loop, so the data path takes no lock.
+ */
+final class SwitchSession extends TaskTable.Entry {
+  /** Datagram mode's HELLOs to survivors not yet heard from are repeated this often. */
+  static final int DATAGRAM_HELLO_MS = 200;
+  /**
+   * ... backing off (rounds 1, 2, 4, 8, 16, 32 of this many): at most 6 HELLOs per agent; a
+   * survivor silent after them is left to the task's own timeout.
+   */
+  static final int DATAGRAM_HELLO_ROUNDS = 32;
+  private final SoftwareSwitch sw;
+  final Channel[] survivors;
+  Channel reader;
+  long lastProgress = System.nanoTime();
+  ScheduledFuture<?> watchdog;
+  /** Datagram mode: the UDP channel, the reader's and the agents' addresses. */
+  Channel datagramChannel;
+  InetSocketAddress readerAddress;
+  InetSocketAddress[] agents;
+  boolean[] heard;
+  ScheduledFuture<?> helloResend;
+  int helloRounds;
+  int[] unheardAcks;
+
+  SwitchSession(SwitchTask task, long memory, String secret, SoftwareSwitch sw) {
+    super(task, memory, secret);
+    this.sw = sw;
+    this.survivors = new Channel[task.setup().k()];
+  }
+
+  /** After {@link TaskTable#claim}: connects the survivors from the reader's event loop. */
+  void bind(Channel readerChannel) {
+    reader = readerChannel;
+    SetupRequest s = task.setup();
+    for (int i = 0; i < survivors.length; i++) {
+      SetupRequest.Survivor sv = s.survivors().get(i);
+      String[] hp = sv.agent().split(":");
+      int sender = i;
+      survivors[i] = new Bootstrap().group(reader.eventLoop()).channel(Transport.socketChannel())
+          .option(ChannelOption.TCP_NODELAY, true)
+          .option(ChannelOption.RCVBUF_ALLOCATOR, Transport.STREAM_READS)
+          .handler(new ChannelInitializer<SocketChannel>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+              // SurvivorStreamHandler is done with each DATA packet when onData returns:
+              // packets view the bytes where the read put them
+              ch.pipeline().addLast(new NetecPacketCodec.InPlaceDecoder(),
+                  new NetecPacketCodec.Encoder(),
+                  new SurvivorStreamHandler(SwitchSession.this, sender, sw.counters));
+            }
+          }).connect(hp[0], Integer.parseInt(hp[1])).addListener((ChannelFutureListener) f -> {
+            if (!f.isSuccess()) {
+              fail("cannot reach survivor " + sender + " at " + sv.agent() + ": "
+                  + f.cause());
+            }
+          }).channel();
+    }
+    watchdog(reader.eventLoop());
+  }
+
+  /**
+   * Datagram mode, after {@link TaskTable#claim}: HELLO to every survivor, again, backing off from
+   * {@value #DATAGRAM_HELLO_MS} ms, to those not yet heard from (a HELLO may be lost).
+   */
+  void bindDatagram(Channel udp, InetSocketAddress reader) {
+    datagramChannel = udp;
+    readerAddress = reader;
+    SetupRequest s = task.setup();
+    agents = new InetSocketAddress[s.k()];
+    heard = new boolean[s.k()];
+    unheardAcks = new int[s.k()];
+    for (int i = 0; i < agents.length; i++) {
+      String agent = s.survivors().get(i).agent();
+      int colon = agent.lastIndexOf(':');
+      agents[i] = new InetSocketAddress(agent.substring(0, colon),
+          Integer.parseInt(agent.substring(colon + 1)));
+      if (agents[i].isUnresolved()) {
+        fail("cannot resolve survivor " + i + " at " + agent);
+        return;
+      }
+    }
+    helloResend = udp.eventLoop().scheduleAtFixedRate(this::helloSurvivors, 0,
+        DATAGRAM_HELLO_MS, TimeUnit.MILLISECONDS);
+    watchdog(udp.eventLoop());
+  }
+
+  private void helloSurvivors() {
+    if (done) {
+      helloResend.cancel(false); // failed between claim and bind: stop, do not leak
+      return;
+    }
+    int round = ++helloRounds;
+    if (round > DATAGRAM_HELLO_ROUNDS) {
+      helloResend.cancel(false); // the task's own timeout ends it if they stay silent
+      return;
+    }
+    if (Integer.bitCount(round) != 1) {
+      return; // HELLOs at rounds 1, 2, 4, 8, ...: a lost one is sent again, backing off
+    }
+    boolean all = true;
+    for (int i = 0; i < agents.length; i++) {
+      if (!heard[i]) {
+        all = false;
+        try {
+          sendDatagram(streamRequest(i).toHello(task.taskId(), task.slotArray(), i),
+              agents[i]);
+        } catch (ProtocolException e) {
+          fail("survivor " + i + ": " + e.getMessage());
+          return;
+        }
+      }
+    }
+    if (all) {
+      helloResend.cancel(false);
+    }
+    datagramChannel.flush();
+  }
+
+  void sendDatagram(NetecPacket p, InetSocketAddress to) {
+    datagramChannel.write(new DatagramPacket(Unpooled.wrappedBuffer(p.toBytes()), to),
+        datagramChannel.voidPromise());
+  }
+
+  /**
+   * The reader's ACK (after its HELLO): checked and rewritten by the task (EBSN), or null
+   * (dropped). A FIN finishes the task.
+   */
+  NetecPacket readerAck(NetecPacket p) {
+    NetecPacket ack = task.onAck(p);
+    if (ack == null) {
+      sw.counters.dropped.increment();
+      return null;
+    }
+    // progress is a completed stripe only (see data()): an ACK, even one that advances (a
+    // reader may ACK ahead of the data), does not keep a task alive past its timeout
+    return ack;
+  }
+
+  /** Fails the task, on its loop, once it makes no progress for its timeout. */
+  private void watchdog(io.netty.channel.EventLoop loop) {
+    int timeoutMs = task.setup().timeoutMs();
+    long period = Math.max(25, timeoutMs / 4);
+    watchdog = loop.scheduleAtFixedRate(() -> {
+      if (done) {
+        cancelWatchdog(); // failed between claim and bind: stop, do not leak
+      } else if (System.nanoTime() - lastProgress > TimeUnit.MILLISECONDS.toNanos(timeoutMs)) {
+        fail("no progress for " + timeoutMs + " ms");
+      }
+    }, period, period, TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * A survivor's DATA packet into the task; its RESULTs (counted) to {@code toReader}. A
+   * completed stripe is progress; a packet neither aggregated nor completing is dropped.
+   */
+  void data(NetecPacket p, java.util.function.Consumer<NetecPacket> toReader) {
+    SwitchTask.Verdict v = task.onData(p, r -> {
+      sw.counters.bytesOut.add(r.payloadLength());
+      toReader.accept(r);
+    });
+    if (v == SwitchTask.Verdict.COMPLETED) {
+      lastProgress = System.nanoTime();
+    } else if (v != SwitchTask.Verdict.AGGREGATED) {
+      sw.counters.dropped.increment();
+    }
+  }
+
+  StreamRequest streamRequest(int sender) throws ProtocolException {
+    return StreamRequest.forSender(task.setup(), task.slots(), sender);
+  }
+
+  void setSurvivorReads(boolean on) {
+    for (Channel c : survivors) {
+      if (c != null) {
+        c.config().setAutoRead(on);
+      }
+    }
+  }
+
+  void complete() {
+    done = true;
+    sw.counters.completed.increment();
+    cancelWatchdog();
+    sw.table.release(this);
+    if (datagramChannel != null) {
+      return; // nothing to close: the FIN went to the survivors
+    }
+    for (Channel c : survivors) {
+      if (c != null) {
+        c.close();
+      }
+    }
+    reader.close(); // the reader waits for this close after its FIN
+  }
+
+  void fail(String reason) {
+    if (reader != null && !reader.eventLoop().inEventLoop()) {
+      reader.eventLoop().execute(() -> fail(reason));
+      return;
+    }
+    if (datagramChannel != null && !datagramChannel.eventLoop().inEventLoop()) {
+      datagramChannel.eventLoop().execute(() -> fail(reason));
+      return;
+    }
+    if (done) {
+      return;
+    }
+    done = true;
+    sw.counters.failed.increment();
+    sw.logs.warn("failed", "Task {} ({}) failed: {}", task.taskId(),
+        LogLimiter.oneLine(task.setup().group()), LogLimiter.oneLine(reason));
+    cancelWatchdog();
+    sw.table.release(this);
+    if (datagramChannel != null) {
+      // no connection to close: the reader learns it from a HELLO carrying the error
+      sendDatagram(StreamRequest.errorHello(task.taskId(), task.slotArray(),
+          NetecPacket.READER, reason), readerAddress);
+      datagramChannel.flush();
+      return;
+    }
+    for (Channel c : survivors) {
+      if (c != null) {
+        c.close();
+      }
+    }
+    if (reader != null) {
+      reader.close(); // the reader sees the stream end early: its route fails
+    }
+  }
+
+  private void cancelWatchdog() {
+    if (watchdog != null) {
+      watchdog.cancel(false);
+    }
+    if (helloResend != null) {
+      helloResend.cancel(false);
+    }
+  }
+}

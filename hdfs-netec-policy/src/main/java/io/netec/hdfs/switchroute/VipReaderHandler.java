@@ -1,0 +1,97 @@
+package io.netec.hdfs.switchroute;
+
+import io.netec.hdfs.switchroute.wire.NetecPacket;
+import io.netec.hdfs.switchroute.wire.StreamRequest;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import java.util.concurrent.TimeUnit;
+
+/** The reader's connection to the VIP: HELLO binds it to its task, then ACKs flow. */
+final class VipReaderHandler extends SimpleChannelInboundHandler<NetecPacket> {
+  /** A VIP connection must say HELLO within this long, or it is closed. */
+  static final int HELLO_TIMEOUT_MS = 10_000;
+  private final SoftwareSwitch sw;
+  private SwitchSession live;
+
+  VipReaderHandler(SoftwareSwitch sw) {
+    this.sw = sw;
+  }
+
+  @Override
+  public void channelActive(ChannelHandlerContext ctx) {
+    // A connection that never says HELLO (or sends a frame that never completes) is closed.
+    ctx.executor().schedule(() -> {
+      if (live == null) {
+        ctx.close();
+      }
+    }, HELLO_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+    ctx.fireChannelActive();
+  }
+
+  @Override
+  protected void channelRead0(ChannelHandlerContext ctx, NetecPacket p) {
+    if (live == null) {
+      SwitchSession l = p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER
+          ? sw.table.lookup(p.task(), p.slotArray()) : null;
+      // Only the reader that set the task up knows its secret: a forged HELLO claims nothing
+      // and leaves the task to its reader.
+      if (l != null && !l.secretMatches(StreamRequest.readerSecret(p))) {
+        l = null;
+      }
+      if (l == null || !sw.table.claim(l)) {
+        sw.logs.info("vip-no-task", "Closing VIP connection {}: no such task for {}",
+            ctx.channel(), p);
+        ctx.close();
+        return;
+      }
+      live = l;
+      l.bind(ctx.channel());
+      return;
+    }
+    if (live.done) {
+      return;
+    }
+    NetecPacket ack = live.readerAck(p);
+    if (ack == null) {
+      return;
+    }
+    if (live.task.finished()) {
+      for (Channel c : live.survivors) {
+        c.writeAndFlush(ack).addListener(ChannelFutureListener.CLOSE); // FIN to survivors
+      }
+      live.complete();
+      return;
+    }
+    for (Channel c : live.survivors) {
+      if (c.isActive()) {
+        c.writeAndFlush(ack);
+      }
+    }
+  }
+
+  @Override
+  public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+    if (live != null && ctx.channel().isWritable()) {
+      live.setSurvivorReads(true);
+    }
+    ctx.fireChannelWritabilityChanged();
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    if (live != null && !live.done) {
+      live.fail("reader closed its connection");
+    }
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    if (live != null) {
+      live.fail("reader connection: " + cause);
+    }
+    ctx.close();
+  }
+}
+
