@@ -137,8 +137,8 @@ public class NetecDistributedFileSystem extends DistributedFileSystem {
           || blocks.getFileEncryptionInfo() != null || !cleartextAllowed()) {
         return hadoop;
       }
-      ours = new NetecStripedInputStream(opened, router, chooser, deadNodes, routedReads,
-          hedges);
+      ours = new NetecStripedInputStream(opened,
+          new RoutedRead.Shared(router, chooser, routedReads, hedges), deadNodes);
       FSDataInputStream wrapped = getClient().createWrappedInputStream(ours);
       ours = null;
       IOUtils.closeStream(hadoop); // it has read nothing yet

@@ -1,0 +1,232 @@
+package io.netec.hdfs.client;
+
+import io.netec.hdfs.route.RepairRequest;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.hadoop.hdfs.protocol.ErasureCodingPolicy;
+import org.apache.hadoop.hdfs.protocol.LocatedStripedBlock;
+import org.apache.hadoop.hdfs.util.StripedBlockUtil;
+
+/**
+ * One positional read cut into cells, and what each way of serving it moves: Hadoop's striped
+ * stream decodes a lost byte from k survivors' bytes at the same in-cell offset, so it moves k
+ * bytes for each lost one (and healthy bytes at other offsets once); the routes rebuild each
+ * lost unit over the unit range the read's parts span, one {@link RepairRequest} per group (a
+ * task of several rows when the lost units span one range). Plain: the stream gives it its
+ * groups and which units are lost; no I/O.
+ */
+final class ReadPlan {
+  /** The stream's view the plan needs: its block groups, and which units it cannot read. */
+  interface Layout {
+    /** The block group holding file offset {@code offset}. */
+    LocatedStripedBlock groupAt(long offset) throws IOException;
+
+    /** Whether unit {@code index} of {@code g} cannot be read from a DataNode. */
+    boolean lost(LocatedStripedBlock g, int index);
+  }
+
+  /** One cell's part of a read: file bytes [filePos, filePos + len) of unit {@code unit}. */
+  static final class Part {
+    final LocatedStripedBlock group;
+    final long filePos;
+    final int len;
+    final int unit;
+    final long unitOffset;
+    final boolean lost;
+
+    Part(LocatedStripedBlock group, long filePos, int len, int unit, long unitOffset,
+        boolean lost) {
+      this.group = group;
+      this.filePos = filePos;
+      this.len = len;
+      this.unit = unit;
+      this.unitOffset = unitOffset;
+      this.lost = lost;
+    }
+  }
+
+  /** Bytes the read returns (the range, cut at the file's end). */
+  final int length;
+  final List<Part> parts = new ArrayList<>();
+  final List<Part> lost = new ArrayList<>();
+  /** Bytes Hadoop's stream would move to serve the read. */
+  long hadoopBytes;
+  /** Bytes of healthy units the read returns (read by Hadoop's stream either way). */
+  long healthyBytes;
+  /** Per group touched with lost parts: the requests the routes would serve. */
+  final List<RepairRequest> requests = new ArrayList<>();
+  /** The file offset of each request's group. */
+  final List<Long> groupStarts = new ArrayList<>();
+
+  private ReadPlan(int length) {
+    this.length = length;
+  }
+
+  /** The file offset the read starts at. */
+  long position() {
+    return parts.get(0).filePos;
+  }
+
+  /** Bytes the routes would rebuild. */
+  long routedBytes() {
+    long b = 0;
+    for (RepairRequest r : requests) {
+      b += r.bytesToRebuild();
+    }
+    return b;
+  }
+
+  ReadChooser.ReadShape shape() {
+    return new ReadChooser.ReadShape(hadoopBytes, routedBytes(), healthyBytes);
+  }
+
+  /**
+   * The read of {@code length} bytes at {@code position} of {@code src} (a file of {@code
+   * fileLength} bytes), or null for what Hadoop's stream answers at once (EOF, nothing asked).
+   *
+   * @param progressTimeoutMs each request's progress timeout (the client's socket timeout)
+   */
+  static ReadPlan of(String src, ErasureCodingPolicy policy, long fileLength, long position,
+      int length, int progressTimeoutMs, Layout layout) throws IOException {
+    if (length <= 0 || position < 0 || position >= fileLength) {
+      return null;
+    }
+    int k = policy.getNumDataUnits();
+    long cell = policy.getCellSize();
+    ReadPlan plan = new ReadPlan((int) Math.min(length, fileLength - position));
+    long end = position + plan.length;
+    long x = position;
+    while (x < end) {
+      LocatedStripedBlock g = layout.groupAt(x);
+      long groupEnd = Math.min(end, g.getStartOffset() + g.getBlockSize());
+      List<Part> groupParts = new ArrayList<>();
+      while (x < groupEnd) {
+        long inGroup = x - g.getStartOffset();
+        long c = inGroup / cell;
+        int unit = (int) (c % k);
+        int len = (int) Math.min(groupEnd - x, (c + 1) * cell - inGroup);
+        long unitOffset = (c / k) * cell + inGroup % cell;
+        groupParts.add(new Part(g, x, len, unit, unitOffset, layout.lost(g, unit)));
+        x += len;
+      }
+      plan.addGroup(src, policy, g, groupParts, progressTimeoutMs, layout);
+    }
+    return plan;
+  }
+
+  /**
+   * Adds one group's parts: Hadoop's stream reads k survivors' bytes at every in-cell offset a
+   * lost part covers (healthy parts at those offsets among them) and healthy parts elsewhere
+   * once; the routes rebuild each lost unit over the unit range its parts span.
+   */
+  private void addGroup(String src, ErasureCodingPolicy policy, LocatedStripedBlock g,
+      List<Part> groupParts, int progressTimeoutMs, Layout layout) {
+    int k = policy.getNumDataUnits();
+    long cell = policy.getCellSize();
+    // lost unit -> {from, to}: the unit range its parts span
+    Map<Integer, long[]> lostUnits = new TreeMap<>();
+    for (Part p : groupParts) {
+      parts.add(p);
+      if (p.lost) {
+        lost.add(p);
+        long[] span = lostUnits.computeIfAbsent(p.unit, u -> new long[] {Long.MAX_VALUE, 0});
+        span[0] = Math.min(span[0], p.unitOffset);
+        span[1] = Math.max(span[1], p.unitOffset + p.len);
+      } else {
+        healthyBytes += p.len;
+      }
+    }
+    // Per stripe, the in-cell offsets a lost part covers, and the healthy parts outside them.
+    long stripeOf = -1;
+    long lo = 0;
+    long hi = 0;
+    for (int i = 0; i <= groupParts.size(); i++) {
+      Part p = i < groupParts.size() ? groupParts.get(i) : null;
+      long stripe = p == null ? -2 : p.unitOffset / cell;
+      if (stripe != stripeOf) {
+        if (stripeOf >= 0) {
+          hadoopBytes += k * Math.max(0, hi - lo)
+              + healthyOutside(groupParts, cell, stripeOf, lo, hi);
+        }
+        stripeOf = stripe;
+        lo = cell;
+        hi = 0;
+      }
+      if (p != null && p.lost) {
+        lo = Math.min(lo, p.unitOffset % cell);
+        hi = Math.max(hi, p.unitOffset % cell + p.len);
+      }
+    }
+    if (lostUnits.isEmpty()) {
+      return;
+    }
+    List<RepairRequest.Survivor> survivors = new ArrayList<>();
+    for (int i = 0; i < k + policy.getNumParityUnits(); i++) {
+      int j = slot(g, i);
+      if (lostUnits.containsKey(i) || j < 0 || layout.lost(g, i)
+          || StripedBlockUtil.getInternalBlockLength(g.getBlockSize(), policy, i) == 0) {
+        continue;
+      }
+      survivors.add(new RepairRequest.Survivor(i, g.getLocations()[j],
+          StripedBlockUtil.constructInternalBlock(g.getBlock(), policy, i), token(g, j)));
+    }
+    // Lost units spanning the same range: one task of several rows; else a task each, so that
+    // no unit is rebuilt over more than its own parts.
+    boolean same = lostUnits.values().stream().map(Arrays::toString).distinct().count() == 1;
+    List<int[]> tasks = new ArrayList<>();
+    if (same) {
+      tasks.add(lostUnits.keySet().stream().mapToInt(Integer::intValue).toArray());
+    } else {
+      for (int u : lostUnits.keySet()) {
+        tasks.add(new int[] {u});
+      }
+    }
+    for (int[] erased : tasks) {
+      long[] span = lostUnits.get(erased[0]);
+      requests.add(new RepairRequest("Read of " + src + " " + g.getBlock().getLocalBlock()
+          + " units " + Arrays.toString(erased) + " from " + span[0], g.getBlock(),
+          g.getBlockSize(), policy, erased, span[0], span[1] - span[0], survivors)
+          .withProgressTimeout(progressTimeoutMs));
+      groupStarts.add(g.getStartOffset());
+    }
+  }
+
+  /** Healthy bytes of stripe {@code stripe} outside in-cell offsets [lo, hi). */
+  private static long healthyOutside(List<Part> parts, long cell, long stripe, long lo,
+      long hi) {
+    long b = 0;
+    for (Part p : parts) {
+      if (!p.lost && p.unitOffset / cell == stripe) {
+        long a = p.unitOffset % cell;
+        long e = a + p.len;
+        long overlap = Math.max(0, Math.min(e, hi) - Math.max(a, lo));
+        b += p.len - overlap;
+      }
+    }
+    return b;
+  }
+
+  /** Where internal block {@code index} of the group is listed, or -1. */
+  static int slot(LocatedStripedBlock g, int index) {
+    byte[] idx = g.getBlockIndices();
+    for (int j = 0; j < idx.length; j++) {
+      if (idx[j] == index) {
+        return j;
+      }
+    }
+    return -1;
+  }
+
+  /** The READ token of the group's j-th location, as survivors check it ("" if none). */
+  private static String token(LocatedStripedBlock g, int j) {
+    try {
+      return g.getBlockTokens()[j].encodeToUrlString();
+    } catch (IOException e) {
+      return "";
+    }
+  }
+}
