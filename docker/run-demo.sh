@@ -6,4 +6,5 @@
 #   docker/run-demo.sh [--image netec-hdfs:3.4.3] [--datanodes 10] [--keep] ...
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PYTHONPATH="$PWD/testbed${PYTHONPATH:+:$PYTHONPATH}" exec python3 -m netec_testbed.containers "$@"
+# the testbed's package and the P4 switch's, which netec_testbed imports (pyproject.toml)
+PYTHONPATH="$PWD/testbed:$PWD/switch-p4${PYTHONPATH:+:$PYTHONPATH}" exec python3 -m netec_testbed.containers "$@"

@@ -26,9 +26,11 @@ if ! printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return
 fi
 command -v make >/dev/null || need+=(make)
 command -v python3 >/dev/null || need+=(python3)
-# pytest: pip where the Python allows it (pyenv, venv); Debian's package for the system Python,
-# which refuses pip installs (PEP 668).
-if ! python3 -c 'import pytest' 2>/dev/null && ! python3 -m pip install -q pytest 2>/dev/null; then
+# pytest 7 or later (pyproject.toml's pythonpath, which finds the Python packages in the source
+# tree, is 7's): pip where the Python allows it (pyenv, venv; it upgrades an older one); Debian's
+# package for the system Python, which refuses pip installs (PEP 668; bookworm's is 7.2).
+pytest7() { python3 -c 'import sys, pytest; sys.exit(int(pytest.__version__.split(".")[0]) < 7)' 2>/dev/null; }
+if ! pytest7 && ! python3 -m pip install -q 'pytest>=7' 2>/dev/null; then
   need+=(python3-pytest)
 fi
 
@@ -55,12 +57,25 @@ if ! python3 -c 'import matplotlib' 2>/dev/null && ! python3 -m pip install -q m
   $sudo apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null
 fi
 
+# An older system's python3-pytest (Ubuntu 22.04's is 6.2) is too old; such a Python still takes
+# pip installs (no PEP 668), so pip brings a newer one.
+if ! pytest7; then
+  echo "setup: python3's pytest is older than 7; installing pytest>=7 with pip"
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq
+    $sudo apt-get install -y -qq --no-install-recommends python3-pip >/dev/null
+  fi
+  python3 -m pip install -q 'pytest>=7' || { echo "setup: pip could not install pytest>=7" >&2; exit 1; }
+fi
+
 # thrift: the control plane's BMv2 backend, where the P4 toolchain is (README.md, P4 toolchain).
-if python3 switch-p4/bmv2/p4tools.py has simple_switch && ! python3 -c 'import thrift' 2>/dev/null; then
+if PYTHONPATH="$(dirname "$0")/../switch-p4" python3 -m netec_p4.bmv2.p4tools has simple_switch &&
+    ! python3 -c 'import thrift' 2>/dev/null; then
   python3 -m pip install -q thrift || { echo "setup: pip could not install thrift" >&2; exit 1; }
 fi
 
-python3 -c 'import pytest' 2>/dev/null || { echo "setup: pytest not importable by python3" >&2; exit 1; }
+pytest7 || { echo "setup: pytest 7 or later not importable by python3" >&2; exit 1; }
 python3 -c 'import scapy' 2>/dev/null || { echo "setup: scapy not importable by python3" >&2; exit 1; }
 
 for tool in java mvn; do

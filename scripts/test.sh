@@ -4,10 +4,10 @@
 #   2. what the native library changes, again with it forced off (pure-Java coder,
 #      fingerprint and checksum; the INEC route declining),
 #   3. every test that meets Hadoop, on Hadoop 3.5.0 (profile hadoop-3.5),
-#   4. the Python reference model of the switch against the shared test vectors; the P4
-#      programs through p4test, p4c-bm2-ss and p4c-barefoot, and the v1model twin on BMv2
-#      against the same vectors (these SKIP, even in CI, where the P4 toolchain is absent:
-#      README.md, P4 toolchain),
+#   4. the Python packages' unit tests (switch-p4/tests, testbed/tests); the reference model of
+#      the switch against the shared test vectors; the P4 programs through p4test, p4c-bm2-ss
+#      and p4c-barefoot, and the v1model twin on BMv2 against the same vectors (these SKIP,
+#      even in CI, where the P4 toolchain is absent: README.md, P4 toolchain),
 #   5. the C tests of the INEC engine, under AddressSanitizer and UndefinedBehaviorSanitizer,
 #   6. coverage-guided fuzzing of every parser of peer input (Jazzer and libFuzzer), 10 s a target,
 #   7. process-level faults on the testbed: real Hadoop daemons in network namespaces, and a
@@ -48,8 +48,9 @@ step "Hadoop 3.5.0 (-Phadoop-3.5)"
 "${mvn[@]}" clean verify -Phadoop-3.5 -Dtest='!WireFuzzTest,!JoinRequestFuzzTest,'\
 '!ProofWireFuzzTest,!RepairGraphTest,!SharedVectorTest,!SwitchTaskTest'
 
-step "Python: switch model, shared vectors; P4 compilers and BMv2 where the P4 toolchain is"
-python3 -m pytest -q -rs src/test/python
+step "Python: switch model, control plane, testbed units, shared vectors; P4 compilers and BMv2 where the P4 toolchain is"
+# pyproject.toml's pythonpath finds netec_p4 and netec_testbed in the source tree
+python3 -m pytest -q -rs switch-p4/tests testbed/tests src/test/python
 
 step "C: INEC engine under AddressSanitizer and UndefinedBehaviorSanitizer"
 cmake -S native -B native/build-asan -DNETEC_SANITIZE=ON >/dev/null

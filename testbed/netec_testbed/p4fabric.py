@@ -7,7 +7,7 @@ NetEC datagrams) passes through the P4 pipeline. Plain IPv4 is routed by l3_forw
 datagrams of a task are aggregated by the program's registers and leave as one RESULT stream
 to the rebuilding DataNode.
 
-The switch host (sw) runs the P4 control plane (switch-p4/control/netec_control.py, thrift
+The switch host (sw) runs the P4 control plane (netec_p4.control.netec_control, thrift
 backend) instead of the Java software switch, on the same control port: DataNodes set tasks up
 with it exactly as with the software switch, and it writes the tasks' entries into BMv2 as it
 would into a Tofino through bfrt. It reaches simple_switch's thrift server over a management
@@ -24,12 +24,11 @@ import subprocess
 import sys
 import time
 
-from . import hadoop, net
-from .net import TestbedError
+import netec_p4
+from netec_p4.bmv2 import p4tools
 
-P4_DIR = os.path.join(hadoop.REPO, "switch-p4")
-sys.path.insert(0, os.path.join(P4_DIR, "bmv2"))
-import p4tools  # noqa: E402
+from . import net
+from .net import TestbedError
 
 PROGRAM = "netec_xor"
 VIP = net.SUBNET + ".250"
@@ -113,7 +112,7 @@ def control_plane_command(fabric, addresses, json_path, bind_ip, port):
     BIND_IP:PORT, programs BMv2 over thrift, routes every one of ADDRESSES."""
     hosts = ",".join("%s=%d/%s" % (ip, number, mac)
                      for number, _port, ip, mac in fabric.switch_ports(addresses))
-    return [sys.executable, os.path.join(P4_DIR, "control", "netec_control.py"),
+    return [sys.executable, "-m", "netec_p4.control.netec_control",
             "--backend", "thrift", "--thrift", "%s:%d" % (CPU_IP, THRIFT_PORT),
             "--config", json_path, "--program", PROGRAM, "--vip", VIP,
             "--bind", bind_ip, "--port", str(port), "--agent-networks", AGENT_NETWORK,
@@ -121,9 +120,12 @@ def control_plane_command(fabric, addresses, json_path, bind_ip, port):
 
 
 def control_plane_env():
-    """The control plane's environment: BMv2's thrift package (bm_runtime) importable."""
+    """The control plane's environment: BMv2's thrift package (bm_runtime) importable, and
+    netec_p4 from where this process found it (the launcher's PYTHONPATH or pytest's
+    pythonpath, which a child does not inherit)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [p4tools.bm_runtime_path(),
+                                                      netec_p4.SWITCH_P4,
                                                       env.get("PYTHONPATH")]))
     env["PYTHONUNBUFFERED"] = "1"
     return env

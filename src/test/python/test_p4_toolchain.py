@@ -1,7 +1,7 @@
 """The P4 programs meet their compilers, and the v1model twin runs on BMv2 (simple_switch):
 filled by the real control plane through the thrift backend, it replays every one-row shared
 vector (every emitted packet byte for byte, every drop a drop) and the TCP proxy scenario that
-the pipeline model runs (test_switch_p4_control.proxy_scenario).
+the pipeline model runs (netec_p4.testing.proxy.proxy_scenario).
 
 Needs the P4 toolchain (P4TOOLS or PATH: p4test, p4c-bm2-ss, simple_switch); without it every
 test here is skipped with one line naming what is missing, also in CI (README.md, P4
@@ -15,29 +15,22 @@ import json
 import os
 import random
 import re
-import sys
 
 import pytest
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "switch-p4", "model"))
-sys.path.insert(0, os.path.join(ROOT, "switch-p4", "control"))
-sys.path.insert(0, os.path.join(ROOT, "switch-p4", "bmv2"))
+from netec_p4.bmv2 import p4tools, resources
+from netec_p4.control import netec_control as nc
+from netec_p4.model import netec_model as nm
+from netec_p4.model.pipeline import PASS_BYTES
+from netec_p4.testing.vectors import ONE_ROW, readdressed, setup_of
 
-import netec_control as nc  # noqa: E402
-import netec_model as nm  # noqa: E402
-import p4tools  # noqa: E402
-import resources  # noqa: E402
-from pipeline import PASS_BYTES  # noqa: E402
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
 
 scapy_inet = pytest.importorskip("scapy.layers.inet")
 IP, TCP = scapy_inet.IP, scapy_inet.TCP
 
-import bench  # noqa: E402
-import bmv2_switch  # noqa: E402
-import test_switch_p4_control as proxy  # noqa: E402
-from test_pipeline_model import ONE_ROW, setup_of  # noqa: E402
-from test_pipeline_model import _moved  # noqa: E402
+from netec_p4.bmv2 import bench, bmv2_switch  # noqa: E402
+from netec_p4.testing import proxy  # noqa: E402
 
 VIP, READER = bench.VIP, bench.READER
 AGENT_PORT = 50300
@@ -129,7 +122,7 @@ def moved(hexwire, v, task, array):
     it is where they are the vector's own: a foreign task's packet stays foreign)."""
     if (task, array) == (v["task"], v["slotArray"]):
         return bytes.fromhex(hexwire)
-    return _moved(hexwire, task, array)
+    return readdressed(hexwire, task, array)
 
 
 def source(frm, wire, k):

@@ -1,7 +1,6 @@
 """The P4 pipeline's model, driven by the control plane's real table entries, against the
 shared vectors (rows = 1: what the compiled data plane supports) and the GF tables."""
 
-import glob
 import json
 import os
 import subprocess
@@ -9,25 +8,18 @@ import sys
 
 import pytest
 
+from netec_p4.control import netec_control as nc
+from netec_p4.model import gf256
+from netec_p4.model import netec_model as nm
+from netec_p4.model import pipeline as pl
+from netec_p4.testing.vectors import ONE_ROW, PREMULTIPLIED, readdressed, setup_of
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "switch-p4", "model"))
-sys.path.insert(0, os.path.join(ROOT, "switch-p4", "control"))
-
-import gf256  # noqa: E402
-import netec_control as nc  # noqa: E402
-import netec_model as nm  # noqa: E402
-import pipeline as pl  # noqa: E402
-
-VECTORS = sorted(glob.glob(os.path.join(ROOT, "src", "test", "vectors", "*.json")))
-# what the compiled data plane runs: one row, multiplied by the switch
-ONE_ROW = [v for v in VECTORS if json.load(open(v))["rows"] == 1
-           and not json.load(open(v))["premultiplied"]]
-PREMULTIPLIED = [v for v in VECTORS if json.load(open(v))["premultiplied"]]
 
 
-def test_generated_gf_tables_are_what_the_generator_writes():
+def test_generated_gf_tables_are_what_the_generator_writes(child_env):
     gen = os.path.join(ROOT, "switch-p4", "p4src", "generated", "gen_gf_tables.py")
-    assert subprocess.run([sys.executable, gen, "--check"]).returncode == 0
+    assert subprocess.run([sys.executable, gen, "--check"], env=child_env).returncode == 0
 
 
 def test_table_lookup_lanes_multiply_every_pair():
@@ -47,16 +39,6 @@ def test_config_p4_holds_the_models_constants():
         assert "#define %s %d\n" % (name, value) in text, name
     with open(os.path.join(ROOT, "switch-p4", "p4src", "include", "headers.p4")) as f:
         assert "const bit<8> NETEC_VERSION = %d;" % nm.VERSION in f.read(), "protocol version"
-
-
-def setup_of(v):
-    survivors = [{"sender": s, "agent": "198.18.1.%d:50300" % (s + 1), "block": "b%d" % s,
-                  "unitLength": v["length"], "token": ""} for s in range(v["k"])]
-    return nc.parse_setup({"version": nc.VERSION, "group": v["name"], "k": v["k"],
-                           "rows": v["rows"], "payload": v["payload"], "length": v["length"],
-                           "timeoutMs": 1000,
-                           "survivors": survivors, "coefficients": v["coefficients"],
-                           "premultiplied": v["premultiplied"]})
 
 
 @pytest.mark.parametrize("path", ONE_ROW, ids=[os.path.basename(v) for v in ONE_ROW])
@@ -85,17 +67,6 @@ def test_pipeline_reproduces_vector(path):
     assert p.counters["recirculated"] >= stripes  # every aggregated packet took a pass a part
 
 
-def _moved(hexwire, task, array):
-    """A vector packet re-addressed to another task and slot array (checksum redone)."""
-    wire = bytes.fromhex(hexwire)
-    try:
-        p = nm.Packet.decode(wire)
-    except nm.Malformed:
-        return wire  # malformed packets stay as they are (and stay dropped)
-    p.task, p.array = task, array
-    return p.encode()
-
-
 def test_concurrent_tasks_do_not_disturb_each_other():
     """Two one-row vectors at once in one pipeline, events interleaved: each task's packets
     are judged and emitted exactly as when it runs alone."""
@@ -114,10 +85,10 @@ def test_concurrent_tasks_do_not_disturb_each_other():
                 continue
             e = v["events"][cursors[i]]
             cursors[i] += 1
-            verdict, out = p.netec(_moved(e["packet"], task, array), e["from"] == "reader")
+            verdict, out = p.netec(readdressed(e["packet"], task, array), e["from"] == "reader")
             if e["from"] != "reader":
                 assert verdict == e["verdict"], (v["name"], cursors[i] - 1)
-            assert [r.encode() for r in out] == [_moved(x, task, array) for x in e["emit"]]
+            assert [r.encode() for r in out] == [readdressed(x, task, array) for x in e["emit"]]
 
 
 @pytest.mark.parametrize("path", PREMULTIPLIED, ids=[os.path.basename(v) for v in PREMULTIPLIED])

@@ -16,7 +16,6 @@ import time
 
 import pytest
 
-import testbed_env
 from netec_testbed import Config, Testbed, TestbedError
 from netec_testbed import scenario
 from netec_testbed.hadoop import REPO
@@ -29,9 +28,9 @@ SIZE = 3 * BLOCK + 2 * (1 << 20) + 12345
 
 
 @pytest.fixture(scope="module")
-def tb():
+def tb(testbed_running):
     # A task given to a DataNode that then died is given out again after 15 s.
-    yield from testbed_env.running(
+    yield from testbed_running(
         Config(prefix="ntf", datanodes=7, block_size=BLOCK, route_timeout_ms=10000,
                hdfs={"dfs.namenode.reconstruction.pending.timeout-sec": "15"}),
         "testbed process faults")

@@ -12,7 +12,6 @@ run is a benchmark (docs/soak-report.md).
 
 import pytest
 
-import testbed_env
 from netec_testbed import Config
 from netec_testbed import soak
 
@@ -21,8 +20,8 @@ MINUTES = 3.5  # seed 1's first five faults, one of each kind, fit in it
 
 
 @pytest.fixture(scope="module")
-def tb():
-    yield from testbed_env.running(
+def tb(testbed_running):
+    yield from testbed_running(
         Config(prefix="nsk", datanodes=10, block_size=2 << 20, link="100mbit",
                route_timeout_ms=10000,
                hdfs={"dfs.namenode.reconstruction.pending.timeout-sec": "15"}),

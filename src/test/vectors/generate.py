@@ -3,12 +3,14 @@
 
 Each vector is one switch task: its setup, the erased units (ground truth), and a sequence of
 events (a packet from a survivor or from the reader) with the verdict and the exact packets the
-switch must emit. The generator runs the Python reference model (switch-p4/model) and refuses to
-write a vector unless the RESULT payloads rebuild the erased units byte for byte. The Java
-software switch (SharedVectorTest) and the Python model (src/test/python) replay every file.
+switch must emit. The generator runs the Python reference model (netec_p4.model, in
+switch-p4/) and refuses to write a vector unless the RESULT payloads rebuild the erased units
+byte for byte. The Java software switch (SharedVectorTest) and the Python model
+(src/test/python) replay every file.
 
-Usage: python3 src/test/vectors/generate.py [DIR]   (rewrites the files here, or writes to
-DIR; the files here are committed, and a test checks they are exactly what this writes)
+Usage: PYTHONPATH=switch-p4 python3 src/test/vectors/generate.py [DIR]   (rewrites the files
+here, or writes to DIR; the files here are committed, and a test checks they are exactly what
+this writes)
 """
 
 import json
@@ -16,12 +18,11 @@ import os
 import random
 import sys
 
+from netec_p4.model import gf256
+from netec_p4.model import netec_model as nm
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = HERE  # where write() puts files; main() takes another directory for checks
-sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "switch-p4", "model"))
-
-import gf256  # noqa: E402
-import netec_model as nm  # noqa: E402
 
 P = 64
 SLOTS = 8

@@ -19,14 +19,17 @@ index); its deparser puts the payload back in order. A payload of n words:
 Every packet of a stripe has the same length, so its words meet the same registers. No parser
 counter (p4c-barefoot could not load one from payload_len): each chain is entered where its
 words end with it. `--check` exits 1 if the committed file differs.
+
+Run from anywhere: `python3 switch-p4/p4src/generated/gen_halves.py [--check]` (it needs
+nothing of netec_p4).
 """
 
 import os
 import sys
 
+from generated_file import write_or_check  # this folder: the script's own, first on sys.path
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from generated_file import write_or_check  # noqa: E402
 
 OUT = os.path.join(HERE, "halves.p4")
 H = 32  # words per half: config.p4's NETEC_XOR_HALF_WORDS (the program asserts it)

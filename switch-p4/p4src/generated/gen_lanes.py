@@ -18,19 +18,22 @@ the words it summed, and after the last the payload is back in order. A payload 
 Every packet of a stripe has the same length, so its words meet the same registers (a cell
 per slot and part). No parser counter (p4c-barefoot could not load one from payload_len): each
 chain is entered where its words end with it. The constants come from
-p4src/include/config.p4 through model/pipeline.py, which checks them. No lane uses the
+p4src/include/config.p4 through netec_p4/model/pipeline.py, which checks them. No lane uses the
 bitmatrix method (AND with a row of M(a), then a parity fold): on Tofino the fold is a chain
 of dependent ALU steps, one stage each, where a lane's two tables take two.
 `--check` exits 1 if the committed file differs.
+
+Run with switch-p4 on PYTHONPATH (the model is the package netec_p4), from anywhere:
+`PYTHONPATH=switch-p4 python3 switch-p4/p4src/generated/gen_lanes.py [--check]`.
 """
 
 import os
 import sys
 
+from generated_file import write_or_check  # this folder: the script's own, first on sys.path
+from netec_p4.model import pipeline
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "model"))
-import pipeline  # noqa: E402
-from generated_file import write_or_check  # noqa: E402
 
 OUT = os.path.join(HERE, "lanes.p4")
 N = pipeline.PASS_BYTES  # bytes a sum pass multiplies: one part

@@ -1,7 +1,7 @@
 // Compile-time constants of the NetEC data plane: the one place they are set. The resource
 // analysis in switch-p4/README.md is worked out for these values; the control plane
-// (control/netec_control.py Limits) and the pipeline model (model/pipeline.py) use the same
-// numbers (src/test/python/test_pipeline_model.py checks).
+// (netec_p4/control/netec_control.py Limits) and the pipeline model (netec_p4/model/pipeline.py)
+// use the same numbers (src/test/python/test_pipeline_model.py checks).
 #ifndef NETEC_CONFIG_P4
 #define NETEC_CONFIG_P4
 

@@ -1,6 +1,6 @@
 // NetEC data plane for Tofino (TNA). The v1model twin (../v1model/netec.p4) has the same
 // tables, registers and decisions; switch-p4/README.md describes the pipeline and gives its
-// resources as p4c-barefoot reports them; model/pipeline.py is its executable model.
+// resources as p4c-barefoot reports them; netec_p4/model/pipeline.py is its executable model.
 //
 // Build: p4c-barefoot --target tofino --arch tna -I <p4include> netec.p4 (README.md "P4
 //        toolchain"; switch-p4/README.md has the figures).

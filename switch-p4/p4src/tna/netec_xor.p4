@@ -4,7 +4,7 @@
 // only XORs. With no multiply tables, every stateful ALU the tracker leaves is a payload word:
 // P = NETEC_XOR_PAYLOAD bytes per packet. The v1model twin (../v1model/netec_xor.p4) has the
 // same tables, registers and decisions, and runs on BMv2 against the shared vectors that the
-// reference model (model/netec_model.py) and the Java switch reproduce.
+// reference model (netec_p4/model/netec_model.py) and the Java switch reproduce.
 //
 // Where the work is done (Tofino 1: 12 MAU stages, 4 stateful ALUs and 16 logical tables a
 // stage, shared by ingress and egress; an egress parser reads at most 160 bytes, so payload

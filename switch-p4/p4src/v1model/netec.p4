@@ -9,7 +9,7 @@
 // differently: it has one deparser, after egress, so a DATA packet recirculates from egress
 // (through one port's queue, as through Tofino's recirculation port), and checksums are
 // verified and computed in their own controls. docs/protocol.md (version 3) is what it
-// implements; switch-p4/README.md describes the pipeline; model/pipeline.py is its
+// implements; switch-p4/README.md describes the pipeline; netec_p4/model/pipeline.py is its
 // executable model.
 //
 // Build: p4c-bm2-ss --arch v1model -o netec.json --p4runtime-files netec.p4info.txtpb netec.p4
@@ -43,7 +43,7 @@ control CsumReplace16(inout bit<16> csum, in bit<16> old_word, in bit<16> new_wo
 // recirculation port: the stripe's last packet sums only after every earlier packet of the
 // stripe did. (Each packet's own ingress port would put them in different egress queues, and
 // BMv2 reorders those: a stripe completed without one survivor's part, found by
-// switch-p4/bmv2/bench.py.)
+// switch-p4/netec_p4/bmv2/bench.py.)
 const bit<9> RECIRC_PORT = 68;
 // A recirculated DATA packet's ethertype, in front of its pass header (read only on a
 // recirculated packet).

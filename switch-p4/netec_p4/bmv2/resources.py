@@ -1,10 +1,12 @@
 """A TNA program's Tofino 1 resources, as p4c-barefoot reports them (never estimated).
 
-    python3 switch-p4/bmv2/resources.py OUTDIR             compiles into OUTDIR (p4c-barefoot -g),
+    python3 -m netec_p4.bmv2.resources OUTDIR              compiles into OUTDIR (p4c-barefoot -g),
                                                            prints the table
-    python3 switch-p4/bmv2/resources.py OUTDIR --readme    also writes it into switch-p4/README.md
+    python3 -m netec_p4.bmv2.resources OUTDIR --readme     also writes it into switch-p4/README.md
                                                            between the program's resource markers
     ... --program netec_xor                                the datagram XOR program (default netec)
+
+(switch-p4/ as the working directory or on PYTHONPATH.)
 
 Reads OUTDIR/pipe/logs/resources.json (per MAU stage: logical tables, SRAMs, TCAMs, map RAMs,
 stateful ALUs, hash distribution units, gateways, VLIW instructions, crossbar bytes) and
@@ -17,9 +19,10 @@ import os
 import re
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-README = os.path.join(HERE, "..", "README.md")
-BEGIN = "<!-- resources: written by switch-p4/bmv2/resources.py, do not edit -->"
+from netec_p4 import SWITCH_P4
+
+README = os.path.join(SWITCH_P4, "README.md")
+BEGIN = "<!-- resources: written by switch-p4/netec_p4/bmv2/resources.py, do not edit -->"
 END = "<!-- resources: end -->"
 
 
@@ -121,7 +124,7 @@ def main(argv):
     outdir = argv[0]
     program = argv[argv.index("--program") + 1] if "--program" in argv else "netec"
     if not os.path.exists(os.path.join(outdir, "pipe", "logs", "resources.json")):
-        import p4tools
+        from netec_p4.bmv2 import p4tools
         reason = p4tools.skip_reason("p4c-barefoot", "bfas")
         if reason:
             print("SKIP: " + reason)
@@ -140,5 +143,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, HERE)
     sys.exit(main(sys.argv[1:]))

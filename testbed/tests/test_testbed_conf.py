@@ -3,13 +3,10 @@
 command lines it runs."""
 
 import os
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "testbed"))
-
-from netec_testbed import Config, Testbed, TestbedError, containers, hadoop, net  # noqa: E402
+from netec_testbed import Config, Testbed, TestbedError, containers, hadoop, net
 
 
 def test_link_rates_parse_or_name_the_bad_value():

@@ -1,17 +1,15 @@
 """What the testbed suites share: whether this machine can run a testbed, and one testbed up
-for a module's tests, taken down after them with nothing left behind."""
+for a module's tests, taken down after them with nothing left behind (the fixture
+`testbed_running`)."""
 
 import os
 import shutil
 import subprocess
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "testbed"))
-
-from netec_testbed import Testbed  # noqa: E402
-from netec_testbed import net  # noqa: E402
+from netec_testbed import Testbed
+from netec_testbed import net
 
 
 def environment_missing():
@@ -48,3 +46,10 @@ def running(config, what):
     assert not net.namespaces(config.prefix), net.namespaces(config.prefix)
     assert not net.holders_of(net.MGMT_IP)
     assert not os.path.exists(t.run_dir)
+
+
+@pytest.fixture(scope="session")
+def testbed_running():
+    """`running` for a suite's module fixture, which yields from it with the suite's own
+    Config: `yield from testbed_running(Config(...), "what")`."""
+    return running

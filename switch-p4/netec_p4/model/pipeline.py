@@ -30,11 +30,11 @@ import re
 import socket
 import struct
 
-import gf256
-import netec_model as nm
+import netec_p4
+from netec_p4.model import gf256
+from netec_p4.model import netec_model as nm
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-GF_TABLES = os.path.join(HERE, "..", "p4src", "generated", "gf_tables.p4")
+GF_TABLES = os.path.join(netec_p4.P4SRC, "generated", "gf_tables.p4")
 
 # Compile-time constants: p4src/include/config.p4 holds the same values (test checks).
 TASKS = 32

@@ -23,8 +23,8 @@ import functools
 import json
 import threading
 
-from netec_control import Backend, Entry, ip_int
-from pipeline import INVALID_SEQ  # slot_seq of a free slot
+from netec_p4.control.netec_control import Backend, Entry, ip_int
+from netec_p4.model.pipeline import INVALID_SEQ  # slot_seq of a free slot
 
 # Tables of the egress control; every other table is in ingress.
 EGRESS_TABLES = {"replica"}

@@ -2,7 +2,7 @@
 pair per port and raw sockets on the far ends: the harness that replays packets through it.
 
     with Bmv2Switch(json_path, hosts) as sw:     # hosts: IPv4 address -> switch port
-        backend = sw.backend()                   # control/backends.ThriftBackend, routes in
+        backend = sw.backend()                   # control.backends.ThriftBackend, routes in
         out = sw.process(scapy_ip_packet)        # the IP packets that left the switch
 
 The namespace (ntp4-<pid>-<n>) holds everything: the switch's ports s<i>, their peers h<i>, the
@@ -22,11 +22,8 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "control"))
-sys.path.insert(0, HERE)
-import backends  # noqa: E402
-import p4tools  # noqa: E402
+from netec_p4.bmv2 import p4tools
+from netec_p4.control import backends
 
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
@@ -114,6 +111,10 @@ class Bmv2Switch:
         log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
         log.close()
+        # BMv2's thrift package (bm_runtime, sswitch_runtime) is no part of this project: it
+        # lives in the site-packages of the install simple_switch was found in, known only now,
+        # and this process (the tests, the benchmark) imports it from there. First on the path
+        # so that the package matches the simple_switch it talks to.
         runtime = p4tools.bm_runtime_path()
         if runtime and runtime not in sys.path:
             sys.path.insert(0, runtime)

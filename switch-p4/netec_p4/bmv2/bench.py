@@ -3,10 +3,12 @@ toolchain): RS(k, m) DATA packets from k survivor ports aggregated into RESULTs,
 forwarding plain IPv4 packets of the same size through the same program (l3_forward only),
 measured in the same run. Correctness first: every RESULT is checked against the erased unit.
 
-    python3 switch-p4/bmv2/bench.py [--k 6] [--stripes 512]    (bin/netec-bench bmv2)
+    python3 -m netec_p4.bmv2.bench [--k 6] [--stripes 512]      (bin/netec-bench bmv2)
         netec.p4: the TCP proxy, the switch multiplies, P = 64
-    python3 switch-p4/bmv2/bench.py --program netec_xor         (bin/netec-bench bmv2 ...)
+    python3 -m netec_p4.bmv2.bench --program netec_xor           (bin/netec-bench bmv2 ...)
         netec_xor.p4: datagrams, the survivors multiply (gf_vect_mul), the switch XORs, P = 256
+
+(switch-p4/ as the working directory or on PYTHONPATH, as bin/netec-bench sets it.)
 """
 
 import argparse
@@ -18,14 +20,10 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "model"))
-sys.path.insert(0, os.path.join(HERE, "..", "control"))
-import bmv2_switch  # noqa: E402
-import gf256  # noqa: E402
-import netec_control as nc  # noqa: E402
-import netec_model as nm  # noqa: E402
-import p4tools  # noqa: E402
+from netec_p4.bmv2 import bmv2_switch, p4tools
+from netec_p4.control import netec_control as nc
+from netec_p4.model import gf256
+from netec_p4.model import netec_model as nm
 
 VIP, VIP_PORT = "198.18.0.100", 40000
 READER = ("198.18.0.9", 5555)

@@ -9,7 +9,8 @@ the P4Runtime backend (BMv2, v1model), the bfrt_python backend (Tofino, TNA) or 
 pipeline model (tests). Tasks are removed on teardown, on the reader's FIN (seen as progress
 reaching the end) and when their progress register stops moving for their timeout.
 
-Run on the switch's CPU: `python3 netec_control.py --backend bfrt|p4runtime --vip IP ...`.
+Run on the switch's CPU: `python3 -m netec_p4.control.netec_control --backend
+bfrt|p4runtime --vip IP ...` (switch-p4/ as the working directory or on PYTHONPATH).
 """
 
 import argparse
@@ -23,12 +24,10 @@ import struct
 import sys
 import threading
 import time
-import os
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "model"))
-import gf256  # noqa: E402
-from netec_model import VERSION, payload_length  # noqa: E402
+from netec_p4.model import gf256
+from netec_p4.model.netec_model import VERSION, payload_length
+
 MAX_FRAME = 65536
 
 
@@ -285,7 +284,7 @@ class Backend:
 
 
 class ModelBackend(Backend):
-    """Writes into the pipeline model (switch-p4/model/pipeline.py), as a switch's would."""
+    """Writes into the pipeline model (netec_p4/model/pipeline.py), as a switch's would."""
 
     def __init__(self, pipeline):
         self.p = pipeline
@@ -508,7 +507,7 @@ def main(argv):
         port, mac = rest.split("/")
         ports[ip] = int(port)
         macs[ip] = int(mac.replace(":", ""), 16)
-    import backends
+    from netec_p4.control import backends
     if a.backend == "thrift":
         host, port = a.thrift.rsplit(":", 1)
         clients, _ = backends.ThriftBackend.connect(host, int(port))

@@ -6,9 +6,11 @@ The tools are found through one variable, P4TOOLS (an install prefix with bin/ a
 else on PATH. None of them is part of this project: README.md ("P4 toolchain") says how to get
 them. `missing(...)` names what is absent, so a caller can print one SKIP line.
 
-    python3 switch-p4/bmv2/p4tools.py compile OUTDIR    compiles every program, prints times
-    python3 switch-p4/bmv2/p4tools.py versions          prints each tool's version line
-    python3 switch-p4/bmv2/p4tools.py has TOOL...       exits 0 if every TOOL is found
+    python3 -m netec_p4.bmv2.p4tools compile OUTDIR    compiles every program, prints times
+    python3 -m netec_p4.bmv2.p4tools versions          prints each tool's version line
+    python3 -m netec_p4.bmv2.p4tools has TOOL...       exits 0 if every TOOL is found
+
+(switch-p4/ as the working directory or on PYTHONPATH.)
 """
 
 import glob
@@ -18,8 +20,8 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-P4SRC = os.path.join(HERE, "..", "p4src")
+from netec_p4 import P4SRC
+
 PROGRAMS = ("netec", "netec_xor")
 # p4test (p4c 1.2.5's reference front and mid end) does not finish on netec_xor: still running
 # after 5 minutes on both architectures, at its parser passes over the payload's three

@@ -7,7 +7,7 @@ same rules; shared vectors (src/test/vectors) hold all three to the same bytes.
 
 import struct
 
-import gf256
+from netec_p4.model import gf256
 
 VERSION = 3
 HEADER = 20
