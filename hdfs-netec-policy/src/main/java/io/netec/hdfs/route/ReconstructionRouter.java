@@ -2,15 +2,10 @@ package io.netec.hdfs.route;
 
 import io.netec.hdfs.NetecSettings;
 import io.netec.hdfs.proof.ProofVerifier;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.slf4j.Logger;
@@ -36,32 +31,28 @@ import org.slf4j.LoggerFactory;
  * configured order. A route is measured as it serves (when it comes first, or the routes
  * before it decline, fail or are backed off); measurements expire after ten minutes, and then
  * the configured order holds again until it is measured anew.
+ *
+ * <p>By job: this class builds the routes and answers callers; {@link RepairTask} runs one
+ * repair; {@link CostOrder} orders a task's routes; {@link RouteBackoff} passes routes over;
+ * {@link RowView} is the sink as one attempt sees it.
  */
 public final class ReconstructionRouter {
   private static final Logger LOG = LoggerFactory.getLogger(ReconstructionRouter.class);
   /** Lines a faulty route or peer can cause: one per cause every 10 s, then a count. */
-  private final LogLimiter limited = new LogLimiter(LOG, 10_000);
+  final LogLimiter limited = new LogLimiter(LOG, 10_000);
 
-  private final List<ReconstructionRoute> routes;
-  private final int retries;
-  private final long backoffNanos;
-  private final int stallTimeoutMs;
-  private final RouteMetrics metrics;
-  private final RepairVerifier verifier;
+  /** netec.route.order's routes, native last. */
+  final List<ReconstructionRoute> routes;
+  final int retries;
+  final int stallTimeoutMs;
+  final RouteMetrics metrics;
+  final RepairVerifier verifier;
+  /** Routes passed over for now (unreachable, or failing), until when and why. */
+  final RouteBackoff backoff;
+  /** Each task's route order, by measured cost. */
+  final CostOrder costOrder;
   private final RouteContext context;
   private final RouteRegistry registry;
-  /** Routes passed over for now (unreachable, or failing), until when and why. */
-  private final Map<String, Unavailable> unavailable = new ConcurrentHashMap<>();
-
-  private static final class Unavailable {
-    final long untilNanos;
-    final String reason;
-
-    Unavailable(long untilNanos, String reason) {
-      this.untilNanos = untilNanos;
-      this.reason = reason;
-    }
-  }
 
   /** How a repair went. */
   public static final class Outcome {
@@ -111,13 +102,14 @@ public final class ReconstructionRouter {
     }
     this.routes = Collections.unmodifiableList(new ArrayList<>(routes));
     this.retries = retries;
-    this.backoffNanos = backoffMs * 1_000_000L;
+    this.backoff = new RouteBackoff(backoffMs, System::nanoTime);
     this.stallTimeoutMs = stallTimeoutMs;
     this.metrics = metrics;
     this.verifier = java.util.Objects.requireNonNull(verifier,
         "a router proves every route's rows: it needs a verifier");
     this.context = context;
     this.registry = registry;
+    this.costOrder = new CostOrder(this.routes, metrics);
     for (ReconstructionRoute r : routes) {
       metrics.registerRoute(r.name());
     }
@@ -160,17 +152,6 @@ public final class ReconstructionRouter {
 
 
   /**
-   * One task in this many, while some network route is measured and another is not, tries the
-   * unmeasured one first: else a route behind one that always serves would never be measured,
-   * however much faster it is (a route's measurements expire after ten minutes, so a route
-   * long unused is measured anew the same way).
-   */
-  static final int EXPLORE_EVERY = 2;
-  /** Tasks ordered so far (each order numbered, for exploration). */
-  private final java.util.concurrent.atomic.AtomicLong tasksOrdered =
-      new java.util.concurrent.atomic.AtomicLong();
-
-  /**
    * A task's route order, fixed before the task runs: a client judges (budget, blame) the
    * route its task will try first, not one another task's exploration has since put first.
    */
@@ -190,61 +171,7 @@ public final class ReconstructionRouter {
    * read after it; the tasks run with it take no other.
    */
   public Order order(long bytes) {
-    return new Order(byCost(bytes, tasksOrdered.getAndIncrement()));
-  }
-
-  /**
-   * The routes for task number {@code task} of {@code bytes}, native last: the network routes
-   * cheapest first by their measured cost when each is measured; otherwise
-   * netec.route.order's order, but for one task in {@value #EXPLORE_EVERY}, which tries the
-   * first unmeasured route first.
-   */
-  private List<ReconstructionRoute> byCost(long bytes, long task) {
-    int n = routes.size() - 1;
-    if (n < 2) {
-      return routes;
-    }
-    double[] est = new double[n];
-    int unmeasured = -1;
-    for (int i = 0; i < n; i++) {
-      ReadCost c = metrics.cost(routes.get(i).name());
-      if (c.samples() < ReadCost.MIN_TRUSTED) {
-        unmeasured = unmeasured < 0 ? i : unmeasured;
-      } else {
-        est[i] = c.estimateMillis(bytes);
-      }
-    }
-    if (unmeasured >= 0) {
-      if (unmeasured == 0 || task % EXPLORE_EVERY != EXPLORE_EVERY - 1) {
-        return routes;
-      }
-      List<ReconstructionRoute> out = new ArrayList<>(routes);
-      out.add(0, out.remove(unmeasured));
-      return out;
-    }
-    Integer[] order = new Integer[n];
-    for (int i = 0; i < n; i++) {
-      order[i] = i;
-    }
-    Arrays.sort(order, java.util.Comparator.comparingDouble(i -> est[i])); // stable: ties
-    if (isIdentity(order)) {
-      return routes;
-    }
-    List<ReconstructionRoute> out = new ArrayList<>();
-    for (Integer i : order) {
-      out.add(routes.get(i));
-    }
-    out.add(routes.get(n));
-    return out;
-  }
-
-  private static boolean isIdentity(Integer[] order) {
-    for (int i = 0; i < order.length; i++) {
-      if (order[i] != i) {
-        return false;
-      }
-    }
-    return true;
+    return new Order(costOrder.next(bytes));
   }
 
   public List<String> routeNames() {
@@ -266,15 +193,13 @@ public final class ReconstructionRouter {
    * back-off; null when none.
    */
   public String firstUsableNetworkRoute(long bytes) {
-    return firstUsableNetworkRoute(new Order(byCost(bytes, tasksOrdered.get())));
+    return firstUsableNetworkRoute(new Order(costOrder.peek(bytes)));
   }
 
   /** The route {@code order}'s task will try first now (null: none but native). */
   public String firstUsableNetworkRoute(Order order) {
     for (ReconstructionRoute r : order.routes) {
-      Unavailable down = unavailable.get(r.name());
-      if (!r.name().equals("native")
-          && (down == null || System.nanoTime() - down.untilNanos >= 0)) {
+      if (!r.name().equals("native") && backoff.passedOver(r.name()) == null) {
         return r.name();
       }
     }
@@ -303,461 +228,17 @@ public final class ReconstructionRouter {
   /** As {@link #repair(RepairRequest, RepairSink)}, in a fixed order (null: ordered now). */
   public Outcome repair(RepairRequest req, RepairSink sink, Order order) {
     metrics.taskReceived();
-    Task task = new Task(req, sink, order);
+    RepairTask task = new RepairTask(this, req, sink, order);
     try {
       return task.run();
     } catch (RuntimeException | LinkageError e) { // a bug: nothing partial stays, one ERROR line
       LOG.error("{}: the router failed", req, e);
       task.dropOpen();
-      return new Outcome(null, task.bytes, -1, "router failed: " + oneLine(e.toString()),
+      return new Outcome(null, task.bytes, -1, "router failed: "
+          + RepairTask.oneLine(e.toString()),
           Arrays.asList(task.keptBy), task.verifyFailures);
     } finally {
       metrics.taskEnded();
-    }
-  }
-
-  /** One repair: which rows are kept, by which route, and what the routes said. */
-  private final class Task {
-    final RepairRequest req;
-    final RepairSink sink;
-    final String[] keptBy;
-    final List<String> passed = new ArrayList<>();
-    final List<String> served = new ArrayList<>();
-    final long taskStart = System.currentTimeMillis();
-    long bytes;
-    long bytesIn;
-    boolean bytesInKnown = true;
-    int verifyFailures;
-
-    final Order fixed;
-
-    Task(RepairRequest req, RepairSink sink, Order fixed) {
-      this.req = req;
-      this.sink = sink;
-      this.fixed = fixed;
-      this.keptBy = new String[req.rows()];
-    }
-
-    int[] open() {
-      int n = 0;
-      int[] rows = new int[keptBy.length];
-      for (int r = 0; r < keptBy.length; r++) {
-        if (keptBy[r] == null) {
-          rows[n++] = r;
-        }
-      }
-      return Arrays.copyOf(rows, n);
-    }
-
-    Outcome run() {
-      List<ReconstructionRoute> order = fixed != null ? fixed.routes
-          : byCost(req.bytesToRebuild(), tasksOrdered.getAndIncrement());
-      if (order != routes) {
-        metrics.orderedByCost();
-        StringBuilder why = new StringBuilder();
-        for (ReconstructionRoute r : order.subList(0, order.size() - 1)) {
-          ReadCost c = metrics.cost(r.name());
-          why.append(why.length() > 0 ? ", " : "").append(r.name()).append(
-              c.samples() < ReadCost.MIN_TRUSTED
-                  ? " (measured " + c.samples() + " times: tried to measure it)"
-                  : String.format(java.util.Locale.ROOT, " %.0f ms",
-                      c.estimateMillis(req.bytesToRebuild())));
-        }
-        limited.info("order", "{}: routes tried by measured cost, {} (configured {})", req,
-            why, routeNames());
-      }
-      for (ReconstructionRoute route : order) {
-        if (open().length == 0 || sink.abandoned()) {
-          break;
-        }
-        String name = route.name();
-        Unavailable down = unavailable.get(name);
-        if (down != null && System.nanoTime() - down.untilNanos < 0) {
-          metrics.skipped(name);
-          passed.add(name + " unavailable: " + down.reason);
-          continue;
-        }
-        runRoute(route);
-      }
-      int[] left = open();
-      String others = String.join("; ", passed);
-      String last = null;
-      for (String r : keptBy) {
-        last = r != null ? r : last;
-      }
-      if (left.length > 0 && sink.abandoned()) {
-        metrics.outcome(req, null, bytes, 0, taskStart, others);
-        LOG.info("{} abandoned by its caller after {} ms (read another way): {}", req,
-            System.currentTimeMillis() - taskStart, others);
-        return new Outcome(null, bytes, -1, others, Arrays.asList(keptBy), verifyFailures);
-      }
-      if (left.length > 0) {
-        metrics.outcome(req, null, bytes, 0, taskStart, others);
-        String part = bytes > 0 ? " (" + String.join("; ", served) + " served the others)" : "";
-        LOG.error("{} was not rebuilt by any route: units {}{}: {}", req,
-            Arrays.toString(units(left)), part, others);
-        return new Outcome(null, bytes, -1, others, Arrays.asList(keptBy), verifyFailures);
-      }
-      long ms = System.currentTimeMillis() - taskStart;
-      metrics.outcome(req, String.join("+", new LinkedHashSet<>(Arrays.asList(keptBy))), bytes,
-          ms, taskStart, others);
-      LOG.info("{} served by route {}{}", req, String.join("; route ", served),
-          others.isEmpty() ? "" : "; " + others);
-      return new Outcome(last, bytes, bytesInKnown ? bytesIn : -1, others,
-          Arrays.asList(keptBy), verifyFailures);
-    }
-
-    /** Drops every row not kept. */
-    void dropOpen() {
-      for (int r : open()) {
-        try {
-          sink.drop(r);
-        } catch (RuntimeException e) {
-          LOG.warn("{}: dropping row {} failed: {}", req, r, e.toString());
-        }
-      }
-    }
-
-    int[] units(int[] rows) {
-      int[] erased = req.erased();
-      int[] u = new int[rows.length];
-      for (int i = 0; i < rows.length; i++) {
-        u[i] = erased[rows[i]];
-      }
-      return u;
-    }
-
-    /** Every attempt of one route; returns when it served all it could or gave up. */
-    void runRoute(ReconstructionRoute route) {
-      String name = route.name();
-      boolean isNative = route == routes.get(routes.size() - 1);
-      int attempts = isNative ? 1 : 1 + retries;
-      Set<Integer> faulty = new LinkedHashSet<>();
-      String failure = null;
-      for (int attempt = 1; attempt <= attempts && open().length > 0 && !sink.abandoned(); ) {
-        int[] rows = open();
-        RepairRequest sub = req.withRows(rows).without(faulty);
-        if (!isNative) { // the caller's own limit (a client's socket timeout) or a spare's
-          int stall = sub.spareSurvivors() > 0 ? stallTimeoutMs : 0;
-          int own = req.progressTimeoutMs();
-          sub = sub.withProgressTimeout(own > 0 && (stall == 0 || own < stall) ? own : stall);
-        }
-        RepairVerifier.Attempt proof = null;
-        RowView view = new RowView(sink, rows);
-        long start = System.nanoTime();
-        try {
-          proof = isNative ? null : verifier.start(sub);
-          view.proof = proof;
-          view.begin(proof);
-          long in;
-          IOException routeFailure = null;
-          try {
-            in = route.repair(sub, view);
-          } catch (RouteDeclinedException e) {
-            throw e; // nothing was done
-          } catch (IOException e) {
-            in = -1;
-            routeFailure = e;
-          } finally {
-            view.fence(); // what the route writes from now on is refused, never kept
-          }
-          // Whatever the route says, each row it completed is proven and kept on its own.
-          Proven p = prove(name, view, rows, proof, routeFailure == null);
-          long ms = (System.nanoTime() - start) / 1_000_000;
-          if (p.bytes > 0) {
-            available(name);
-            bytes += p.bytes;
-            if (in >= 0) {
-              bytesIn += in;
-            } else {
-              bytesInKnown = false;
-            }
-            metrics.served(name, p.bytes, in, ms);
-            // the cost model's sample in fractions of a ms: a fast task is not free
-            metrics.cost(name).add(p.bytes, (System.nanoTime() - start) / 1e6);
-            served.add(name + " (" + (p.kept.size() == req.rows() ? "" : "units "
-                + p.kept + ": ") + p.bytes + " bytes in " + ms + " ms"
-                + (in >= 0 ? ", " + in + " bytes in" : "") + ")");
-          }
-          if (routeFailure != null) {
-            throw routeFailure;
-          }
-          if (p.mismatch != null) {
-            metrics.verifyFailed(name);
-            verifyFailures++;
-            limited.warn("verify-" + name, "{}: route {} delivered units {} that do not match "
-                + "the survivors' fingerprints, not kept (attempt {} of {}): {}", req, name,
-                p.mismatchUnits, attempt, attempts, p.mismatch);
-            throw new IOException("rebuilt units " + p.mismatchUnits
-                + " do not match the survivors' fingerprints: " + p.mismatch);
-          }
-          if (p.incomplete != null) {
-            throw new IOException(p.incomplete);
-          }
-          return; // every open row kept
-        } catch (RouteUnavailableException e) {
-          view.dropAll();
-          metrics.unavailable(name);
-          unavailable(name, oneLine(e.getMessage()), false);
-          passed.add(name + " unavailable: " + oneLine(e.getMessage()));
-          return;
-        } catch (RouteDeclinedException e) {
-          view.dropAll();
-          available(name);
-          metrics.declined(name);
-          passed.add(name + " declined: " + oneLine(e.getMessage()));
-          return;
-        } catch (Exception | LinkageError e) {
-          view.dropAll();
-          long ms = (System.nanoTime() - start) / 1_000_000;
-          if (sink.abandoned()) { // the caller cut it short: neither route nor survivor blamed
-            passed.add(name + " abandoned by the caller after " + ms + " ms");
-            return;
-          }
-          SurvivorFault fault = survivorFault(e, proof, sub, stalled(e));
-          if (fault != null) {
-            metrics.survivorFault(name);
-            List<Integer> fresh = new ArrayList<>();
-            for (int u : fault.units()) {
-              if (!faulty.contains(u)) {
-                fresh.add(u);
-              }
-            }
-            String why = oneLine(fault.getMessage());
-            if (!isNative && !fresh.isEmpty() && sub.spareSurvivors() >= fresh.size()) {
-              LOG.warn("{}: route {} attempt without units {} after {} ms: {}", req, name,
-                  fresh, ms, why);
-              passed.add(name + " without units " + fresh + ": " + why);
-              faulty.addAll(fresh);
-              continue; // the same attempt again, spares in their place: not the route's fault
-            }
-            passed.add(name + " failed for survivors " + Arrays.toString(fault.units()) + ": "
-                + why);
-            return; // no spare left: the next route, the route not blamed
-          }
-          metrics.failed(name);
-          failure = oneLine(e.toString());
-          LOG.warn("{}: route {} failed after {} ms (attempt {} of {}): {}", req, name, ms,
-              attempt, attempts, failure);
-          LOG.debug("{}: route {} failure", req, name, e);
-          attempt++;
-        } finally {
-          if (proof != null) {
-            proof.close();
-          }
-        }
-      }
-      if (failure != null) {
-        passed.add(name + " failed: " + failure);
-        if (!isNative) {
-          unavailable(name, "failed: " + failure, true);
-        }
-      }
-    }
-
-    /**
-     * Seals, proves and keeps each row of an attempt: rows that are whole and proven are kept
-     * (by this route), the rest dropped. A native attempt keeps what Hadoop wrote.
-     */
-    Proven prove(String name, RowView view, int[] rows, RepairVerifier.Attempt proof,
-        boolean routeDone) throws IOException {
-      Proven p = new Proven();
-      int[] erased = req.erased();
-      for (int r = 0; r < rows.length; r++) {
-        try {
-          view.seal(r);
-        } catch (IOException e) {
-          view.drop(r);
-          if (routeDone) {
-            p.incomplete = "unit " + erased[rows[r]] + ": " + e.getMessage();
-          }
-          continue;
-        }
-        String why = proof == null ? null : proof.check(r); // a SurvivorFault ends the attempt
-        if (why != null) {
-          view.drop(r);
-          p.mismatch = p.mismatch == null ? why : p.mismatch;
-          p.mismatchUnits.add(erased[rows[r]]);
-          continue;
-        }
-        p.bytes += view.keep(r);
-        keptBy[rows[r]] = name;
-        p.kept.add(erased[rows[r]]);
-      }
-      return p;
-    }
-  }
-
-  /** What an attempt proved. */
-  private static final class Proven {
-    long bytes;
-    final List<Integer> kept = new ArrayList<>();
-    final List<Integer> mismatchUnits = new ArrayList<>();
-    String mismatch;
-    String incomplete;
-  }
-
-  /** Whether the route gave up for want of progress ({@link RouteStalledException}). */
-  private static boolean stalled(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof RouteStalledException) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /**
-   * The survivors behind a failure: named by the route or the proof ({@link SurvivorFault}),
-   * or told by the attempt's proof (survivors whose proof failed, or that lagged behind the
-   * others), when no more than the spares.
-   */
-  private static SurvivorFault survivorFault(Throwable e, RepairVerifier.Attempt proof,
-      RepairRequest sub, boolean stalled) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof SurvivorFault) {
-        return (SurvivorFault) t;
-      }
-    }
-    if (proof == null) {
-      return null;
-    }
-    List<Integer> culprits = proof.culprits(stalled);
-    if (!culprits.isEmpty() && culprits.size() <= sub.spareSurvivors()) {
-      return new SurvivorFault(culprits, "units " + culprits + " failed or lagged behind the "
-          + "others (" + oneLine(e.toString()) + ")");
-    }
-    return null;
-  }
-
-  /**
-   * Passes a route over for the back-off; logs only when it was usable before.
-   *
-   * @param failing it failed on its own account (else its service was unreachable)
-   */
-  private void unavailable(String name, String reason, boolean failing) {
-    if (backoffNanos == 0) {
-      return;
-    }
-    Unavailable before = unavailable.put(name,
-        new Unavailable(System.nanoTime() + backoffNanos, reason));
-    if (before == null) {
-      LOG.warn("Route {} {} ({}); not asked again for {} ms", name,
-          failing ? "failing" : "unavailable", reason, backoffNanos / 1_000_000);
-    }
-  }
-
-  /** Peer-supplied text on one line: a reason may not forge log lines. */
-  private static String oneLine(String s) {
-    return s == null ? "" : LogLimiter.oneLine(s);
-  }
-
-  private void available(String name) {
-    if (unavailable.remove(name) != null) {
-      LOG.info("Route {} usable again", name);
-    }
-  }
-
-  /**
-   * The sink as one attempt sees it: the attempt's rows 0..n-1 are the sink's rows {@code
-   * rows}; what the attempt wrote to a row it did not keep is dropped.
-   */
-  private static final class RowView implements RepairSink {
-    private final RepairSink sink;
-    private final int[] rows;
-    private final boolean[] settled;
-    RepairVerifier.Attempt proof;
-    private boolean written;
-    private boolean fenced;
-
-    RowView(RepairSink sink, int[] rows) {
-      this.sink = sink;
-      this.rows = rows;
-      this.settled = new boolean[rows.length];
-    }
-
-    /** The route returned: a write from a thread it left behind is refused from now on. */
-    synchronized void fence() {
-      fenced = true;
-    }
-
-    @Override
-    public void begin(RowDigests digests) {
-      sink.begin(digests == null ? null : new RowDigests() {
-        @Override
-        public void update(int row, long position, java.nio.ByteBuffer data) {
-          digests.update(attemptRow(row), position, data);
-        }
-
-        @Override
-        public org.apache.hadoop.util.DataChecksum survivorsChecksum() throws IOException {
-          return digests.survivorsChecksum();
-        }
-      });
-    }
-
-    /** The attempt's row of sink row {@code row}. */
-    private int attemptRow(int row) {
-      for (int r = 0; r < rows.length; r++) {
-        if (rows[r] == row) {
-          return r;
-        }
-      }
-      throw new IllegalArgumentException("row " + row + " is not in this attempt");
-    }
-
-    private int row(int r) {
-      if (r < 0 || r >= rows.length) {
-        throw new IllegalArgumentException("the attempt has no row " + r);
-      }
-      return rows[r];
-    }
-
-    @Override
-    public synchronized void write(int r, java.nio.ByteBuffer data) throws IOException {
-      if (fenced) {
-        throw new IOException("the attempt is over: a write after the route returned");
-      }
-      if (!written && proof != null) {
-        written = true;
-        proof.begin(); // the route delivers: its survivors are asked now at the latest
-      }
-      sink.write(row(r), data);
-    }
-
-    @Override
-    public void repairNatively(int[] attemptRows) throws IOException {
-      int[] mine = new int[attemptRows.length];
-      for (int i = 0; i < mine.length; i++) {
-        mine[i] = row(attemptRows[i]);
-      }
-      sink.repairNatively(mine);
-    }
-
-    @Override
-    public void seal(int r) throws IOException {
-      sink.seal(row(r));
-    }
-
-    @Override
-    public long keep(int r) throws IOException {
-      settled[r] = true;
-      return sink.keep(row(r));
-    }
-
-    @Override
-    public void drop(int r) {
-      settled[r] = true;
-      sink.drop(row(r));
-    }
-
-    /** Drops every row the attempt did not keep. */
-    void dropAll() {
-      for (int r = 0; r < rows.length; r++) {
-        if (!settled[r]) {
-          drop(r);
-        }
-      }
     }
   }
 }

@@ -249,10 +249,10 @@ class ReconstructionRouterTest {
     ReconstructionRouter r = router(0, 0, metrics, route("a", "ok"), route("b", "ok"));
     assertEquals("a", r.repair(request(), new MemorySink()).route, "configured order");
     measure(metrics, "a");
-    for (int task = 1; task <= ReconstructionRouter.EXPLORE_EVERY; task++) {
+    for (int task = 1; task <= CostOrder.EXPLORE_EVERY; task++) {
       // b not measured yet: the configured order, but for one task in EXPLORE_EVERY
-      String expected = task % ReconstructionRouter.EXPLORE_EVERY
-          == ReconstructionRouter.EXPLORE_EVERY - 1 ? "b" : "a";
+      String expected = task % CostOrder.EXPLORE_EVERY
+          == CostOrder.EXPLORE_EVERY - 1 ? "b" : "a";
       assertEquals(expected, r.firstUsableNetworkRoute(UNIT));
       assertEquals(expected, r.repair(request(), new MemorySink()).route, "task " + task);
     }
@@ -286,7 +286,7 @@ class ReconstructionRouterTest {
     RouteMetrics metrics = new RouteMetrics();
     ReconstructionRouter r = router(0, 0, metrics, route("a", "ok"), route("b", "ok"));
     measure(metrics, "a");
-    assertEquals(2, ReconstructionRouter.EXPLORE_EVERY, "the turns below assume one in 2");
+    assertEquals(2, CostOrder.EXPLORE_EVERY, "the turns below assume one in 2");
     ReconstructionRouter.Order judged = r.order(UNIT); // turn 0: the configured order
     assertEquals("a", r.firstUsableNetworkRoute(judged));
     assertEquals("b", r.firstUsableNetworkRoute(UNIT), "the next task would explore b");
@@ -314,7 +314,7 @@ class ReconstructionRouterTest {
     ReconstructionRouter r = router(0, 0, metrics, route("a", "ok"), route("b", "ok"));
     measure(metrics, "a");
     List<String> served = new ArrayList<>();
-    for (int i = 0; i < ReconstructionRouter.EXPLORE_EVERY * ReadCost.MIN_TRUSTED; i++) {
+    for (int i = 0; i < CostOrder.EXPLORE_EVERY * ReadCost.MIN_TRUSTED; i++) {
       String next = r.firstUsableNetworkRoute(UNIT);
       String route = r.repair(request(), new MemorySink()).route;
       assertEquals(next, route, "the client's choice judges the route that then serves");
@@ -322,7 +322,7 @@ class ReconstructionRouterTest {
     }
     assertEquals(ReadCost.MIN_TRUSTED, java.util.Collections.frequency(served, "b"), served
         .toString());
-    assertEquals("b", served.get(ReconstructionRouter.EXPLORE_EVERY - 1));
+    assertEquals("b", served.get(CostOrder.EXPLORE_EVERY - 1));
     assertEquals(ReadCost.MIN_TRUSTED, metrics.cost("b").samples(), "b now measured");
   }
 
