@@ -1,5 +1,6 @@
 package io.netec.hdfs;
 
+import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.route.PeerNetworks;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -174,7 +175,7 @@ public final class NetecSettings {
       if (!RESERVED_PREFIXES.contains(ns) && known.contains(ns)) {
         continue; // a third-party route's own key
       }
-      throw new IllegalArgumentException("unknown key " + key + "=" + quote(conf.get(key))
+      throw new IllegalArgumentException("unknown key " + key + "=" + LogLimiter.quote(conf.get(key))
           + nearest(key) + " (NetEC keys: " + String.join(", ", KEYS.keySet())
           + "; a route not built in reads keys under netec.<its name>.)");
     }
@@ -198,7 +199,7 @@ public final class NetecSettings {
     for (String n : names) {
       if (!known.contains(n)) {
         throw new IllegalArgumentException(NetecConfigKeys.ROUTE_ORDER + "="
-            + quote(String.join(",", names)) + " names unknown route '" + quote(n)
+            + LogLimiter.quote(String.join(",", names)) + " names unknown route '" + LogLimiter.quote(n)
             + "'; this process has " + known + " (a route not built in needs its jar, with "
             + "its META-INF/services entry, on the classpath)");
       }
@@ -475,43 +476,16 @@ public final class NetecSettings {
         throw bad(key, v, "has an empty route name");
       }
       if (!names.add(n)) {
-        throw bad(key, v, "names route '" + quote(n) + "' twice");
+        throw bad(key, v, "names route '" + LogLimiter.quote(n) + "' twice");
       }
     }
     return new ArrayList<>(names);
   }
 
   private static IllegalArgumentException bad(String key, String value, String why) {
-    return new IllegalArgumentException(key + "=" + quote(value) + " is " + why
+    return new IllegalArgumentException(key + "=" + LogLimiter.quote(value) + " is " + why
         + " (accepts " + (KEYS == null || !KEYS.containsKey(key) ? "see README"
             : KEYS.get(key).accepts) + ")");
-  }
-
-  /** A value as it may appear in a message or log line: quoted, on one line, cut. */
-  public static String quote(String v) {
-    return v == null ? "null" : "'" + escape(v, 120) + "'";
-  }
-
-  /**
-   * Text for one line of a message or log: control characters escaped as \\xNN, at most
-   * {@code max} characters (then "...").
-   */
-  public static String escape(String v, int max) {
-    StringBuilder b = new StringBuilder(Math.min(v.length(), max) + 3);
-    for (int i = 0; i < v.length() && i < max; i++) {
-      char c = v.charAt(i);
-      if (isControl(c)) {
-        b.append(String.format("\\x%02x", (int) c));
-      } else {
-        b.append(c);
-      }
-    }
-    return v.length() > max ? b.append("...").toString() : b.toString();
-  }
-
-  /** A control character: escaped in messages and logs, refused in peers' text fields. */
-  public static boolean isControl(char c) {
-    return c < ' ' || c == 0x7f;
   }
 
   /** "; did you mean K?" for the known key closest to a misspelt one, or "". */

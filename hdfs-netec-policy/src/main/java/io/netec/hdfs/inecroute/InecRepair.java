@@ -3,6 +3,7 @@ package io.netec.hdfs.inecroute;
 import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.NetecSettings;
 import io.netec.hdfs.route.DecodeSurvivors;
+import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.route.RouteDeclinedException;
 import io.netec.hdfs.route.SurvivorFault;
 import java.io.BufferedInputStream;
@@ -185,7 +186,7 @@ public final class InecRepair {
     InecEngine.Op op = null;
     try {
       // a path may hold control characters; a join carries printable text only
-      String wireLabel = NetecSettings.escape(label, 200);
+      String wireLabel = LogLimiter.escape(label, 200);
       Source[] at = new Source[k + 1]; // the participant running vertex v
       for (int v = 1; v <= k; v++) {
         at[v] = hosts.get(v - 1) == null ? zeroHost : hosts.get(v - 1);

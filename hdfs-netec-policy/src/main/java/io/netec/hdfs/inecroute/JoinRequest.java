@@ -1,6 +1,6 @@
 package io.netec.hdfs.inecroute;
 
-import io.netec.hdfs.NetecSettings;
+import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.route.PeerNetworks;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -168,7 +168,7 @@ public final class JoinRequest {
     }
     String host = readText(in, "output host");
     // an address, never a name: a participant resolves nothing a peer chose
-    check(PeerNetworks.isLiteral(host), "output host '" + NetecSettings.escape(host, 64)
+    check(PeerNetworks.isLiteral(host), "output host '" + LogLimiter.escape(host, 64)
         + "' is not an IP address");
     int port = in.readInt();
     check(port > 0 && port < 65536, "bad output port " + port);
@@ -194,7 +194,7 @@ public final class JoinRequest {
     String s = in.readUTF();
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
-      if (NetecSettings.isControl(c)) {
+      if (LogLimiter.isControl(c)) {
         throw new IOException("bad join request: " + what + " has control character \\x"
             + String.format("%02x", (int) c));
       }

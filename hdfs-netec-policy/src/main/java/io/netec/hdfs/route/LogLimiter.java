@@ -1,6 +1,5 @@
 package io.netec.hdfs.route;
 
-import io.netec.hdfs.NetecSettings;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
@@ -64,6 +63,33 @@ public final class LogLimiter {
 
   /** Peer-supplied text for a log line: control characters escaped, at most 200 chars. */
   public static String oneLine(Object text) {
-    return NetecSettings.escape(String.valueOf(text), 200);
+    return escape(String.valueOf(text), 200);
+  }
+
+  /** A value as it may appear in a message or log line: quoted, on one line, cut. */
+  public static String quote(String v) {
+    return v == null ? "null" : "'" + escape(v, 120) + "'";
+  }
+
+  /**
+   * Text for one line of a message or log: control characters escaped as \\xNN, at most
+   * {@code max} characters (then "...").
+   */
+  public static String escape(String v, int max) {
+    StringBuilder b = new StringBuilder(Math.min(v.length(), max) + 3);
+    for (int i = 0; i < v.length() && i < max; i++) {
+      char c = v.charAt(i);
+      if (isControl(c)) {
+        b.append(String.format("\\x%02x", (int) c));
+      } else {
+        b.append(c);
+      }
+    }
+    return v.length() > max ? b.append("...").toString() : b.toString();
+  }
+
+  /** A control character: escaped in messages and logs, refused in peers' text fields. */
+  public static boolean isControl(char c) {
+    return c < ' ' || c == 0x7f;
   }
 }
