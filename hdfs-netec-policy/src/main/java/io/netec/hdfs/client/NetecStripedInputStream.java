@@ -127,6 +127,9 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
         refreshed |= refreshIfTokensExpire(groupStart, TOKEN_MARGIN_MS);
       }
       ReadPlan routed = refreshed ? plan(position, length) : plan;
+      if (routed == null) {
+        return null; // the file no longer reaches the read (never seen): Hadoop's stream
+      }
       return new Planned(routed, new RoutedRead(routed, src,
           policy.getCellSize() * policy.getNumDataUnits(), shared, hadoopReads, route, order,
           c.budgetMillis));
@@ -157,7 +160,7 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
     }
   };
 
-  private final RoutedRead.Stream hadoopReads = new RoutedRead.Stream() {
+  private final RoutedRead.HadoopReads hadoopReads = new RoutedRead.HadoopReads() {
     @Override
     public void readFullyThroughHadoop(long position, byte[] buffer, int offset, int length)
         throws IOException {

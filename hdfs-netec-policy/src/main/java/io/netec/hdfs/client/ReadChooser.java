@@ -64,18 +64,15 @@ final class ReadChooser {
      * measured.
      */
     final double budgetMillis;
-    /** Hadoop's stream's expected time for the whole read (0 when not estimated). */
-    final double hadoopMillis;
 
     Choice(boolean routes, String reason) {
-      this(routes, reason, 0, 0);
+      this(routes, reason, 0);
     }
 
-    Choice(boolean routes, String reason, double budgetMillis, double hadoopMillis) {
+    Choice(boolean routes, String reason, double budgetMillis) {
       this.routes = routes;
       this.reason = reason;
       this.budgetMillis = budgetMillis;
-      this.hadoopMillis = hadoopMillis;
     }
   }
 
@@ -182,7 +179,7 @@ final class ReadChooser {
     // they must be to measure it at all; after them, a read the route overruns is left
     double budget = routeCost.samples() < ReadCost.MIN_TRUSTED ? 0
         : Math.max(viaHadoop, 2 * rebuilt);
-    return new Choice(viaRoute < viaHadoop, why, budget, viaHadoop);
+    return new Choice(viaRoute < viaHadoop, why, budget);
   }
 
   /** Hadoop's stream's time for {@code bytes}: measured, or at the configured link rate. */

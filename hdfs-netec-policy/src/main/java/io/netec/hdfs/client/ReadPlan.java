@@ -17,7 +17,8 @@ import org.apache.hadoop.hdfs.util.StripedBlockUtil;
  * bytes for each lost one (and healthy bytes at other offsets once); the routes rebuild each
  * lost unit over the unit range the read's parts span, one {@link RepairRequest} per group (a
  * task of several rows when the lost units span one range). Plain: the stream gives it its
- * groups and which units are lost; no I/O.
+ * groups (which it may fetch from the NameNode) and which units are lost; the plan itself reads
+ * nothing.
  */
 final class ReadPlan {
   /** The stream's view the plan needs: its block groups, and which units it cannot read. */

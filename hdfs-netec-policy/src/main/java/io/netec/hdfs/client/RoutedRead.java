@@ -26,10 +26,11 @@ import org.slf4j.LoggerFactory;
  * that rebuilds nothing, leaves the read to Hadoop's stream.
  */
 final class RoutedRead {
+  /** The stream's category: operators read a file's reads in one, whichever class logs. */
   private static final Logger LOG = LoggerFactory.getLogger(NetecStripedInputStream.class);
 
-  /** What a routed read needs of its stream. */
-  interface Stream {
+  /** What a routed read needs of its stream: Hadoop's reads, and its statistics. */
+  interface HadoopReads {
     /** Reads {@code length} bytes at {@code position} through Hadoop's stream, all of them. */
     void readFullyThroughHadoop(long position, byte[] buffer, int offset, int length)
         throws IOException;
@@ -60,7 +61,7 @@ final class RoutedRead {
   private final String src;
   private final int stripeBytes;
   private final Shared shared;
-  private final Stream stream;
+  private final HadoopReads stream;
   /** The route the cost model judged (the first usable), first in {@link #order}. */
   private final String route;
   /** The order the plan's tasks try the routes in, fixed when the route was judged. */
@@ -74,7 +75,7 @@ final class RoutedRead {
   /** The whole read's bytes from Hadoop's stream when, hedging a route, it answered. */
   private byte[] hedged;
 
-  RoutedRead(ReadPlan plan, String src, int stripeBytes, Shared shared, Stream stream,
+  RoutedRead(ReadPlan plan, String src, int stripeBytes, Shared shared, HadoopReads stream,
       String route, ReconstructionRouter.Order order, double budgetMillis) {
     this.plan = plan;
     this.src = src;

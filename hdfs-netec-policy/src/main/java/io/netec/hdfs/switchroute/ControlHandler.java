@@ -57,7 +57,7 @@ final class ControlHandler extends SimpleChannelInboundHandler<ByteBuf> {
             ((InetSocketAddress) ctx.channel().remoteAddress()).getAddress()));
         SwitchSession l = answer.ok() && req.hold() ? sw.table.byId(answer.task()) : null;
         if (l != null && l.secret.equals(answer.secret())) { // this setup's task, no other
-          held.removeIf(h -> h.done);
+          held.removeIf(h -> h.done());
           held.add(l);
         }
       } else if (op.equals("teardown")) {

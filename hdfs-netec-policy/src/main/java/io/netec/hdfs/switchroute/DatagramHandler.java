@@ -58,12 +58,11 @@ final class DatagramHandler extends SimpleChannelInboundHandler<DatagramPacket> 
       if (!l.secretMatches(secretAndCookie[0])) {
         return;
       }
-      if (!sw.returnCookies.matches(l.task.taskId(), l.task.slotArray(), l.secret, from,
-          secretAndCookie[1])) {
+      String cookie = sw.returnCookies.cookie(l.task.taskId(), l.task.slotArray(), l.secret,
+          from);
+      if (!ReturnCookies.same(cookie, secretAndCookie[1])) {
         // the source address is not proven yet: one answer there, never larger than the
         // HELLO that came from it (a forged source gets no more than the forger sent)
-        String cookie = sw.returnCookies.cookie(l.task.taskId(), l.task.slotArray(), l.secret,
-            from);
         NetecPacket answer = StreamRequest.cookieHello(p.task(), p.slotArray(), cookie);
         if (answer.toBytes().length <= d.content().readableBytes()) {
           sw.counters.cookies.increment();
@@ -77,7 +76,7 @@ final class DatagramHandler extends SimpleChannelInboundHandler<DatagramPacket> 
       }
       return;
     }
-    if (l.readerAddress == null || l.done) {
+    if (l.readerAddress == null || l.done()) {
       sw.counters.dropped.increment();
       return;
     }

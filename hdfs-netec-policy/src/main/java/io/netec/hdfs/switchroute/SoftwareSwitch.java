@@ -1,6 +1,5 @@
 package io.netec.hdfs.switchroute;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.route.PeerNetworks;
 import io.netec.hdfs.switchroute.wire.NetecPacketCodec;

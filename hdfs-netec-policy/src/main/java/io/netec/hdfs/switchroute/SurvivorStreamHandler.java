@@ -25,7 +25,7 @@ final class SurvivorStreamHandler extends SimpleChannelInboundHandler<NetecPacke
 
   @Override
   protected void channelRead0(ChannelHandlerContext ctx, NetecPacket p) {
-    if (live.done) {
+    if (live.done()) {
       return;
     }
     if (p.type() == NetecPacket.HELLO) {
@@ -55,7 +55,7 @@ final class SurvivorStreamHandler extends SimpleChannelInboundHandler<NetecPacke
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
-    if (!live.done) {
+    if (!live.done()) {
       live.fail("survivor " + sender + " closed its connection");
     }
   }

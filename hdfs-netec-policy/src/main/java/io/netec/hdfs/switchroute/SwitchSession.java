@@ -108,7 +108,7 @@ final class SwitchSession extends TaskTable.Entry {
   }
 
   private void helloSurvivors() {
-    if (done) {
+    if (done()) {
       helloResend.cancel(false); // failed between claim and bind: stop, do not leak
       return;
     }
@@ -164,7 +164,7 @@ final class SwitchSession extends TaskTable.Entry {
     int timeoutMs = task.setup().timeoutMs();
     long period = Math.max(25, timeoutMs / 4);
     watchdog = loop.scheduleAtFixedRate(() -> {
-      if (done) {
+      if (done()) {
         cancelWatchdog(); // failed between claim and bind: stop, do not leak
       } else if (System.nanoTime() - lastProgress > TimeUnit.MILLISECONDS.toNanos(timeoutMs)) {
         fail("no progress for " + timeoutMs + " ms");
@@ -201,10 +201,11 @@ final class SwitchSession extends TaskTable.Entry {
   }
 
   void complete() {
-    done = true;
+    if (!sw.table.end(this)) {
+      return; // it failed first: counted and closed then
+    }
     sw.counters.completed.increment();
     cancelWatchdog();
-    sw.table.release(this);
     if (datagramChannel != null) {
       return; // nothing to close: the FIN went to the survivors
     }
@@ -225,15 +226,13 @@ final class SwitchSession extends TaskTable.Entry {
       datagramChannel.eventLoop().execute(() -> fail(reason));
       return;
     }
-    if (done) {
-      return;
+    if (!sw.table.end(this)) {
+      return; // ended already: counted and logged once
     }
-    done = true;
     sw.counters.failed.increment();
     sw.logs.warn("failed", "Task {} ({}) failed: {}", task.taskId(),
         LogLimiter.oneLine(task.setup().group()), LogLimiter.oneLine(reason));
     cancelWatchdog();
-    sw.table.release(this);
     if (datagramChannel != null) {
       // no connection to close: the reader learns it from a HELLO carrying the error
       sendDatagram(StreamRequest.errorHello(task.taskId(), task.slotArray(),

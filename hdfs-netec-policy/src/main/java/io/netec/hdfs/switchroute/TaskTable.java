@@ -30,12 +30,20 @@ final class TaskTable<E extends TaskTable.Entry> {
     final long memory;
     /** Claims the VIP and tears the task down: only the reader that set it up knows it. */
     final String secret;
-    /** Who set the task up, until it is released (the table's alone, under its lock). */
-    InetAddress requester;
-    /** A reader's HELLO took the task (guarded by the table: see claim and endUnclaimed). */
-    boolean bound;
-    /** Completed or failed: set once, by whichever comes first. */
-    volatile boolean done;
+    /** Who set the task up, until it is released (the table's, under its lock). */
+    private InetAddress requester;
+    /** A reader's HELLO took the task (the table's, under its lock: see claim, endUnclaimed). */
+    private boolean bound;
+    /**
+     * Completed or failed: set once, under the table's lock, by whichever comes first ({@link
+     * TaskTable#end}, {@link TaskTable#endUnclaimed}); read anywhere.
+     */
+    private volatile boolean done;
+
+    /** Whether the task has ended (completed, failed or expired unclaimed). */
+    boolean done() {
+      return done;
+    }
 
     Entry(SwitchTask task, long memory, String secret) {
       this.task = task;
@@ -131,6 +139,7 @@ final class TaskTable<E extends TaskTable.Entry> {
     if (id < 0) {
       return refuse("no free task id");
     }
+    lastTaskId = id; // a setup refused for want of an array passes its id on too
     int array = -1;
     for (int a = 0; a < arrayUsed.length && array < 0; a++) {
       array = arrayUsed[a] ? -1 : a;
@@ -138,14 +147,14 @@ final class TaskTable<E extends TaskTable.Entry> {
     if (array < 0) {
       return refuse("no free slot array");
     }
-    lastTaskId = id;
-    E e = sessions.make(new SwitchTask(id, array, slotsPerArray, req), mem, newSecret());
+    E made = sessions.make(new SwitchTask(id, array, slotsPerArray, req), mem, newSecret());
+    Entry e = made;
     e.requester = requester;
     tasksByPeer.merge(requester, 1, Integer::sum);
     tasks[id] = e;
     arrayUsed[array] = true;
     memoryUsed += mem;
-    return new Allocation<>(e, null);
+    return new Allocation<>(made, null);
   }
 
   private Allocation<E> refuse(String reason) {
@@ -172,7 +181,8 @@ final class TaskTable<E extends TaskTable.Entry> {
   }
 
   /** The reader's HELLO takes the task; false if it ended or is taken. */
-  synchronized boolean claim(E e) {
+  synchronized boolean claim(E task) {
+    Entry e = task;
     if (e.done || e.bound) {
       return false;
     }
@@ -184,7 +194,8 @@ final class TaskTable<E extends TaskTable.Entry> {
    * Ends and releases {@code e} if no reader claimed it (decided under the same lock as {@link
    * #claim}); false if a reader did, or it had ended.
    */
-  synchronized boolean endUnclaimed(E e) {
+  synchronized boolean endUnclaimed(E task) {
+    Entry e = task;
     if (e.bound || e.done) {
       return false;
     }
@@ -193,8 +204,23 @@ final class TaskTable<E extends TaskTable.Entry> {
     return true;
   }
 
+  /**
+   * Ends and releases {@code task} (completed or failed) unless it has ended already: true
+   * once only, so that a task's end is counted and logged once however its ends race (a
+   * teardown and the claim timeout, a failure and the completion).
+   */
+  synchronized boolean end(E task) {
+    Entry e = task;
+    if (e.done) {
+      return false;
+    }
+    e.done = true;
+    release(e);
+    return true;
+  }
+
   /** Frees the task's id, slot array and memory, and its count against its requester. */
-  synchronized void release(E e) {
+  private void release(Entry e) {
     if (e.requester != null) {
       tasksByPeer.computeIfPresent(e.requester, (p, n) -> n > 1 ? n - 1 : null);
       e.requester = null;
@@ -225,7 +251,7 @@ final class TaskTable<E extends TaskTable.Entry> {
     return memoryUsed;
   }
 
-  /** Tasks set up from {@code requester} and not yet released. */
+  /** Tasks set up from {@code requester} and not yet released (tests). */
   synchronized int tasksOf(InetAddress requester) {
     return tasksByPeer.getOrDefault(requester, 0);
   }

@@ -50,7 +50,7 @@ final class VipReaderHandler extends SimpleChannelInboundHandler<NetecPacket> {
       l.bind(ctx.channel());
       return;
     }
-    if (live.done) {
+    if (live.done()) {
       return;
     }
     NetecPacket ack = live.readerAck(p);
@@ -81,7 +81,7 @@ final class VipReaderHandler extends SimpleChannelInboundHandler<NetecPacket> {
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
-    if (live != null && !live.done) {
+    if (live != null && !live.done()) {
       live.fail("reader closed its connection");
     }
   }

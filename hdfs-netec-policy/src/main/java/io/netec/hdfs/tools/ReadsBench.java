@@ -44,51 +44,84 @@ final class ReadsBench {
     long readOnce(FSDataInputStream in, Random rnd) throws IOException;
   }
 
+  /**
+   * Every kind of read through each client, timed. Each client warms up alone ({@link
+   * #WARM_UP_ROUNDS}); then the timed reads go kind by kind, repetition by repetition, the
+   * clients in turn: whatever loads the testbed meanwhile (a DataNode deleting an earlier run's
+   * blocks) falls on every client alike, not on whichever ran then.
+   */
   static String run(Configuration base, Path path, long size, long seed, int group, int lost,
       int healthy, int repeat, String[] clients) throws IOException {
-    StringBuilder json = new StringBuilder("{\"ok\":");
+    int n = clients.length;
+    FileSystem[] systems = new FileSystem[n];
+    FSDataInputStream[] streams = new FSDataInputStream[n];
+    List<Map<String, Kind>> kinds = new ArrayList<>();
+    Random[] rnd = new Random[n];
+    long[] routes = new long[n];
+    long[] hadoop = new long[n];
     boolean ok = true;
-    Map<String, String> perClient = new LinkedHashMap<>();
-    for (String client : clients) {
-      try (FileSystem fs = FileSystem.newInstance(path.toUri(), clientConf(base, client))) {
-        Map<String, Kind> kinds = kinds((DistributedFileSystem) fs, path, size, seed, group,
-            lost, healthy);
-        List<String> results = new ArrayList<>();
-        long routes0 = ClientReadCounters.routesChosen();
-        long hadoop0 = ClientReadCounters.hadoopChosen();
-        try (FSDataInputStream in = fs.open(path)) {
-          Random rnd = new Random(seed);
-          for (int round = 0; round < WARM_UP_ROUNDS; round++) {
-            for (Kind k : kinds.values()) {
-              ok &= k.readOnce(in, rnd) < 0;
-            }
-          }
-          for (Map.Entry<String, Kind> k : kinds.entrySet()) {
-            double[] ms = new double[repeat];
-            for (int i = 0; i < repeat; i++) {
-              long t0 = System.nanoTime();
-              long bad = k.getValue().readOnce(in, rnd);
-              ms[i] = (System.nanoTime() - t0) / 1e6;
-              ok &= bad < 0;
-            }
-            java.util.Arrays.sort(ms);
-            results.add(String.format(Locale.ROOT, "\"%s\":{\"median\":%.1f,\"p99\":%.1f}",
-                k.getKey(), ms[ms.length / 2], ms[Math.min(ms.length - 1,
-                    (int) Math.ceil(0.99 * ms.length) - 1)]));
+    List<String> names = new ArrayList<>();
+    double[][][] ms;
+    try {
+      for (int c = 0; c < n; c++) {
+        systems[c] = FileSystem.newInstance(path.toUri(), clientConf(base, clients[c]));
+        kinds.add(kinds((DistributedFileSystem) systems[c], path, size, seed, group, lost,
+            healthy));
+        streams[c] = systems[c].open(path);
+        rnd[c] = new Random(seed);
+      }
+      names.addAll(kinds.get(0).keySet());
+      for (int c = 0; c < n; c++) {
+        for (int round = 0; round < WARM_UP_ROUNDS; round++) {
+          for (String k : names) {
+            ok &= readCounted(kinds.get(c).get(k), streams[c], rnd[c], c, routes, hadoop) < 0;
           }
         }
-        results.add(String.format(Locale.ROOT, "\"routes_chosen\":%d,\"hadoop_chosen\":%d",
-            ClientReadCounters.routesChosen() - routes0,
-            ClientReadCounters.hadoopChosen() - hadoop0));
-        perClient.put(client, "{" + String.join(",", results) + "}");
+      }
+      ms = new double[n][names.size()][repeat];
+      for (int k = 0; k < names.size(); k++) {
+        for (int i = 0; i < repeat; i++) {
+          for (int c = 0; c < n; c++) {
+            long t0 = System.nanoTime();
+            long bad = readCounted(kinds.get(c).get(names.get(k)), streams[c], rnd[c], c,
+                routes, hadoop);
+            ms[c][k][i] = (System.nanoTime() - t0) / 1e6;
+            ok &= bad < 0;
+          }
+        }
+      }
+    } finally {
+      for (int c = 0; c < n; c++) {
+        org.apache.hadoop.io.IOUtils.closeStream(streams[c]);
+        org.apache.hadoop.io.IOUtils.closeStream(systems[c]);
       }
     }
-    json.append(ok).append(",\"clients\":{");
     List<String> parts = new ArrayList<>();
-    for (Map.Entry<String, String> e : perClient.entrySet()) {
-      parts.add("\"" + e.getKey() + "\":" + e.getValue());
+    for (int c = 0; c < n; c++) {
+      List<String> results = new ArrayList<>();
+      for (int k = 0; k < names.size(); k++) {
+        double[] t = ms[c][k];
+        java.util.Arrays.sort(t);
+        results.add(String.format(Locale.ROOT, "\"%s\":{\"median\":%.1f,\"p99\":%.1f}",
+            names.get(k), t[t.length / 2],
+            t[Math.min(t.length - 1, (int) Math.ceil(0.99 * t.length) - 1)]));
+      }
+      results.add(String.format(Locale.ROOT, "\"routes_chosen\":%d,\"hadoop_chosen\":%d",
+          routes[c], hadoop[c]));
+      parts.add("\"" + clients[c] + "\":{" + String.join(",", results) + "}");
     }
-    return json.append(String.join(",", parts)).append("}}").toString();
+    return "{\"ok\":" + ok + ",\"clients\":{" + String.join(",", parts) + "}}";
+  }
+
+  /** One read through client {@code c}, its routes' and Hadoop's choices counted to it. */
+  private static long readCounted(Kind kind, FSDataInputStream in, Random rnd, int c,
+      long[] routes, long[] hadoop) throws IOException {
+    long r0 = ClientReadCounters.routesChosen();
+    long h0 = ClientReadCounters.hadoopChosen();
+    long bad = kind.readOnce(in, rnd);
+    routes[c] += ClientReadCounters.routesChosen() - r0;
+    hadoop[c] += ClientReadCounters.hadoopChosen() - h0;
+    return bad;
   }
 
   /**

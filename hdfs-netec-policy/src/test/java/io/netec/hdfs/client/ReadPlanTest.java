@@ -35,6 +35,11 @@ class ReadPlanTest {
 
   /** Block group {@code n} of a file of two full groups; every unit listed. */
   private static LocatedStripedBlock group(int n) {
+    return group(n, GROUP);
+  }
+
+  /** Block group {@code n} of {@code bytes} bytes; every unit listed. */
+  private static LocatedStripedBlock group(int n, long bytes) {
     int units = K + M;
     DatanodeInfo[] locs = new DatanodeInfo[units];
     String[] storages = new String[units];
@@ -50,7 +55,7 @@ class ReadPlanTest {
       indices[i] = (byte) i;
       tokens[i] = new Token<>();
     }
-    ExtendedBlock b = new ExtendedBlock("bp", -1024L * (n + 1), GROUP, 1);
+    ExtendedBlock b = new ExtendedBlock("bp", -1024L * (n + 1), bytes, 1);
     LocatedStripedBlock g = new LocatedStripedBlock(b, locs, storages, types, indices,
         n * GROUP, false, new DatanodeInfo[0]);
     g.setBlockTokens(tokens);
@@ -156,6 +161,33 @@ class ReadPlanTest {
     assertArrayEquals(new int[] {2}, apart.requests.get(1).erased());
     assertEquals(2L * CELL, apart.requests.get(0).length(), "unit 0 over stripes 0 and 1");
     assertEquals(CELL, apart.requests.get(1).length(), "unit 2 over stripe 0 alone");
+  }
+
+  @Test
+  void aLostUnitOutsideTheReadIsNoSurvivor() throws IOException {
+    ReadPlan p = plan(cellAt(0, 0), CELL, 0, 2);
+    assertEquals(1, p.requests.size(), "unit 2 is lost but not read");
+    assertArrayEquals(new int[] {0}, p.requests.get(0).erased());
+    assertEquals(Set.of(1, 3, 4), survivorsOf(p.requests.get(0)), "not the lost unit 2");
+  }
+
+  @Test
+  void anEmptyUnitOfAShortGroupIsNoSurvivor() throws IOException {
+    // a group of one cell and a half: unit 0 whole, unit 1 half, unit 2 empty, parity whole
+    LocatedStripedBlock shortGroup = group(0, CELL + CELL / 2);
+    ReadPlan p = ReadPlan.of("/f", RS32, CELL + CELL / 2, 0, CELL, 60_000,
+        new ReadPlan.Layout() {
+          @Override
+          public LocatedStripedBlock groupAt(long offset) {
+            return shortGroup;
+          }
+
+          @Override
+          public boolean lost(LocatedStripedBlock g, int index) {
+            return index == 0;
+          }
+        });
+    assertEquals(Set.of(1, 3, 4), survivorsOf(p.requests.get(0)), "unit 2 holds nothing");
   }
 
   @Test

@@ -70,19 +70,25 @@ class TaskTableTest {
     assertNull(t.lookup(e.task.taskId(), e.task.slotArray() + 1), "another array: no task");
     assertNull(t.byId(-1));
     assertNull(t.byId(TaskTable.TASK_IDS));
-    t.release(e);
-    t.release(e); // twice: nothing more
-    assertEquals(0, t.size());
-    assertEquals(0, t.memoryInUse());
-    assertEquals(0, t.tasksOf(A));
+    TaskTable.Entry other = place(t, A);
+    assertTrue(t.end(e));
+    assertTrue(e.done());
+    assertFalse(t.end(e), "twice: nothing more, and not counted again");
+    assertEquals(1, t.size());
+    assertEquals(mem, t.memoryInUse());
+    assertEquals(1, t.tasksOf(A), "the other task still counts against A");
     assertNull(t.byId(e.task.taskId()));
+    assertSame(other, t.byId(other.task.taskId()));
+    assertTrue(t.end(other));
+    assertEquals(0, t.tasksOf(A));
+    assertEquals(0, t.memoryInUse());
   }
 
   @Test
   void idsAreGivenInTurnSoALatePacketFindsNoNewTask() throws ProtocolException {
     TaskTable<TaskTable.Entry> t = table(4, Long.MAX_VALUE, 8);
     TaskTable.Entry first = place(t, A);
-    t.release(first);
+    t.end(first);
     TaskTable.Entry second = place(t, A);
     assertNotEquals(first.task.taskId(), second.task.taskId());
     assertNull(t.byId(first.task.taskId()));
@@ -126,6 +132,18 @@ class TaskTableTest {
     assertTrue(tight.allocate(setup(), B, TaskTable.Entry::new).refusal
         .startsWith("memory budget exceeded"));
     assertEquals(1, tight.size(), "a refusal takes nothing");
+    assertEquals(mem, tight.memoryInUse());
+    assertEquals(0, tight.tasksOf(B));
+  }
+
+  @Test
+  void aSetupRefusedForWantOfAnArrayPassesItsIdOn() throws ProtocolException {
+    TaskTable<TaskTable.Entry> t = table(1, Long.MAX_VALUE, 8);
+    TaskTable.Entry first = place(t, A);
+    assertEquals("no free slot array", t.allocate(setup(), B, TaskTable.Entry::new).refusal);
+    t.end(first);
+    assertEquals(first.task.taskId() + 2, place(t, B).task.taskId(),
+        "ids in turn: the refused setup's id is not given to the next task");
   }
 
   @Test
@@ -135,7 +153,7 @@ class TaskTableTest {
     assertTrue(t.claim(e));
     assertFalse(t.claim(e), "a second HELLO takes nothing");
     assertFalse(t.endUnclaimed(e), "the claim timeout leaves a claimed task alone");
-    assertFalse(e.done);
+    assertFalse(e.done());
     assertEquals(1, t.size());
   }
 
@@ -144,7 +162,7 @@ class TaskTableTest {
     TaskTable<TaskTable.Entry> t = table(4, Long.MAX_VALUE, 8);
     TaskTable.Entry e = place(t, A);
     assertTrue(t.endUnclaimed(e));
-    assertTrue(e.done);
+    assertTrue(e.done());
     assertFalse(t.endUnclaimed(e), "ended once: a second end counts nothing");
     assertFalse(t.claim(e), "a HELLO after the timeout finds the task ended");
     assertEquals(0, t.size());
@@ -175,13 +193,16 @@ class TaskTableTest {
     String cookie = c.cookie(3, 1, "s3cret", from);
     assertTrue(cookie.matches("[0-9a-f]{32}"), cookie);
     assertEquals(cookie, c.cookie(3, 1, "s3cret", from), "no state: the same inputs");
-    assertTrue(c.matches(3, 1, "s3cret", from, cookie));
-    assertFalse(c.matches(3, 1, "s3cret", new InetSocketAddress(A, 40001), cookie), "port");
-    assertFalse(c.matches(3, 1, "s3cret", new InetSocketAddress(B, 40000), cookie), "address");
-    assertFalse(c.matches(4, 1, "s3cret", from, cookie), "task");
-    assertFalse(c.matches(3, 2, "s3cret", from, cookie), "array");
-    assertFalse(c.matches(3, 1, "other", from, cookie), "secret");
-    assertFalse(c.matches(3, 1, "s3cret", from, cookie.substring(2)), "truncated");
-    assertFalse(new ReturnCookies().matches(3, 1, "s3cret", from, cookie), "another key");
+    assertTrue(ReturnCookies.same(cookie, cookie));
+    assertFalse(ReturnCookies.same(c.cookie(3, 1, "s3cret", new InetSocketAddress(A, 40001)),
+        cookie), "port");
+    assertFalse(ReturnCookies.same(c.cookie(3, 1, "s3cret", new InetSocketAddress(B, 40000)),
+        cookie), "address");
+    assertFalse(ReturnCookies.same(c.cookie(4, 1, "s3cret", from), cookie), "task");
+    assertFalse(ReturnCookies.same(c.cookie(3, 2, "s3cret", from), cookie), "array");
+    assertFalse(ReturnCookies.same(c.cookie(3, 1, "other", from), cookie), "secret");
+    assertFalse(ReturnCookies.same(cookie, cookie.substring(2)), "truncated");
+    assertFalse(ReturnCookies.same(new ReturnCookies().cookie(3, 1, "s3cret", from), cookie),
+        "another key");
   }
 }
