@@ -21,7 +21,9 @@ import org.apache.hadoop.conf.Configuration;
  * defaults live here and nowhere else; README's configuration table is held to {@link #KEYS}
  * by a test). A bad value is an {@link IllegalArgumentException} whose message names the key
  * and the value: the DataNode plugin then stays inactive (Hadoop does all EC work) and a
- * client's FileSystem fails to initialize.
+ * client's FileSystem fails to initialize. Each concern reads its own immutable options
+ * ({@link SwitchOptions}, {@link AgentOptions}, {@link InecOptions}, {@link ClientOptions});
+ * the router's own (route order, retries, back-off, proofs, cleartext) are here.
  */
 public final class NetecSettings {
   /** How a key's value is checked and turned into its typed form. */
@@ -52,7 +54,6 @@ public final class NetecSettings {
   private static final Set<String> RESERVED_PREFIXES = Set.of("route", "switch", "agent", "inec",
       "proof", "client");
   private static final int MAX_MS = 3_600_000;
-  private static final String INEC_PEERS = "INEC peer networks";
 
   static {
     Map<String, Key> k = new LinkedHashMap<>();
@@ -106,7 +107,7 @@ public final class NetecSettings {
             cidrs.add(c.trim());
           }
           try {
-            PeerNetworks.of(cidrs, INEC_PEERS, key);
+            PeerNetworks.of(cidrs, InecOptions.PEERS, key);
           } catch (IllegalArgumentException e) {
             throw bad(key, v, "not a list of ADDRESS/PREFIX");
           }
@@ -131,17 +132,36 @@ public final class NetecSettings {
     KEYS = Collections.unmodifiableMap(k);
   }
 
+  /** Every key's typed value, for {@link #toString} (the options hold their own). */
   private final Map<String, Object> values;
   private final List<String> routeOrder;
+  private final int routeRetries;
+  private final int routeBackoffMs;
+  private final boolean fabricTrusted;
+  private final int proofPort;
+  private final int proofTimeoutMs;
   private final String cleartextRefusal;
   private final int stallTimeoutMs;
+  private final SwitchOptions switchOptions;
+  private final AgentOptions agentOptions;
+  private final InecOptions inecOptions;
+  private final ClientOptions clientOptions;
 
   private NetecSettings(Map<String, Object> values, List<String> routeOrder,
       String cleartextRefusal, int stallTimeoutMs) {
-    this.values = values;
+    this.values = Collections.unmodifiableMap(values);
     this.routeOrder = routeOrder;
+    this.routeRetries = (Integer) values.get(NetecConfigKeys.ROUTE_RETRIES);
+    this.routeBackoffMs = (Integer) values.get(NetecConfigKeys.ROUTE_BACKOFF_MS);
+    this.fabricTrusted = (Boolean) values.get(NetecConfigKeys.FABRIC_TRUSTED);
+    this.proofPort = (Integer) values.get(NetecConfigKeys.PROOF_PORT);
+    this.proofTimeoutMs = (Integer) values.get(NetecConfigKeys.PROOF_TIMEOUT_MS);
     this.cleartextRefusal = cleartextRefusal;
     this.stallTimeoutMs = stallTimeoutMs;
+    this.switchOptions = new SwitchOptions(values);
+    this.agentOptions = new AgentOptions(values);
+    this.inecOptions = new InecOptions(values);
+    this.clientOptions = new ClientOptions(values);
   }
 
   /** The settings of a configuration with no netec.* key set and only the built-in routes. */
@@ -175,8 +195,9 @@ public final class NetecSettings {
       if (!RESERVED_PREFIXES.contains(ns) && known.contains(ns)) {
         continue; // a third-party route's own key
       }
-      throw new IllegalArgumentException("unknown key " + key + "=" + LogLimiter.quote(conf.get(key))
-          + nearest(key) + " (NetEC keys: " + String.join(", ", KEYS.keySet())
+      throw new IllegalArgumentException("unknown key " + key + "="
+          + LogLimiter.quote(conf.get(key)) + nearest(key) + " (NetEC keys: "
+          + String.join(", ", KEYS.keySet())
           + "; a route not built in reads keys under netec.<its name>.)");
     }
     Map<String, Object> values = new LinkedHashMap<>();
@@ -199,9 +220,9 @@ public final class NetecSettings {
     for (String n : names) {
       if (!known.contains(n)) {
         throw new IllegalArgumentException(NetecConfigKeys.ROUTE_ORDER + "="
-            + LogLimiter.quote(String.join(",", names)) + " names unknown route '" + LogLimiter.quote(n)
-            + "'; this process has " + known + " (a route not built in needs its jar, with "
-            + "its META-INF/services entry, on the classpath)");
+            + LogLimiter.quote(String.join(",", names)) + " names unknown route '"
+            + LogLimiter.quote(n) + "'; this process has " + known + " (a route not built in "
+            + "needs its jar, with its META-INF/services entry, on the classpath)");
       }
       if (!n.equals("native")) {
         order.add(n);
@@ -255,19 +276,9 @@ public final class NetecSettings {
     return stallTimeoutMs;
   }
 
-  /** {@code netec.client.reads}: cost, routes or hadoop. */
-  public String clientReads() {
-    return (String) values.get(NetecConfigKeys.CLIENT_READS);
-  }
-
-  /** {@code netec.client.link.mbps}: the client's link in bytes per millisecond, 0 if unset. */
-  public double clientLinkBytesPerMs() {
-    return integer(NetecConfigKeys.CLIENT_LINK_MBPS) * 1e6 / 8 / 1000;
-  }
-
   /** Port of every DataNode's proof service. */
   public int proofPort() {
-    return integer(NetecConfigKeys.PROOF_PORT);
+    return proofPort;
   }
 
   /**
@@ -275,7 +286,7 @@ public final class NetecSettings {
    * {@code netec.proof.timeout.ms}, at most half of {@code dfs.client.socket-timeout}.
    */
   public int proofTimeoutMs() {
-    return integer(NetecConfigKeys.PROOF_TIMEOUT_MS);
+    return proofTimeoutMs;
   }
 
   /**
@@ -289,10 +300,9 @@ public final class NetecSettings {
 
   /** Whether the operator said the fabric may carry block data in cleartext. */
   public boolean fabricTrusted() {
-    return (Boolean) values.get(NetecConfigKeys.FABRIC_TRUSTED);
+    return fabricTrusted;
   }
 
-  // ---- typed values ----------------------------------------------------------------------
 
   /** Routes to try, in order; native last. */
   public List<String> routeOrder() {
@@ -300,106 +310,29 @@ public final class NetecSettings {
   }
 
   public int routeRetries() {
-    return integer(NetecConfigKeys.ROUTE_RETRIES);
+    return routeRetries;
   }
 
   public int routeBackoffMs() {
-    return integer(NetecConfigKeys.ROUTE_BACKOFF_MS);
+    return routeBackoffMs;
   }
 
-  /** "host:port" of the switch's control endpoint, or null when unset. */
-  public String switchAddress() {
-    return (String) values.get(NetecConfigKeys.SWITCH_ADDRESS);
+  // ---- each route's and side's own --------------------------------------------------------
+
+  public SwitchOptions switchOptions() {
+    return switchOptions;
   }
 
-  public int switchPayload() {
-    return integer(NetecConfigKeys.SWITCH_PAYLOAD);
+  public AgentOptions agentOptions() {
+    return agentOptions;
   }
 
-  /** Whether one-row switch tasks are pre-multiplied by the survivors. */
-  public boolean switchPremultiply() {
-    return (Boolean) values.get(NetecConfigKeys.SWITCH_PREMULTIPLY);
+  public InecOptions inecOptions() {
+    return inecOptions;
   }
 
-  /** Whether switch tasks travel in UDP datagrams (netec.switch.transport=udp). */
-  public boolean switchDatagrams() {
-    return "udp".equals(values.get(NetecConfigKeys.SWITCH_TRANSPORT));
-  }
-
-  public int switchTimeoutMs() {
-    return integer(NetecConfigKeys.SWITCH_TIMEOUT_MS);
-  }
-
-  public boolean agentEnabled() {
-    return (Boolean) values.get(NetecConfigKeys.AGENT_ENABLED);
-  }
-
-  public int agentPort() {
-    return integer(NetecConfigKeys.AGENT_PORT);
-  }
-
-  public int agentMaxStreams() {
-    return integer(NetecConfigKeys.AGENT_MAX_STREAMS);
-  }
-
-  public int agentIdleTimeoutMs() {
-    return integer(NetecConfigKeys.AGENT_IDLE_TIMEOUT_MS);
-  }
-
-  public boolean inecEnabled() {
-    return (Boolean) values.get(NetecConfigKeys.INEC_ENABLED);
-  }
-
-  public int inecPort() {
-    return integer(NetecConfigKeys.INEC_PORT);
-  }
-
-  public int inecDataPort() {
-    return integer(NetecConfigKeys.INEC_DATA_PORT);
-  }
-
-  /**
-   * Where a participant may stream a vertex's output besides the requester: the networks of
-   * {@code netec.inec.peer.networks}, or this host's (link-local excepted).
-   */
-  public PeerNetworks inecPeerNetworks() {
-    @SuppressWarnings("unchecked")
-    List<String> cidrs = (List<String>) values.get(NetecConfigKeys.INEC_PEER_NETWORKS);
-    return PeerNetworks.of(cidrs, INEC_PEERS, NetecConfigKeys.INEC_PEER_NETWORKS);
-  }
-
-  public int inecMaxVertices() {
-    return integer(NetecConfigKeys.INEC_MAX_VERTICES);
-  }
-
-  /** ecpipe, ppr or rs. */
-  public String inecScheme() {
-    return (String) values.get(NetecConfigKeys.INEC_SCHEME);
-  }
-
-  /** auto, tcp or verbs. */
-  public String inecTransport() {
-    return (String) values.get(NetecConfigKeys.INEC_TRANSPORT);
-  }
-
-  public String inecVerbsLibrary() {
-    return (String) values.get(NetecConfigKeys.INEC_VERBS_LIBRARY);
-  }
-
-  public int inecChunk() {
-    return integer(NetecConfigKeys.INEC_CHUNK);
-  }
-
-  public int inecSegment() {
-    return integer(NetecConfigKeys.INEC_SEGMENT);
-  }
-
-  public int inecTimeoutMs() {
-    return integer(NetecConfigKeys.INEC_TIMEOUT_MS);
-  }
-
-  private int integer(String key) {
-    return (Integer) values.get(key);
+  public ClientOptions clientOptions() {
+    return clientOptions;
   }
 
   @Override

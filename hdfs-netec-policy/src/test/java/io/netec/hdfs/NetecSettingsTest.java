@@ -39,23 +39,23 @@ class NetecSettingsTest {
     assertEquals(List.of("switch", "inec", "native"), s.routeOrder());
     assertEquals(1, s.routeRetries());
     assertEquals(10_000, s.routeBackoffMs());
-    assertNull(s.switchAddress());
-    assertEquals(32 * 1024, s.switchPayload());
-    assertEquals(30_000, s.switchTimeoutMs());
-    assertTrue(s.agentEnabled());
-    assertEquals(50300, s.agentPort());
-    assertEquals(64, s.agentMaxStreams());
-    assertEquals(60_000, s.agentIdleTimeoutMs());
-    assertTrue(s.inecEnabled());
-    assertEquals(50320, s.inecPort());
-    assertEquals(50321, s.inecDataPort());
-    assertEquals(64, s.inecMaxVertices());
-    assertEquals("ecpipe", s.inecScheme());
-    assertEquals("auto", s.inecTransport());
-    assertEquals("libibverbs.so.1", s.inecVerbsLibrary());
-    assertEquals(64 * 1024, s.inecChunk());
-    assertEquals(4 << 20, s.inecSegment());
-    assertEquals(30_000, s.inecTimeoutMs());
+    assertNull(s.switchOptions().address());
+    assertEquals(32 * 1024, s.switchOptions().payload());
+    assertEquals(30_000, s.switchOptions().timeoutMs());
+    assertTrue(s.agentOptions().enabled());
+    assertEquals(50300, s.agentOptions().port());
+    assertEquals(64, s.agentOptions().maxStreams());
+    assertEquals(60_000, s.agentOptions().idleTimeoutMs());
+    assertTrue(s.inecOptions().enabled());
+    assertEquals(50320, s.inecOptions().port());
+    assertEquals(50321, s.inecOptions().dataPort());
+    assertEquals(64, s.inecOptions().maxVertices());
+    assertEquals("ecpipe", s.inecOptions().scheme());
+    assertEquals("auto", s.inecOptions().transport());
+    assertEquals("libibverbs.so.1", s.inecOptions().verbsLibrary());
+    assertEquals(64 * 1024, s.inecOptions().chunk());
+    assertEquals(4 << 20, s.inecOptions().segment());
+    assertEquals(30_000, s.inecOptions().timeoutMs());
   }
 
   @Test
@@ -65,11 +65,11 @@ class NetecSettingsTest {
         NetecConfigKeys.SWITCH_ADDRESS, "[::1]:50310", NetecConfigKeys.SWITCH_PAYLOAD, "65472",
         NetecConfigKeys.INEC_VERBS_LIBRARY, "");
     assertEquals(List.of("inec", "switch", "native"), s.routeOrder());
-    assertFalse(s.agentEnabled());
-    assertEquals("ppr", s.inecScheme());
-    assertEquals("[::1]:50310", s.switchAddress());
-    assertEquals(65472, s.switchPayload());
-    assertEquals("libibverbs.so.1", s.inecVerbsLibrary(), "set to nothing: the default");
+    assertFalse(s.agentOptions().enabled());
+    assertEquals("ppr", s.inecOptions().scheme());
+    assertEquals("[::1]:50310", s.switchOptions().address());
+    assertEquals(65472, s.switchOptions().payload());
+    assertEquals("libibverbs.so.1", s.inecOptions().verbsLibrary(), "set to nothing: the default");
   }
 
   /** Each bad value is refused with a message naming the key and the value. */

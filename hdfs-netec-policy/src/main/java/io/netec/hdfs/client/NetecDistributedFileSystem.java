@@ -66,7 +66,8 @@ public class NetecDistributedFileSystem extends DistributedFileSystem {
     try {
       router = ReconstructionRouter.start(conf, null, null);
       NetecSettings s = router.context().settings();
-      chooser = new ReadChooser(s.clientReads(), s.clientLinkBytesPerMs(), new ReadCost());
+      chooser = new ReadChooser(s.clientOptions().reads(), s.clientOptions().linkBytesPerMs(),
+          new ReadCost());
     } catch (IllegalArgumentException e) {
       throw new IOException("NetEC client configuration: " + e.getMessage(), e);
     }

@@ -26,8 +26,8 @@ public final class InecNode {
   /** Starts an engine as the settings say (verbs library, transport). */
   public static InecEngine startEngine(NetecSettings s, String bindHost, int port)
       throws IOException {
-    return InecEngine.start(bindHost, port, s.inecVerbsLibrary(),
-        InecEngine.Transport.parse(s.inecTransport()) == InecEngine.Transport.TCP);
+    return InecEngine.start(bindHost, port, s.inecOptions().verbsLibrary(),
+        InecEngine.Transport.parse(s.inecOptions().transport()) == InecEngine.Transport.TCP);
   }
 
   public static void register(int xferPort, InecEngine engine, InecParticipant participant) {

@@ -65,25 +65,25 @@ public final class InecParticipant implements Closeable {
   public static final class Limits {
     private static final NetecSettings DEFAULTS = NetecSettings.defaults();
     /** Largest segment a join may ask for (a vertex holds two); larger joins are refused. */
-    int maxSegment = DEFAULTS.inecSegment();
+    int maxSegment = DEFAULTS.inecOptions().segment();
     /** A join's wait without progress is cut to this. */
-    int maxTimeoutMs = DEFAULTS.inecTimeoutMs();
+    int maxTimeoutMs = DEFAULTS.inecOptions().timeoutMs();
     /** Connections waiting for their join at once; a new one evicts the oldest. */
     int maxPending = 256;
     /** A connection whose join has not arrived whole within this is closed. */
     int joinArrivalMs = 10_000;
     /** Where a vertex may stream to besides its requester. */
-    PeerNetworks peers = DEFAULTS.inecPeerNetworks();
+    PeerNetworks peers = DEFAULTS.inecOptions().peerNetworks();
     /** The cluster's INEC data port, the only port a peer is dialled on; 0: any. */
     int peerDataPort;
 
     /** This node's limits from its settings. */
     public static Limits of(NetecSettings s) {
       Limits l = new Limits();
-      l.maxSegment = s.inecSegment();
-      l.maxTimeoutMs = s.inecTimeoutMs();
-      l.peers = s.inecPeerNetworks();
-      l.peerDataPort = s.inecDataPort();
+      l.maxSegment = s.inecOptions().segment();
+      l.maxTimeoutMs = s.inecOptions().timeoutMs();
+      l.peers = s.inecOptions().peerNetworks();
+      l.peerDataPort = s.inecOptions().dataPort();
       return l;
     }
   }

@@ -1,5 +1,6 @@
 package io.netec.hdfs.inecroute;
 
+import io.netec.hdfs.InecOptions;
 import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.NetecSettings;
 import io.netec.hdfs.route.DecodeSurvivors;
@@ -116,10 +117,10 @@ public final class InecRepair {
     }
 
     /** From the checked settings (netec.inec.* keys). */
-    public static Settings from(NetecSettings s) {
-      return new Settings(RepairGraph.Scheme.parse(s.inecScheme()),
-          InecEngine.Transport.parse(s.inecTransport()), s.inecChunk(), s.inecSegment(),
-          s.inecTimeoutMs());
+    public static Settings from(NetecSettings settings) {
+      InecOptions s = settings.inecOptions();
+      return new Settings(RepairGraph.Scheme.parse(s.scheme()),
+          InecEngine.Transport.parse(s.transport()), s.chunk(), s.segment(), s.timeoutMs());
     }
 
     public RepairGraph.Scheme scheme() {

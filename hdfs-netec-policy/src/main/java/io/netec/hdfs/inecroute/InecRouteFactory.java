@@ -33,7 +33,7 @@ public final class InecRouteFactory implements RouteFactory {
   @Override
   public Closeable startDataNodeServices(RouteContext ctx) throws IOException {
     NetecSettings s = ctx.settings();
-    if (!s.inecEnabled()) {
+    if (!s.inecOptions().enabled()) {
       return null;
     }
     if (s.cleartextRefusal() != null) {
@@ -47,15 +47,16 @@ public final class InecRouteFactory implements RouteFactory {
     InecEngine engine = null;
     InecParticipant participant = null;
     try {
-      engine = InecNode.startEngine(s, host, s.inecDataPort());
-      participant = new InecParticipant(engine, ctx.blocks(), host, s.inecPort(),
-          s.inecMaxVertices(), InecParticipant.Limits.of(s));
+      engine = InecNode.startEngine(s, host, s.inecOptions().dataPort());
+      participant = new InecParticipant(engine, ctx.blocks(), host, s.inecOptions().port(),
+          s.inecOptions().maxVertices(), InecParticipant.Limits.of(s));
     } catch (IOException | RuntimeException e) {
       if (engine != null) {
         engine.close();
       }
       throw new IOException("INEC participant not started (" + NetecConfigKeys.INEC_PORT + "="
-          + s.inecPort() + ", " + NetecConfigKeys.INEC_DATA_PORT + "=" + s.inecDataPort()
+          + s.inecOptions().port() + ", " + NetecConfigKeys.INEC_DATA_PORT + "="
+          + s.inecOptions().dataPort()
           + "): " + e.getMessage() + "; the inec route will decline here and INEC repairs "
           + "will not use this DataNode", e);
     }

@@ -29,13 +29,13 @@ public final class ServiceDirectory {
     int port(NetecSettings s) {
       switch (this) {
         case SWITCH_AGENT:
-          return s.agentPort();
+          return s.agentOptions().port();
         case INEC_CONTROL:
-          return s.inecPort();
+          return s.inecOptions().port();
         case PROOF:
           return s.proofPort();
         default:
-          return s.inecDataPort();
+          return s.inecOptions().dataPort();
       }
     }
   }

@@ -39,7 +39,7 @@ public final class SwitchRoute implements ReconstructionRoute {
   public SwitchRoute(RouteContext ctx) {
     this.ctx = ctx;
     this.settings = ctx.settings();
-    String addr = settings.switchAddress();
+    String addr = settings.switchOptions().address();
     this.control = addr == null ? null
         : NetUtils.createSocketAddr(addr, -1, NetecConfigKeys.SWITCH_ADDRESS);
   }
@@ -70,9 +70,9 @@ public final class SwitchRoute implements ReconstructionRoute {
     }
     SetupRequest setup = SwitchPlan.plan(req.blockGroup().toString(), req.dataUnits(),
         req.parityUnits(), req.unitLengths(), req.erased(), available, req.offset(),
-        req.length(), settings.switchPayload(),
-        req.progressTimeoutMs(settings.switchTimeoutMs()),
-        settings.switchPremultiply(), settings.switchDatagrams());
+        req.length(), settings.switchOptions().payload(),
+        req.progressTimeoutMs(settings.switchOptions().timeoutMs()),
+        settings.switchOptions().premultiply(), settings.switchOptions().datagrams());
     SwitchClient.Result res = SwitchClient.rebuild(control, setup, req.rowLengths(), () -> {
       SwitchClient.Sink[] rows = new SwitchClient.Sink[req.rows()];
       for (int r = 0; r < rows.length; r++) {

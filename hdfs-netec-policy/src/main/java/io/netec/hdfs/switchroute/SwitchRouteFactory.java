@@ -33,7 +33,7 @@ public final class SwitchRouteFactory implements RouteFactory {
   @Override
   public Closeable startDataNodeServices(RouteContext ctx) throws IOException {
     NetecSettings s = ctx.settings();
-    if (!s.agentEnabled()) {
+    if (!s.agentOptions().enabled()) {
       return null;
     }
     if (s.cleartextRefusal() != null) {
@@ -46,11 +46,11 @@ public final class SwitchRouteFactory implements RouteFactory {
     int xferPort = dn.getXferPort();
     SurvivorAgent agent;
     try {
-      agent = new SurvivorAgent(ctx.blocks(), host, s.agentPort(), s.agentMaxStreams(),
-          s.agentIdleTimeoutMs());
+      agent = new SurvivorAgent(ctx.blocks(), host, s.agentOptions().port(),
+          s.agentOptions().maxStreams(), s.agentOptions().idleTimeoutMs());
     } catch (IOException | RuntimeException e) {
       throw new IOException("survivor agent not started (" + NetecConfigKeys.AGENT_PORT + "="
-          + s.agentPort() + "): " + e.getMessage() + "; switch tasks will not use this "
+          + s.agentOptions().port() + "): " + e.getMessage() + "; switch tasks will not use this "
           + "DataNode as a survivor", e);
     }
     ServiceDirectory.register(ServiceDirectory.Service.SWITCH_AGENT, xferPort,

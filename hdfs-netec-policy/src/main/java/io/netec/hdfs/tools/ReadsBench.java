@@ -129,7 +129,8 @@ final class ReadsBench {
    * of {@code clients} in turn (one stream each), until the file {@code stop} exists or
    * {@code maxMs} has passed: the reads a reconstruction window overlaps (the caller kills the
    * unit's holder and classifies each read by its start and end). Each read: its client, start
-   * (epoch ms), time and how the plugin served it (hadoop, switch, inec, failed, hedge: Hadoop's stream, started at the budget, answered first).
+   * (epoch ms), time and how the plugin served it (hadoop, switch, inec, failed, hedge:
+   * Hadoop's stream, started at the budget, answered first).
    */
   static String during(Configuration base, Path path, long size, long seed, int group,
       int lost, java.io.File stop, long maxMs, String[] clients) throws IOException {
