@@ -37,7 +37,7 @@ step "Hadoop 3.4.3, native library forced off (-Dnetec.native.disable=true)"
 "${mvn[@]}" verify -Dnetec.native.disable=true -Dtest='NetecCoderTest,RsCoderUnlistedTest,'\
 'FingerprintTest,WireFormatTest,WireFuzzTest,SharedVectorTest,SwitchTaskTest,'\
 'SoftwareSwitchTest,ProofServiceTest,ReadTapsTest,NetecDataNodePluginTest,'\
-'Rs32ReconstructionTest,Rs63ReconstructionTest,Rs32SwitchRouteTest,Rs63SwitchRouteTest,'\
+'Rs32ReconstructionTest,Rs63ReconstructionTest,Rs32SwitchPremultipliedTest,Rs63SwitchDatagramTest,'\
 'Rs32InecChainTest,Rs32ClientDegradedReadTest,Rs63ClientDegradedReadTest,ClientStreamTest,'\
 'IntegrityTest,SwitchRouteFaultTest'
 
