@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.Waits;
 import io.netec.hdfs.client.ClientReadCounters;
 import io.netec.hdfs.client.NetecDistributedFileSystem;
 import java.io.IOException;
@@ -223,17 +224,12 @@ class ClientStreamTest {
   /** Waits until the NameNode lists a corrupt replica of internal block {@code unit}. */
   private boolean reportedCorrupt(String path, int unit) throws Exception {
     LocatedStripedBlock g = c.groups(path).get(0);
-    long deadline = System.currentTimeMillis() + 10_000;
-    while (System.currentTimeMillis() < deadline) {
+    return Waits.within(10_000, 50, () -> {
       Collection<?> corrupt = c.mini().getNamesystem().getBlockManager().getCorruptReplicas(
           StripedBlockUtil.constructInternalBlock(g.getBlock(), c.policyOf(path), unit)
               .getLocalBlock());
-      if (corrupt != null && !corrupt.isEmpty()) {
-        return true;
-      }
-      Thread.sleep(50);
-    }
-    return false;
+      return corrupt != null && !corrupt.isEmpty();
+    });
   }
 
   @Test
@@ -499,10 +495,7 @@ class ClientStreamTest {
             return b;
           }));
         }
-        long deadline = System.nanoTime() + 60_000_000_000L;
-        while (ClientReadCounters.hedgesRefused() == refused && System.nanoTime() < deadline) {
-          Thread.sleep(10);
-        }
+        Waits.within(60_000, 10, () -> ClientReadCounters.hedgesRefused() != refused);
         assertEquals(hedged + NetecDistributedFileSystem.MAX_HEDGES, ClientReadCounters.hedged());
         assertEquals(refused + 1, ClientReadCounters.hedgesRefused(), "the last waited");
         gate.countDown();

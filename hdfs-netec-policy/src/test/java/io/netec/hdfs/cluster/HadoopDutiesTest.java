@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.Waits;
 import io.netec.hdfs.datanode.DataNodeBlockSource;
 import io.netec.hdfs.datanode.SurvivorFaultInjector;
 import io.netec.hdfs.switchroute.SoftwareSwitch;
@@ -158,10 +159,8 @@ class HadoopDutiesTest {
         IOUtils.closeStream(t);
       }
     }
-    long deadline = System.currentTimeMillis() + 10_000; // the rebuild's own streams end too
-    while (busy.getXceiverCount() != before && System.currentTimeMillis() < deadline) {
-      Thread.sleep(50);
-    }
+    // the rebuild's own streams end too
+    Waits.within(10_000, 50, () -> busy.getXceiverCount() == before);
     assertEquals(before, busy.getXceiverCount(), "every transfer given back");
   }
 

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.Waits;
 import io.netec.hdfs.codec.IsalNative;
 import io.netec.hdfs.route.ServiceDirectory;
 import io.netec.hdfs.route.ServiceDirectory.Service;
@@ -100,15 +101,11 @@ class InecRouteFaultTest {
       });
       c.stop(victim);
       c.markDead(victim);
-      long deadline = System.currentTimeMillis() + 60_000;
-      while (relays.stream().noneMatch(CuttingRelay::fired)
-          && System.currentTimeMillis() < deadline) {
-        Thread.sleep(10);
-      }
+      long start = System.currentTimeMillis();
+      Waits.within(60_000, 10, () -> relays.stream().anyMatch(CuttingRelay::fired));
       assertTrue(relays.stream().anyMatch(CuttingRelay::fired), "a repair reached mid-stream");
-      while (killed.isEmpty() && System.currentTimeMillis() < deadline) {
-        Thread.sleep(10);
-      }
+      Waits.within(Math.max(0, 60_000 - (System.currentTimeMillis() - start)), 10,
+          () -> !killed.isEmpty());
       for (DataNode dn : killed) {
         c.markDead(dn); // the NameNode rebuilds its blocks too
       }

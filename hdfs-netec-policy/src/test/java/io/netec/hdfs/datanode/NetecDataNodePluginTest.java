@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.Waits;
 import java.lang.management.ManagementFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -117,10 +118,7 @@ class NetecDataNodePluginTest {
       // a command processed just before the swap: its task reaches the retired pool late
       submitted.incrementAndGet();
       stale.submit(ran::incrementAndGet);
-      long deadline = System.currentTimeMillis() + 10_000;
-      while (ran.get() < submitted.get() && System.currentTimeMillis() < deadline) {
-        Thread.sleep(10);
-      }
+      Waits.within(10_000, 10, () -> ran.get() >= submitted.get());
       assertEquals(0, lost.get(), "tasks lost");
       assertEquals(submitted.get(), ran.get(), "every task ran");
       assertTrue(submitted.get() > 1);

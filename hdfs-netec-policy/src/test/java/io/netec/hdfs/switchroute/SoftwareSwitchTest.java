@@ -1,5 +1,6 @@
 package io.netec.hdfs.switchroute;
 
+import io.netec.hdfs.Waits;
 import io.netec.hdfs.route.BlockSource;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -1289,6 +1290,7 @@ class SoftwareSwitchTest {
     assertTrue(e.getMessage().contains("unreachable"), e.getMessage());
   }
 
+  /** A condition on the switch's counters: read without I/O, throws nothing. */
   private interface Condition {
     boolean holds();
   }
@@ -1299,11 +1301,12 @@ class SoftwareSwitchTest {
 
   private static void waitFor(Condition c, java.util.function.Supplier<String> state)
       throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 30_000;
-    while (!c.holds()) {
-      assertTrue(System.currentTimeMillis() < deadline,
-          () -> "condition not reached in 30 s " + state.get());
-      Thread.sleep(20);
+    try {
+      Waits.until("condition", 30_000, c::holds, state);
+    } catch (InterruptedException | RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new AssertionError(e); // c throws nothing checked
     }
   }
 }
