@@ -1,6 +1,7 @@
 package io.netec.hdfs.cluster;
 
 import io.netec.hdfs.NetecConfigKeys;
+import io.netec.hdfs.Waits;
 import io.netec.hdfs.codec.CoderCounters;
 import io.netec.hdfs.codec.IsalNative;
 import io.netec.hdfs.codec.NetecCoderFactories;
@@ -438,17 +439,11 @@ public final class EcTestCluster implements AutoCloseable {
 
   /** Waits until every non-empty internal block of every group is stored on a running node. */
   public void waitFullyStored(String path, long timeoutMs) throws Exception {
-    long deadline = System.currentTimeMillis() + timeoutMs;
-    String missing;
-    do {
-      missing = missingInternalBlocks(path);
-      if (missing == null) {
-        waitRouterIdle(timeoutMs);
-        return;
-      }
-      Thread.sleep(200);
-    } while (System.currentTimeMillis() < deadline);
-    throw new AssertionError(path + " not rebuilt within " + timeoutMs + " ms: " + missing);
+    String[] missing = {null};
+    if (!Waits.within(timeoutMs, 200, () -> (missing[0] = missingInternalBlocks(path)) == null)) {
+      throw new AssertionError(path + " not rebuilt within " + timeoutMs + " ms: " + missing[0]);
+    }
+    waitRouterIdle(timeoutMs);
   }
 
   private String missingInternalBlocks(String path) throws IOException {
@@ -476,20 +471,17 @@ public final class EcTestCluster implements AutoCloseable {
    */
   public void waitRouterIdle(long timeoutMs) throws Exception {
     MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
-    long deadline = System.currentTimeMillis() + timeoutMs;
-    while (true) {
-      long busy = 0;
+    long[] busy = {0};
+    boolean idle = Waits.within(timeoutMs, 50, () -> {
+      busy[0] = 0;
       for (DataNode dn : cluster.getDataNodes()) {
-        busy += (Long) jmx.getAttribute(routerMBean(dn), "InFlight");
+        busy[0] += (Long) jmx.getAttribute(routerMBean(dn), "InFlight");
       }
-      if (busy == 0) {
-        return;
-      }
-      if (System.currentTimeMillis() > deadline) {
-        throw new AssertionError(busy + " reconstruction tasks still running after "
-            + timeoutMs + " ms");
-      }
-      Thread.sleep(50);
+      return busy[0] == 0;
+    });
+    if (!idle) {
+      throw new AssertionError(busy[0] + " reconstruction tasks still running after "
+          + timeoutMs + " ms");
     }
   }
 
