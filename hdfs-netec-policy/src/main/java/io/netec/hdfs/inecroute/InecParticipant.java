@@ -1,6 +1,5 @@
 package io.netec.hdfs.inecroute;
 
-import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.NetecSettings;
 import io.netec.hdfs.route.BlockSource;
 import io.netec.hdfs.route.LogLimiter;
@@ -9,7 +8,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
@@ -19,10 +17,8 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
@@ -30,7 +26,6 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.Consumer;
 import org.apache.hadoop.io.IOUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,12 +44,14 @@ import org.slf4j.LoggerFactory;
  * maxJoins} at once (more are answered "participant busy"). A vertex streams its output only to
  * the requester's own address or to a peer in {@link Limits#peers} on the cluster's INEC data
  * port, dials no names, and ends as soon as its requester leaves.
+ *
+ * <p>By job: this class is the join server (accept, read joins, evict, expire, watch the
+ * requester, answer); {@link VertexRunner} runs each vertex.
  */
 public final class InecParticipant implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(InecParticipant.class);
   /** Lines peers can cause: one per cause every 10 s, then a count. */
   private final LogLimiter logs = new LogLimiter(LOG, 10_000);
-  private static final byte[] ZEROS = new byte[64 * 1024];
   /** A join's wire form is far smaller (four short strings and fixed fields). */
   static final int MAX_JOIN_BYTES = 16 * 1024;
 
@@ -89,8 +86,9 @@ public final class InecParticipant implements Closeable {
   }
 
   private final InecEngine engine;
-  private final BlockSource source;
   private final Limits limits;
+  /** Runs the vertices the joins ask for. */
+  private final VertexRunner runner;
   private final ServerSocketChannel server;
   private final Selector selector;
   private final InetSocketAddress address;
@@ -100,7 +98,6 @@ public final class InecParticipant implements Closeable {
   private final LinkedHashMap<SocketChannel, Pending> pending = new LinkedHashMap<>();
   private final LongAdder served = new LongAdder();
   private final LongAdder failed = new LongAdder();
-  private final LongAdder bytesRead = new LongAdder();
   private final LongAdder evicted = new LongAdder();
   private volatile boolean closed;
 
@@ -113,8 +110,8 @@ public final class InecParticipant implements Closeable {
   public InecParticipant(InecEngine engine, BlockSource source, String bindHost,
       int port, int maxJoins, Limits limits) throws IOException {
     this.engine = engine;
-    this.source = source;
     this.limits = limits;
+    this.runner = new VertexRunner(engine, source, limits, () -> closed);
     this.server = ServerSocketChannel.open();
     try {
       server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
@@ -157,7 +154,7 @@ public final class InecParticipant implements Closeable {
 
   /** Bytes of local blocks this participant read for repairs. */
   public long bytesRead() {
-    return bytesRead.sum();
+    return runner.bytesRead();
   }
 
   /** Connections closed unread: their join did not arrive in time or newer ones needed room. */
@@ -169,33 +166,6 @@ public final class InecParticipant implements Closeable {
   private static final class Pending {
     final ByteBuffer buf = ByteBuffer.allocate(MAX_JOIN_BYTES);
     final long since = System.nanoTime();
-  }
-
-  /**
-   * One running vertex, watched by the selector: its requester closing the control connection
-   * (or sending anything after the join) cancels it, closing its streams.
-   */
-  private static final class Vertex {
-    private final List<InecEngine.Conn> conns = new ArrayList<>();
-    private volatile boolean cancelled;
-
-    synchronized void add(InecEngine.Conn c) {
-      conns.add(c);
-      if (cancelled) {
-        c.close();
-      }
-    }
-
-    synchronized void cancel() {
-      cancelled = true;
-      closeAll();
-    }
-
-    synchronized void closeAll() {
-      for (InecEngine.Conn c : conns) {
-        c.close();
-      }
-    }
   }
 
   private void selectLoop() {
@@ -221,8 +191,8 @@ public final class InecParticipant implements Closeable {
           acceptAll();
         } else if (key.attachment() instanceof Pending) {
           readJoin(key, (Pending) key.attachment());
-        } else if (key.attachment() instanceof Vertex) {
-          watchRequester(key, (Vertex) key.attachment(), scratch);
+        } else if (key.attachment() instanceof VertexRunner.Vertex) {
+          watchRequester(key, (VertexRunner.Vertex) key.attachment(), scratch);
         }
       }
       selector.selectedKeys().clear();
@@ -290,7 +260,7 @@ public final class InecParticipant implements Closeable {
       return;
     }
     pending.remove(ch);
-    Vertex vertex = new Vertex();
+    VertexRunner.Vertex vertex = new VertexRunner.Vertex();
     key.attach(vertex); // from now on the selector watches for the requester leaving
     InetAddress requester = ch.socket().getInetAddress();
     try {
@@ -303,7 +273,7 @@ public final class InecParticipant implements Closeable {
   }
 
   /** Anything from a requester after its join means it left (or broke the protocol). */
-  private void watchRequester(SelectionKey key, Vertex vertex, ByteBuffer scratch) {
+  private void watchRequester(SelectionKey key, VertexRunner.Vertex vertex, ByteBuffer scratch) {
     scratch.clear();
     int r;
     try {
@@ -349,10 +319,10 @@ public final class InecParticipant implements Closeable {
     }
   }
 
-  private void serve(SocketChannel ch, SelectionKey key, JoinRequest req, Vertex vertex,
-      InetAddress requester) {
+  private void serve(SocketChannel ch, SelectionKey key, JoinRequest req,
+      VertexRunner.Vertex vertex, InetAddress requester) {
     try {
-      long bytes = run(req, vertex, requester, e -> fail(ch, req, vertex, e));
+      long bytes = runner.run(req, vertex, requester, e -> fail(ch, req, vertex, e));
       served.increment();
       reply(ch, 0, "streamed " + bytes + " bytes");
     } catch (IOException | RuntimeException e) {
@@ -363,15 +333,15 @@ public final class InecParticipant implements Closeable {
     }
   }
 
-  private void fail(SocketChannel ch, JoinRequest req, Vertex vertex, Exception e) {
+  private void fail(SocketChannel ch, JoinRequest req, VertexRunner.Vertex vertex, Exception e) {
     failed.increment();
-    String why = vertex.cancelled ? "its requester left" : LogLimiter.oneLine(e);
+    String why = vertex.cancelled() ? "its requester left" : LogLimiter.oneLine(e);
     logs.warn("vertex-failed", "INEC vertex of task {} failed: {}",
         LogLimiter.oneLine(req.task), why);
     // 2: one of its streams was lost (another vertex failed); 3: its own block failed it;
     // 1: it failed otherwise
-    reply(ch, e instanceof InecEngine.StreamLost ? 2 : e instanceof LocalBlockFault ? 3 : 1,
-        String.valueOf(e.getMessage()));
+    reply(ch, e instanceof InecEngine.StreamLost ? 2
+        : e instanceof VertexRunner.LocalBlockFault ? 3 : 1, String.valueOf(e.getMessage()));
   }
 
   /** The one-byte status and a message; the channel may be non-blocking (it fits at once). */
@@ -393,157 +363,6 @@ public final class InecParticipant implements Closeable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-  }
-
-  /**
-   * Null when a vertex may stream to {@code out}, else why not: the requester's own address
-   * (any port: a client's engine listens where it likes), or a peer inside the peer networks
-   * on the cluster's INEC data port.
-   */
-  String dialRefusal(InetSocketAddress out, InetAddress requester) {
-    if (out.getAddress() == null) {
-      return "output " + out.getHostString() + " is not an address";
-    }
-    if (out.getAddress().equals(requester)) {
-      return null;
-    }
-    String why = limits.peers.refusal(out.getAddress().getHostAddress());
-    if (why != null) {
-      return "output " + why;
-    }
-    if (limits.peerDataPort != 0 && out.getPort() != limits.peerDataPort) {
-      return "output port " + out.getPort() + " of peer " + out.getAddress().getHostAddress()
-          + " is not the INEC data port " + limits.peerDataPort + " ("
-          + NetecConfigKeys.INEC_DATA_PORT + ")";
-    }
-    return null;
-  }
-
-  /**
-   * Runs one vertex; returns the bytes it streamed out. {@code failing} hears every failure
-   * first, before the vertex's streams and source are torn down: the requester then has this
-   * vertex's report before its neighbours' "closed by the peer", which the teardown causes.
-   */
-  private long run(JoinRequest req, Vertex vertex, InetAddress requester,
-      Consumer<Exception> failing) throws IOException {
-    long end = req.offset + req.length;
-    long readable = Math.max(0, Math.min(req.unitLength, end) - req.offset);
-    int timeoutMs = Math.min(req.timeoutMs, limits.maxTimeoutMs);
-    InputStream in = null;
-    InecEngine.Op op = null;
-    java.io.Closeable transfer = null;
-    try {
-      if (req.segment > limits.maxSegment) {
-        throw new IOException("join refused: segment of " + req.segment + " bytes is above "
-            + "this participant's " + limits.maxSegment + " (" + NetecConfigKeys.INEC_SEGMENT
-            + ")");
-      }
-      String refusal = dialRefusal(req.output, requester);
-      if (refusal != null) {
-        throw new IOException("join refused: " + refusal);
-      }
-      try {
-        transfer = source.transfer("INEC vertex of " + req.block);
-      } catch (IOException e) {
-        throw new LocalBlockFault(e);
-      }
-      // Always: a vertex that streams zeros proves its right to join the repair as well. A
-      // refusal here is the requester's (a token) as often as the replica's: not reported as
-      // the survivor's fault (a replica that is gone fails its proof too, which tells).
-      source.check(req.block, req.token, Math.min(req.unitLength, end));
-      InecEngine.Conn out = engine.dial(req.output, req.outputTag, req.transport, timeoutMs);
-      vertex.add(out);
-      InecEngine.Conn[] inputs = new InecEngine.Conn[req.inputTags.length];
-      for (int i = 0; i < inputs.length; i++) {
-        inputs[i] = engine.take(req.inputTags[i], req.transport, timeoutMs,
-            () -> closed || vertex.cancelled);
-        vertex.add(inputs[i]);
-      }
-      if (readable > 0) {
-        try {
-          in = source.open(req.block, req.offset);
-        } catch (IOException e) {
-          throw new LocalBlockFault(e);
-        }
-      }
-      int segs = (int) ((req.length + req.segment - 1) / req.segment);
-      ByteBuffer[] bufs = new ByteBuffer[Math.min(2, segs)];
-      for (int i = 0; i < bufs.length; i++) {
-        bufs[i] = ByteBuffer.allocateDirect(req.segment);
-      }
-      long sent = 0;
-      fill(in, bufs[0], 0, readable, req);
-      for (int s = 0; s < segs; s++) {
-        long base = (long) s * req.segment;
-        long n = Math.min(req.segment, req.length - base);
-        ByteBuffer local = bufs[s % bufs.length];
-        boolean hasLocal = base < readable;
-        if (inputs.length == 0) {
-          op = engine.ecSend(req.coefficients, local, n, req.chunk, out);
-        } else {
-          op = engine.recvEcSend(inputs, req.coefficients, hasLocal ? local : null, n, req.chunk,
-              out);
-        }
-        if (s + 1 < segs) {
-          fill(in, bufs[(s + 1) % bufs.length], base + req.segment, readable, req);
-        }
-        if (!op.await(timeoutMs)) {
-          throw new IOException("no progress for " + timeoutMs + " ms");
-        }
-        op.close();
-        op = null;
-        sent += n * req.coefficients.length;
-      }
-      return sent;
-    } catch (IOException | RuntimeException e) {
-      failing.accept(e);
-      throw e;
-    } finally {
-      vertex.closeAll(); // fails a running op, so its buffers can be let go below
-      if (op != null) {
-        op.awaitEnd();
-        op.close();
-      }
-      IOUtils.closeStream(in);
-      IOUtils.closeStream(transfer);
-    }
-  }
-
-  /**
-   * A vertex failed on its own block (unreadable, corrupt, no transfer free): the survivor's
-   * fault, reported with status 3 so the rebuilding node replaces this unit.
-   */
-  static final class LocalBlockFault extends IOException {
-    private static final long serialVersionUID = 1L;
-
-    LocalBlockFault(IOException cause) {
-      super(cause.getMessage(), cause);
-    }
-  }
-
-  /** Segment at {@code base} of the range: local bytes, zeros past the unit's end. */
-  private void fill(InputStream in, ByteBuffer buf, long base, long readable, JoinRequest req)
-      throws IOException {
-    buf.clear();
-    long n = Math.min(req.segment, req.length - base);
-    long have = Math.max(0, Math.min(n, readable - base));
-    byte[] tmp = new byte[(int) Math.min(have, 64 * 1024)];
-    long left = have;
-    try {
-      while (left > 0) {
-        int r = (int) Math.min(tmp.length, left);
-        IOUtils.readFully(in, tmp, 0, r);
-        buf.put(tmp, 0, r);
-        left -= r;
-      }
-    } catch (IOException e) {
-      throw new LocalBlockFault(e);
-    }
-    bytesRead.add(have);
-    while (buf.position() < n) { // zeros: a short unit, or a unit the group does not have
-      buf.put(ZEROS, 0, (int) Math.min(ZEROS.length, n - buf.position()));
-    }
-    buf.clear();
   }
 
   @Override
