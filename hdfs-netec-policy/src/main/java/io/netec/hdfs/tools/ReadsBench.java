@@ -47,8 +47,9 @@ final class ReadsBench {
   /**
    * Every kind of read through each client, timed. Each client warms up alone ({@link
    * #WARM_UP_ROUNDS}); then the timed reads go kind by kind, repetition by repetition, the
-   * clients in turn: whatever loads the testbed meanwhile (a DataNode deleting an earlier run's
-   * blocks) falls on every client alike, not on whichever ran then.
+   * clients in turn, each repetition starting with the next: whatever loads the testbed
+   * meanwhile (a DataNode deleting an earlier run's blocks, a link's bucket drained by the read
+   * before) falls on every client alike, not on whichever ran then.
    */
   static String run(Configuration base, Path path, long size, long seed, int group, int lost,
       int healthy, int repeat, String[] clients) throws IOException {
@@ -81,7 +82,10 @@ final class ReadsBench {
       ms = new double[n][names.size()][repeat];
       for (int k = 0; k < names.size(); k++) {
         for (int i = 0; i < repeat; i++) {
-          for (int c = 0; c < n; c++) {
+          // each repetition starts with the next client: none always reads right after the
+          // same other (a shaped link's token bucket another's read just drained, say)
+          for (int j = 0; j < n; j++) {
+            int c = (i + j) % n;
             long t0 = System.nanoTime();
             long bad = readCounted(kinds.get(c).get(names.get(k)), streams[c], rnd[c], c,
                 routes, hadoop);
