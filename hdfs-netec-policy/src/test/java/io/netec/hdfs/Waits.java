@@ -1,5 +1,6 @@
 package io.netec.hdfs;
 
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -17,7 +18,11 @@ public final class Waits {
 
   /** Whether {@code c} held within {@code timeoutMs}, polled every {@code pollMs}. */
   public static boolean within(long timeoutMs, long pollMs, Condition c) throws Exception {
-    long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+    if (timeoutMs < 0 || pollMs <= 0) {
+      throw new IllegalArgumentException("timeout " + timeoutMs + " ms, poll " + pollMs
+          + " ms: the timeout may not be negative, the poll must be positive");
+    }
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
     while (!c.holds()) {
       if (System.nanoTime() - deadline > 0) {
         return false;
