@@ -117,11 +117,11 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
       if (!c.routes) {
         ClientReadCounters.HADOOP_CHOSEN.increment();
         CHOICES.info("hadoop", "{}: lost units' reads through Hadoop's stream: {}", src,
-            c.reason);
+            c);
         return new Planned(plan, null);
       }
       ClientReadCounters.ROUTES_CHOSEN.increment();
-      CHOICES.info("routes", "{}: lost units' reads through the routes: {}", src, c.reason);
+      CHOICES.info("routes", "{}: lost units' reads through the routes: {}", src, c);
       boolean refreshed = false;
       for (long groupStart : plan.groupStarts) {
         refreshed |= refreshIfTokensExpire(groupStart, TOKEN_MARGIN_MS);

@@ -2,6 +2,7 @@ package io.netec.hdfs.client;
 
 import io.netec.hdfs.route.ReadCost;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * Chooses, for one positional read that touches lost units, between Hadoop's striped stream
@@ -50,10 +51,14 @@ final class ReadChooser {
     }
   }
 
-  /** A choice, why, and how long the routes may take before the read leaves them. */
+  /**
+   * A choice, why, and how long the routes may take before the read leaves them. The reason is
+   * worded only when asked for ({@link #toString}, as a log line's argument): most choices are
+   * held back by the log's limiter, and formatting each was a visible part of a small read.
+   */
   static final class Choice {
     final boolean routes;
-    final String reason;
+    private final Supplier<String> reason;
     /**
      * Milliseconds the routes have to rebuild the read's lost ranges before Hadoop's stream
      * reads the range too, the first answer serving the read (0: no budget, the routes' own
@@ -66,13 +71,22 @@ final class ReadChooser {
     final double budgetMillis;
 
     Choice(boolean routes, String reason) {
-      this(routes, reason, 0);
+      this(routes, () -> reason, 0);
     }
 
-    Choice(boolean routes, String reason, double budgetMillis) {
+    Choice(boolean routes, Supplier<String> reason, double budgetMillis) {
       this.routes = routes;
       this.reason = reason;
       this.budgetMillis = budgetMillis;
+    }
+
+    String reason() {
+      return reason.get();
+    }
+
+    @Override
+    public String toString() {
+      return reason();
     }
   }
 
@@ -150,9 +164,9 @@ final class ReadChooser {
     Lost last = lost;
     long sinceLost = last == null ? Long.MAX_VALUE : clockMs.getAsLong() - last.atMs;
     if (sinceLost <= ReadCost.RECENT_MS) {
-      return new Choice(false, String.format("a read through %s lost to Hadoop's stream %d ms "
-          + "ago: what loads one route's survivors loads every route's (Hadoop's stream for "
-          + "%d s after that)", last.route, sinceLost, ReadCost.RECENT_MS / 1000));
+      return new Choice(false, () -> String.format("a read through %s lost to Hadoop's stream "
+          + "%d ms ago: what loads one route's survivors loads every route's (Hadoop's stream "
+          + "for %d s after that)", last.route, sinceLost, ReadCost.RECENT_MS / 1000), 0);
     }
     // a route measured fewer than MIN_TRUSTED times is judged by the prior (and so measured)
     double perByte = linkBytesPerMs > 0 ? 1 / linkBytesPerMs
@@ -172,9 +186,9 @@ final class ReadChooser {
             PRIOR_ROUTE_LATENCY_MS + atLink)
         : UNMEASURED_ROUTE_LATENCY_MS + atLink;
     double viaRoute = rebuilt + (read.healthyBytes > 0 ? hadoopMillis(read.healthyBytes) : 0);
-    String why = String.format("%s %.1f ms for %d bytes against Hadoop's stream %.1f ms for "
-        + "%d bytes", route, viaRoute, read.routedBytes + read.healthyBytes, viaHadoop,
-        read.hadoopBytes);
+    Supplier<String> why = () -> String.format("%s %.1f ms for %d bytes against Hadoop's "
+        + "stream %.1f ms for %d bytes", route, viaRoute, read.routedBytes + read.healthyBytes,
+        viaHadoop, read.hadoopBytes);
     // a route's first tasks are slow by nature (connections, JIT): they are waited for, as
     // they must be to measure it at all; after them, a read the route overruns is left
     double budget = routeCost.samples() < ReadCost.MIN_TRUSTED ? 0

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import org.apache.hadoop.hdfs.protocol.ErasureCodingPolicy;
 import org.apache.hadoop.hdfs.protocol.LocatedStripedBlock;
@@ -18,7 +19,9 @@ import org.apache.hadoop.hdfs.util.StripedBlockUtil;
  * lost unit over the unit range the read's parts span, one {@link RepairRequest} per group (a
  * task of several rows when the lost units span one range). Plain: the stream gives it its
  * groups (which it may fetch from the NameNode) and which units are lost; the plan itself reads
- * nothing.
+ * nothing. The requests (survivors, their blocks and tokens) are built only when asked for:
+ * most reads that touch a lost unit are small and go to Hadoop's stream, which needs only the
+ * byte counts, and building them was a visible part of such a read's time.
  */
 final class ReadPlan {
   /** The stream's view the plan needs: its block groups, and which units it cannot read. */
@@ -58,13 +61,45 @@ final class ReadPlan {
   long hadoopBytes;
   /** Bytes of healthy units the read returns (read by Hadoop's stream either way). */
   long healthyBytes;
-  /** Per group touched with lost parts: the requests the routes would serve. */
-  final List<RepairRequest> requests = new ArrayList<>();
-  /** The file offset of each request's group. */
+  /** Bytes the routes would rebuild (every task's rows). */
+  private long routedBytes;
+  /** The routes' tasks, each one group's lost units over one unit range. */
+  private final List<Task> tasks = new ArrayList<>();
+  /** The file offset of each task's group. */
   final List<Long> groupStarts = new ArrayList<>();
+  /** {@link #requests()}, once built. */
+  private List<RepairRequest> requests;
+  private final String src;
+  private final ErasureCodingPolicy policy;
+  private final int progressTimeoutMs;
+  private final Layout layout;
 
-  private ReadPlan(int length) {
+  /** One task of the routes: lost units of a group over unit range [from, to). */
+  private static final class Task {
+    final LocatedStripedBlock group;
+    final int[] erased;
+    final long from;
+    final long to;
+    /** Every lost unit of the group the read touches (none of them is a survivor). */
+    final Set<Integer> lostUnits;
+
+    Task(LocatedStripedBlock group, int[] erased, long from, long to,
+        Set<Integer> lostUnits) {
+      this.group = group;
+      this.erased = erased;
+      this.from = from;
+      this.to = to;
+      this.lostUnits = lostUnits;
+    }
+  }
+
+  private ReadPlan(int length, String src, ErasureCodingPolicy policy, int progressTimeoutMs,
+      Layout layout) {
     this.length = length;
+    this.src = src;
+    this.policy = policy;
+    this.progressTimeoutMs = progressTimeoutMs;
+    this.layout = layout;
   }
 
   /** The file offset the read starts at. */
@@ -74,11 +109,40 @@ final class ReadPlan {
 
   /** Bytes the routes would rebuild. */
   long routedBytes() {
-    long b = 0;
-    for (RepairRequest r : requests) {
-      b += r.bytesToRebuild();
+    return routedBytes;
+  }
+
+  /**
+   * Per task, the request the routes would serve (in {@link #groupStarts}' order): the lost
+   * units over their range, and every other unit that holds bytes, where it is and its READ
+   * token, as survivors. Built on the first call, from the groups as the plan found them.
+   */
+  List<RepairRequest> requests() {
+    if (requests == null) {
+      List<RepairRequest> r = new ArrayList<>(tasks.size());
+      for (Task t : tasks) {
+        r.add(request(t));
+      }
+      requests = r;
     }
-    return b;
+    return requests;
+  }
+
+  private RepairRequest request(Task t) {
+    LocatedStripedBlock g = t.group;
+    List<RepairRequest.Survivor> survivors = new ArrayList<>();
+    for (int i = 0; i < policy.getNumDataUnits() + policy.getNumParityUnits(); i++) {
+      int j = slot(g, i);
+      if (t.lostUnits.contains(i) || j < 0 || layout.lost(g, i)
+          || StripedBlockUtil.getInternalBlockLength(g.getBlockSize(), policy, i) == 0) {
+        continue;
+      }
+      survivors.add(new RepairRequest.Survivor(i, g.getLocations()[j],
+          StripedBlockUtil.constructInternalBlock(g.getBlock(), policy, i), token(g, j)));
+    }
+    return new RepairRequest("Read of " + src + " " + g.getBlock().getLocalBlock() + " units "
+        + Arrays.toString(t.erased) + " from " + t.from, g.getBlock(), g.getBlockSize(), policy,
+        t.erased, t.from, t.to - t.from, survivors).withProgressTimeout(progressTimeoutMs);
   }
 
   ReadChooser.ReadShape shape() {
@@ -98,7 +162,8 @@ final class ReadPlan {
     }
     int k = policy.getNumDataUnits();
     long cell = policy.getCellSize();
-    ReadPlan plan = new ReadPlan((int) Math.min(length, fileLength - position));
+    ReadPlan plan = new ReadPlan((int) Math.min(length, fileLength - position), src, policy,
+        progressTimeoutMs, layout);
     long end = position + plan.length;
     long x = position;
     while (x < end) {
@@ -114,7 +179,7 @@ final class ReadPlan {
         groupParts.add(new Part(g, x, len, unit, unitOffset, layout.lost(g, unit)));
         x += len;
       }
-      plan.addGroup(src, policy, g, groupParts, progressTimeoutMs, layout);
+      plan.addGroup(g, groupParts);
     }
     return plan;
   }
@@ -124,8 +189,7 @@ final class ReadPlan {
    * lost part covers (healthy parts at those offsets among them) and healthy parts elsewhere
    * once; the routes rebuild each lost unit over the unit range its parts span.
    */
-  private void addGroup(String src, ErasureCodingPolicy policy, LocatedStripedBlock g,
-      List<Part> groupParts, int progressTimeoutMs, Layout layout) {
+  private void addGroup(LocatedStripedBlock g, List<Part> groupParts) {
     int k = policy.getNumDataUnits();
     long cell = policy.getCellSize();
     // lost unit -> {from, to}: the unit range its parts span
@@ -165,34 +229,25 @@ final class ReadPlan {
     if (lostUnits.isEmpty()) {
       return;
     }
-    List<RepairRequest.Survivor> survivors = new ArrayList<>();
-    for (int i = 0; i < k + policy.getNumParityUnits(); i++) {
-      int j = slot(g, i);
-      if (lostUnits.containsKey(i) || j < 0 || layout.lost(g, i)
-          || StripedBlockUtil.getInternalBlockLength(g.getBlockSize(), policy, i) == 0) {
-        continue;
-      }
-      survivors.add(new RepairRequest.Survivor(i, g.getLocations()[j],
-          StripedBlockUtil.constructInternalBlock(g.getBlock(), policy, i), token(g, j)));
-    }
     // Lost units spanning the same range: one task of several rows; else a task each, so that
     // no unit is rebuilt over more than its own parts.
     boolean same = lostUnits.values().stream().map(Arrays::toString).distinct().count() == 1;
-    List<int[]> tasks = new ArrayList<>();
+    List<int[]> erasedEach = new ArrayList<>();
     if (same) {
-      tasks.add(lostUnits.keySet().stream().mapToInt(Integer::intValue).toArray());
+      erasedEach.add(lostUnits.keySet().stream().mapToInt(Integer::intValue).toArray());
     } else {
       for (int u : lostUnits.keySet()) {
-        tasks.add(new int[] {u});
+        erasedEach.add(new int[] {u});
       }
     }
-    for (int[] erased : tasks) {
+    for (int[] erased : erasedEach) {
       long[] span = lostUnits.get(erased[0]);
-      requests.add(new RepairRequest("Read of " + src + " " + g.getBlock().getLocalBlock()
-          + " units " + Arrays.toString(erased) + " from " + span[0], g.getBlock(),
-          g.getBlockSize(), policy, erased, span[0], span[1] - span[0], survivors)
-          .withProgressTimeout(progressTimeoutMs));
+      tasks.add(new Task(g, erased, span[0], span[1], lostUnits.keySet()));
       groupStarts.add(g.getStartOffset());
+      for (int u : erased) { // as RepairRequest#rowLength: a short unit ends early
+        long unitLength = StripedBlockUtil.getInternalBlockLength(g.getBlockSize(), policy, u);
+        routedBytes += Math.max(0, Math.min(span[1] - span[0], unitLength - span[0]));
+      }
     }
   }
 

@@ -95,7 +95,7 @@ final class RoutedRead {
   boolean readInto(byte[] buffer, int offset) throws IOException {
     long start = plan.position();
     long readStart = System.nanoTime();
-    for (RepairRequest req : plan.requests) {
+    for (RepairRequest req : plan.requests()) {
       byte[][] rows = new byte[req.erased().length][];
       for (int r = 0; r < rows.length; r++) {
         rows[r] = new byte[(int) req.rowLength(r)];

@@ -34,6 +34,16 @@ public final class ReadCost {
   private final LongSupplier clockMs;
   private int count;
   private int next;
+  /**
+   * The fit over the samples held at {@link #version} {@link #fittedAt}, so that the many
+   * estimates between two measurements fit once: a read's choice asks for several, and the
+   * O(n^2) slopes of each were a visible part of a small read's time.
+   */
+  private double fitPerByte;
+  private double fitFixed;
+  private long fittedAt = -1;
+  /** Counts changes to the samples held: every measurement added, every one forgotten. */
+  private long version;
 
   public ReadCost() {
     this(org.apache.hadoop.util.Time::monotonicNow);
@@ -54,6 +64,7 @@ public final class ReadCost {
     at[next] = clockMs.getAsLong();
     next = (next + 1) % SAMPLES;
     count = Math.min(SAMPLES, count + 1);
+    version++;
   }
 
   /** Milliseconds since the newest measurement held, or -1 with none. */
@@ -82,6 +93,7 @@ public final class ReadCost {
         return;
       }
       count--;
+      version++;
     }
   }
 
@@ -182,6 +194,16 @@ public final class ReadCost {
     if (count == 0) {
       return -1;
     }
+    if (fittedAt != version) {
+      fitPerByte = slope();
+      fitFixed = fitPerByte > 0 ? fixedPlusRate(0, fitPerByte, count) : 0;
+      fittedAt = version;
+    }
+    return fitPerByte > 0 ? fitFixed + b * fitPerByte : NO_FIT;
+  }
+
+  /** The median of the slopes between held samples of different sizes, or 0 with none. */
+  private double slope() {
     double[] slopes = new double[count * (count - 1) / 2];
     int n = 0;
     for (int i = 0; i < count; i++) {
@@ -192,14 +214,7 @@ public final class ReadCost {
         }
       }
     }
-    if (n == 0) {
-      return NO_FIT;
-    }
-    double perByte = median(slopes, n);
-    if (perByte <= 0) {
-      return NO_FIT;
-    }
-    return fixedPlusRate(b, perByte, count);
+    return n == 0 ? 0 : median(slopes, n);
   }
 
   private static double median(double[] a, int n) {

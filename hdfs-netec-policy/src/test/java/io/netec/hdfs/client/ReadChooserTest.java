@@ -49,11 +49,11 @@ class ReadChooserTest {
     ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
     for (long len : new long[] {64 << 10, 1 << 20, 4 << 20}) {
       ReadChooser.Choice c = ch.choose(insideLostUnit(len), "switch", routeWarmAt(25));
-      assertTrue(c.routes, len + ": " + c.reason);
+      assertTrue(c.routes, len + ": " + c.reason());
       // the route may run until Hadoop's stream would have been done, and twice its own time
       double route = 25 + len / SLOW;
       double hadoop = 2 + K * len / SLOW;
-      assertEquals(Math.max(hadoop, 2 * route), c.budgetMillis, 1, c.reason);
+      assertEquals(Math.max(hadoop, 2 * route), c.budgetMillis, 1, c.reason());
     }
   }
 
@@ -70,7 +70,7 @@ class ReadChooserTest {
     assertFalse(ch.choose(insideLostUnit(1 << 20), "switch", route).routes, "still recent");
     now[0] += 1;
     ReadChooser.Choice c = ch.choose(insideLostUnit(1 << 20), "switch", route);
-    assertTrue(c.routes, "tried again as if unmeasured: " + c.reason);
+    assertTrue(c.routes, "tried again as if unmeasured: " + c.reason());
     route.add(1 << 20, 900); // slow again
     assertFalse(ch.choose(insideLostUnit(1 << 20), "switch", route).routes, "left again");
   }
@@ -84,8 +84,8 @@ class ReadChooserTest {
     assertTrue(ch.choose(insideLostUnit(1 << 20), "switch", sw).routes);
     ch.routeLostToHadoop("inec"); // a reconstruction loads the survivors both routes read
     ReadChooser.Choice c = ch.choose(insideLostUnit(1 << 20), "switch", sw);
-    assertFalse(c.routes, "the switch is left too: " + c.reason);
-    assertTrue(c.reason.contains("inec"), c.reason);
+    assertFalse(c.routes, "the switch is left too: " + c.reason());
+    assertTrue(c.reason().contains("inec"), c.reason());
     assertFalse(ch.choose(insideLostUnit(1 << 20), "inec", inec).routes);
     now[0] += ReadCost.RECENT_MS + 1;
     assertTrue(ch.choose(insideLostUnit(1 << 20), "switch", sw).routes, "tried again");
@@ -97,7 +97,7 @@ class ReadChooserTest {
     ReadCost cold = new ReadCost();
     for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
       ReadChooser.Choice c = ch.choose(insideLostUnit(1 << 20), "switch", cold);
-      assertTrue(c.routes, c.reason);
+      assertTrue(c.routes, c.reason());
       assertEquals(0.0, c.budgetMillis, "a cold task is waited for");
       cold.add(1 << 20, 700); // cold: connections, JIT
     }
@@ -128,21 +128,21 @@ class ReadChooserTest {
     ReadChooser ch = new ReadChooser("cost", 0, hadoop);
     ReadChooser.Choice c = ch.choose(new ReadChooser.ReadShape(3 * (64 << 10), 64 << 10, 0),
         "switch", routeWarmAt(40));
-    assertFalse(c.routes, c.reason);
+    assertFalse(c.routes, c.reason());
   }
 
   @Test
   void aSequentialScanOfWholeStripesStaysWithHadoop() {
     ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
     ReadChooser.Choice c = ch.choose(wholeStripes(4), "switch", new ReadCost());
-    assertFalse(c.routes, c.reason);
+    assertFalse(c.routes, c.reason());
   }
 
   @Test
   void aSmallRangeOnAFastLinkStaysWithHadoop() {
     ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(FAST));
     ReadChooser.Choice c = ch.choose(insideLostUnit(64 << 10), "switch", new ReadCost());
-    assertFalse(c.routes, c.reason);
+    assertFalse(c.routes, c.reason());
   }
 
   @Test
@@ -153,7 +153,7 @@ class ReadChooserTest {
       slowRoute.add(b, 500 + 10 * b / SLOW); // ten times slower than the link, plus 0.5 s
     }
     ReadChooser.Choice c = ch.choose(insideLostUnit(1 << 20), "switch", slowRoute);
-    assertFalse(c.routes, c.reason);
+    assertFalse(c.routes, c.reason());
   }
 
   @Test
@@ -179,7 +179,7 @@ class ReadChooserTest {
     assertFalse(ch.choose(insideLostUnit(64 << 10), "switch", smallOnly).routes,
         "64 KiB: Hadoop's 3 x 64 KiB is quicker than the route's fixed cost");
     ReadChooser.Choice c = ch.choose(insideLostUnit(1 << 20), "switch", smallOnly);
-    assertTrue(c.routes, c.reason);
+    assertTrue(c.routes, c.reason());
   }
 
   @Test
@@ -194,17 +194,17 @@ class ReadChooserTest {
     assertTrue(ch.choose(insideLostUnit(1 << 20), "switch", route).routes, "one slow read");
     route.add(1 << 20, 2_500);
     ReadChooser.Choice c = ch.choose(insideLostUnit(1 << 20), "switch", route);
-    assertFalse(c.routes, c.reason);
+    assertFalse(c.routes, c.reason());
   }
 
   @Test
   void theConfiguredLinkRateCountsBeforeAnythingIsMeasured() {
     ReadChooser.Choice c = new ReadChooser("cost", SLOW, new ReadCost())
         .choose(insideLostUnit(1 << 20), "inec", new ReadCost());
-    assertTrue(c.routes, c.reason);
+    assertTrue(c.routes, c.reason());
     c = new ReadChooser("cost", 0, new ReadCost())
         .choose(insideLostUnit(1 << 20), "inec", new ReadCost());
-    assertFalse(c.routes, "nothing known: Hadoop's stream, " + c.reason);
+    assertFalse(c.routes, "nothing known: Hadoop's stream, " + c.reason());
   }
 
   @Test

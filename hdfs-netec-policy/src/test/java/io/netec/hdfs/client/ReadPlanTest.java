@@ -68,7 +68,7 @@ class ReadPlanTest {
   private static ReadPlan plan(long position, int length, Integer... lostUnits)
       throws IOException {
     Set<Integer> lost = Set.of(lostUnits);
-    return ReadPlan.of("/f", RS32, 2 * GROUP, position, length, 60_000,
+    return counted(ReadPlan.of("/f", RS32, 2 * GROUP, position, length, 60_000,
         new ReadPlan.Layout() {
           @Override
           public LocatedStripedBlock groupAt(long offset) {
@@ -79,7 +79,21 @@ class ReadPlanTest {
           public boolean lost(LocatedStripedBlock g, int index) {
             return lost.contains(index);
           }
-        });
+        }));
+  }
+
+  /**
+   * {@code p} (null: none), whose routed bytes (counted from the lost spans, before any request is built)
+   * are checked against the requests' own count.
+   */
+  private static ReadPlan counted(ReadPlan p) {
+    if (p == null) {
+      return null; // nothing to read
+    }
+    long before = p.routedBytes();
+    assertEquals(p.requests().stream().mapToLong(RepairRequest::bytesToRebuild).sum(), before);
+    assertEquals(p.requests().size(), p.groupStarts.size());
+    return p;
   }
 
   /** File offset of unit {@code unit}'s cell in stripe {@code stripe} of group 0. */
@@ -98,7 +112,7 @@ class ReadPlanTest {
     assertEquals(2 * CELL, p.hadoopBytes);
     assertEquals(2 * CELL, p.healthyBytes);
     assertTrue(p.lost.isEmpty());
-    assertTrue(p.requests.isEmpty());
+    assertTrue(p.requests().isEmpty());
     assertEquals(0, p.routedBytes());
     assertEquals(3, p.parts.size(), "cut at cell edges: 100 bytes short, a cell, the rest");
   }
@@ -109,8 +123,8 @@ class ReadPlanTest {
     assertEquals((long) K * CELL, p.hadoopBytes);
     assertEquals(0, p.healthyBytes);
     assertEquals(CELL, p.routedBytes());
-    assertEquals(1, p.requests.size());
-    RepairRequest r = p.requests.get(0);
+    assertEquals(1, p.requests().size());
+    RepairRequest r = p.requests().get(0);
     assertArrayEquals(new int[] {1}, r.erased());
     assertEquals(2L * CELL, r.offset(), "unit 1's bytes of stripe 2");
     assertEquals(CELL, r.length());
@@ -124,7 +138,7 @@ class ReadPlanTest {
     ReadPlan p = plan(cellAt(0, 2) + 5000, 4096, 2);
     assertEquals((long) K * 4096, p.hadoopBytes);
     assertEquals(4096, p.routedBytes());
-    assertEquals(5000, p.requests.get(0).offset());
+    assertEquals(5000, p.requests().get(0).offset());
   }
 
   @Test
@@ -150,32 +164,32 @@ class ReadPlanTest {
   @Test
   void lostUnitsOverOneRangeAreOneTaskOfTwoRowsElseATaskEach() throws IOException {
     ReadPlan same = plan(cellAt(0, 0), K * CELL, 0, 2);
-    assertEquals(1, same.requests.size());
-    assertArrayEquals(new int[] {0, 2}, same.requests.get(0).erased());
-    assertEquals(Set.of(1, 3, 4), survivorsOf(same.requests.get(0)));
+    assertEquals(1, same.requests().size());
+    assertArrayEquals(new int[] {0, 2}, same.requests().get(0).erased());
+    assertEquals(Set.of(1, 3, 4), survivorsOf(same.requests().get(0)));
     assertEquals(2L * CELL, same.routedBytes());
     // unit 0's cells of stripes 0 and 1, unit 2's of stripe 0 only: different ranges
     ReadPlan apart = plan(cellAt(0, 0), (K + 1) * CELL, 0, 2);
-    assertEquals(2, apart.requests.size());
-    assertArrayEquals(new int[] {0}, apart.requests.get(0).erased());
-    assertArrayEquals(new int[] {2}, apart.requests.get(1).erased());
-    assertEquals(2L * CELL, apart.requests.get(0).length(), "unit 0 over stripes 0 and 1");
-    assertEquals(CELL, apart.requests.get(1).length(), "unit 2 over stripe 0 alone");
+    assertEquals(2, apart.requests().size());
+    assertArrayEquals(new int[] {0}, apart.requests().get(0).erased());
+    assertArrayEquals(new int[] {2}, apart.requests().get(1).erased());
+    assertEquals(2L * CELL, apart.requests().get(0).length(), "unit 0 over stripes 0 and 1");
+    assertEquals(CELL, apart.requests().get(1).length(), "unit 2 over stripe 0 alone");
   }
 
   @Test
   void aLostUnitOutsideTheReadIsNoSurvivor() throws IOException {
     ReadPlan p = plan(cellAt(0, 0), CELL, 0, 2);
-    assertEquals(1, p.requests.size(), "unit 2 is lost but not read");
-    assertArrayEquals(new int[] {0}, p.requests.get(0).erased());
-    assertEquals(Set.of(1, 3, 4), survivorsOf(p.requests.get(0)), "not the lost unit 2");
+    assertEquals(1, p.requests().size(), "unit 2 is lost but not read");
+    assertArrayEquals(new int[] {0}, p.requests().get(0).erased());
+    assertEquals(Set.of(1, 3, 4), survivorsOf(p.requests().get(0)), "not the lost unit 2");
   }
 
   @Test
   void anEmptyUnitOfAShortGroupIsNoSurvivor() throws IOException {
     // a group of one cell and a half: unit 0 whole, unit 1 half, unit 2 empty, parity whole
     LocatedStripedBlock shortGroup = group(0, CELL + CELL / 2);
-    ReadPlan p = ReadPlan.of("/f", RS32, CELL + CELL / 2, 0, CELL, 60_000,
+    ReadPlan p = ReadPlan.of("/f", RS32, CELL + CELL / 2, 0, 2 * CELL, 60_000,
         new ReadPlan.Layout() {
           @Override
           public LocatedStripedBlock groupAt(long offset) {
@@ -184,19 +198,21 @@ class ReadPlanTest {
 
           @Override
           public boolean lost(LocatedStripedBlock g, int index) {
-            return index == 0;
+            return index <= 1;
           }
         });
-    assertEquals(Set.of(1, 3, 4), survivorsOf(p.requests.get(0)), "unit 2 holds nothing");
+    counted(p);
+    assertEquals(CELL + CELL / 2, p.routedBytes(), "unit 0 whole, unit 1's half");
+    assertEquals(Set.of(3, 4), survivorsOf(p.requests().get(0)), "unit 2 holds nothing");
   }
 
   @Test
   void aReadAcrossTwoGroupsAsksEachGroupApart() throws IOException {
     ReadPlan p = plan(GROUP - CELL, 2 * CELL, 2, 0);
     // the last cell of group 0 is unit 2's; the first of group 1 unit 0's: both lost
-    assertEquals(2, p.requests.size());
-    assertEquals(G0.getBlock(), p.requests.get(0).blockGroup());
-    assertEquals(G1.getBlock(), p.requests.get(1).blockGroup());
+    assertEquals(2, p.requests().size());
+    assertEquals(G0.getBlock(), p.requests().get(0).blockGroup());
+    assertEquals(G1.getBlock(), p.requests().get(1).blockGroup());
     assertEquals(GROUP, (long) p.groupStarts.get(1));
     assertEquals(2L * K * CELL, p.hadoopBytes);
   }

@@ -29,6 +29,28 @@ class ReadCostTest {
   }
 
   @Test
+  void theFitFollowsEveryNewMeasurementAndEveryForgottenOne() {
+    long[] now = {0};
+    ReadCost c = new ReadCost(() -> now[0]);
+    long[] sizes = {1_000, 64_000, 1_000_000, 4_000_000};
+    for (int i = 0; i < ReadCost.SAMPLES; i++) {
+      c.add(sizes[i % 4], 20 + sizes[i % 4] / 1000.0);
+    }
+    assertEquals(20 + 2_000, c.estimateMillis(2_000_000), 1e-6);
+    // a whole ring of new samples: as many held, the next slot where it was, another line
+    for (int i = 0; i < ReadCost.SAMPLES; i++) {
+      c.add(sizes[i % 4], 5 + sizes[i % 4] / 500.0);
+    }
+    assertEquals(5 + 4_000, c.estimateMillis(2_000_000), 1e-6);
+    // one more, later; then all but it forgotten: one size left, no fit, its time scaled
+    now[0] += 1;
+    c.add(2_000_000, 20 + 2_000);
+    now[0] += ReadCost.MAX_AGE_MS;
+    assertEquals(1, c.samples());
+    assertEquals(2 * 2_020, c.estimateMillis(4_000_000), 1e-6);
+  }
+
+  @Test
   void oneOutlierDoesNotMoveTheFit() {
     ReadCost c = new ReadCost();
     c.add(64_000, 2_000); // a cold first task: connections, JIT
