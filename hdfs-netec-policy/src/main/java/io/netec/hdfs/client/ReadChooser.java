@@ -28,12 +28,13 @@ final class ReadChooser {
   /** A route's least fixed cost once measured: set-up, proof. */
   static final double PRIOR_ROUTE_LATENCY_MS = 20;
   /**
-   * A route's fixed cost until it has been measured {@value ReadCost#MIN_TRUSTED} times:
-   * above what routes took warm on the testbed (27-50 ms at 100 Mbit/s), so that a route is
-   * tried only on reads it would win even if slow; a small read it might lose is never spent
-   * on finding out.
+   * A route's fixed cost until it has been measured {@value ReadCost#MIN_TRUSTED} times: above
+   * what routes took warm on the testbed at 1 Gbit/s (33-38 ms for a 64 KiB range), so that no
+   * small range is spent on finding out (at 100 Mbit/s a 64 KiB range costs Hadoop's stream
+   * 17-34 ms), yet low enough that a route is tried where it wins once warm: a lost cell of
+   * RS(6,3) at 1 Gbit/s (Hadoop's stream 57 ms, a route 47 ms), which 80 ms never tried.
    */
-  static final double UNMEASURED_ROUTE_LATENCY_MS = 80;
+  static final double UNMEASURED_ROUTE_LATENCY_MS = 40;
 
   /** What a read touching lost units moves, per way of reading it. */
   static final class ReadShape {

@@ -231,10 +231,21 @@ final class ReadPlan {
     }
     // Lost units spanning the same range: one task of several rows; else a task each, so that
     // no unit is rebuilt over more than its own parts.
-    boolean same = lostUnits.values().stream().map(Arrays::toString).distinct().count() == 1;
+    // (plain loops, not streams: a client's first few hundred reads run this interpreted)
+    long[] first = null;
+    boolean same = true;
+    for (long[] span : lostUnits.values()) {
+      same &= first == null || Arrays.equals(first, span);
+      first = first == null ? span : first;
+    }
     List<int[]> erasedEach = new ArrayList<>();
     if (same) {
-      erasedEach.add(lostUnits.keySet().stream().mapToInt(Integer::intValue).toArray());
+      int[] all = new int[lostUnits.size()];
+      int i = 0;
+      for (int u : lostUnits.keySet()) {
+        all[i++] = u;
+      }
+      erasedEach.add(all);
     } else {
       for (int u : lostUnits.keySet()) {
         erasedEach.add(new int[] {u});
