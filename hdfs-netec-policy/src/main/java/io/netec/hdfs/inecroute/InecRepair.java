@@ -5,6 +5,7 @@ import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.NetecSettings;
 import io.netec.hdfs.route.DecodeSurvivors;
 import io.netec.hdfs.route.LogLimiter;
+import io.netec.hdfs.route.RackAware;
 import io.netec.hdfs.route.RouteDeclinedException;
 import io.netec.hdfs.route.SurvivorFault;
 import java.io.BufferedInputStream;
@@ -53,6 +54,8 @@ public final class InecRepair {
     final InetSocketAddress data;
     final ExtendedBlock block;
     final Credential token;
+    /** The participant's rack (its DataNode's network location), null when not known. */
+    final String rack;
 
     /**
      * @param control the participant's control server
@@ -70,6 +73,13 @@ public final class InecRepair {
      */
     public Source(int index, InetSocketAddress control, InetSocketAddress data,
         ExtendedBlock block, Credential token) {
+      this(index, control, data, block, token, null);
+    }
+
+    /** @param rack the participant's rack, for planning by rack ({@link RackAware}) */
+    public Source(int index, InetSocketAddress control, InetSocketAddress data,
+        ExtendedBlock block, Credential token, String rack) {
+      this.rack = rack;
       this.index = index;
       this.control = control;
       this.data = data;
@@ -141,15 +151,41 @@ public final class InecRepair {
     public final InecEngine.Transport transport;
     /** Participants that streamed. */
     public final int participants;
+    /** The plan by rack, for the task's log line: the racks in the graph's order, and why. */
+    public final String racks;
 
-    Result(long bytesReceived, InecEngine.Transport transport, int participants) {
+    Result(long bytesReceived, InecEngine.Transport transport, int participants,
+        String racks) {
       this.bytesReceived = bytesReceived;
       this.transport = transport;
       this.participants = participants;
+      this.racks = racks;
     }
   }
 
   private InecRepair() {
+  }
+
+  /**
+   * The racks of {@code streamed} (in the graph's order) and the reader's, with the uplinks
+   * the plan crosses: a chain's hops between racks, else the streams from other racks.
+   */
+  static String rackPlan(RepairGraph.Scheme scheme, List<Source> streamed, String readerRack) {
+    List<String> racks = RackAware.racks(streamed, a -> a.rack);
+    if (readerRack == null) {
+      return "survivors in " + String.join(", ", racks) + " (reader's rack unknown)";
+    }
+    int crossings = 0;
+    if (scheme == RepairGraph.Scheme.ECPIPE_CHAIN) {
+      crossings = RackAware.crossings(streamed, a -> a.rack, readerRack);
+    } else {
+      for (Source a : streamed) {
+        crossings += readerRack.equals(a.rack) ? 0 : 1;
+      }
+    }
+    return "survivors in " + String.join(", ", racks) + ", reader in " + readerRack + ": "
+        + crossings + (scheme == RepairGraph.Scheme.ECPIPE_CHAIN ? " hops between racks"
+        : " streams from other racks");
   }
 
   /**
@@ -162,17 +198,47 @@ public final class InecRepair {
   public static Result run(InecEngine engine, Settings s, String label, int k, int m,
       long[] unitLength, int[] erased, List<Source> available, long offset, long length,
       Sink sink) throws IOException {
+    return run(engine, s, label, k, m, unitLength, erased, available, null, offset, length,
+        sink);
+  }
+
+  /**
+   * As {@link #run(InecEngine, Settings, String, int, int, long[], int[], List, long, long,
+   * Sink)}, planned by rack when the rebuilding node's rack and the sources' are known: the
+   * survivors nearest first ({@link RackAware#preferNear}: the reader's rack, then the racks
+   * holding most), and a chain visiting each rack's survivors together, the reader's rack last
+   * ({@link RackAware#chainOrder}), so that each rack's partial result leaves it once.
+   *
+   * @param readerRack the rebuilding node's rack, null when not known
+   */
+  public static Result run(InecEngine engine, Settings s, String label, int k, int m,
+      long[] unitLength, int[] erased, List<Source> available, String readerRack, long offset,
+      long length, Sink sink) throws IOException {
+    available = RackAware.preferNear(available, a -> a.rack, readerRack);
     List<Integer> indices = new ArrayList<>();
     for (Source a : available) {
       indices.add(a.index);
     }
     DecodeSurvivors chosen = DecodeSurvivors.choose(k, m, unitLength, erased, indices, offset);
-    int[] survivors = chosen.units;
+    int[] survivors = chosen.units.clone();
+    if (s.scheme == RepairGraph.Scheme.ECPIPE_CHAIN) {
+      // the streamed survivors (after the all-zero units, which run on the first of them) in
+      // the chain's order: a rack's together, the reader's last
+      List<Source> streamed = new ArrayList<>();
+      for (int i = chosen.zeros; i < k; i++) {
+        streamed.add(available.get(indices.indexOf(survivors[i])));
+      }
+      List<Source> order = RackAware.chainOrder(streamed, a -> a.rack, readerRack);
+      for (int i = chosen.zeros; i < k; i++) {
+        survivors[i] = order.get(i - chosen.zeros).index;
+      }
+    }
     List<Source> hosts = new ArrayList<>(); // null: an all-zero unit
     for (int i = 0; i < k; i++) {
       hosts.add(i < chosen.zeros ? null : available.get(indices.indexOf(survivors[i])));
     }
     Source zeroHost = hosts.get(chosen.zeros); // streams the zero units' vertices
+    String racks = rackPlan(s.scheme, hosts.subList(chosen.zeros, k), readerRack);
     RepairGraph g = RepairGraph.build(s.scheme, k, m, survivors, erased);
     int rows = erased.length;
     byte[][] tags = new byte[k + 1][16];
@@ -296,7 +362,7 @@ public final class InecRepair {
       for (InecEngine.Conn c : in) {
         received += c.bytesIn();
       }
-      return new Result(received, in[0].transport(), hosts.size());
+      return new Result(received, in[0].transport(), hosts.size(), racks);
     } catch (IOException e) {
       throw rootCause(e, reports, watchers);
     } finally {

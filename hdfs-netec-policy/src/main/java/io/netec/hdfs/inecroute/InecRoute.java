@@ -83,13 +83,14 @@ public final class InecRoute implements ReconstructionRoute {
       available.add(new InecRepair.Source(s.index,
           ServiceDirectory.resolve(Service.INEC_CONTROL, s.node, ctx.settings()),
           ServiceDirectory.resolve(Service.INEC_DATA, s.node, ctx.settings()), s.block,
-          () -> TokenProof.prove(s.token, s.block))); // a proof per join
+          () -> TokenProof.prove(s.token, s.block), // a proof per join
+          s.node.getNetworkLocation()));
     }
     long[] rowLength = req.rowLengths();
     InecRepair.Settings s = settings.withTimeout(req.progressTimeoutMs(settings.timeoutMs));
     InecRepair.Result res = InecRepair.run(engine, s, req.label(), req.dataUnits(),
-        req.parityUnits(), req.unitLengths(), req.erased(), available, req.offset(),
-        req.length(), (row, data, off, n) -> {
+        req.parityUnits(), req.unitLengths(), req.erased(), available, req.readerRack(),
+        req.offset(), req.length(), (row, data, off, n) -> {
           long want = Math.min(n, rowLength[row] - off); // rows may be shorter than the range
           if (want > 0) {
             data.limit((int) want);
@@ -100,8 +101,13 @@ public final class InecRoute implements ReconstructionRoute {
       BYTES_RECEIVED.add(res.bytesReceived);
       SERVED_OVER[res.transport.ordinal()].increment();
     }
-    LOG.debug("{}: INEC {} over {} from {} participants: received {} bytes", req,
-        settings.scheme(), res.transport, res.participants, res.bytesReceived);
+    if (req.readerRack() != null && !res.racks.endsWith(": 0 hops between racks")
+        && !res.racks.endsWith(": 0 streams from other racks")) {
+      // a cluster with racks, planned across them: the plan, as the task's own line
+      LOG.info("{}: INEC {} planned by rack: {}", req, settings.scheme(), res.racks);
+    }
+    LOG.debug("{}: INEC {} over {} from {} participants ({}): received {} bytes", req,
+        settings.scheme(), res.transport, res.participants, res.racks, res.bytesReceived);
     return res.bytesReceived;
   }
 }

@@ -181,8 +181,9 @@ public final class ReconstructionTask {
           readToken.apply(b)));
     }
     long length = Arrays.stream(erasedLengths()).max().getAsLong();
+    // the NameNode gives the task to its first target, which rebuilds there: its rack is ours
     return new RepairRequest("Task " + this, blockGroup, blockGroup.getNumBytes(), policy,
-        erasedIndices(), 0, length, survivors);
+        erasedIndices(), 0, length, survivors).withReaderRack(targets[0].getNetworkLocation());
   }
 
   HadoopTask hadoopTask() {

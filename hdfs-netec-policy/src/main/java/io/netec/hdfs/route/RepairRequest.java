@@ -43,6 +43,8 @@ public final class RepairRequest {
   private final long length;
   private final List<Survivor> survivors;
   private final int progressTimeoutMs;
+  /** The rebuilding node's rack (its network location), null when not known. */
+  private final String readerRack;
 
   /**
    * @param label names the task or read in logs (e.g. the block group and the file)
@@ -52,13 +54,14 @@ public final class RepairRequest {
   public RepairRequest(String label, ExtendedBlock blockGroup, long groupBytes,
       ErasureCodingPolicy policy, int[] erased, long offset, long length,
       List<Survivor> survivors) {
-    this(label, blockGroup, groupBytes, policy, erased, offset, length, survivors, 0);
+    this(label, blockGroup, groupBytes, policy, erased, offset, length, survivors, 0, null);
   }
 
   private RepairRequest(String label, ExtendedBlock blockGroup, long groupBytes,
       ErasureCodingPolicy policy, int[] erased, long offset, long length,
-      List<Survivor> survivors, int progressTimeoutMs) {
+      List<Survivor> survivors, int progressTimeoutMs, String readerRack) {
     this.progressTimeoutMs = progressTimeoutMs;
+    this.readerRack = readerRack;
     this.label = label;
     this.blockGroup = Objects.requireNonNull(blockGroup, "blockGroup");
     this.groupBytes = groupBytes;
@@ -167,7 +170,21 @@ public final class RepairRequest {
   /** The same request with a no-progress limit for routes (0: none). */
   public RepairRequest withProgressTimeout(int ms) {
     return new RepairRequest(label, blockGroup, groupBytes, policy, erased, offset, length,
-        survivors, Math.max(0, ms));
+        survivors, Math.max(0, ms), readerRack);
+  }
+
+  /**
+   * The same request with the rebuilding node's rack (its network location as the NameNode
+   * gave it), for routes that plan by rack ({@link RackAware}); null when not known.
+   */
+  public RepairRequest withReaderRack(String rack) {
+    return new RepairRequest(label, blockGroup, groupBytes, policy, erased, offset, length,
+        survivors, progressTimeoutMs, rack);
+  }
+
+  /** The rebuilding node's rack, or null when not known (a client's read). */
+  public String readerRack() {
+    return readerRack;
   }
 
   /** The same request for rows {@code rows} only (indices into this request's rows). */
@@ -177,7 +194,7 @@ public final class RepairRequest {
       e[i] = erased[rows[i]];
     }
     return new RepairRequest(label, blockGroup, groupBytes, policy, e, offset, length,
-        survivors, progressTimeoutMs);
+        survivors, progressTimeoutMs, readerRack);
   }
 
   /** The same request without the survivors holding {@code units}. */
@@ -189,7 +206,7 @@ public final class RepairRequest {
       }
     }
     return new RepairRequest(label, blockGroup, groupBytes, policy, erased, offset, length,
-        kept, progressTimeoutMs);
+        kept, progressTimeoutMs, readerRack);
   }
 
   /**

@@ -33,6 +33,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * INEC repairs without HDFS: k+m participants, each on its own engine, serving units of real RS
@@ -218,6 +219,44 @@ class InecRepairTest {
     assertEquals(s.transport == InecEngine.Transport.AUTO ? res.transport : s.transport,
         res.transport);
     return out;
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"ecpipe", "rs"})
+  void aRepairPlannedByRackTakesNearSurvivorsAndChainsEachRacksTogether(String scheme)
+      throws Exception {
+    // RS(6,3), unit 2 lost, the rebuilding node in /rack1; unit i in /rack(i % 3 + 1), as
+    // rack-fault-tolerant placement spreads a group: /rack1 holds 0, 3, 6; /rack2 1, 4, 7;
+    // /rack3 5, 8
+    int unit = 90_000;
+    byte[][] units = stripe(6, 3, new int[] {unit, unit, unit, unit, unit, unit}, 21);
+    List<InecRepair.Source> racked = new ArrayList<>();
+    for (InecRepair.Source s : participants(units, InecEngine.Transport.TCP)) {
+      if (s.index != 2) {
+        racked.add(new InecRepair.Source(s.index, s.control, s.data, s.block, s.token,
+            "/rack" + (s.index % 3 + 1)));
+      }
+    }
+    long[] unitLength = Arrays.stream(units).mapToLong(u -> u.length).toArray();
+    InecEngine root = engine(InecEngine.Transport.TCP);
+    byte[] got = new byte[unit];
+    InecRepair.Result res = InecRepair.run(root, settings(scheme, InecEngine.Transport.TCP),
+        "racks", 6, 3, unitLength, new int[] {2}, racked, "/rack1", 0, unit,
+        (row, data, off, n) -> data.get(got, (int) off, n));
+    assertArrayEquals(units[2], got);
+    // the reader's rack's three, then the fullest other rack's three: /rack3 not at all; a
+    // chain visits /rack2's together, then /rack1's
+    assertEquals(scheme.equals("ecpipe")
+        ? "survivors in /rack2, /rack1, reader in /rack1: 1 hops between racks"
+        : "survivors in /rack1, /rack2, reader in /rack1: 3 streams from other racks",
+        res.racks);
+    // the same repair for a reader whose rack is not known (a client): still the fewest racks
+    Arrays.fill(got, (byte) 0);
+    InecRepair.Result flat = InecRepair.run(root, settings(scheme, InecEngine.Transport.TCP),
+        "flat", 6, 3, unitLength, new int[] {2}, racked, null, 0, unit,
+        (row, data, off, n) -> data.get(got, (int) off, n));
+    assertArrayEquals(units[2], got);
+    assertEquals("survivors in /rack1, /rack2 (reader's rack unknown)", flat.racks);
   }
 
   @Test
