@@ -34,7 +34,8 @@ from .net import TestbedError
 def _config(a):
     return Config(prefix=a.prefix, fabric=a.fabric, datanodes=a.datanodes, link=a.link, delay_us=a.delay_us,
                   loss=a.loss, shape_switch=a.shape_switch, hadoop=a.hadoop,
-                  block_size=a.block_mb << 20, run_dir=a.run_dir, jvm_options=a.jvm_option)
+                  block_size=a.block_mb << 20, run_dir=a.run_dir, jvm_options=a.jvm_option,
+                  racks=a.racks, oversubscription=a.oversubscription)
 
 
 def parser():
@@ -49,6 +50,13 @@ def parser():
                         "running switch-p4's datagram XOR program, with the P4 control plane "
                         "on the switch host (needs the P4 toolchain: README.md)")
     p.add_argument("--link", default=None, help="rate of every host link, both ways: 100mbit, 1gbit, ... (default unshaped)")
+    p.add_argument("--racks", type=int, default=0,
+                   help="racks of DataNodes (2..16), each a bridge of its own joined to a spine "
+                        "by a shaped uplink; Hadoop's rack awareness by a topology script "
+                        "(default: one flat fabric)")
+    p.add_argument("--oversubscription", type=float, default=1.0,
+                   help="with --racks: a rack's host links together over its uplink's rate "
+                        "(e.g. 4 for 1:4; default 1; needs --link)")
     p.add_argument("--delay-us", type=int, default=0, help="one-way delay per link (needs tc netem)")
     p.add_argument("--loss", type=float, default=0.0, help="loss in percent per link (needs tc netem)")
     p.add_argument("--shape-switch", action="store_true",

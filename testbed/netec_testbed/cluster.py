@@ -32,6 +32,8 @@ class Config:
         self.inec_scheme = "ecpipe"
         self.route_timeout_ms = 30000
         self.run_dir = None
+        self.racks = 0              # racks of DataNodes (0: one flat fabric); bridge fabric only
+        self.oversubscription = 1.0  # a rack's host links' sum / its uplink's rate
         self.hdfs = {}              # extra hdfs-site keys for every host
         self.jvm_options = []       # extra JVM options of the daemons (NameNode, DataNodes, switch)
         for k, v in kw.items():
@@ -46,6 +48,22 @@ class Config:
         if self.fabric not in net.KINDS:
             raise TestbedError("--fabric %s: expected one of %s" % (self.fabric,
                                                                    ", ".join(net.KINDS)))
+        if self.racks and not 2 <= self.racks <= 16:
+            raise TestbedError("--racks %d: expected 2..16 (or none: one flat fabric)"
+                               % self.racks)
+        if self.racks and self.fabric != "bridge":
+            raise TestbedError("--racks needs --fabric bridge (the BMv2 fabric is one switch)")
+        if self.racks > self.datanodes:
+            raise TestbedError("--racks %d with --datanodes %d: a rack without DataNodes"
+                               % (self.racks, self.datanodes))
+        if not self.oversubscription >= 1:
+            raise TestbedError("--oversubscription %s: expected 1 or more (1: an uplink as fast "
+                               "as its rack's host links together)" % self.oversubscription)
+        if self.oversubscription != 1 and not self.racks:
+            raise TestbedError("--oversubscription needs --racks")
+        if self.oversubscription != 1 and not self.link:
+            raise TestbedError("--oversubscription needs --link: an uplink's rate is its "
+                               "rack's host links' rate / the oversubscription")
 
 
 def _generic_options(conf):
@@ -168,7 +186,7 @@ class Testbed(Cluster):
 
     def __init__(self, config):
         self.cfg = config
-        self.fabric = net.Fabric(config.prefix, config.fabric)
+        self.fabric = self._fabric()
         self.p4_json = None  # the BMv2 fabric's compiled program
         self.run_dir = config.run_dir
         self.state_file = os.path.join(self.run_dir, "state.json")
@@ -188,6 +206,45 @@ class Testbed(Cluster):
     @staticmethod
     def ip(host):
         return _ip(host)
+
+    # ---- racks -----------------------------------------------------------------------------
+
+    def _fabric(self):
+        racks = {h: self.rack(h) for h in self.hosts() if self.rack(h)}
+        return net.Fabric(self.cfg.prefix, self.cfg.fabric, racks)
+
+    def rack(self, host):
+        """HOST's rack, 1..racks: DataNodes dealt round the racks in turn, the client in rack
+        1; None for the spine's hosts (NameNode, switch) and without racks."""
+        if not self.cfg.racks:
+            return None
+        if host.startswith("dn"):
+            return (int(host[2:]) - 1) % self.cfg.racks + 1
+        return 1 if host == "cl" else None
+
+    def rack_path(self, host):
+        """HOST's location as the NameNode sees it (the topology script's answer)."""
+        rack = self.rack(host)
+        return "/default-rack" if not self.cfg.racks else (
+            "/rack%d" % rack if rack else "/spine")
+
+    def rack_hosts(self, rack):
+        return [h for h in self.hosts() if self.rack(h) == rack]
+
+    def uplink_rate(self, rack):
+        """RACK's uplink rate (tc's bits), both ways: its shaped hosts' links together over the
+        oversubscription; None (unshaped) without --link."""
+        if not self.cfg.link:
+            return None
+        return "%dbit" % (net.rate_bits(self.cfg.link) * len(self.rack_hosts(rack))
+                          / self.cfg.oversubscription)
+
+    def uplink_counters(self):
+        """{rack: (bytes into it, bytes out of it)} over its uplink since it was made."""
+        return self.fabric.uplink_counters()
+
+    def topology_script(self):
+        return os.path.join(self.run_dir, "topology.sh")
 
     def addresses(self):
         """[(host, address)] of every port on the fabric: the management port, then the
@@ -252,6 +309,14 @@ class Testbed(Cluster):
                     "BMv2 (simple_switch, %s.p4)" % p4fabric.PROGRAM if bmv2 else "bridge",
                     self.fabric.tor, net.SUBNET))
         self.fabric.create_tor()
+        if self.cfg.racks:
+            progress("testbed: %d racks (namespaces %s), uplinks %s both ways (1:%g)" % (
+                self.cfg.racks, ", ".join(self.fabric.rack_ns(r) for r in self.fabric.racks()),
+                self.uplink_rate(1) or "unshaped", self.cfg.oversubscription))
+            self.fabric.create_racks()
+            with open(self.topology_script(), "w") as f:
+                f.write(net.topology_script({_ip(h): self.rack_path(h) for h in self.hosts()}))
+            os.chmod(self.topology_script(), 0o755)
         for h in self.hosts():
             self.fabric.add_host(h, _ip(h))
         if bmv2:
@@ -295,6 +360,8 @@ class Testbed(Cluster):
             else:
                 self.fabric.shape(h, rate, self.cfg.delay_us, self.cfg.loss)
         self.cfg.link = rate
+        for r in self.fabric.racks():
+            self.fabric.shape_uplink(r, self.uplink_rate(r))
         self._save()
 
     # ---- configuration and processes -------------------------------------------------------
@@ -306,6 +373,10 @@ class Testbed(Cluster):
             "hadoop.tmp.dir": os.path.join(d, "tmp"),
             "hadoop.prometheus.endpoint.enabled": "true",
         }
+        if self.cfg.racks:
+            # the NameNode places a group's internal blocks and picks targets by rack
+            # (BlockPlacementPolicyRackFaultTolerant, the EC default) as on a real cluster
+            core["net.topology.script.file.name"] = self.topology_script()
         hdfs = {
             "dfs.namenode.name.dir": os.path.join(d, "name"),
             "dfs.datanode.data.dir": os.path.join(d, "data"),
@@ -467,7 +538,7 @@ class Testbed(Cluster):
         state = tb._load_state()
         if state and "config" in state:
             tb.cfg = Config(**state["config"])
-            tb.fabric = net.Fabric(tb.cfg.prefix, tb.cfg.fabric)
+            tb.fabric = tb._fabric()
             tb.p4_json = state.get("p4_json")
             tb.procs = state["procs"]
             tb.dead = set(state["dead"])
@@ -487,8 +558,10 @@ class Testbed(Cluster):
                 self.cfg.link or "unshaped",
                 "" if self.cfg.shape_switch else "; the switch host stands for the switching "
                 "ASIC and is unshaped"),
+            self._racks_line(),
             "NameNode web UI http://%s:%d (from this host, via %s %s)" % (
                 _ip("nn"), hadoop.NN_HTTP_PORT, self.fabric.mgmt, net.MGMT_IP)]
+        lines = [l for l in lines if l]
         for h in self.hosts():
             if h == "cl":
                 lines.append("%-5s %-15s client host (no daemon)" % (h, _ip(h)))
@@ -503,6 +576,17 @@ class Testbed(Cluster):
                 "p4", "(%s)" % self.fabric.tor, "simple_switch pid %d%s" % (
                     p["pid"], "" if net._alive(p["pid"]) else " DEAD"), p["log"]))
         return "\n".join(lines)
+
+    def _racks_line(self):
+        if not self.cfg.racks:
+            return ""
+        return "racks: %d on a spine (%s: %s), oversubscription 1:%g, uplinks both ways:\n%s" % (
+            self.cfg.racks, self.fabric.tor, " ".join(h for h in self.hosts()
+                                                    if not self.rack(h)),
+            self.cfg.oversubscription, "\n".join(
+                "  /rack%d  uplink %-12s %s" % (r, self.uplink_rate(r) or "unshaped",
+                                                " ".join(self.rack_hosts(r)))
+                for r in self.fabric.racks()))
 
     # ---- the client host -------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Hosts as network namespaces behind one top-of-rack bridge, with tc-shaped links.
+"""Hosts as network namespaces behind top-of-rack bridges, with tc-shaped links.
 
 Layout (prefix "ntb", subnet 198.18.100.0/24 from the benchmarking range 198.18.0.0/15):
 
@@ -10,6 +10,13 @@ Layout (prefix "ntb", subnet 198.18.100.0/24 from the benchmarking range 198.18.
 
 A host's link is shaped in both directions by a token bucket (tc tbf) on the egress of each
 end of its veth pair: eth0 (what the host sends) and ntbv-HOST (what it receives).
+
+With racks (bridge fabric only), ntb-tor is the spine and each rack R has a namespace of its
+own, ntb-rackR, holding its bridge br0 and its hosts' ports; its uplink is a veth pair,
+"uplink" in ntb-rackR and ntbuR in ntb-tor, both bridge ports, shaped on both ends' egress as
+host links are (what leaves the rack on "uplink", what enters it on ntbuR). Hosts given no rack (the NameNode,
+the switch, the management port) stay on the spine. One subnet still: racks are bridges joined
+by uplinks, as a layer-2 leaf-spine, so addresses and the daemons' configuration do not change.
 
 With kind "bmv2" there is no bridge: the ntbv-* ports are BMv2's (p4fabric.py starts
 simple_switch on them in ntb-tor), every port has the switch's MAC, every host knows every
@@ -31,6 +38,8 @@ MGMT_IP = SUBNET + ".1"
 # The BMv2 fabric's MAC on every port: hosts address every frame to it.
 SWITCH_MAC = "02:00:c6:12:64:fe"
 KINDS = ("bridge", "bmv2")
+# A rack's end of its uplink, in the rack's namespace.
+RACK_UPLINK = "uplink"
 
 
 def mac_of(ip):
@@ -128,23 +137,39 @@ class Fabric:
     """The namespaces, veths and shaping of one testbed; KIND "bridge" (a Linux bridge in the
     tor namespace) or "bmv2" (the tor namespace's ports left to simple_switch)."""
 
-    def __init__(self, prefix, kind="bridge"):
+    def __init__(self, prefix, kind="bridge", rack_of=None):
         if kind not in KINDS:
             raise TestbedError("fabric '%s': expected one of %s" % (kind, ", ".join(KINDS)))
         self.prefix = prefix
         self.kind = kind
         self.tor = prefix + "-tor"
         self.mgmt = prefix + "mgmt"
+        # host -> its rack (1..R); a host absent is on the spine (tor), as all are without racks
+        self.rack_of = dict(rack_of or {})
+        if self.rack_of and kind != "bridge":
+            raise TestbedError("racks need the bridge fabric (the BMv2 fabric is one switch)")
 
     def ns(self, host):
         return "%s-%s" % (self.prefix, host)
 
+    def rack_ns(self, rack):
+        return "%s-rack%d" % (self.prefix, rack)
+
+    def racks(self):
+        return sorted(set(self.rack_of.values()))
+
+    def switch_ns(self, host):
+        """The namespace holding HOST's switch port: its rack's, or the spine's."""
+        rack = self.rack_of.get(host)
+        return self.tor if rack is None else self.rack_ns(rack)
+
     def port(self, host):
         """The bridge-side end of HOST's veth (at most 15 characters)."""
-        name = "%sv-%s" % (self.prefix, host)
-        if len(name) > 15:
-            raise TestbedError("interface name %s is too long: use a shorter --prefix" % name)
-        return name
+        return _ifname("%sv-%s" % (self.prefix, host))
+
+    def uplink(self, rack):
+        """The spine's end of RACK's uplink (the rack's end is RACK_UPLINK in its namespace)."""
+        return _ifname("%su%d" % (self.prefix, rack))
 
     def create_tor(self):
         run("ip", "netns", "add", self.tor)
@@ -155,29 +180,43 @@ class Fabric:
         # The root namespace's management port: the testbed reads metrics through it.
         run("ip", "link", "add", self.mgmt, "type", "veth", "peer", "name", self.port("mgmt"),
             "netns", self.tor)
-        self._plug(self.port("mgmt"))
+        self._plug(self.tor, self.port("mgmt"))
         if self.kind == "bmv2":
             run("ip", "link", "set", self.mgmt, "address", mac_of(MGMT_IP))
             _offloads_off(None, self.mgmt)
         run("ip", "addr", "add", MGMT_IP + "/24", "dev", self.mgmt)
         run("ip", "link", "set", self.mgmt, "up")
 
-    def _plug(self, port):
-        """A host's veth end in the tor namespace: a bridge port, or one of BMv2's."""
+    def create_racks(self):
+        """Each rack's namespace, bridge and uplink to the spine (tor: create_tor first)."""
+        for rack in self.racks():
+            ns = self.rack_ns(rack)
+            run("ip", "netns", "add", ns)
+            run("ip", "-n", ns, "link", "set", "lo", "up")
+            run("ip", "-n", ns, "link", "add", "br0", "type", "bridge")
+            run("ip", "-n", ns, "link", "set", "br0", "up")
+            run("ip", "link", "add", self.uplink(rack), "netns", self.tor, "type", "veth",
+                "peer", "name", RACK_UPLINK, "netns", ns)
+            self._plug(self.tor, self.uplink(rack))
+            self._plug(ns, RACK_UPLINK)
+
+    def _plug(self, ns, port):
+        """A veth end in switch namespace NS: a bridge port, or one of BMv2's."""
         if self.kind == "bridge":
-            run("ip", "-n", self.tor, "link", "set", port, "master", "br0", "up")
+            run("ip", "-n", ns, "link", "set", "dev", port, "master", "br0", "up")
             return
-        run("ip", "-n", self.tor, "link", "set", port, "address", SWITCH_MAC)
-        _offloads_off(self.tor, port)
-        run("ip", "-n", self.tor, "link", "set", port, "up")
+        run("ip", "-n", ns, "link", "set", "dev", port, "address", SWITCH_MAC)
+        _offloads_off(ns, port)
+        run("ip", "-n", ns, "link", "set", "dev", port, "up")
 
     def add_host(self, host, ip):
         ns = self.ns(host)
+        sw = self.switch_ns(host)
         run("ip", "netns", "add", ns)
         run("ip", "-n", ns, "link", "set", "lo", "up")
-        run("ip", "link", "add", self.port(host), "netns", self.tor, "type", "veth", "peer",
+        run("ip", "link", "add", self.port(host), "netns", sw, "type", "veth", "peer",
             "name", "eth0", "netns", ns)
-        self._plug(self.port(host))
+        self._plug(sw, self.port(host))
         if self.kind == "bmv2":
             run("ip", "-n", ns, "link", "set", "eth0", "address", mac_of(ip))
             _offloads_off(ns, "eth0")
@@ -206,7 +245,16 @@ class Fabric:
 
     def shape(self, host, rate=None, delay_us=0, loss_pct=0.0):
         """Shapes HOST's link both ways (rate None: unshaped); delay/loss need netem."""
-        for ns, dev in ((self.ns(host), "eth0"), (self.tor, self.port(host))):
+        self._shape(((self.ns(host), "eth0"), (self.switch_ns(host), self.port(host))), rate,
+                    delay_us, loss_pct)
+
+    def shape_uplink(self, rack, rate=None):
+        """Shapes RACK's uplink both ways (rate None: unshaped)."""
+        self._shape(((self.rack_ns(rack), RACK_UPLINK), (self.tor, self.uplink(rack))), rate, 0,
+                    0.0)
+
+    def _shape(self, ends, rate, delay_us, loss_pct):
+        for ns, dev in ends:
             run("ip", "netns", "exec", ns, "tc", "qdisc", "del", "dev", dev, "root",
                 check=False)
             if rate is None and not delay_us and not loss_pct:
@@ -235,23 +283,58 @@ class Fabric:
                     "tbf", "rate", str(bits), "burst", str(burst), "latency", "20ms")
 
     def set_link(self, host, up):
-        run("ip", "-n", self.tor, "link", "set", self.port(host), "up" if up else "down")
+        run("ip", "-n", self.switch_ns(host), "link", "set", self.port(host),
+            "up" if up else "down")
 
     def counters(self):
         """{host: (rx_bytes, tx_bytes)} as seen by the host, from the bridge-side ports."""
-        out = json.loads(run("ip", "-n", self.tor, "-s", "-j", "link", "show"))
         pre = self.prefix + "v-"
         result = {}
-        for link in out:
-            name = link.get("ifname", "")
-            if name.startswith(pre):
-                s = link["stats64"]
-                # What the bridge port transmits, the host receives, and vice versa.
-                result[name[len(pre):]] = (s["tx"]["bytes"], s["rx"]["bytes"])
+        for ns in [self.tor] + [self.rack_ns(r) for r in self.racks()]:
+            for name, (tx, rx) in _port_bytes(ns).items():
+                if name.startswith(pre):
+                    # What the bridge port transmits, the host receives, and vice versa.
+                    result[name[len(pre):]] = (tx, rx)
         return result
+
+    def uplink_counters(self):
+        """{rack: (bytes into the rack, bytes out of it)}, from the spine's end of each uplink
+        (what it transmits enters the rack)."""
+        ports = _port_bytes(self.tor)
+        return {r: ports[self.uplink(r)] for r in self.racks()}
+
+    def uplink_qdiscs(self, rack):
+        return run("ip", "netns", "exec", self.tor, "tc", "qdisc", "show", "dev",
+                   self.uplink(rack))
 
     def qdiscs(self, host):
         return run("ip", "netns", "exec", self.ns(host), "tc", "qdisc", "show", "dev", "eth0")
+
+
+def _ifname(name):
+    if len(name) > 15:
+        raise TestbedError("interface name %s is too long: use a shorter --prefix" % name)
+    return name
+
+
+def _port_bytes(ns):
+    """{interface: (tx_bytes, rx_bytes)} of namespace NS's links."""
+    out = json.loads(run("ip", "-n", ns, "-s", "-j", "link", "show"))
+    return {link["ifname"]: (link["stats64"]["tx"]["bytes"], link["stats64"]["rx"]["bytes"])
+            for link in out if "stats64" in link and "ifname" in link}
+
+
+def topology_script(racks):
+    """A net.topology.script.file.name script: RACKS is {address: rack path}; Hadoop passes
+    addresses as arguments and reads one rack path per argument (others: /default-rack)."""
+    lines = ["#!/bin/sh", "# written by the NetEC testbed: address -> rack", "for a in \"$@\"; do",
+             "  case \"$a\" in"]
+    for address, rack in sorted(racks.items()):
+        if not re.fullmatch(r"[0-9.]+", address) or not re.fullmatch(r"/[A-Za-z0-9_-]+", rack):
+            raise TestbedError("topology: bad address %r or rack %r" % (address, rack))
+        lines.append("    %s) echo %s ;;" % (address, rack))
+    lines += ["    *) echo /default-rack ;;", "  esac", "done", ""]
+    return "\n".join(lines)
 
 
 def _offloads_off(ns, dev):

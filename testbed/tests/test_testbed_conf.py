@@ -113,3 +113,51 @@ def test_reads_during_reconstruction_compare_with_their_neighbours():
     assert reads.paired(window, "hadoop-b") == 1.25  # only a neighbour before it
     assert reads.paired(window, "hadoop") is None
     assert reads.paired([["cost", 0, 10.0, "inec"]], "cost") is None
+
+
+def test_racks_deal_the_datanodes_and_keep_the_spines_hosts_apart():
+    tb = Testbed(Config(datanodes=9, racks=3, oversubscription=4, link="100mbit",
+                        run_dir="/nonexistent"))
+    assert [tb.rack("dn%02d" % i) for i in range(1, 10)] == [1, 2, 3] * 3
+    assert tb.rack("cl") == 1 and tb.rack("nn") is None and tb.rack("sw") is None
+    assert tb.rack_hosts(1) == ["cl", "dn01", "dn04", "dn07"]
+    assert tb.rack_path("dn05") == "/rack2" and tb.rack_path("nn") == "/spine"
+    # an uplink carries its rack's host links together over the oversubscription
+    assert tb.uplink_rate(1) == "100000000bit"  # 4 x 100 Mbit/s / 4
+    assert tb.uplink_rate(2) == "75000000bit"   # 3 x 100 Mbit/s / 4
+    assert tb.fabric.switch_ns("dn02") == "ntb-rack2" and tb.fabric.switch_ns("nn") == "ntb-tor"
+    assert tb.fabric.uplink(3) == "ntbu3"
+    flat = Testbed(Config(datanodes=4, run_dir="/nonexistent"))
+    assert flat.rack("dn01") is None and flat.rack_path("dn01") == "/default-rack"
+    assert flat.fabric.switch_ns("dn01") == "ntb-tor" and not flat.fabric.racks()
+    assert Testbed(Config(datanodes=4, racks=2, run_dir="/x")).uplink_rate(1) is None
+
+
+def test_rack_settings_that_cannot_be_built_are_refused_by_name():
+    with pytest.raises(TestbedError, match="--racks 1"):
+        Config(racks=1)
+    with pytest.raises(TestbedError, match="--racks 5 with --datanodes 4"):
+        Config(racks=5, datanodes=4)
+    with pytest.raises(TestbedError, match="--racks needs --fabric bridge"):
+        Config(racks=2, fabric="bmv2")
+    with pytest.raises(TestbedError, match="--oversubscription needs --racks"):
+        Config(oversubscription=4, link="1gbit")
+    with pytest.raises(TestbedError, match="--oversubscription needs --link"):
+        Config(racks=3, oversubscription=4)
+    with pytest.raises(TestbedError, match="--oversubscription 0.5"):
+        Config(racks=3, oversubscription=0.5, link="1gbit")
+
+
+def test_the_topology_script_answers_hadoop_one_rack_per_address(tmp_path):
+    import subprocess
+    script = tmp_path / "topology.sh"
+    script.write_text(net.topology_script({"198.18.100.11": "/rack1",
+                                           "198.18.100.12": "/rack2"}))
+    script.chmod(0o755)
+    out = subprocess.run([str(script), "198.18.100.12", "198.18.100.99", "198.18.100.11"],
+                         stdout=subprocess.PIPE, text=True, check=True).stdout
+    assert out.split() == ["/rack2", "/default-rack", "/rack1"]
+    with pytest.raises(TestbedError, match="bad address"):
+        net.topology_script({"198.18.100.1; rm -rf /": "/rack1"})
+    with pytest.raises(TestbedError, match="bad address"):
+        net.topology_script({"198.18.100.1": "/rack 1"})
