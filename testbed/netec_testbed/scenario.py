@@ -63,6 +63,7 @@ class Outcome:
         self.tasks = []             # router outcomes since the kill: dicts
         self.bytes = 0              # bytes rebuilt
         self.window_s = 0.0         # first task start .. last task end
+        self.uplinks = {}           # rack -> (bytes into it, bytes out of it), with racks
         self.wall_s = 0.0           # kill .. every lost block stored again
         self.ingress = {}           # host -> bytes received during the run
         self.egress = {}            # host -> bytes sent during the run
@@ -99,6 +100,12 @@ class Outcome:
                     if u > best[2]:
                         best = (h, direction, u)
         return best
+
+    @property
+    def cross_rack_per_byte(self):
+        """Bytes that left a rack over its uplink per rebuilt byte (what crossed the spine)."""
+        out = sum(v[1] for v in self.uplinks.values())
+        return out / self.bytes if self.bytes else 0.0
 
     @property
     def target_ingress_per_byte(self):
@@ -151,6 +158,7 @@ def lose_and_rebuild(tb, files, victims=None, count=1, replicated=False, during=
     # Counters start when the NameNode declares the victims dead: reconstruction starts then.
     tb.wait_dead(o.victims, dead_before + len(o.victims))
     before_net, before_cpu, t_dead = tb.fabric.counters(), tb.cpu_seconds(), time.time()
+    before_up = _uplinks(tb)
     if mid_task:
         tb.wait("a reconstruction task in flight", lambda: tb.in_flight() > 0, 120)
         mid_task(tb, o)
@@ -169,6 +177,9 @@ def lose_and_rebuild(tb, files, victims=None, count=1, replicated=False, during=
     tb.wait("every lost block of %s stored again" % files.dir, rebuilt, timeout)
     o.wall_s = time.time() - t_kill
     after_net, after_cpu = tb.fabric.counters(), tb.cpu_seconds()
+    after_up = _uplinks(tb)
+    o.uplinks = {r: (after_up[r][0] - before_up[r][0], after_up[r][1] - before_up[r][1])
+                 for r in after_up}
     busy = time.time() - t_dead
     o.ingress = {h: after_net[h][0] - before_net.get(h, (0, 0))[0] for h in after_net}
     o.egress = {h: after_net[h][1] - before_net.get(h, (0, 0))[1] for h in after_net}
@@ -180,6 +191,12 @@ def lose_and_rebuild(tb, files, victims=None, count=1, replicated=False, during=
     else:
         _router_window(tb, o, t_kill)
     return o
+
+
+def _uplinks(tb):
+    """{rack: (bytes into it, bytes out of it)} of a testbed with racks, else {}."""
+    racks = getattr(getattr(tb, "cfg", None), "racks", 0)
+    return tb.uplink_counters() if racks else {}
 
 
 def _check_copies(tb, o, holders):

@@ -161,3 +161,22 @@ def test_the_topology_script_answers_hadoop_one_rack_per_address(tmp_path):
         net.topology_script({"198.18.100.1; rm -rf /": "/rack1"})
     with pytest.raises(TestbedError, match="bad address"):
         net.topology_script({"198.18.100.1": "/rack 1"})
+
+
+def test_the_racks_report_shows_each_run_against_native(tmp_path):
+    from netec_testbed import racks
+    run = {"victims": ["dn03"], "blocks": 6, "tasks": 6, "bytes": 25165824,
+           "redundancy_s": 21.5, "window_s": 5.1, "rate_MBps": 4.9, "uplinks": {},
+           "cores_busy": 1.2, "equal": True, "racks": 3, "oversubscription": 4.0,
+           "code": "rs63", "uplink": "100000000bit"}
+    res = {"command": "bin/netec-bench racks", "seconds": 60, "link": "100mbit", "groups": 8,
+           "block_mb": 4, "datanodes": 12, "warmup": 1, "runs": [
+               dict(run, route="native", served_by={"native": 6}, cross_rack_per_byte=4.6),
+               dict(run, route="inec-chain", served_by={"inec": 6}, rate_MBps=9.8,
+                    cross_rack_per_byte=1.9)]}
+    out = tmp_path / "racks.md"
+    racks.write_report(res, str(out))
+    text = out.read_text()
+    assert "| 3 | 1:4 | 100 Mbit/s | rs63 | inec-chain | 6 | 6 | inec 6 | 21.5 |" in text
+    assert "| 3 | 1:4 | rs63 | inec-chain | 2.00x | 1.90 (4.60) |" in text
+    assert (tmp_path / "racks.json").exists()

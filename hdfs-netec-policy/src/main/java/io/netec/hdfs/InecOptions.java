@@ -14,6 +14,7 @@ public final class InecOptions {
   private final List<String> peerNetworks;
   private final int maxVertices;
   private final String scheme;
+  private final boolean racks;
   private final String transport;
   private final String verbsLibrary;
   private final int chunk;
@@ -28,6 +29,7 @@ public final class InecOptions {
     this.peerNetworks = (List<String>) values.get(NetecConfigKeys.INEC_PEER_NETWORKS);
     this.maxVertices = (Integer) values.get(NetecConfigKeys.INEC_MAX_VERTICES);
     this.scheme = (String) values.get(NetecConfigKeys.INEC_SCHEME);
+    this.racks = (Boolean) values.get(NetecConfigKeys.INEC_RACKS);
     this.transport = (String) values.get(NetecConfigKeys.INEC_TRANSPORT);
     this.verbsLibrary = (String) values.get(NetecConfigKeys.INEC_VERBS_LIBRARY);
     this.chunk = (Integer) values.get(NetecConfigKeys.INEC_CHUNK);
@@ -62,6 +64,11 @@ public final class InecOptions {
   /** ecpipe, ppr or rs. */
   public String scheme() {
     return scheme;
+  }
+
+  /** Whether repairs are planned by rack ({@code netec.inec.racks}). */
+  public boolean racks() {
+    return racks;
   }
 
   /** auto, tcp or verbs. */

@@ -117,6 +117,13 @@ public final class NetecConfigKeys {
   /** Repair scheme of the INEC route: ecpipe (chain), ppr (tree) or rs (star). */
   public static final String INEC_SCHEME = "netec.inec.scheme";
 
+  /**
+   * Whether INEC repairs are planned by rack (the NameNode's network locations of the
+   * survivors and the rebuilding node): the nearest survivors, a chain visiting each rack's
+   * together and the rebuilding node's last. Without topology it changes nothing.
+   */
+  public static final String INEC_RACKS = "netec.inec.racks";
+
   /** Transport of INEC streams: auto (verbs where both ends have a device), tcp or verbs. */
   public static final String INEC_TRANSPORT = "netec.inec.transport";
 

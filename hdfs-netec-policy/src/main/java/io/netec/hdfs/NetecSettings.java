@@ -116,6 +116,7 @@ public final class NetecSettings {
     add(k, NetecConfigKeys.INEC_MAX_VERTICES, "64", "1..4096", intIn(1, 4096));
     add(k, NetecConfigKeys.INEC_SCHEME, "ecpipe", "ecpipe, ppr or rs",
         oneOf("ecpipe", "ppr", "rs"));
+    add(k, NetecConfigKeys.INEC_RACKS, "true", "true or false", NetecSettings::parseBoolean);
     add(k, NetecConfigKeys.INEC_TRANSPORT, "auto", "auto, tcp or verbs",
         oneOf("auto", "tcp", "verbs"));
     add(k, NetecConfigKeys.INEC_VERBS_LIBRARY, "libibverbs.so.1", "a library name or path",

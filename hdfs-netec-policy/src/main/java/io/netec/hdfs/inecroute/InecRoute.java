@@ -78,18 +78,20 @@ public final class InecRoute implements ReconstructionRoute {
       throw new RouteDeclinedException(ctx.settings().cleartextRefusal());
     }
     InecEngine engine = engine();
+    boolean racks = ctx.settings().inecOptions().racks();
     List<InecRepair.Source> available = new ArrayList<>();
     for (RepairRequest.Survivor s : req.survivors()) {
       available.add(new InecRepair.Source(s.index,
           ServiceDirectory.resolve(Service.INEC_CONTROL, s.node, ctx.settings()),
           ServiceDirectory.resolve(Service.INEC_DATA, s.node, ctx.settings()), s.block,
           () -> TokenProof.prove(s.token, s.block), // a proof per join
-          s.node.getNetworkLocation()));
+          racks ? s.node.getNetworkLocation() : null));
     }
     long[] rowLength = req.rowLengths();
     InecRepair.Settings s = settings.withTimeout(req.progressTimeoutMs(settings.timeoutMs));
     InecRepair.Result res = InecRepair.run(engine, s, req.label(), req.dataUnits(),
-        req.parityUnits(), req.unitLengths(), req.erased(), available, req.readerRack(),
+        req.parityUnits(), req.unitLengths(), req.erased(), available,
+        racks ? req.readerRack() : null,
         req.offset(), req.length(), (row, data, off, n) -> {
           long want = Math.min(n, rowLength[row] - off); // rows may be shorter than the range
           if (want > 0) {
@@ -101,7 +103,7 @@ public final class InecRoute implements ReconstructionRoute {
       BYTES_RECEIVED.add(res.bytesReceived);
       SERVED_OVER[res.transport.ordinal()].increment();
     }
-    if (req.readerRack() != null && !res.racks.endsWith(": 0 hops between racks")
+    if (racks && req.readerRack() != null && !res.racks.endsWith(": 0 hops between racks")
         && !res.racks.endsWith(": 0 streams from other racks")) {
       // a cluster with racks, planned across them: the plan, as the task's own line
       LOG.info("{}: INEC {} planned by rack: {}", req, settings.scheme(), res.racks);

@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * The DataNode the NameNode gives the task learns its own rack from the task (its first
  * target's network location) and every survivor's from the sources; each task's line says the
  * racks its chain visits, each once, its own last when it holds survivors; every block rebuilt
- * equals the original.
+ * equals the original. With {@code netec.inec.racks=false} no task is planned by rack.
  */
 class InecRackAwareTest {
   private static final Pattern PLAN = Pattern.compile(
@@ -31,12 +31,25 @@ class InecRackAwareTest {
 
   @Test
   void eachRackIsVisitedOnceAndTheReadersLast() throws Exception {
+    List<String> plans = rebuildOnRacks(true);
+    assertFalse(plans.isEmpty(), "no INEC task was planned across racks");
+  }
+
+  @Test
+  void withRacksOffTheNameNodesOrderIsKept() throws Exception {
+    List<String> plans = rebuildOnRacks(false);
+    assertTrue(plans.isEmpty(), "netec.inec.racks=false, yet: " + plans);
+  }
+
+  /** Loses a holder on a 3-rack cluster, checks every rebuilt block; the plans logged. */
+  private static List<String> rebuildOnRacks(boolean planByRack) throws Exception {
     Assumptions.assumeTrue(IsalNative.libraryUnavailableReason() == null,
         "the INEC engine needs libnetec.so");
     String[] racks = {"/r1", "/r1", "/r1", "/r2", "/r2", "/r2", "/r3", "/r3", "/r3"};
     LogCapturer log = LogCapturer.captureLogs(LoggerFactory.getLogger(InecRoute.class));
-    try (EcTestCluster c = new EcTestCluster(EcTestCluster.inecConf("ecpipe", 10_000, "tcp"),
-        racks.length, racks)) {
+    org.apache.hadoop.conf.Configuration conf = EcTestCluster.inecConf("ecpipe", 10_000, "tcp");
+    conf.setBoolean(io.netec.hdfs.NetecConfigKeys.INEC_RACKS, planByRack);
+    try (EcTestCluster c = new EcTestCluster(conf, racks.length, racks)) {
       c.useNetecPolicy("NETEC-3-2-1024k", "/racks");
       int size = 2 * 3 * (int) EcTestCluster.BLOCK_SIZE + 4097;
       Map<String, byte[]> files = new LinkedHashMap<>();
@@ -61,8 +74,8 @@ class InecRackAwareTest {
         assertTrue(hops == visited.size() - (visited.contains(reader) ? 1 : 0),
             "one hop into each rack after the first, and into the reader's: " + m.group());
       }
-      assertFalse(plans.isEmpty(), "no INEC task was planned across racks: "
-          + c.recentTasks());
+      assertTrue(c.routerMetric("inec.Served") > 0, "served by INEC: " + c.recentTasks());
+      return plans;
     } finally {
       log.stopCapturing();
     }
