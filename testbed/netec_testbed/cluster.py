@@ -61,6 +61,9 @@ class Config:
                                "as its rack's host links together)" % self.oversubscription)
         if self.oversubscription != 1 and not self.racks:
             raise TestbedError("--oversubscription needs --racks")
+
+    def check_for_up(self):
+        """What only `up` needs (a saved testbed is attached whatever its shaping now)."""
         if self.oversubscription != 1 and not self.link:
             raise TestbedError("--oversubscription needs --link: an uplink's rate is its "
                                "rack's host links' rate / the oversubscription")
@@ -277,6 +280,7 @@ class Testbed(Cluster):
         return found
 
     def up(self, progress=print):
+        self.cfg.check_for_up()
         net.require_root()
         reason = self.cfg.fabric == "bmv2" and p4fabric.missing()
         if reason:
@@ -317,6 +321,16 @@ class Testbed(Cluster):
             with open(self.topology_script(), "w") as f:
                 f.write(net.topology_script({_ip(h): self.rack_path(h) for h in self.hosts()}))
             os.chmod(self.topology_script(), 0o755)
+            # Hadoop falls back to /default-rack, silently, on a script it cannot run (a run
+            # dir on a noexec mount): the testbed refuses instead
+            try:
+                got = net.run(self.topology_script(), _ip("dn01")).split()
+            except (OSError, TestbedError) as e:
+                raise TestbedError("the topology script %s does not run (%s): put --run-dir "
+                                   "on a mount that allows executing" % (self.topology_script(), e))
+            if got != [self.rack_path("dn01")]:
+                raise TestbedError("the topology script %s answered %s for dn01, not %s" % (
+                    self.topology_script(), got, self.rack_path("dn01")))
         for h in self.hosts():
             self.fabric.add_host(h, _ip(h))
         if bmv2:

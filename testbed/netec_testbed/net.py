@@ -304,8 +304,11 @@ class Fabric:
         return {r: ports[self.uplink(r)] for r in self.racks()}
 
     def uplink_qdiscs(self, rack):
-        return run("ip", "netns", "exec", self.tor, "tc", "qdisc", "show", "dev",
-                   self.uplink(rack))
+        """tc's qdiscs of RACK's uplink: (the rack's end, what leaves the rack; the spine's
+        end, what enters it)."""
+        return tuple(run("ip", "netns", "exec", ns, "tc", "qdisc", "show", "dev", dev)
+                     for ns, dev in ((self.rack_ns(rack), RACK_UPLINK),
+                                     (self.tor, self.uplink(rack))))
 
     def qdiscs(self, host):
         return run("ip", "netns", "exec", self.ns(host), "tc", "qdisc", "show", "dev", "eth0")

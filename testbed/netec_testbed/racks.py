@@ -107,6 +107,7 @@ def main(argv=None):
                             oversubscription=over, link=a.link, block_size=a.block_mb << 20))
         try:
             tb.up(progress=say)
+            uplink = tb.uplink_rate(2)  # a rack without the client host; cfg.link is set now
             say("%d racks, 1:%g: uplinks %s" % (racks, over, ", ".join(
                 "%s %s" % (r, tb.uplink_rate(r)) for r in tb.fabric.racks())))
             for code in codes:
@@ -126,7 +127,7 @@ def main(argv=None):
                             continue
                         s = summarize(o, tb)
                         s.update(racks=racks, oversubscription=over, code=code, route=route,
-                                 uplink=tb.uplink_rate(2))
+                                 uplink=uplink)
                         results["runs"].append(s)
                         say("  %s; %.2f s to full redundancy, %.2f cross-rack bytes per "
                             "rebuilt byte" % (scenario.describe(o), o.wall_s,

@@ -4,7 +4,9 @@ host links' sum / 4, Hadoop's rack awareness from the testbed's topology script.
 sees the racks and places a NETEC-6-3 group's nine internal blocks three to a rack
 (BlockPlacementPolicyRackFaultTolerant, the EC default); the uplink counters see what crosses
 racks when a client in rack 1 reads the file; a lost block is rebuilt, byte for byte, with
-the DataNodes spread over racks.
+the DataNodes spread over racks, through the switch on the spine and through the INEC chain
+planned by rack, whose partial results leave each remote rack once (the uplink counters:
+at most two rebuilt blocks' worth crossed racks per rebuilt block).
 
 Needs root and iproute2. Without them each test SKIPs with the reason, unless
 NETEC_REQUIRE_ENV=1 (set by .ci/run), which turns the skip into a failure.
@@ -36,8 +38,8 @@ def test_the_racks_are_built_shaped_and_seen_by_the_namenode(tb):
     for r in (1, 2, 3):
         # rack 1: the client and four DataNodes at 100 Mbit/s, over 4; racks 2, 3: four
         want = "125Mbit" if r == 1 else "100Mbit"
-        q = tb.fabric.uplink_qdiscs(r)
-        assert "tbf" in q and "rate %s" % want in q, (r, q)
+        for q in tb.fabric.uplink_qdiscs(r):  # out of the rack, into it
+            assert "tbf" in q and "rate %s" % want in q, (r, q)
     p = tb.exec_command("cl", ["hdfs", "dfsadmin", "-printTopology"], capture_output=True,
                         text=True, timeout=120)
     assert p.returncode == 0, p.stderr
@@ -80,4 +82,26 @@ def test_a_lost_block_is_rebuilt_byte_for_byte_across_racks(tb):
     assert set(o.served_by) == {"switch"}, o.tasks
     files.verify()
     assert len(files.locate()) == 9, "every unit stored again"
+    files.remove()
+
+
+def test_the_inec_chain_planned_by_rack_crosses_each_uplink_once(tb):
+    # the INEC chain, planned by rack: k survivors from the rebuilding node's rack and the
+    # fullest others, each rack's visited together; every partial result crosses one uplink
+    # (the module's last test: the DataNodes keep the INEC order until the testbed goes down)
+    tb.restart_datanodes(route_order="inec,native", inec_scheme="ecpipe", revive=True)
+    files = scenario.Files(tb, "/racks/chain", POLICY, 1, SIZE, seed=7).write()
+    placed = files.locate()
+    o = scenario.lose_and_rebuild(tb, files)
+    bad = {b: c for b, c in o.rebuilt.items() if not c or not all(eq for _, eq in c)}
+    assert not bad, "lost blocks missing or differing (block: [(host, equal)]): %s" % bad
+    assert set(o.served_by) == {"inec"}, o.tasks
+    target = sorted(o.targets)[0]
+    # racks holding survivors besides the rebuilding node's: at most two, each crossing once;
+    # the byte count (frames, heartbeats) allows a tenth more
+    remote = {tb.rack(u[4]) for u in placed if u[4] not in o.victims} - {tb.rack(target)}
+    print("INEC chain by rack: %.3f cross-rack bytes per rebuilt byte, uplinks %s"
+          % (o.cross_rack_per_byte, o.uplinks))
+    assert o.cross_rack_per_byte <= 2 * 1.1, (o.cross_rack_per_byte, o.uplinks, target, remote)
+    files.verify()
     files.remove()

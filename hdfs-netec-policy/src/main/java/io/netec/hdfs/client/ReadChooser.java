@@ -30,9 +30,12 @@ final class ReadChooser {
   /**
    * A route's fixed cost until it has been measured {@value ReadCost#MIN_TRUSTED} times: above
    * what routes took warm on the testbed at 1 Gbit/s (33-38 ms for a 64 KiB range), so that no
-   * small range is spent on finding out (at 100 Mbit/s a 64 KiB range costs Hadoop's stream
-   * 17-34 ms), yet low enough that a route is tried where it wins once warm: a lost cell of
-   * RS(6,3) at 1 Gbit/s (Hadoop's stream 57 ms, a route 47 ms), which 80 ms never tried.
+   * 64 KiB range is spent on finding out (at 100 Mbit/s one costs Hadoop's stream 17-34 ms),
+   * yet low enough that a route is tried where it wins once warm: a lost cell of RS(6,3) at
+   * 1 Gbit/s (Hadoop's stream 57 ms, a route 47 ms), which 80 ms never tried. The price: at
+   * 100 Mbit/s, where routes took up to 50 ms warm, a range of RS(6,3) between about 100 and
+   * 130 KB may be tried and lost narrowly; that measures the route, which is then judged by
+   * its measurements.
    */
   static final double UNMEASURED_ROUTE_LATENCY_MS = 40;
 

@@ -115,7 +115,8 @@ final class ReadPlan {
   /**
    * Per task, the request the routes would serve (in {@link #groupStarts}' order): the lost
    * units over their range, and every other unit that holds bytes, where it is and its READ
-   * token, as survivors. Built on the first call, from the groups as the plan found them.
+   * token, as survivors. Built on the first call, from the groups as the plan found them (and
+   * the dead nodes known then); not thread-safe: a plan belongs to one read.
    */
   List<RepairRequest> requests() {
     if (requests == null) {

@@ -153,39 +153,56 @@ public final class InecRepair {
     public final int participants;
     /** The plan by rack, for the task's log line: the racks in the graph's order, and why. */
     public final String racks;
+    /** The graph's edges between racks (-1: the reader's rack not known). */
+    public final int crossings;
 
     Result(long bytesReceived, InecEngine.Transport transport, int participants,
-        String racks) {
+        RackPlan plan) {
       this.bytesReceived = bytesReceived;
       this.transport = transport;
       this.participants = participants;
-      this.racks = racks;
+      this.racks = plan.text;
+      this.crossings = plan.crossings;
     }
   }
 
   private InecRepair() {
   }
 
+  /** A repair's plan by rack: its text for the log, and its edges between racks. */
+  static final class RackPlan {
+    final String text;
+    final int crossings;
+
+    RackPlan(String text, int crossings) {
+      this.text = text;
+      this.crossings = crossings;
+    }
+  }
+
   /**
-   * The racks of {@code streamed} (in the graph's order) and the reader's, with the uplinks
-   * the plan crosses: a chain's hops between racks, else the streams from other racks.
+   * The racks of the graph's survivors (vertex v runs on {@code at[v]}) in the order of its
+   * vertices, and its edges between racks: a vertex's output to another rack's vertex, or to
+   * the reader (vertex 0) in another rack than its own; -1 when the reader's rack is unknown.
    */
-  static String rackPlan(RepairGraph.Scheme scheme, List<Source> streamed, String readerRack) {
-    List<String> racks = RackAware.racks(streamed, a -> a.rack);
+  static RackPlan rackPlan(RepairGraph g, Source[] at, String readerRack, boolean byRack) {
+    List<Source> streamed = new ArrayList<>();
+    for (int v = 1; v < at.length; v++) {
+      streamed.add(at[v]);
+    }
+    String racks = "survivors in " + String.join(", ", RackAware.racks(streamed, a -> a.rack));
+    String how = byRack ? "planned by rack" : "in the NameNode's order";
     if (readerRack == null) {
-      return "survivors in " + String.join(", ", racks) + " (reader's rack unknown)";
+      return new RackPlan(how + ": " + racks + " (reader's rack unknown)", -1);
     }
     int crossings = 0;
-    if (scheme == RepairGraph.Scheme.ECPIPE_CHAIN) {
-      crossings = RackAware.crossings(streamed, a -> a.rack, readerRack);
-    } else {
-      for (Source a : streamed) {
-        crossings += readerRack.equals(a.rack) ? 0 : 1;
-      }
+    for (int v = 1; v < at.length; v++) {
+      int to = g.vertices().get(v).output();
+      String there = to == 0 ? readerRack : at[to].rack;
+      crossings += java.util.Objects.equals(at[v].rack, there) ? 0 : 1;
     }
-    return "survivors in " + String.join(", ", racks) + ", reader in " + readerRack + ": "
-        + crossings + (scheme == RepairGraph.Scheme.ECPIPE_CHAIN ? " hops between racks"
-        : " streams from other racks");
+    return new RackPlan(how + ": " + racks + ", reader in " + readerRack + ": " + crossings
+        + " edges between racks", crossings);
   }
 
   /**
@@ -198,8 +215,8 @@ public final class InecRepair {
   public static Result run(InecEngine engine, Settings s, String label, int k, int m,
       long[] unitLength, int[] erased, List<Source> available, long offset, long length,
       Sink sink) throws IOException {
-    return run(engine, s, label, k, m, unitLength, erased, available, null, offset, length,
-        sink);
+    return run(engine, s, label, k, m, unitLength, erased, available, null, false, offset,
+        length, sink);
   }
 
   /**
@@ -210,18 +227,31 @@ public final class InecRepair {
    * ({@link RackAware#chainOrder}), so that each rack's partial result leaves it once.
    *
    * @param readerRack the rebuilding node's rack, null when not known
+   * @param byRack whether to plan by rack (else the sources' order, as given); the plan's
+   *     racks are reported either way ({@link Result#racks})
    */
   public static Result run(InecEngine engine, Settings s, String label, int k, int m,
-      long[] unitLength, int[] erased, List<Source> available, String readerRack, long offset,
-      long length, Sink sink) throws IOException {
-    available = RackAware.preferNear(available, a -> a.rack, readerRack);
+      long[] unitLength, int[] erased, List<Source> available, String readerRack,
+      boolean byRack, long offset, long length, Sink sink) throws IOException {
+    if (byRack) {
+      // units empty over the range are streamed as zeros by another participant: only the
+      // others count for a rack (else a rack of empty units would look fullest)
+      List<Source> streamable = new ArrayList<>();
+      List<Source> empty = new ArrayList<>();
+      for (Source a : available) {
+        (unitLength[a.index] > offset ? streamable : empty).add(a);
+      }
+      streamable = RackAware.preferNear(streamable, a -> a.rack, readerRack);
+      streamable.addAll(empty);
+      available = streamable;
+    }
     List<Integer> indices = new ArrayList<>();
     for (Source a : available) {
       indices.add(a.index);
     }
     DecodeSurvivors chosen = DecodeSurvivors.choose(k, m, unitLength, erased, indices, offset);
     int[] survivors = chosen.units.clone();
-    if (s.scheme == RepairGraph.Scheme.ECPIPE_CHAIN) {
+    if (byRack && s.scheme == RepairGraph.Scheme.ECPIPE_CHAIN) {
       // the streamed survivors (after the all-zero units, which run on the first of them) in
       // the chain's order: a rack's together, the reader's last
       List<Source> streamed = new ArrayList<>();
@@ -238,7 +268,6 @@ public final class InecRepair {
       hosts.add(i < chosen.zeros ? null : available.get(indices.indexOf(survivors[i])));
     }
     Source zeroHost = hosts.get(chosen.zeros); // streams the zero units' vertices
-    String racks = rackPlan(s.scheme, hosts.subList(chosen.zeros, k), readerRack);
     RepairGraph g = RepairGraph.build(s.scheme, k, m, survivors, erased);
     int rows = erased.length;
     byte[][] tags = new byte[k + 1][16];
@@ -251,6 +280,7 @@ public final class InecRepair {
     List<IOException> reports = Collections.synchronizedList(new ArrayList<>());
     List<Future<?>> watchers = new ArrayList<>();
     InecEngine.Op op = null;
+    RackPlan plan;
     try {
       // a path may hold control characters; a join carries printable text only
       String wireLabel = LogLimiter.escape(label, 200);
@@ -258,6 +288,7 @@ public final class InecRepair {
       for (int v = 1; v <= k; v++) {
         at[v] = hosts.get(v - 1) == null ? zeroHost : hosts.get(v - 1);
       }
+      plan = rackPlan(g, at, readerRack, byRack);
       for (int v = 1; v <= k; v++) { // vertex v holds survivors[v - 1]
         Source host = at[v];
         Socket c = new Socket();
@@ -362,7 +393,7 @@ public final class InecRepair {
       for (InecEngine.Conn c : in) {
         received += c.bytesIn();
       }
-      return new Result(received, in[0].transport(), hosts.size(), racks);
+      return new Result(received, in[0].transport(), hosts.size(), plan);
     } catch (IOException e) {
       throw rootCause(e, reports, watchers);
     } finally {

@@ -1,5 +1,6 @@
 package io.netec.hdfs.inecroute;
 
+import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.route.ReconstructionRoute;
 import io.netec.hdfs.route.RepairRequest;
 import io.netec.hdfs.route.RepairSink;
@@ -25,6 +26,8 @@ import org.slf4j.LoggerFactory;
 public final class InecRoute implements ReconstructionRoute {
   public static final String NAME = "inec";
   private static final Logger LOG = LoggerFactory.getLogger(InecRoute.class);
+  /** A task's plan by rack, at most once a second: one line a task would flood a busy log. */
+  private static final LogLimiter PLANS = new LogLimiter(LOG, 1_000);
   /** Bytes this JVM's DataNodes' INEC routes received from participants (their ingress). */
   static final LongAdder BYTES_RECEIVED = new LongAdder();
   /** Tasks this JVM's DataNodes' INEC routes served, by the transport of their streams. */
@@ -85,13 +88,12 @@ public final class InecRoute implements ReconstructionRoute {
           ServiceDirectory.resolve(Service.INEC_CONTROL, s.node, ctx.settings()),
           ServiceDirectory.resolve(Service.INEC_DATA, s.node, ctx.settings()), s.block,
           () -> TokenProof.prove(s.token, s.block), // a proof per join
-          racks ? s.node.getNetworkLocation() : null));
+          s.node.getNetworkLocation()));
     }
     long[] rowLength = req.rowLengths();
     InecRepair.Settings s = settings.withTimeout(req.progressTimeoutMs(settings.timeoutMs));
     InecRepair.Result res = InecRepair.run(engine, s, req.label(), req.dataUnits(),
-        req.parityUnits(), req.unitLengths(), req.erased(), available,
-        racks ? req.readerRack() : null,
+        req.parityUnits(), req.unitLengths(), req.erased(), available, req.readerRack(), racks,
         req.offset(), req.length(), (row, data, off, n) -> {
           long want = Math.min(n, rowLength[row] - off); // rows may be shorter than the range
           if (want > 0) {
@@ -103,10 +105,12 @@ public final class InecRoute implements ReconstructionRoute {
       BYTES_RECEIVED.add(res.bytesReceived);
       SERVED_OVER[res.transport.ordinal()].increment();
     }
-    if (racks && req.readerRack() != null && !res.racks.endsWith(": 0 hops between racks")
-        && !res.racks.endsWith(": 0 streams from other racks")) {
-      // a cluster with racks, planned across them: the plan, as the task's own line
-      LOG.info("{}: INEC {} planned by rack: {}", req, settings.scheme(), res.racks);
+    if (res.crossings > 0) {
+      // a cluster with racks, the plan crossing them: said once in a while, with the node
+      // that rebuilt (PLANS holds back the rest)
+      PLANS.info("racks", "{}: INEC {} at {}, {}", req, settings.scheme(),
+          ctx.dataNode() != null ? ctx.dataNode().getDatanodeId().getXferAddr() : "a client",
+          res.racks);
     }
     LOG.debug("{}: INEC {} over {} from {} participants ({}): received {} bytes", req,
         settings.scheme(), res.transport, res.participants, res.racks, res.bytesReceived);

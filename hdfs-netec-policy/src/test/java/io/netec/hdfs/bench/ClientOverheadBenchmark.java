@@ -53,6 +53,7 @@ public final class ClientOverheadBenchmark {
       if (!(pluginFs instanceof NetecDistributedFileSystem)) {
         throw new IllegalStateException("not the plugin's file system: " + pluginFs.getClass());
       }
+      long routed = io.netec.hdfs.client.ClientReadCounters.routesChosen();
       Random rnd = new Random(3);
       long[] stock = new long[READS];
       long[] ours = new long[READS];
@@ -76,6 +77,11 @@ public final class ClientOverheadBenchmark {
         }
       }
       pluginFs.close();
+      if (io.netec.hdfs.client.ClientReadCounters.routesChosen() != routed) {
+        throw new IllegalStateException("the cost model gave "
+            + (io.netec.hdfs.client.ClientReadCounters.routesChosen() - routed) + " reads to "
+            + "the routes: the figures would not be Hadoop's stream's path alone");
+      }
       double ms = median(stock) / 1e6;
       double mp = median(ours) / 1e6;
       System.out.printf(Locale.ROOT, "# %d KiB positional reads inside a lost unit, RS(3,2), "

@@ -111,7 +111,7 @@ class ReadChooserTest {
   }
 
   @Test
-  void anUnmeasuredRouteIsTriedOnlyWhereItWouldWinEvenSlow() {
+  void anUnmeasuredRouteIsTriedWhereItWouldWinWarmButNotOnA64KibRange() {
     ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
     // 64 KiB: Hadoop's 6 x 64 KiB (33 ms) beats a route that might take 40 ms to set up
     assertFalse(ch.choose(insideLostUnit(64 << 10), "switch", new ReadCost()).routes);

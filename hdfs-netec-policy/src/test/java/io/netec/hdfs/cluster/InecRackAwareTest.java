@@ -1,5 +1,6 @@
 package io.netec.hdfs.cluster;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -21,28 +22,44 @@ import org.slf4j.LoggerFactory;
  * The INEC chain planned by rack on a cluster with racks: nine DataNodes in three racks, a
  * NETEC-3-2 group placed rack-fault-tolerantly (2, 2 and 1 units a rack), one holder lost.
  * The DataNode the NameNode gives the task learns its own rack from the task (its first
- * target's network location) and every survivor's from the sources; each task's line says the
- * racks its chain visits, each once, its own last when it holds survivors; every block rebuilt
- * equals the original. With {@code netec.inec.racks=false} no task is planned by rack.
+ * target's network location: checked against the rack the cluster gave the DataNode that
+ * logged the task) and every survivor's from the sources; each task's line says the racks its
+ * chain visits, each once, its own last when it holds survivors; every block rebuilt equals
+ * the original. With {@code netec.inec.racks=false} the chain keeps the NameNode's order.
  */
 class InecRackAwareTest {
-  private static final Pattern PLAN = Pattern.compile(
-      "planned by rack: survivors in ([^,]+(?:, [^,]+)*), reader in (\\S+): (\\d+) hops");
+  private static final Pattern PLAN = Pattern.compile("INEC \\S+ at (\\S+), (planned by rack|in "
+      + "the NameNode's order): survivors in ([^,]+(?:, [^,]+)*), reader in (\\S+): (\\d+) "
+      + "edges between racks");
 
   @Test
   void eachRackIsVisitedOnceAndTheReadersLast() throws Exception {
-    List<String> plans = rebuildOnRacks(true);
+    List<Matcher> plans = rebuildOnRacks(true);
     assertFalse(plans.isEmpty(), "no INEC task was planned across racks");
+    for (Matcher m : plans) {
+      assertEquals("planned by rack", m.group(2), m.group());
+      List<String> visited = List.of(m.group(3).split(", "));
+      String reader = m.group(4);
+      assertTrue(!visited.contains(reader) || visited.get(visited.size() - 1).equals(reader),
+          "the reader's rack last: " + m.group());
+      // a chain grouped by rack: one edge into each rack after the first, and into the
+      // reader's when it holds none (an interleaved chain has more)
+      assertEquals(visited.size() - (visited.contains(reader) ? 1 : 0),
+          Integer.parseInt(m.group(5)), m.group());
+    }
   }
 
   @Test
   void withRacksOffTheNameNodesOrderIsKept() throws Exception {
-    List<String> plans = rebuildOnRacks(false);
-    assertTrue(plans.isEmpty(), "netec.inec.racks=false, yet: " + plans);
+    List<Matcher> plans = rebuildOnRacks(false);
+    assertFalse(plans.isEmpty(), "no INEC task crossed racks");
+    for (Matcher m : plans) {
+      assertEquals("in the NameNode's order", m.group(2), m.group());
+    }
   }
 
   /** Loses a holder on a 3-rack cluster, checks every rebuilt block; the plans logged. */
-  private static List<String> rebuildOnRacks(boolean planByRack) throws Exception {
+  private static List<Matcher> rebuildOnRacks(boolean planByRack) throws Exception {
     Assumptions.assumeTrue(IsalNative.libraryUnavailableReason() == null,
         "the INEC engine needs libnetec.so");
     String[] racks = {"/r1", "/r1", "/r1", "/r2", "/r2", "/r2", "/r3", "/r3", "/r3"};
@@ -60,19 +77,21 @@ class InecRackAwareTest {
       original.putAll(c.snapshotInternalBlocks("/racks/small"));
       c.loseHolders("/racks/small", "/racks/f", 3, 1);
       c.verifyRebuilt(files, original);
-      List<String> plans = new ArrayList<>();
+      List<Matcher> plans = new ArrayList<>();
       Matcher m = PLAN.matcher(log.getOutput());
       while (m.find()) {
-        plans.add(m.group());
-        List<String> visited = List.of(m.group(1).split(", "));
-        assertFalse(visited.stream().distinct().count() < visited.size(), m.group());
-        String reader = m.group(2);
-        assertTrue(reader.matches("/r[123]"), "the task's own rack: " + m.group());
-        assertTrue(!visited.contains(reader) || visited.get(visited.size() - 1).equals(reader),
-            "the reader's rack last: " + m.group());
-        int hops = Integer.parseInt(m.group(3));
-        assertTrue(hops == visited.size() - (visited.contains(reader) ? 1 : 0),
-            "one hop into each rack after the first, and into the reader's: " + m.group());
+        // the reader's rack is the rack of the DataNode that rebuilt (the task's own)
+        int port = Integer.parseInt(m.group(1).substring(m.group(1).lastIndexOf(':') + 1));
+        List<org.apache.hadoop.hdfs.server.datanode.DataNode> dns = c.mini().getDataNodes();
+        int i = 0;
+        while (i < dns.size() && dns.get(i).getXferPort() != port) {
+          i++;
+        }
+        assertTrue(i < dns.size(), "no DataNode at " + m.group(1));
+        assertEquals(racks[i], m.group(4), "the rebuilding DataNode's rack: " + m.group());
+        Matcher one = PLAN.matcher(m.group()); // m moves on: a matcher of this line alone
+        one.find();
+        plans.add(one);
       }
       assertTrue(c.routerMetric("inec.Served") > 0, "served by INEC: " + c.recentTasks());
       return plans;

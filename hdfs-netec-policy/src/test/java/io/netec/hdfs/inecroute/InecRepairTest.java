@@ -221,42 +221,69 @@ class InecRepairTest {
     return out;
   }
 
+  /** Unit i in rack /rack(i % 3 + 1), as rack-fault-tolerant placement spreads a group. */
+  private List<InecRepair.Source> racked(byte[][] units, int... erased) throws Exception {
+    List<InecRepair.Source> out = new ArrayList<>();
+    for (InecRepair.Source s : participants(units, InecEngine.Transport.TCP)) {
+      if (Arrays.stream(erased).noneMatch(e -> e == s.index)) {
+        out.add(new InecRepair.Source(s.index, s.control, s.data, s.block, s.token,
+            "/rack" + (s.index % 3 + 1)));
+      }
+    }
+    return out;
+  }
+
+  /** Unit {@code erased} rebuilt over [0, length), checked; the plan by rack it reports. */
+  private String rebuildRacked(String scheme, byte[][] units, int erased, int length,
+      String readerRack, boolean byRack) throws Exception {
+    long[] unitLength = Arrays.stream(units).mapToLong(u -> u.length).toArray();
+    byte[] got = new byte[length];
+    InecRepair.Result res = InecRepair.run(engine(InecEngine.Transport.TCP),
+        settings(scheme, InecEngine.Transport.TCP), "racks", 6, 3, unitLength,
+        new int[] {erased}, racked(units, erased), readerRack, byRack, 0, length,
+        (row, data, off, n) -> data.get(got, (int) off, n));
+    assertArrayEquals(Arrays.copyOf(units[erased], length), got);
+    return res.racks;
+  }
+
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"ecpipe", "rs"})
   void aRepairPlannedByRackTakesNearSurvivorsAndChainsEachRacksTogether(String scheme)
       throws Exception {
-    // RS(6,3), unit 2 lost, the rebuilding node in /rack1; unit i in /rack(i % 3 + 1), as
-    // rack-fault-tolerant placement spreads a group: /rack1 holds 0, 3, 6; /rack2 1, 4, 7;
-    // /rack3 5, 8
+    // RS(6,3), unit 2 lost, the rebuilding node in /rack1: /rack1 holds 0, 3, 6; /rack2 1, 4,
+    // 7; /rack3 5, 8
     int unit = 90_000;
     byte[][] units = stripe(6, 3, new int[] {unit, unit, unit, unit, unit, unit}, 21);
-    List<InecRepair.Source> racked = new ArrayList<>();
-    for (InecRepair.Source s : participants(units, InecEngine.Transport.TCP)) {
-      if (s.index != 2) {
-        racked.add(new InecRepair.Source(s.index, s.control, s.data, s.block, s.token,
-            "/rack" + (s.index % 3 + 1)));
-      }
-    }
-    long[] unitLength = Arrays.stream(units).mapToLong(u -> u.length).toArray();
-    InecEngine root = engine(InecEngine.Transport.TCP);
-    byte[] got = new byte[unit];
-    InecRepair.Result res = InecRepair.run(root, settings(scheme, InecEngine.Transport.TCP),
-        "racks", 6, 3, unitLength, new int[] {2}, racked, "/rack1", 0, unit,
-        (row, data, off, n) -> data.get(got, (int) off, n));
-    assertArrayEquals(units[2], got);
     // the reader's rack's three, then the fullest other rack's three: /rack3 not at all; a
-    // chain visits /rack2's together, then /rack1's
+    // chain visits /rack2's together, then /rack1's: one edge between racks; a star's three
+    // streams from /rack2 cross
     assertEquals(scheme.equals("ecpipe")
-        ? "survivors in /rack2, /rack1, reader in /rack1: 1 hops between racks"
-        : "survivors in /rack1, /rack2, reader in /rack1: 3 streams from other racks",
-        res.racks);
-    // the same repair for a reader whose rack is not known (a client): still the fewest racks
-    Arrays.fill(got, (byte) 0);
-    InecRepair.Result flat = InecRepair.run(root, settings(scheme, InecEngine.Transport.TCP),
-        "flat", 6, 3, unitLength, new int[] {2}, racked, null, 0, unit,
-        (row, data, off, n) -> data.get(got, (int) off, n));
-    assertArrayEquals(units[2], got);
-    assertEquals("survivors in /rack1, /rack2 (reader's rack unknown)", flat.racks);
+        ? "planned by rack: survivors in /rack2, /rack1, reader in /rack1: 1 edges between racks"
+        : "planned by rack: survivors in /rack1, /rack2, reader in /rack1: 3 edges between racks",
+        rebuildRacked(scheme, units, 2, unit, "/rack1", true));
+    // the same in the sources' order (0, 1, 3, 4, 5, 6): a chain crosses at every turn
+    assertEquals(scheme.equals("ecpipe")
+        ? "in the NameNode's order: survivors in /rack1, /rack2, /rack3, reader in /rack1: 5 "
+            + "edges between racks"
+        : "in the NameNode's order: survivors in /rack1, /rack2, /rack3, reader in /rack1: 3 "
+            + "edges between racks",
+        rebuildRacked(scheme, units, 2, unit, "/rack1", false));
+    // a reader whose rack is not known (a client): still the fewest racks
+    assertEquals("planned by rack: survivors in /rack1, /rack2 (reader's rack unknown)",
+        rebuildRacked(scheme, units, 2, unit, null, true));
+  }
+
+  @Test
+  void aShortGroupPlannedByRackStreamsItsEmptyUnitsAsZerosBesideTheNearestSurvivor()
+      throws Exception {
+    // one cell of data: units 1..5 empty (zeros, run on the one streamed survivor's host),
+    // unit 0 lost; the parity units 6, 7, 8 in /rack1, /rack2, /rack3: /rack1's is taken
+    byte[][] units = stripe(6, 3, new int[] {70_000, 0, 0, 0, 0, 0}, 22);
+    assertEquals("planned by rack: survivors in /rack1, reader in /rack1: 0 edges between racks",
+        rebuildRacked("ecpipe", units, 0, 70_000, "/rack1", true));
+    // a reader in a rack holding none: the first given, and one edge into the reader's rack
+    assertEquals("planned by rack: survivors in /rack1, reader in /rack9: 1 edges between racks",
+        rebuildRacked("ecpipe", units, 0, 70_000, "/rack9", true));
   }
 
   @Test

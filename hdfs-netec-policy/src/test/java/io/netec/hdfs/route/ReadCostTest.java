@@ -42,9 +42,11 @@ class ReadCostTest {
       c.add(sizes[i % 4], 5 + sizes[i % 4] / 500.0);
     }
     assertEquals(5 + 4_000, c.estimateMillis(2_000_000), 1e-6);
-    // one more, later; then all but it forgotten: one size left, no fit, its time scaled
+    // one more, later, and the fit made again (and cached); then all but it forgotten by age
+    // alone, no add between: one size left, no fit, its time scaled
     now[0] += 1;
     c.add(2_000_000, 20 + 2_000);
+    assertEquals(5 + 4_000, c.estimateMillis(2_000_000), 1e-6, "one sample of 16 moves nothing");
     now[0] += ReadCost.MAX_AGE_MS;
     assertEquals(1, c.samples());
     assertEquals(2 * 2_020, c.estimateMillis(4_000_000), 1e-6);
