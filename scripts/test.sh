@@ -48,9 +48,9 @@ step "Hadoop 3.5.0 (-Phadoop-3.5)"
 "${mvn[@]}" clean verify -Phadoop-3.5 -Dtest='!WireFuzzTest,!JoinRequestFuzzTest,'\
 '!ProofWireFuzzTest,!RepairGraphTest,!SharedVectorTest,!SwitchTaskTest'
 
-step "Python: switch model, control plane, testbed units, shared vectors; P4 compilers and BMv2 where the P4 toolchain is"
-# pyproject.toml's pythonpath finds netec_p4 and netec_testbed in the source tree
-python3 -m pytest -q -rs switch-p4/tests testbed/tests src/test/python
+step "Python: switch model, control plane, testbed units, simulator, shared vectors; P4 compilers and BMv2 where the P4 toolchain is"
+# pyproject.toml's pythonpath finds netec_p4, netec_testbed and netec_sim in the source tree
+python3 -m pytest -q -rs switch-p4/tests testbed/tests sim/tests src/test/python
 
 step "C: INEC engine under AddressSanitizer and UndefinedBehaviorSanitizer"
 cmake -S native -B native/build-asan -DNETEC_SANITIZE=ON >/dev/null
