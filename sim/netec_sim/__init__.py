@@ -1,5 +1,5 @@
-"""netec_sim: a flow-level simulator of whole-node and whole-rack recovery in an HDFS cluster
-with racks, per reconstruction route (bin/netec-sim).
+"""netec_sim: a flow-level simulator of whole-node recovery in an HDFS cluster with racks, per
+reconstruction route (bin/netec-sim).
 
   network    racks, hosts, links and CPU as resources with capacities
   workload   groups placed rack-fault-tolerantly, a failure, the tasks the NameNode gives out,

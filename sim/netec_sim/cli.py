@@ -6,20 +6,23 @@ flow-level model (netec_sim: max-min fair sharing of host links, uplinks and CPU
   validate  the model against bin/netec-bench racks' measurements (its JSON): the testbed's
             layout, every host a process sharing this machine's cores, side by side
   table     the table docs/ carries: 1,000 DataNodes in 25 racks, 25 Gbit/s hosts, 1:3
-            uplinks, RS(6,3) and RS(10,4), per route
+            uplinks, RS(6,3) and RS(10,4), per route, on the network alone and with the
+            testbed's CPU per byte
 
 What it models, and what not: links and uplinks shared max-min fairly (TCP's long-run share);
 a task's streams moving in step (a stripe completes when every stream delivered it); CPU per
-rebuilt byte per role as the testbed measured it, a task's target work on one thread; the
-NameNode giving out tasks in rounds (dfs.namenode.redundancy.interval.seconds, and
-work.multiplier.per.iteration x live DataNodes a round) with at most max-streams running a
-target. Not: slow start, queueing delay, disks, the NameNode's dead-node detection (added as a
-constant), concurrent client load.
+rebuilt byte per role as the testbed measured it (Java daemons on a shared VM: far more than a
+cluster's, so the network-alone figures are given too); the NameNode giving out tasks in
+rounds and each DataNode taking them at its heartbeats within max-streams (class Hadoop).
+Not: slow start, queueing delay, disks, the dead-node detection before the first round,
+concurrent client load, whole-rack failures.
 """
 
 import argparse
 import json
 import os
+import random
+import re
 import sys
 
 from . import fairshare, network, workload
@@ -27,84 +30,136 @@ from . import fairshare, network, workload
 CODES = {"rs32": (3, 2), "rs63": (6, 3), "rs104": (10, 4)}
 
 
-def recover(cluster, code, route, lost, block_bytes, interval_s, per_round, limit, overhead_s,
-            seed=1, switch_cpu=False):
-    """(seconds from the first task given out to the last one's end, cross-rack B/B)."""
+def recover(cluster, code, route, lost, block_bytes, hadoop, cpu_profile=None, seed=1,
+            switch_cpu=False, overhead_s=0.05):
+    """One whole-node recovery: (seconds from the first task given out to the last one's end,
+    cross-rack bytes per rebuilt byte, {resource kind: utilization}). HADOOP: the NameNode's
+    and DataNodes' settings (Hadoop below)."""
     k, m = CODES[code]
     rec = workload.Recovery(cluster, k, m, lost, seed=seed,
                             replicated=route == "replication")
-    tasks = rec.tasks(route, block_bytes, switch_cpu=switch_cpu)
-    starts = {t: (i // per_round) * interval_s for i, t in enumerate(sorted(tasks))}
-    end, _ = fairshare.run(tasks, cluster.capacity, start_times=starts,
-                           overhead_s=overhead_s, limit=limit)
-    return end, workload.Recovery.cross_rack_per_byte(tasks)
+    tasks = rec.tasks(route, block_bytes, cpu_profile=cpu_profile, switch_cpu=switch_cpu)
+    per_round = max(1, int(hadoop.multiplier * (len(cluster.nodes) - 1)))  # live DataNodes
+    starts = {t: (i // per_round) * hadoop.interval_s for i, t in enumerate(sorted(tasks))}
+    rng = random.Random(seed)
+    phases = {n: rng.uniform(0, hadoop.heartbeat_s) for n in cluster.nodes}
+    # an EC task weighs max(k, targets) x the xmits weight; a replication one, 1
+    weight = 1.0 if route == "replication" else max(k, 1) * hadoop.xmits_weight
+    end, _, busy = fairshare.run(tasks, cluster.capacity, start_times=starts,
+                                 overhead_s=overhead_s, limit=hadoop.max_streams,
+                                 heartbeat_s=hadoop.heartbeat_s, weight=weight, phases=phases)
+    return (end, workload.Recovery.cross_rack_per_byte(tasks),
+            fairshare.utilization(busy, cluster.capacity, end))
+
+
+class Hadoop:
+    """What paces a recovery in Hadoop 3.4: the NameNode's rounds (every interval_s, at most
+    multiplier x live DataNodes blocks a round: dfs.namenode.redundancy.interval.seconds,
+    dfs.namenode.replication.work.multiplier.per.iteration), and each DataNode taking tasks at
+    its heartbeats (dfs.heartbeat.interval) while its xmits in progress are under max_streams
+    (dfs.namenode.replication.max-streams; an EC task weighs max(k, targets) x
+    dfs.datanode.ec.reconstruction.xmits.weight)."""
+
+    def __init__(self, interval_s=3.0, multiplier=2.0, heartbeat_s=3.0, max_streams=2,
+                 xmits_weight=0.5):
+        self.interval_s = interval_s
+        self.multiplier = multiplier
+        self.heartbeat_s = heartbeat_s
+        self.max_streams = max_streams
+        self.xmits_weight = xmits_weight
+
+
+# the testbed's settings (testbed/netec_testbed/cluster.py)
+TESTBED_HADOOP = Hadoop(interval_s=1.0, multiplier=8, heartbeat_s=1.0, max_streams=8)
+
+
+def _bound(util):
+    kind, u = max(util.items(), key=lambda kv: kv[1]) if util else ("-", 0.0)
+    names = {"out": "host links out", "in": "host links in", "up": "uplinks out",
+             "down": "uplinks in", "cpu": "CPU"}
+    return "%s %.0f%%" % (names.get(kind, kind), 100 * u)
 
 
 def predict(a):
     c = network.Cluster(a.racks, a.per_rack, a.host_gbit * 1e9 / 8, a.oversubscription,
                         cores=a.cores)
-    per_round = a.multiplier * len(c.nodes)
+    hadoop = Hadoop(a.interval, a.multiplier, a.heartbeat, a.max_streams, a.xmits_weight)
     rows = []
     for code in a.codes.split(","):
         for route in a.routes.split(","):
-            end, cross = recover(c, code, route, a.lost, a.block_mb << 20, a.interval,
-                                 per_round, a.max_streams, a.overhead_ms / 1000.0, a.seed)
-            rows.append((code, route, end, cross))
+            for profile in ([None, a.cpu] if a.cpu else [None]):
+                end, cross, util = recover(c, code, route, a.lost, a.block_mb << 20, hadoop,
+                                           cpu_profile=profile, seed=a.seed,
+                                           overhead_s=a.overhead_ms / 1000.0)
+                rows.append((code, route, profile, end, cross, util))
     return c, rows
 
 
 def print_predictions(a, c, rows, out=sys.stdout):
     print("%d DataNodes in %d racks, %g Gbit/s hosts, uplinks %g Gbit/s (1:%g), %d cores a "
-          "DataNode; %d lost blocks of %d MiB; the NameNode gives out %d tasks every %g s, at "
-          "most %d running a target" % (
+          "DataNode; %d lost blocks of %d MiB; the NameNode's rounds every %g s of %g tasks a "
+          "live DataNode, heartbeats every %g s, max-streams %d (xmits weight %g); a task's "
+          "fixed cost %g ms" % (
               len(c.nodes), c.racks, a.host_gbit, c.uplink_Bps * 8 / 1e9, c.oversubscription,
-              a.cores, a.lost, a.block_mb, a.multiplier * len(c.nodes), a.interval,
-              a.max_streams), file=out)
+              a.cores, a.lost, a.block_mb, a.interval, a.multiplier, a.heartbeat,
+              a.max_streams, a.xmits_weight, a.overhead_ms), file=out)
     print("", file=out)
-    print("| code | route | recovery s | vs native | cross-rack B/B |", file=out)
-    print("|---|---|---:|---:|---:|", file=out)
-    for code, route, end, cross in rows:
-        nat = [e for cd, r, e, _ in rows if cd == code and r == "native"]
-        print("| %s | %s | %.1f | %s | %.2f |" % (
-            code, route, end, "%.2fx" % (nat[0] / end) if nat and end else "-", cross),
+    print("| code | route | CPU per byte | recovery s | native / route | cross-rack B/B | "
+          "busiest |", file=out)
+    print("|---|---|---|---:|---:|---:|---|", file=out)
+    for code, route, profile, end, cross, util in rows:
+        nat = [e for cd, r, p, e, _, _ in rows if cd == code and r == "native" and p == profile]
+        print("| %s | %s | %s | %.1f | %s | %.2f | %s |" % (
+            code, route, "testbed's (%s)" % profile if profile else "none (network alone)",
+            end, "%.2fx" % (nat[0] / end) if nat and end else "-", cross, _bound(util)),
             file=out)
 
 
-def validate(path, cores, out=sys.stdout):
-    """Predicted against measured, for every run of bin/netec-bench racks' JSON at PATH."""
+def _bits(rate):
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmg]?)(bit|bps)", rate.strip().lower())
+    if not m:
+        raise ValueError("link rate '%s': expected e.g. 100mbit, 1gbit" % rate)
+    n = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
+    return n * (8 if m.group(3) == "bps" else 1)
+
+
+def validate(path, cores=None, out=sys.stdout):
+    """Predicted against measured, for every run of bin/netec-bench racks' JSON at PATH.
+    Returns the largest error of the recovery windows."""
     with open(path) as f:
         res = json.load(f)
-    bits = {"k": 1e3, "m": 1e6, "g": 1e9}
-    link = res["link"].lower().rstrip("bit")
-    host_Bps = float(link[:-1]) * bits[link[-1]] / 8 if link[-1] in bits else float(link) / 8
-    print("bin/netec-bench racks' runs (%s) against the model: the testbed's layout, every "
-          "daemon sharing %d cores, the testbed's NameNode settings (a round a second, 8 "
-          "tasks a DataNode a round, 8 running a target)" % (res["command"], cores), file=out)
+    cores = cores or res.get("cores") or os.cpu_count() or 2
+    host_Bps = _bits(res["link"]) / 8
+    profile = "1gbit" if host_Bps * 8 >= 1e9 else "100mbit"
+    print("bin/netec-bench racks' runs (`%s`) against the model: the testbed's layout, every "
+          "daemon sharing %d cores, the testbed's CPU per byte at %s, its Hadoop settings "
+          "(a round a second of 8 tasks a live DataNode, 1 s heartbeats, max-streams 8); each "
+          "prediction the mean over 5 placements" % (res["command"], cores, profile), file=out)
     print("", file=out)
-    print("| racks | oversub. | code | route | measured window s | predicted s | error | "
-          "measured cross-rack B/B | predicted |", file=out)
-    print("|---|---|---|---|---:|---:|---:|---:|---:|", file=out)
+    print("| racks | oversub. | code | route | measured s | predicted s | error | measured "
+          "cross-rack B/B | predicted | busiest (model) |", file=out)
+    print("|---|---|---|---|---:|---:|---:|---:|---:|---|", file=out)
     worst = 0.0
     for r in res["runs"]:
         if r["route"] not in workload.ROUTES or not r["blocks"]:
             continue
         c = network.Cluster(r["racks"], res["datanodes"] // r["racks"], host_Bps,
                             r["oversubscription"], cpu_pool=cores)
-        ends = []
-        crosses = []
-        for seed in range(1, 6):  # placement and targets drawn 5 ways, averaged
-            end, cross = recover(c, r["code"], r["route"], r["blocks"],
-                                 res["block_mb"] << 20, 1.0, 8 * len(c.nodes), 8, 0.05,
-                                 seed=seed, switch_cpu=True)
+        ends, crosses, utils = [], [], []
+        for seed in range(1, 6):
+            end, cross, util = recover(c, r["code"], r["route"], r["blocks"],
+                                       res["block_mb"] << 20, TESTBED_HADOOP,
+                                       cpu_profile=profile, seed=seed, switch_cpu=True)
             ends.append(end)
             crosses.append(cross)
+            utils.append(util)
         pred = sum(ends) / len(ends)
         cross = sum(crosses) / len(crosses)
         err = (pred - r["window_s"]) / r["window_s"] if r["window_s"] else float("nan")
         worst = max(worst, abs(err))
-        print("| %d | 1:%g | %s | %s | %.2f | %.2f | %+.0f%% | %.2f | %.2f |" % (
+        print("| %d | 1:%g | %s | %s | %.2f | %.2f | %+.0f%% | %.2f | %.2f | %s |" % (
             r["racks"], r["oversubscription"], r["code"], r["route"], r["window_s"], pred,
-            100 * err, r["cross_rack_per_byte"], cross), file=out)
+            100 * err, r["cross_rack_per_byte"], cross, _bound(utils[0])), file=out)
     print("", file=out)
     print("largest error: %.0f%%" % (100 * worst), file=out)
     return worst
@@ -121,30 +176,38 @@ def main(argv=None):
         q.add_argument("--host-gbit", type=float, default=25.0)
         q.add_argument("--oversubscription", type=float, default=3.0)
         q.add_argument("--cores", type=int, default=16, help="cores a DataNode")
+        q.add_argument("--cpu", default="1gbit" if name == "table" else None,
+                       choices=sorted(workload.TESTBED_CPU),
+                       help="also with CPU per byte as the testbed measured it at this link "
+                            "rate (every route is also run on the network alone)")
         q.add_argument("--codes", default="rs63,rs104")
-        q.add_argument("--routes", default=",".join(workload.ROUTES))
+        q.add_argument("--routes", default=",".join(r for r in workload.ROUTES
+                                                    if r != "replication"))
         q.add_argument("--lost", type=int, default=400, help="blocks the lost DataNode held")
         q.add_argument("--block-mb", type=int, default=256)
         q.add_argument("--interval", type=float, default=3.0,
                        help="seconds between the NameNode's rounds (Hadoop's default 3)")
         q.add_argument("--multiplier", type=float, default=2.0,
                        help="tasks a round per live DataNode (Hadoop's default 2)")
+        q.add_argument("--heartbeat", type=float, default=3.0,
+                       help="seconds between a DataNode's heartbeats (Hadoop's default 3)")
         q.add_argument("--max-streams", type=int, default=2,
-                       help="tasks running a target at once (Hadoop's default 2)")
+                       help="dfs.namenode.replication.max-streams (Hadoop's default 2)")
+        q.add_argument("--xmits-weight", type=float, default=0.5,
+                       help="dfs.datanode.ec.reconstruction.xmits.weight (default 0.5)")
         q.add_argument("--overhead-ms", type=float, default=50.0,
                        help="a task's fixed cost before it moves bytes")
         q.add_argument("--seed", type=int, default=1)
     v = sub.add_parser("validate")
     v.add_argument("json", nargs="?", default=os.path.join(
         os.path.dirname(__file__), "..", "..", "docs", "racks-benchmark.json"))
-    v.add_argument("--cores", type=int, default=os.cpu_count() or 2,
-                   help="the testbed machine's cores, shared by every daemon")
+    v.add_argument("--cores", type=int, default=None,
+                   help="the testbed machine's cores, shared by every daemon (default: as "
+                        "the JSON records, else this machine's)")
     a = p.parse_args(argv)
     if a.command == "validate":
         worst = validate(a.json, a.cores)
         return 0 if worst <= 0.2 else 1
-    if a.command == "table":
-        a.multiplier = int(a.multiplier)
     c, rows = predict(a)
     print_predictions(a, c, rows)
     return 0

@@ -40,8 +40,6 @@ class Cluster:
             return self.uplink_Bps
         if kind == "cpu":
             return self.cpu_pool if self.cpu_pool is not None else self.cores
-        if kind == "thread":  # one task's own thread: one core
-            return 1.0
         raise ValueError("unknown resource %r" % (resource,))
 
     def cpu(self, node):

@@ -1,164 +1,216 @@
 """A whole-node recovery: groups placed as HDFS places them, one DataNode lost, the tasks the
 NameNode gives out, and each route's traffic and CPU per rebuilt byte.
 
-Placement: a group's k + m internal blocks spread rack-fault-tolerantly
-(BlockPlacementPolicyRackFaultTolerant, the EC default): racks filled in turn from a random
-one, at most ceil((k + m) / R) a rack, on distinct random DataNodes. The lost DataNode holds a
-unit of every group simulated (the other groups move nothing). Each lost block is one task,
-given to a target in a rack holding the fewest of the group's units (the placement policy's
-choice), on a DataNode holding none. Replication (the anchor) places three replicas as HDFS
-does: one in a rack, two in another.
+Placement (BlockPlacementPolicyRackFaultTolerant, the EC default): a group's n = k + m internal
+blocks spread over the R racks as evenly as they go (n // R a rack, the n % R left over in
+random racks; one a rack in n random racks when n < R), on distinct random DataNodes. The lost
+DataNode holds a unit of every group simulated (the other groups move nothing): which unit is
+drawn uniformly, so its rack is a fuller one in proportion to how many units it holds. Each
+lost block is one task, given to a DataNode holding none of the group, in a rack holding the
+fewest of its surviving units. Replication (the anchor): three replicas, one in a rack and two
+in another (BlockPlacementPolicyDefault); the lost one drawn uniformly; the source is a
+surviving replica, the new copy goes to the source's rack when the survivors span two racks,
+to another rack when they share one; Hadoop limits such a task at its source.
+
+Every random draw (placement, target, the NameNode's order of the survivors) is made once per
+group in the constructor, so every route is judged on the same groups and targets.
 
 Routes, per rebuilt byte (one row):
-  native           k survivors (the NameNode's choice ignores racks: random) each send a
-                   block's worth to the target, which decodes
-  switch           k survivors send to a switch on the spine, which sends one stream down to
+  native           k survivors in the NameNode's order (it ignores racks) each send a block's
+                   worth to the target, which decodes
+  switch           the same k send to a switch on the spine, which sends one stream down to
                    the target: every survivor's stream crosses its rack's uplink
   switch-racks     each rack's survivors send to their top-of-rack switch, which sends one
-                   partial sum on: one stream leaves each remote rack, one enters the target's
+                   partial sum on to the target's rack's switch: one stream leaves each other
+                   rack holding survivors, the target's rack's survivors cross nothing
   inec-chain       k survivors chosen nearest (the target's rack, then the racks holding most)
-                   and chained a rack at a time, the target's last: one stream crosses each
-                   rack boundary of the chain
-  inec-chain-flat  the same chain in the NameNode's (random) order
+                   and chained a rack at a time, the target's last (RackAware in the plugin)
+  inec-chain-flat  the chain over the k survivors in the NameNode's order
   replication      one replica holder sends the block to the target
 """
 
-import math
 import random
 
 ROUTES = ("native", "switch", "switch-racks", "inec-chain", "inec-chain-flat", "replication")
 GIB = float(1 << 30)
 
-# CPU seconds per rebuilt GiB, per role, as the testbed measured them at 1 Gbit/s
-# (docs/testbed-benchmark.md, RS(6,3), where its two cores bound): "target" the rebuilding
-# DataNode, "survivor" each survivor (the table's survivors column over k), "switch" the
-# software switch (on a cluster: an ASIC, no CPU).
+# CPU seconds per rebuilt GiB, per role, as the testbed measured them (docs/testbed-benchmark.md,
+# RS(6,3), 4 MiB blocks, every daemon a JVM on 2 shared cores; RS(3,2) measured no less a
+# byte, so no scaling with k): "target" the rebuilding DataNode, "survivor" each survivor (the
+# table's survivors column over k), "switch" the software switch (a host process there; on a
+# cluster an ASIC, no CPU). At 100 Mbit/s the same work cost more a byte than at 1 Gbit/s.
 TESTBED_CPU = {
-    "native": {"target": 69.6, "survivor": 3.4 / 6},
-    "switch": {"target": 37.3, "survivor": 13.0 / 6, "switch": 12.1},
-    "switch-racks": {"target": 37.3, "survivor": 13.0 / 6, "switch": 12.1},
-    "inec-chain": {"target": 21.4, "survivor": 7.3 / 6},
-    "inec-chain-flat": {"target": 21.4, "survivor": 7.3 / 6},
-    "replication": {"target": 9.3, "survivor": 0.6},
+    "100mbit": {
+        "native": {"target": 132.6, "survivor": 12.5 / 6},
+        "switch": {"target": 118.5, "survivor": 40.3 / 6, "switch": 30.1},
+        "inec-chain": {"target": 81.7, "survivor": 28.1 / 6},
+        "replication": {"target": 28.7, "survivor": 0.0},
+    },
+    "1gbit": {
+        "native": {"target": 69.6, "survivor": 3.4 / 6},
+        "switch": {"target": 37.3, "survivor": 13.0 / 6, "switch": 12.1},
+        "inec-chain": {"target": 21.4, "survivor": 7.3 / 6},
+        "replication": {"target": 9.3, "survivor": 0.6},
+    },
 }
+# routes the testbed did not measure cost what their nearest measured one costs
+_SAME_CPU = {"switch-racks": "switch", "inec-chain-flat": "inec-chain"}
+
+
+def cpu_costs(profile, route):
+    """CPU seconds per rebuilt byte by role for ROUTE under PROFILE (None: no CPU cost)."""
+    if profile is None:
+        return {}
+    table = TESTBED_CPU[profile]
+    return {role: s / GIB for role, s in table[_SAME_CPU.get(route, route)].items()}
+
+
+class Group:
+    """One group's draws: its units' DataNodes (the lost one first), the target, the NameNode's
+    order of the survivors and, for a replicated block, the source."""
+
+    def __init__(self, units, target, order, source=None):
+        self.units = units
+        self.target = target
+        self.order = order
+        self.source = source
 
 
 class Recovery:
-    """LOST block groups of RS(K, M) all holding a unit on the lost DataNode, on CLUSTER."""
+    """LOST block groups of RS(K, M) (or replicated blocks), each holding a unit on the lost
+    DataNode, on CLUSTER."""
 
     def __init__(self, cluster, k, m, lost, seed=1, replicated=False):
         self.cluster = cluster
         self.k, self.m = k, m
+        self.replicated = replicated
         self.rng = random.Random(seed)
         self.victim = cluster.nodes[0]
         self.groups = [self._replicas() if replicated else self._group() for _ in range(lost)]
 
+    def _counts(self, n):
+        c = self.cluster
+        racks = list(range(c.racks))
+        if n < c.racks:
+            counts = {r: 0 for r in racks}
+            for r in self.rng.sample(racks, n):
+                counts[r] = 1
+        else:
+            counts = {r: n // c.racks for r in racks}
+            for r in self.rng.sample(racks, n % c.racks):
+                counts[r] += 1
+        if max(counts.values()) > c.per_rack:
+            raise ValueError("%d units need %d DataNodes a rack, racks hold %d" % (
+                n, max(counts.values()), c.per_rack))
+        return counts
+
     def _group(self):
         c, n = self.cluster, self.k + self.m
-        per_rack = math.ceil(n / c.racks)
-        if per_rack > c.per_rack or n > len(c.nodes):
-            raise ValueError("RS(%d,%d) needs %d DataNodes a rack on %d racks" % (
-                self.k, self.m, per_rack, c.racks))
-        first = c.rack(self.victim)
-        racks = [(first + i) % c.racks for i in range(c.racks)]
-        order = [first] + self.rng.sample(racks[1:], len(racks) - 1)
-        count = {r: 0 for r in order}
+        counts = self._counts(n)
+        # the lost unit drawn uniformly: its rack in proportion to the rack's units; racks are
+        # alike, so that rack is relabelled as the lost DataNode's
+        units_racks = [r for r, x in counts.items() for _ in range(x)]
+        lost_rack = self.rng.choice(units_racks)
+        mine = c.rack(self.victim)
+        counts[lost_rack], counts[mine] = counts[mine], counts[lost_rack]
         units = [self.victim]
-        count[first] = 1
-        i = 1
-        while len(units) < n:
-            r = order[i % len(order)]
-            i += 1
-            if count[r] >= per_rack:
-                continue
-            free = [x for x in c.nodes if c.rack(x) == r and x not in units]
-            units.append(self.rng.choice(free))
-            count[r] += 1
-        return units
+        for r in range(c.racks):
+            want = counts[r] - (1 if r == mine else 0)
+            free = [x for x in c.nodes if c.rack(x) == r and x != self.victim]
+            units += self.rng.sample(free, want)
+        alive = units[1:]
+        target = self._target(units)
+        order = self.rng.sample(alive, len(alive))
+        return Group(units, target, order)
+
+    def _target(self, units):
+        """A DataNode holding none of UNITS, in a rack holding the fewest survivors."""
+        c = self.cluster
+        held = {r: sum(1 for u in units[1:] if c.rack(u) == r) for r in range(c.racks)}
+        fewest = min(held.values())
+        free = [x for x in c.nodes if held[c.rack(x)] == fewest and x not in units]
+        return self.rng.choice(free)
 
     def _replicas(self):
         c = self.cluster
-        other = self.rng.choice([r for r in range(c.racks) if r != c.rack(self.victim)])
-        two = self.rng.sample([x for x in c.nodes if c.rack(x) == other], 2)
-        return [self.victim] + two
+        mine = c.rack(self.victim)
+        others = [r for r in range(c.racks) if r != mine]
+        other = self.rng.choice(others)
+        in_rack = lambda r: [x for x in c.nodes if c.rack(x) == r and x != self.victim]
+        if self.rng.randrange(3) == 0:
+            # the lost replica was the one alone in its rack: the other two share a rack
+            survivors = self.rng.sample(in_rack(other), 2)
+        else:
+            # one of the pair: its partner in the same rack, the third in another
+            survivors = [self.rng.choice(in_rack(mine)), self.rng.choice(in_rack(other))]
+        units = [self.victim] + survivors
+        source = self.rng.choice(survivors)
+        spans_two = c.rack(survivors[0]) != c.rack(survivors[1])
+        racks = [c.rack(source)] if spans_two else [
+            r for r in range(c.racks) if r != c.rack(source)]
+        free = [x for x in c.nodes if c.rack(x) in racks and x not in units]
+        return Group(units, self.rng.choice(free), survivors, source)
 
-    def target(self, group):
-        """A DataNode holding none of GROUP, in a rack holding the fewest of its survivors."""
-        c = self.cluster
-        alive = [u for u in group if u != self.victim]
-        held = {r: sum(1 for u in alive if c.rack(u) == r) for r in range(c.racks)}
-        fewest = min(held.values())
-        racks = [r for r in range(c.racks) if held[r] == fewest]
-        free = [x for x in c.nodes if c.rack(x) in racks and x not in group]
-        return self.rng.choice(free)
-
-    def tasks(self, route, block_bytes, switch_cpu=False):
-        """{task id: (bytes, {resource: demand per rebuilt byte}, target)} of ROUTE. A task's
-        work at its target is one thread's (HDFS runs a reconstruction task in one thread):
-        its target CPU is also charged to a resource of its own, one core."""
+    def tasks(self, route, block_bytes, cpu_profile=None, switch_cpu=False):
+        """{task id: (bytes, {resource: demand per rebuilt byte}, limited at)} of ROUTE: the
+        DataNode whose running tasks Hadoop limits is the target (EC), or the source
+        (replication)."""
+        if (route == "replication") != self.replicated:
+            raise ValueError("route %s on %s groups" % (
+                route, "replicated" if self.replicated else "erasure-coded"))
         out = {}
         for i, g in enumerate(self.groups):
-            t = self.target(g)
-            d = self.demand(route, g, t, switch_cpu)
-            d[("thread", i)] = TESTBED_CPU[route]["target"] / GIB
-            out[i] = (block_bytes, d, t)
+            d = self.demand(route, g, cpu_costs(cpu_profile, route), switch_cpu)
+            out[i] = (block_bytes, d, g.source if route == "replication" else g.target)
         return out
 
-    @staticmethod
-    def cross_rack_per_byte(tasks):
-        """Bytes that leave a rack over its uplink per rebuilt byte, over TASKS."""
-        total = sum(b for b, _, _ in tasks.values())
-        up = sum(b * x for b, d, _ in tasks.values() for res, x in d.items() if res[0] == "up")
-        return up / total if total else 0.0
-
-    def demand(self, route, group, target, switch_cpu=False):
+    def demand(self, route, g, cpu, switch_cpu=False):
         c = self.cluster
-        cpu = TESTBED_CPU[route]
-        alive = [u for u in group if u != self.victim]
         d = {}
 
         def add(res, x):
-            d[res] = d.get(res, 0.0) + x
+            if x:
+                d[res] = d.get(res, 0.0) + x
 
         def send(src, dst):
             for res in c.path(src, dst):
                 add(res, 1.0)
 
-        add(c.cpu(target), cpu["target"] / GIB)
+        t = g.target
+        add(c.cpu(t), cpu.get("target", 0.0))
         if route == "replication":
-            src = self.rng.choice(alive)
-            send(src, target)
-            add(c.cpu(src), cpu["survivor"] / GIB)
+            send(g.source, t)
+            add(c.cpu(g.source), cpu.get("survivor", 0.0))
             return d
         if route == "inec-chain":
-            chosen = self._nearest(alive, target)[:self.k]
-            chosen = self._by_rack(chosen, target)
+            chosen = self._by_rack(self._nearest(g.order, t)[:self.k], t)
         else:
-            chosen = self.rng.sample(alive, self.k)
+            chosen = g.order[:self.k]
         for s in chosen:
-            add(c.cpu(s), cpu["survivor"] / GIB)
+            add(c.cpu(s), cpu.get("survivor", 0.0))
         if route == "native":
             for s in chosen:
-                send(s, target)
+                send(s, t)
         elif route == "switch":
             for s in chosen:
                 send(s, None)
-            send(None, target)
+            send(None, t)
         elif route == "switch-racks":
             for s in chosen:
                 send(s, ("tor", c.rack(s)))
-            for r in {c.rack(s) for s in chosen} - {c.rack(target)}:
-                send(("tor", r), ("tor", c.rack(target)))
-            send(("tor", c.rack(target)), target)
+            for r in sorted({c.rack(s) for s in chosen} - {c.rack(t)}):
+                send(("tor", r), ("tor", c.rack(t)))
+            send(("tor", c.rack(t)), t)
         else:  # a chain: each survivor to the next, the last to the target
-            for a, b in zip(chosen, chosen[1:] + [target]):
+            for a, b in zip(chosen, chosen[1:] + [t]):
                 send(a, b)
-        if switch_cpu and "switch" in cpu and route.startswith("switch"):
-            add(c.cpu("switch"), cpu["switch"] / GIB)
+        if switch_cpu and route.startswith("switch"):
+            add(c.cpu("switch"), cpu.get("switch", 0.0))
         return d
 
     def _nearest(self, alive, target):
-        """ALIVE in order of preference: the target's rack, then the racks holding most."""
+        """ALIVE in order of preference: the target's rack, then the racks holding most, in
+        the order given within a rack."""
         c = self.cluster
         count = {}
         for u in alive:
@@ -170,3 +222,10 @@ class Recovery:
         """CHOSEN a rack at a time, the target's rack last."""
         c = self.cluster
         return sorted(chosen, key=lambda u: (c.rack(u) == c.rack(target), c.rack(u)))
+
+    @staticmethod
+    def cross_rack_per_byte(tasks):
+        """Bytes that leave a rack over its uplink per rebuilt byte, over TASKS."""
+        total = sum(b for b, _, _ in tasks.values())
+        up = sum(b * x for b, d, _ in tasks.values() for res, x in d.items() if res[0] == "up")
+        return up / total if total else 0.0

@@ -1,10 +1,13 @@
 """The simulator's pieces, each against a case worked by hand."""
 
-import math
+import collections
+import io
+import json
+import random
 
 import pytest
 
-from netec_sim import fairshare, network, workload
+from netec_sim import cli, fairshare, network, workload
 
 
 def test_max_min_shares_a_bottleneck_and_gives_the_rest_elsewhere():
@@ -12,22 +15,56 @@ def test_max_min_shares_a_bottleneck_and_gives_the_rest_elsewhere():
     # x uses a alone, y uses a and b: y is held at 4 by b, x takes the rest of a
     rates = fairshare.max_min_rates({"x": {"a": 1.0}, "y": {"a": 1.0, "b": 1.0}}, cap)
     assert rates == pytest.approx({"x": 6.0, "y": 4.0})
-    # a task that needs a link twice (two of its streams cross it) gets half its share
+    # a task that needs a link twice (two of its streams cross it) gets half the rate
     rates = fairshare.max_min_rates({"x": {"a": 1.0}, "y": {"a": 2.0}}, cap)
     assert rates == pytest.approx({"x": 10 / 3, "y": 10 / 3})
+    # three levels: z held by c, y by b, x takes what is left of a
+    cap3 = {"a": 12.0, "b": 5.0, "c": 1.0}.__getitem__
+    rates = fairshare.max_min_rates({"x": {"a": 1.0}, "y": {"a": 1.0, "b": 1.0},
+                                     "z": {"a": 1.0, "b": 1.0, "c": 1.0}}, cap3)
+    assert rates == pytest.approx({"x": 7.0, "y": 4.0, "z": 1.0})
 
 
-def test_run_moves_bytes_at_the_fair_rate_with_limits_overheads_and_rounds():
+def test_max_min_never_gives_a_resource_more_than_it_has():
+    rng = random.Random(4)
+    caps = {r: rng.uniform(1, 50) for r in "abcdefgh"}
+    for _ in range(50):
+        tasks = {i: {r: rng.choice([0.5, 1.0, 2.0, 3.0])
+                     for r in rng.sample(sorted(caps), rng.randint(1, 4))} for i in range(30)}
+        rates = fairshare.max_min_rates(tasks, caps.__getitem__)
+        for r, c in caps.items():
+            used = sum(rates[t] * d.get(r, 0.0) for t, d in tasks.items())
+            assert used <= c * (1 + 1e-6)
+        # max-min: every task is held by a full resource
+        for t, d in tasks.items():
+            assert any(sum(rates[u] * e.get(r, 0.0) for u, e in tasks.items())
+                       >= caps[r] * (1 - 1e-6) for r in d), t
+
+
+def test_run_moves_bytes_at_the_fair_rate_with_limits_overheads_rounds_and_heartbeats():
     cap = {"l": 10.0}.__getitem__
     one = {"t": (100.0, {"l": 1.0}, "n1")}
     assert fairshare.run(one, cap)[0] == pytest.approx(10.0)
     assert fairshare.run(one, cap, overhead_s=0.5)[0] == pytest.approx(10.5)
     two = {"t": (100.0, {"l": 1.0}, "n1"), "u": (100.0, {"l": 1.0}, "n1")}
     assert fairshare.run(two, cap)[0] == pytest.approx(20.0)  # shared: 5 B/s each
-    end, spans = fairshare.run(two, cap, limit=1)  # one at a time on the target
+    end, spans, busy = fairshare.run(two, cap, limit=1)  # one at a time on n1
     assert end == pytest.approx(20.0) and spans["u"] == pytest.approx((10.0, 20.0))
-    end, spans = fairshare.run(two, cap, start_times={"t": 0.0, "u": 15.0})
+    assert busy["l"] == pytest.approx(200.0)
+    end, spans, _ = fairshare.run(two, cap, start_times={"t": 0.0, "u": 15.0})
     assert end == pytest.approx(25.0) and spans["t"] == pytest.approx((0.0, 10.0))
+    # heartbeats every 3 s from 1 s: n1 takes t at 1; u (weight 1, limit 1) only at the first
+    # heartbeat after t ends at 11: 13
+    end, spans, _ = fairshare.run(two, cap, limit=1, heartbeat_s=3.0, phases={"n1": 1.0})
+    assert spans["t"] == pytest.approx((1.0, 11.0)) and spans["u"] == pytest.approx((13.0, 23.0))
+    # at a heartbeat a DataNode takes up to max-streams less its weighted xmits in progress:
+    # max-streams 4, six tasks of 5 s; weight 1: four at 0, none at 3 (4 running), two at 6;
+    # weight 0.5: four at 0, two at 3 (4 - ceil(4 x 0.5))
+    six = {i: (50.0, {("l", i): 1.0}, "n1") for i in range(6)}
+    for weight, later in ((1.0, 6.0), (0.5, 3.0)):
+        _, spans, _ = fairshare.run(six, lambda r: 10.0, limit=4, heartbeat_s=3.0,
+                                    weight=weight)
+        assert sorted(s for s, _ in spans.values()) == pytest.approx([0.0] * 4 + [later] * 2)
 
 
 def test_paths_cross_uplinks_only_between_racks():
@@ -41,42 +78,86 @@ def test_paths_cross_uplinks_only_between_racks():
     assert c.path(("tor", 0), ("tor", 2)) == [("up", 0), ("down", 2)]
 
 
-def test_groups_are_placed_rack_fault_tolerantly_around_the_lost_datanode():
-    c = network.Cluster(3, 4, 100.0)
-    rec = workload.Recovery(c, 6, 3, 50, seed=3)
+def test_groups_are_placed_as_hadoop_places_them():
+    # RS(6,3) on 4 racks: 3, 2, 2, 2 a rack; the lost unit's rack holds 3 with chance 3/9
+    c = network.Cluster(4, 5, 100.0)
+    rec = workload.Recovery(c, 6, 3, 3000, seed=3)
+    full = 0
     for g in rec.groups:
-        assert g[0] == rec.victim and len(set(g)) == 9
-        per_rack = [sum(1 for u in g if c.rack(u) == r) for r in range(3)]
-        assert max(per_rack) <= math.ceil(9 / 3), per_rack
-        t = rec.target(g)
-        assert t not in g
+        assert g.units[0] == rec.victim and len(set(g.units)) == 9
+        per_rack = sorted(sum(1 for u in g.units if c.rack(u) == r) for r in range(4))
+        assert per_rack == [2, 2, 2, 3], per_rack
+        full += sum(1 for u in g.units if c.rack(u) == c.rack(rec.victim)) == 3
+        # the target holds none and is in a rack holding the fewest survivors
+        assert g.target not in g.units
+        alive = collections.Counter(c.rack(u) for u in g.units[1:])
+        assert alive[c.rack(g.target)] == min(alive[r] for r in range(4))
+    assert full / len(rec.groups) == pytest.approx(1 / 3, abs=0.03)
+
+
+def test_the_replication_anchor_crosses_racks_a_third_of_the_time():
+    c = network.Cluster(3, 4, 100.0)
+    rec = workload.Recovery(c, 1, 0, 3000, seed=6, replicated=True)
+    cross = workload.Recovery.cross_rack_per_byte(rec.tasks("replication", 1))
+    assert cross == pytest.approx(1 / 3, abs=0.03)
+    with pytest.raises(ValueError):
+        rec.tasks("native", 1)
 
 
 def test_cross_rack_bytes_by_route_on_three_racks():
     c = network.Cluster(3, 4, 100.0)
-    rec = workload.Recovery(c, 6, 3, 200, seed=5)
+    rec = workload.Recovery(c, 6, 3, 600, seed=5)
     cross = {r: workload.Recovery.cross_rack_per_byte(rec.tasks(r, 1 << 20))
-             for r in workload.ROUTES}
+             for r in workload.ROUTES if r != "replication"}
     # aggregation at each rack: at most one stream out of each of the two other racks
-    assert cross["switch-racks"] <= 2.0
-    assert cross["inec-chain"] <= 2.0
+    assert 1.0 <= cross["switch-racks"] <= 2.0
+    assert 1.0 <= cross["inec-chain"] <= 2.0
     # the switch on the spine: every one of the 6 streams goes up
     assert cross["switch"] == pytest.approx(6.0)
-    # native: the survivors outside the target's rack, about 4 of 6
-    assert cross["native"] >= 3.5
-    assert cross["inec-chain-flat"] > cross["inec-chain"]
-    assert cross["replication"] <= 1.0
+    # native: 6 of the 8 survivors, 2 or 3 of which share the target's rack: about 4.5
+    assert 4.2 <= cross["native"] <= 4.8
+    assert cross["inec-chain-flat"] > 3.5
 
 
-def test_an_oversubscribed_uplink_slows_native_more_than_aggregation():
-    # 3 racks of 4 at 100 B/s, 1:4: uplinks 100 B/s; 12 lost blocks of 1,000 B, no CPU limit
-    c = network.Cluster(3, 4, 100.0, oversubscription=4, cores=10 ** 9)
+def test_aggregation_at_each_rack_beats_native_at_1_1_and_1_4():
+    # 3 racks of 4 at 100 B/s; uplinks 400 B/s (1:1) or 100 B/s (1:4); no CPU cost. At 1:1
+    # native is held by the target's link (6 streams in), at 1:4 by the uplinks (about 4.5
+    # streams cross a task's); aggregation sends one stream in, and one out of each other rack
     times = {}
-    for route in ("native", "switch-racks"):
-        rec = workload.Recovery(c, 6, 3, 12, seed=7)
-        tasks = rec.tasks(route, 1000)
-        for _, d, _ in tasks.values():
-            for res in [r for r in d if r[0] in ("cpu", "thread")]:
-                del d[res]
-        times[route] = fairshare.run(tasks, c.capacity)[0]
-    assert times["native"] > 1.5 * times["switch-racks"], times
+    for over in (1, 4):
+        c = network.Cluster(3, 4, 100.0, oversubscription=over)
+        rec = workload.Recovery(c, 6, 3, 24, seed=7)
+        for route in ("native", "switch-racks", "inec-chain"):
+            times[route, over] = fairshare.run(rec.tasks(route, 1000), c.capacity)[0]
+    for over in (1, 4):
+        assert times["native", over] >= 2 * times["switch-racks", over], times
+        assert times["native", over] >= 2 * times["inec-chain", over], times
+        assert times["native", 4] > times["native", 1]
+
+
+def test_cpu_costs_bind_where_the_network_does_not():
+    c = network.Cluster(3, 4, 1e9, cores=1)
+    end_net, _, util_net = cli.recover(c, "rs63", "native", 6, 1 << 30, cli.Hadoop(),
+                                       cpu_profile=None)
+    end_cpu, _, util_cpu = cli.recover(c, "rs63", "native", 6, 1 << 30, cli.Hadoop(),
+                                       cpu_profile="1gbit")
+    assert end_cpu > 5 * end_net
+    assert max(util_cpu, key=util_cpu.get) == "cpu"
+    assert "cpu" not in util_net
+
+
+def test_validate_reads_the_racks_benchmarks_json(tmp_path):
+    run = {"racks": 3, "oversubscription": 4.0, "code": "rs63", "route": "native",
+           "blocks": 6, "window_s": 7.4, "cross_rack_per_byte": 4.58}
+    path = tmp_path / "racks.json"
+    path.write_text(json.dumps({"command": "bin/netec-bench racks", "link": "100mbit",
+                                "datanodes": 12, "block_mb": 4, "cores": 2, "runs": [run]}))
+    out = io.StringIO()
+    worst = cli.validate(str(path), out=out)
+    text = out.getvalue()
+    assert "| 3 | 1:4 | rs63 | native | 7.40 |" in text, text
+    assert worst >= 0 and "largest error" in text
+    with pytest.raises(ValueError, match="fast"):
+        cli._bits("fast")
+    assert cli._bits("100mbit") == 1e8 and cli._bits("10mbps") == 8e7
+

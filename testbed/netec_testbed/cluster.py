@@ -407,7 +407,7 @@ class Testbed(Cluster):
             "dfs.namenode.redundancy.interval.seconds": "1",
             "dfs.namenode.replication.max-streams": "8",
             "dfs.namenode.replication.max-streams-hard-limit": "16",
-            "dfs.namenode.redundancy.work.multiplier.per.iteration": "8",
+            "dfs.namenode.replication.work.multiplier.per.iteration": "8",
             "dfs.namenode.reconstruction.pending.timeout-sec": "30",
             "dfs.client.socket-timeout": "20000",
             "netec.route.order": self.cfg.route_order,

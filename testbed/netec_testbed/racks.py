@@ -99,6 +99,7 @@ def main(argv=None):
                for x in a.oversubscription.split(",")]
     signal.signal(signal.SIGTERM, bench._interrupted)
     results = {"runs": [], "command": cmdline, "link": a.link, "groups": a.groups,
+               "cores": os.cpu_count(),
                "block_mb": a.block_mb, "datanodes": a.datanodes, "warmup": a.warmup}
     started = time.time()
     seed = 300
