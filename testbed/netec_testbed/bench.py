@@ -254,12 +254,18 @@ def machine():
                                                      platform.release(), java)
 
 
-def write_report(res, out):
+def json_and_plots(res, out, plotter):
+    """Writes RES as JSON beside the report OUT and its plots (PLOTTER(res, base)); returns
+    the plots' paths."""
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     base = os.path.splitext(out)[0]
     with open(base + ".json", "w") as f:
         json.dump(res, f, indent=1)
-    plots = plot(res, base)
+    return plotter(res, base)
+
+
+def write_report(res, out):
+    plots = json_and_plots(res, out, plot)
     L = ["# Testbed benchmark", "",
          "Printed by `%s` in one run (%d s) on %s. Hadoop 3.4.3 daemons in network namespaces "
          "(bin/netec-testbed); every host link shaped both ways with tc tbf, the software "

@@ -142,11 +142,7 @@ def main(argv=None):
 
 
 def write_report(res, out):
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    base = os.path.splitext(out)[0]
-    with open(base + ".json", "w") as f:
-        json.dump(res, f, indent=1)
-    plots = plot(res, base)
+    plots = bench.json_and_plots(res, out, plot)
     L = ["# Racks benchmark: whole-node recovery on a leaf-spine", "",
          "Printed by `%s` in one run (%d s) on %s. Hadoop 3.4.3 daemons on the testbed with "
          "racks (bin/netec-testbed up --racks R --oversubscription X): %d DataNodes dealt "
