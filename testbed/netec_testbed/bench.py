@@ -324,13 +324,21 @@ def write_report(res, out):
         f.write("\n".join(L) + "\n")
 
 
-def plot(res, base):
+def pyplot():
+    """matplotlib's pyplot for files (Agg), or None (and a line saying so) without it."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         say("matplotlib missing: no plots (pip install matplotlib)")
+        return None
+    return plt
+
+
+def plot(res, base):
+    plt = pyplot()
+    if plt is None:
         return []
     made = []
     for metric, label, suffix in (("rate_MBps", "rebuilt MB/s (all tasks)", "rate"),

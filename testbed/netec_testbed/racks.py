@@ -190,12 +190,8 @@ def _mbit(rate):
 
 
 def plot(res, base):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        say("matplotlib missing: no plots (pip install matplotlib)")
+    plt = bench.pyplot()
+    if plt is None:
         return []
     layouts = list(dict.fromkeys((r["racks"], r["oversubscription"], r["code"])
                                  for r in res["runs"]))
