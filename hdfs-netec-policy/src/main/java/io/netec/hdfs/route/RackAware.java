@@ -69,25 +69,6 @@ public final class RackAware {
     return out;
   }
 
-  /**
-   * Uplinks a chain in {@code order} ending at the reader crosses: one per hop between racks,
-   * counting the last hop into the reader's rack (an unknown reader's rack: not counted).
-   */
-  public static <T> int crossings(List<T> order, Function<T, String> rackOf,
-      String readerRack) {
-    int n = 0;
-    for (int i = 1; i < order.size(); i++) {
-      if (!rack(rackOf.apply(order.get(i - 1))).equals(rack(rackOf.apply(order.get(i))))) {
-        n++;
-      }
-    }
-    if (readerRack != null && !order.isEmpty()
-        && !rack(rackOf.apply(order.get(order.size() - 1))).equals(rack(readerRack))) {
-      n++;
-    }
-    return n;
-  }
-
   /** Distinct racks of {@code items}, in order of first appearance. */
   public static <T> List<String> racks(List<T> items, Function<T, String> rackOf) {
     List<String> out = new ArrayList<>();

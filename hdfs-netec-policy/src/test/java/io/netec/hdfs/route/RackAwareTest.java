@@ -31,7 +31,6 @@ class RackAwareTest {
     List<String> flat = l("u4@/default-rack", "u0@/default-rack", "u7@/default-rack");
     assertEquals(flat, RackAware.preferNear(flat, RACK, "/default-rack"));
     assertEquals(flat, RackAware.chainOrder(flat, RACK, "/default-rack"));
-    assertEquals(0, RackAware.crossings(flat, RACK, "/default-rack"));
     List<String> unknown = l("u4", "u0", "u7");
     assertEquals(unknown, RackAware.preferNear(unknown, RACK, null));
     assertEquals(unknown, RackAware.chainOrder(unknown, RACK, null));
@@ -42,12 +41,9 @@ class RackAwareTest {
     List<String> chosen = l("u2@/r1", "u0@/r2", "u1@/r3", "u4@/r2", "u3@/r1", "u5@/r3");
     List<String> chain = RackAware.chainOrder(chosen, RACK, "/r1");
     assertEquals(l("u0@/r2", "u4@/r2", "u1@/r3", "u5@/r3", "u2@/r1", "u3@/r1"), chain);
-    assertEquals(2, RackAware.crossings(chain, RACK, "/r1"), "/r2 -> /r3 -> /r1");
-    assertEquals(6, RackAware.crossings(chosen, RACK, "/r1"), "interleaved: every hop crosses");
     // the reader's rack holds none: every rack once, and the last hop into the reader's
     List<String> remote = RackAware.chainOrder(l("u0@/r2", "u1@/r3", "u4@/r2"), RACK, "/r9");
     assertEquals(l("u0@/r2", "u4@/r2", "u1@/r3"), remote);
-    assertEquals(2, RackAware.crossings(remote, RACK, "/r9"));
     assertEquals(l("/r2", "/r3"), RackAware.racks(remote, RACK));
   }
 }
