@@ -365,11 +365,16 @@ def plot(res, base):
     return made
 
 
+def report_from(argv, writer):
+    """`--report-from RUN.json`: rewrites a benchmark's report (markdown, plots) from a run's
+    JSON with WRITER(results, RUN.md) and returns True; False for any other arguments."""
+    if argv[:1] != ["--report-from"]:
+        return False
+    with open(argv[1]) as f:
+        writer(json.load(f), os.path.splitext(argv[1])[0] + ".md")
+    return True
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--report-from"]:
-        # Rewrites the report (markdown, plots) from a run's JSON: python3 -m
-        # netec_testbed.bench --report-from docs/testbed-benchmark.json
-        with open(sys.argv[2]) as f:
-            write_report(json.load(f), os.path.splitext(sys.argv[2])[0] + ".md")
-        sys.exit(0)
-    sys.exit(main())
+    # python3 -m netec_testbed.bench --report-from docs/testbed-benchmark.json
+    sys.exit(0 if report_from(sys.argv[1:], write_report) else main())

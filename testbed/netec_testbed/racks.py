@@ -22,7 +22,6 @@ Writes docs/racks-benchmark.md (tables, command line, machine), its JSON and a P
 """
 
 import argparse
-import json
 import os
 import signal
 import sys
@@ -221,8 +220,4 @@ def plot(res, base):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--report-from"]:
-        with open(sys.argv[2]) as f:
-            write_report(json.load(f), os.path.splitext(sys.argv[2])[0] + ".md")
-        sys.exit(0)
-    sys.exit(main())
+    sys.exit(0 if bench.report_from(sys.argv[1:], write_report) else main())
