@@ -37,16 +37,26 @@ step "Hadoop 3.4.3, native library forced off (-Dnetec.native.disable=true)"
 "${mvn[@]}" verify -Dnetec.native.disable=true -Dtest='NetecCoderTest,RsCoderUnlistedTest,'\
 'FingerprintTest,WireFormatTest,WireFuzzTest,SharedVectorTest,SwitchTaskTest,'\
 'SoftwareSwitchTest,ProofServiceTest,ReadTapsTest,NetecDataNodePluginTest,'\
-'Rs32ReconstructionTest,Rs63ReconstructionTest,Rs32SwitchPremultipliedTest,Rs63SwitchDatagramTest,'\
-'Rs32InecChainTest,Rs32ClientDegradedReadTest,Rs63ClientDegradedReadTest,ClientStreamTest,'\
+'Rs63ReconstructionTest,Rs32SwitchPremultipliedTest,Rs63SwitchDatagramTest,'\
+'Rs32InecChainTest,Rs63ClientDegradedReadTest,ClientStreamTest,'\
 'IntegrityTest,SwitchRouteFaultTest'
 
 
 step "Hadoop 3.5.0 (-Phadoop-3.5)"
-# Everything that meets Hadoop (or the Netty it brings); not the fuzzing of our own parsers,
-# which no Hadoop class touches.
+# What the Hadoop version changes: every suite that meets Hadoop's classes (the coder API,
+# tokens, Configuration, the DataNode's reconstruction and the client's striped stream, the
+# duties, security, the plugin's removal) or the Netty Hadoop brings (the switch route over
+# TCP and datagrams, end to end). Not run again here: our own parsers' fuzzing and wire
+# format, the switch's and the INEC engine's protocol suites (no Hadoop class in them), the
+# routes' fault suites (our sockets; the hand-over to Hadoop is RouteSeamTest's), and the
+# RS(3,2)/tree/star/verbs twins of a route suite that runs here in one shape.
 "${mvn[@]}" clean verify -Phadoop-3.5 -Dtest='!WireFuzzTest,!JoinRequestFuzzTest,'\
-'!ProofWireFuzzTest,!RepairGraphTest,!SharedVectorTest,!SwitchTaskTest'
+'!ProofWireFuzzTest,!TokenProofFuzzTest,!RepairGraphTest,!SharedVectorTest,!SwitchTaskTest,'\
+'!WireFormatTest,!TaskTableTest,!SendWindowTest,!ConnectionCapsTest,!SoftwareSwitchTest,'\
+'!InecRepairTest,!LogLimiterTest,!CostOrderTest,!ReadCostTest,!RackAwareTest,'\
+'!SwitchRouteFaultTest,!SwitchRouteLinkFaultTest,!InecRouteFaultTest,'\
+'!Rs32ReconstructionTest,!Rs32ClientDegradedReadTest,!Rs32InecStarTest,!Rs32InecTreeTest,'\
+'!Rs63InecTreeTest,!Rs63InecChainTest,!Rs63InecVerbsChainTest'
 
 step "Python: switch model, control plane, testbed units, simulator, shared vectors; P4 compilers and BMv2 where the P4 toolchain is"
 # pyproject.toml's pythonpath finds netec_p4, netec_testbed and netec_sim in the source tree
