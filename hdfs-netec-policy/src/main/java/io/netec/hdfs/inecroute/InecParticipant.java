@@ -4,29 +4,36 @@ import io.netec.hdfs.NetecSettings;
 import io.netec.hdfs.route.BlockSource;
 import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.route.PeerNetworks;
+import io.netec.hdfs.route.Transport;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.StandardSocketOptions;
-import java.nio.ByteBuffer;
-import java.nio.channels.ClosedSelectorException;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
-import java.util.Map;
+import java.util.LinkedHashSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
-import org.apache.hadoop.io.IOUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,16 +44,18 @@ import org.slf4j.LoggerFactory;
  * chain — reading the local internal block through the DataNode's dataset into direct buffers
  * (the next segment is read while the engine works on the current one).
  *
- * <p>What a peer can hold: one selector thread reads every join, so a connection that sends
+ * <p>What a peer can hold: one Netty event loop reads every join, so a connection that sends
  * nothing costs a socket, not a thread; at most {@link Limits#maxPending} connections wait for
  * their join at once (a new one evicts the oldest), each for at most {@link
- * Limits#joinArrivalMs}. A thread is taken only for a whole, well-formed join, at most {@code
+ * Limits#joinArrivalMs} in all (a deadline, not an idle timer: a join sent a byte at a time
+ * does not outlast it). A thread is taken only for a whole, well-formed join, at most {@code
  * maxJoins} at once (more are answered "participant busy"). A vertex streams its output only to
  * the requester's own address or to a peer in {@link Limits#peers} on the cluster's INEC data
  * port, dials no names, and ends as soon as its requester leaves.
  *
- * <p>By job: this class is the join server (accept, read joins, evict, expire, watch the
- * requester, answer); {@link VertexRunner} runs each vertex.
+ * <p>By job: this class is the join server, a pipeline of two small handlers per connection
+ * ({@link JoinReader} takes the join within its deadline, {@link RequesterWatch} then ends the
+ * vertex if its requester leaves) and the answer; {@link VertexRunner} runs each vertex.
  */
 public final class InecParticipant implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(InecParticipant.class);
@@ -89,13 +98,12 @@ public final class InecParticipant implements Closeable {
   private final Limits limits;
   /** Runs the vertices the joins ask for. */
   private final VertexRunner runner;
-  private final ServerSocketChannel server;
-  private final Selector selector;
+  private final EventLoopGroup io;
+  private final Channel server;
   private final InetSocketAddress address;
   private final ExecutorService joins;
-  private final Thread acceptor;
-  /** Connections whose join has not arrived whole, oldest first (selector thread only). */
-  private final LinkedHashMap<SocketChannel, Pending> pending = new LinkedHashMap<>();
+  /** Connections whose join has not arrived whole, oldest first (event loop only). */
+  private final LinkedHashSet<Channel> pending = new LinkedHashSet<>();
   private final LongAdder served = new LongAdder();
   private final LongAdder failed = new LongAdder();
   private final LongAdder evicted = new LongAdder();
@@ -112,27 +120,35 @@ public final class InecParticipant implements Closeable {
     this.engine = engine;
     this.limits = limits;
     this.runner = new VertexRunner(engine, source, limits, () -> closed);
-    this.server = ServerSocketChannel.open();
-    try {
-      server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-      server.bind(new InetSocketAddress(bindHost, port));
-      server.configureBlocking(false);
-      this.selector = Selector.open();
-      server.register(selector, SelectionKey.OP_ACCEPT);
-    } catch (IOException e) {
-      server.close();
-      throw new IOException("INEC participant cannot listen on " + bindHost + ":" + port, e);
-    }
-    this.address = (InetSocketAddress) server.getLocalAddress();
     this.joins = new ThreadPoolExecutor(0, maxJoins, 60, TimeUnit.SECONDS,
         new SynchronousQueue<>(), r -> {
           Thread t = new Thread(r, "inec-join");
           t.setDaemon(true);
           return t;
         });
-    this.acceptor = new Thread(this::selectLoop, "inec-participant-" + address.getPort());
-    acceptor.setDaemon(true);
-    acceptor.start();
+    // one thread: the pending set and the eviction order need no lock
+    this.io = Transport.group(1, r -> {
+      Thread t = new Thread(r, "inec-participant");
+      t.setDaemon(true);
+      return t;
+    });
+    try {
+      server = new ServerBootstrap().group(io).channel(Transport.serverChannel())
+          .option(ChannelOption.SO_REUSEADDR, true)
+          .childOption(ChannelOption.TCP_NODELAY, true)
+          .childHandler(new ChannelInitializer<SocketChannel>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+              ch.pipeline().addLast(new JoinReader());
+            }
+          }).bind(bindHost, port).sync().channel();
+    } catch (Exception e) {
+      io.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+      joins.shutdownNow();
+      throw new IOException("INEC participant cannot listen on " + bindHost + ":" + port, e);
+    }
+    this.address = (InetSocketAddress) server.localAddress();
+    io.execute(() -> Thread.currentThread().setName("inec-participant-" + address.getPort()));
   }
 
   public InetSocketAddress address() {
@@ -162,207 +178,170 @@ public final class InecParticipant implements Closeable {
     return evicted.sum();
   }
 
-  /** A connection whose join is still arriving. */
-  private static final class Pending {
-    final ByteBuffer buf = ByteBuffer.allocate(MAX_JOIN_BYTES);
-    final long since = System.nanoTime();
-  }
+  /**
+   * A connection's first handler: gathers its join (at most {@link #MAX_JOIN_BYTES}) within
+   * {@link Limits#joinArrivalMs} of its accept, making room among the waiting connections by
+   * closing the oldest; a whole join goes to a thread of its own, a bad one is answered and
+   * closed.
+   */
+  private final class JoinReader extends ChannelInboundHandlerAdapter {
+    private final ByteBuf got = Unpooled.buffer(256, MAX_JOIN_BYTES);
+    private ScheduledFuture<?> deadline;
 
-  private void selectLoop() {
-    ByteBuffer scratch = ByteBuffer.allocate(256);
-    while (!closed) {
-      try {
-        selector.select(250);
-      } catch (IOException e) {
-        logs.warn("select", "INEC participant on {}: select failed: {}", address, e.toString());
-        pause();
-        continue;
-      } catch (ClosedSelectorException e) {
-        return;
-      }
-      if (closed) {
-        return;
-      }
-      for (SelectionKey key : selector.selectedKeys()) {
-        if (!key.isValid()) {
-          continue;
-        }
-        if (key.isAcceptable()) {
-          acceptAll();
-        } else if (key.attachment() instanceof Pending) {
-          readJoin(key, (Pending) key.attachment());
-        } else if (key.attachment() instanceof VertexRunner.Vertex) {
-          watchRequester(key, (VertexRunner.Vertex) key.attachment(), scratch);
-        }
-      }
-      selector.selectedKeys().clear();
-      expire();
-    }
-  }
-
-  private void acceptAll() {
-    while (true) {
-      SocketChannel ch;
-      try {
-        ch = server.accept();
-      } catch (IOException e) {
-        // e.g. out of file descriptors: say so once in a while, and let some close
-        logs.warn("accept", "INEC participant on {}: accept failed: {}", address, e.toString());
-        pause();
-        return;
-      }
-      if (ch == null) {
-        return;
-      }
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
       if (pending.size() >= limits.maxPending) { // room for the newest: joins come at once
-        Map.Entry<SocketChannel, Pending> oldest = pending.entrySet().iterator().next();
-        drop(oldest.getKey());
+        Iterator<Channel> oldest = pending.iterator();
+        Channel ch = oldest.next();
+        oldest.remove();
         evicted.increment();
+        ch.close();
         logs.warn("evicted", "INEC participant on {}: {} connections wait for their join; "
             + "closing the oldest", address, limits.maxPending);
       }
-      try {
-        ch.configureBlocking(false);
-        ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        Pending p = new Pending();
-        ch.register(selector, SelectionKey.OP_READ, p);
-        pending.put(ch, p);
-      } catch (IOException e) {
-        IOUtils.closeStream(ch);
-      }
+      pending.add(ctx.channel());
+      deadline = ctx.executor().schedule(() -> {
+        if (pending.remove(ctx.channel())) {
+          evicted.increment();
+          ctx.close();
+        }
+      }, limits.joinArrivalMs, TimeUnit.MILLISECONDS);
+      ctx.fireChannelActive();
     }
-  }
 
-  private void readJoin(SelectionKey key, Pending p) {
-    SocketChannel ch = (SocketChannel) key.channel();
-    JoinRequest req;
-    try {
-      int r = ch.read(p.buf);
-      if (r < 0) {
-        drop(ch);
-        return;
-      }
-      req = JoinRequest.parse(p.buf.array(), p.buf.position());
-      if (req == null) {
-        if (!p.buf.hasRemaining()) {
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      ByteBuf in = (ByteBuf) msg;
+      JoinRequest req;
+      try {
+        if (in.readableBytes() > got.maxWritableBytes()) {
           throw new IOException("bad join request: larger than " + MAX_JOIN_BYTES + " bytes");
         }
-        return; // the rest is on its way
+        got.writeBytes(in);
+        req = JoinRequest.parse(ByteBufUtil.getBytes(got), got.readableBytes());
+        if (req == null) {
+          if (got.maxWritableBytes() == 0) {
+            throw new IOException("bad join request: larger than " + MAX_JOIN_BYTES
+                + " bytes");
+          }
+          return; // the rest is on its way
+        }
+      } catch (IOException | RuntimeException e) {
+        failed.increment();
+        logs.warn("bad-join", "INEC participant on {}: {} from {}", address,
+            LogLimiter.oneLine(e), peer(ctx.channel()));
+        leave(ctx);
+        answer(ctx.channel(), 1, String.valueOf(e.getMessage()))
+            .addListener(ChannelFutureListener.CLOSE);
+        return;
+      } finally {
+        ReferenceCountUtil.release(in);
       }
-    } catch (IOException | RuntimeException e) {
-      failed.increment();
-      logs.warn("bad-join", "INEC participant on {}: {} from {}", address,
-          LogLimiter.oneLine(e), peer(ch));
-      pending.remove(ch);
-      key.cancel();
-      reply(ch, 1, String.valueOf(e.getMessage()));
-      IOUtils.closeStream(ch);
-      return;
+      leave(ctx);
+      VertexRunner.Vertex vertex = new VertexRunner.Vertex();
+      ctx.pipeline().addLast(new RequesterWatch(vertex));
+      Channel ch = ctx.channel();
+      InetAddress requester = ((InetSocketAddress) ch.remoteAddress()).getAddress();
+      try {
+        joins.execute(() -> serve(ch, req, vertex, requester));
+      } catch (RejectedExecutionException e) {
+        answer(ch, 1, "participant busy").addListener(ChannelFutureListener.CLOSE);
+      }
     }
-    pending.remove(ch);
-    VertexRunner.Vertex vertex = new VertexRunner.Vertex();
-    key.attach(vertex); // from now on the selector watches for the requester leaving
-    InetAddress requester = ch.socket().getInetAddress();
-    try {
-      joins.execute(() -> serve(ch, key, req, vertex, requester));
-    } catch (RejectedExecutionException e) {
-      key.cancel();
-      reply(ch, 1, "participant busy");
-      IOUtils.closeStream(ch);
+
+    /** The join is whole (or refused): no longer waiting, no deadline, this handler gone. */
+    private void leave(ChannelHandlerContext ctx) {
+      pending.remove(ctx.channel());
+      deadline.cancel(false);
+      ctx.pipeline().remove(this);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      pending.remove(ctx.channel());
+      if (deadline != null) {
+        deadline.cancel(false);
+      }
+      ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+      got.release();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      ctx.close(); // a reset before the join: nothing to answer
     }
   }
 
-  /** Anything from a requester after its join means it left (or broke the protocol). */
-  private void watchRequester(SelectionKey key, VertexRunner.Vertex vertex, ByteBuffer scratch) {
-    scratch.clear();
-    int r;
-    try {
-      r = ((SocketChannel) key.channel()).read(scratch);
-    } catch (IOException e) {
-      r = -1;
+  /** After the join: anything from the requester, or its leaving, ends the vertex. */
+  private static final class RequesterWatch extends ChannelInboundHandlerAdapter {
+    private final VertexRunner.Vertex vertex;
+
+    RequesterWatch(VertexRunner.Vertex vertex) {
+      this.vertex = vertex;
     }
-    if (r != 0) {
-      key.cancel();
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      ReferenceCountUtil.release(msg);
+      ctx.channel().config().setAutoRead(false); // it left (or broke the protocol): once
+      vertex.cancel();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      vertex.cancel();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
       vertex.cancel();
     }
   }
 
-  private void expire() {
-    long now = System.nanoTime();
-    Iterator<Map.Entry<SocketChannel, Pending>> it = pending.entrySet().iterator();
-    while (it.hasNext()) {
-      Map.Entry<SocketChannel, Pending> e = it.next();
-      if (now - e.getValue().since < limits.joinArrivalMs * 1_000_000L) {
-        break; // oldest first: the rest are younger
-      }
-      it.remove();
-      evicted.increment();
-      IOUtils.closeStream(e.getKey());
-    }
+  private static String peer(Channel ch) {
+    InetSocketAddress a = (InetSocketAddress) ch.remoteAddress();
+    return a == null ? "?" : a.getAddress().getHostAddress();
   }
 
-  private void drop(SocketChannel ch) {
-    pending.remove(ch);
-    IOUtils.closeStream(ch); // cancels its key
-  }
-
-  private static String peer(SocketChannel ch) {
-    InetAddress a = ch.socket().getInetAddress();
-    return a == null ? "?" : a.getHostAddress();
-  }
-
-  private static void pause() {
-    try {
-      Thread.sleep(50);
-    } catch (InterruptedException ie) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  private void serve(SocketChannel ch, SelectionKey key, JoinRequest req,
-      VertexRunner.Vertex vertex, InetAddress requester) {
+  private void serve(Channel ch, JoinRequest req, VertexRunner.Vertex vertex,
+      InetAddress requester) {
     try {
       long bytes = runner.run(req, vertex, requester, e -> fail(ch, req, vertex, e));
       served.increment();
-      reply(ch, 0, "streamed " + bytes + " bytes");
+      answer(ch, 0, "streamed " + bytes + " bytes");
     } catch (IOException | RuntimeException e) {
       // run reported it, before its teardown
     } finally {
-      key.cancel();
-      IOUtils.closeStream(ch);
+      // after the answer written above or by fail: the connection's writes stay in order
+      ch.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
     }
   }
 
-  private void fail(SocketChannel ch, JoinRequest req, VertexRunner.Vertex vertex, Exception e) {
+  private void fail(Channel ch, JoinRequest req, VertexRunner.Vertex vertex, Exception e) {
     failed.increment();
     String why = vertex.cancelled() ? "its requester left" : LogLimiter.oneLine(e);
     logs.warn("vertex-failed", "INEC vertex of task {} failed: {}",
         LogLimiter.oneLine(req.task), why);
     // 2: one of its streams was lost (another vertex failed); 3: its own block failed it;
     // 1: it failed otherwise
-    reply(ch, e instanceof InecEngine.StreamLost ? 2
+    answer(ch, e instanceof InecEngine.StreamLost ? 2
         : e instanceof VertexRunner.LocalBlockFault ? 3 : 1, String.valueOf(e.getMessage()));
   }
 
-  /** The one-byte status and a message; the channel may be non-blocking (it fits at once). */
-  private static void reply(SocketChannel ch, int status, String message) {
-    try {
-      ByteArrayOutputStream b = new ByteArrayOutputStream();
-      DataOutputStream out = new DataOutputStream(b);
+  /** The one-byte status and a message (any thread). */
+  private static ChannelFuture answer(Channel ch, int status, String message) {
+    ByteArrayOutputStream b = new ByteArrayOutputStream();
+    try (DataOutputStream out = new DataOutputStream(b)) {
       out.writeByte(status);
       out.writeUTF(message.length() > 1000 ? message.substring(0, 1000) : message);
-      ByteBuffer buf = ByteBuffer.wrap(b.toByteArray());
-      long deadline = System.nanoTime() + 1_000_000_000L;
-      while (buf.hasRemaining() && System.nanoTime() < deadline) {
-        if (ch.write(buf) == 0) {
-          Thread.sleep(1);
-        }
-      }
     } catch (IOException e) {
-      LOG.debug("INEC participant: cannot answer {}: {}", ch, e.toString());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+      throw new AssertionError(e); // in memory
     }
+    return ch.writeAndFlush(Unpooled.wrappedBuffer(b.toByteArray()));
   }
 
   @Override
@@ -373,17 +352,9 @@ public final class InecParticipant implements Closeable {
       }
       closed = true;
     }
-    selector.wakeup();
-    try {
-      acceptor.join(2000);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    for (SelectionKey key : selector.keys()) {
-      IOUtils.closeStream(key.channel());
-    }
-    IOUtils.closeStream(selector);
-    IOUtils.closeStream(server);
+    server.close().awaitUninterruptibly();
+    // closes every connection: a running vertex sees its requester leave and ends
+    io.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
     joins.shutdownNow();
   }
 }

@@ -4,7 +4,7 @@ import io.netec.hdfs.codec.Fingerprint;
 import io.netec.hdfs.route.BlockSource;
 import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.switchroute.CpuAccountedThreads;
-import io.netec.hdfs.switchroute.Transport;
+import io.netec.hdfs.route.Transport;
 import io.netec.hdfs.switchroute.wire.ControlFrames;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
 import io.netty.bootstrap.ServerBootstrap;

@@ -2,6 +2,7 @@ package io.netec.hdfs.switchroute;
 
 import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.route.PeerNetworks;
+import io.netec.hdfs.route.Transport;
 import io.netec.hdfs.switchroute.wire.NetecPacketCodec;
 import io.netec.hdfs.switchroute.wire.SetupAnswer;
 import io.netec.hdfs.switchroute.wire.SetupRequest;

@@ -1,5 +1,6 @@
 package io.netec.hdfs.switchroute;
 
+import io.netec.hdfs.route.Transport;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;

@@ -2,6 +2,7 @@ package io.netec.hdfs.switchroute;
 
 import io.netec.hdfs.Waits;
 import io.netec.hdfs.route.BlockSource;
+import io.netec.hdfs.route.Transport;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

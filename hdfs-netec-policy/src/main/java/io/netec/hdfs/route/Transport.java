@@ -1,4 +1,4 @@
-package io.netec.hdfs.switchroute;
+package io.netec.hdfs.route;
 
 import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.EventLoopGroup;
@@ -18,11 +18,11 @@ import io.netty.channel.socket.nio.NioSocketChannel;
 import java.util.concurrent.ThreadFactory;
 
 /**
- * The Netty transport of the switch route's data connections (software switch and survivor
- * agents): Linux's native epoll where Netty's native library loads (Hadoop ships it with
- * Netty), else Java NIO. Epoll reads and writes straight from direct buffers' addresses
- * (writev of a whole batch of frames in one call) and needs no selector wake-ups, which is
- * per-packet CPU the data path spends otherwise.
+ * The Netty transport of every port the plugin opens (the software switch and its survivor
+ * agents, the INEC join server, the proof service): Linux's native epoll where Netty's native
+ * library loads (Hadoop ships it with Netty), else Java NIO. Epoll reads and writes straight
+ * from direct buffers' addresses (writev of a whole batch of frames in one call) and needs no
+ * selector wake-ups, which is per-packet CPU the data path spends otherwise.
  */
 public final class Transport {
   /**
