@@ -5,7 +5,6 @@
  * apart. A TCP connection is readable/writable by epoll on its socket; a verbs connection by
  * its completions (inec_loop.c polls them), and its bootstrap socket tells when the peer left.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>

@@ -9,7 +9,6 @@
  * chunk c on its output connection or stores it, and moves to chunk c+1. Posting threads only
  * enqueue.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,10 +32,12 @@ inec_engine *inec_engine_create(const inec_options *opt, char *err, size_t errle
     e->verbs = inec_verbs_open(opt ? opt->verbs_library : NULL, opt ? opt->verbs_device : NULL,
                                e->verbs_why, sizeof e->verbs_why);
   }
-  e->epfd = epoll_create1(EPOLL_CLOEXEC);
-  e->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   pthread_mutex_init(&e->lock, NULL);
-  int rc = e->epfd < 0 || e->wakefd < 0 ? -errno : loop_start(e);
+  e->epfd = epoll_create1(EPOLL_CLOEXEC);
+  int rc = e->epfd < 0 ? -errno : 0;
+  e->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (!rc && e->wakefd < 0) rc = -errno;
+  if (!rc) rc = loop_start(e);
   if (rc) {
     snprintf(err, errlen, "cannot start engine: %s", strerror(-rc));
     if (e->epfd >= 0) close(e->epfd);

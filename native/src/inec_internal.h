@@ -10,6 +10,7 @@
  *   inec_loop.c       the engine thread: epoll, the ready list, waking, closing, freeing
  *   inec_bufcache.c   op buffers kept for the next ops
  *   inec_verbs.c      the RDMA verbs transport (inec_verbs.h)
+ *   inec_rendezvous.c how a repair's vertices find each other (include/inec_rendezvous.h)
  *
  * Threads: posting threads only enqueue (under lock); everything else runs on the engine
  * thread. A field says which guards it.
@@ -123,13 +124,18 @@ static inline uint32_t get32(const unsigned char *p) {
   return ntohl(v);
 }
 
+/* Bytes of chunk c of each row: the chunk size, but for the last chunk. */
+static inline size_t op_chunk_len(const struct op *op, size_t c) {
+  size_t left = op->len - c * op->chunk;
+  return left < op->chunk ? left : op->chunk;
+}
+
 /* inec_op.c (engine thread, but op_new and op_free) */
 struct op *op_new(inec_engine *e, enum op_type type, const inec_calc *calc,
                   inec_conn *const *src, int nsrc, const unsigned char *const *local, int nlocal,
                   unsigned char *const *out, const inec_shape *shape, inec_conn *dst,
                   inec_done_fn done, void *arg, int *status);
 void op_start(inec_engine *e, struct op *op);
-size_t op_chunk_len(const struct op *op, size_t c);
 void op_accumulate(inec_engine *e, struct op *op, int i, size_t off, size_t len);
 void op_received(inec_engine *e, struct op *op);
 void op_sent(inec_engine *e, struct op *op);

@@ -5,7 +5,6 @@
  * event) and frees the ops that finished. Posting threads wake it through an eventfd only
  * while it sleeps.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
@@ -146,7 +145,7 @@ int loop_start(inec_engine *e) {
   if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->wakefd, &ev) < 0 ||
       (e->verbs &&
        epoll_ctl(e->epfd, EPOLL_CTL_ADD, inec_verbs_channel_fd(e->verbs), &vev) < 0))
-    return -errno;
+    return errno ? -errno : -EINVAL;
   int rc = pthread_create(&e->thread, NULL, engine_main, e);
   return rc ? -rc : 0;
 }

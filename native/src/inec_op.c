@@ -10,11 +10,6 @@
 
 #include "inec_internal.h"
 
-size_t op_chunk_len(const struct op *op, size_t c) {
-  size_t left = op->len - c * op->chunk;
-  return left < op->chunk ? left : op->chunk;
-}
-
 static void xor_into(unsigned char *dst, const unsigned char *src, size_t n) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {

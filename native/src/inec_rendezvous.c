@@ -1,5 +1,4 @@
 /* See include/inec_rendezvous.h. */
-#define _GNU_SOURCE
 #include "inec_rendezvous.h"
 
 #include <arpa/inet.h>

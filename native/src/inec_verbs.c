@@ -1,5 +1,4 @@
 /* The verbs transport of the INEC engine: see inec_verbs.h. */
-#define _GNU_SOURCE
 #include "inec_verbs.h"
 
 #include <errno.h>

@@ -4,8 +4,8 @@ host links' sum / 4, Hadoop's rack awareness from the testbed's topology script.
 sees the racks and places a NETEC-6-3 group's nine internal blocks three to a rack
 (BlockPlacementPolicyRackFaultTolerant, the EC default); the uplink counters see what crosses
 racks when a client in rack 1 reads the file; a lost block is rebuilt, byte for byte, with
-the DataNodes spread over racks, through the switch on the spine and through the INEC chain
-planned by rack, whose partial results leave each remote rack once (the uplink counters:
+the DataNodes spread over racks, through the switch on the spine and (the switch killed)
+through the INEC chain planned by rack, whose partial results leave each remote rack once (the uplink counters:
 at most two rebuilt blocks' worth crossed racks per rebuilt block).
 
 Needs root and iproute2. Without them each test SKIPs with the reason, unless
@@ -28,7 +28,7 @@ SIZE = 6 * BLOCK  # one full block group: 6 data units of 2 MiB, 3 parity units
 def tb(testbed_running):
     yield from testbed_running(
         Config(prefix="ntk", datanodes=12, racks=3, oversubscription=4, link="100mbit",
-               block_size=BLOCK, route_order="switch,native"),
+               block_size=BLOCK, route_order="switch,inec,native", inec_scheme="ecpipe"),
         "testbed racks")
 
 
@@ -87,9 +87,10 @@ def test_a_lost_block_is_rebuilt_byte_for_byte_across_racks(tb):
 
 def test_the_inec_chain_planned_by_rack_crosses_each_uplink_once(tb):
     # the INEC chain, planned by rack: k survivors from the rebuilding node's rack and the
-    # fullest others, each rack's visited together; every partial result crosses one uplink
-    # (the module's last test: the DataNodes keep the INEC order until the testbed goes down)
-    tb.restart_datanodes(route_order="inec,native", inec_scheme="ecpipe", revive=True)
+    # fullest others, each rack's visited together; every partial result crosses one uplink.
+    # The switch is killed first (the module's last test), so the route order switch,inec
+    # falls through to INEC on every task, as it would for an operator whose switch died.
+    tb.kill("sw")
     files = scenario.Files(tb, "/racks/chain", POLICY, 1, SIZE, seed=7).write()
     placed = files.locate()
     o = scenario.lose_and_rebuild(tb, files)

@@ -7,7 +7,6 @@ import io.netec.hdfs.route.PeerNetworks;
 import io.netec.hdfs.route.Transport;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -135,6 +134,7 @@ public final class InecParticipant implements Closeable {
     try {
       server = new ServerBootstrap().group(io).channel(Transport.serverChannel())
           .option(ChannelOption.SO_REUSEADDR, true)
+          .handler(new AcceptFailures())
           .childOption(ChannelOption.TCP_NODELAY, true)
           .childHandler(new ChannelInitializer<SocketChannel>() {
             @Override
@@ -179,6 +179,21 @@ public final class InecParticipant implements Closeable {
   }
 
   /**
+   * Accept failures (e.g. out of file descriptors): said once in a while, and accepting pauses
+   * 50 ms so that some connections can close.
+   */
+  private final class AcceptFailures extends ChannelInboundHandlerAdapter {
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      logs.warn("accept", "INEC participant on {}: accept failed: {}", address,
+          cause.toString());
+      ctx.channel().config().setAutoRead(false);
+      ctx.executor().schedule(() -> ctx.channel().config().setAutoRead(true), 50,
+          TimeUnit.MILLISECONDS);
+    }
+  }
+
+  /**
    * A connection's first handler: gathers its join (at most {@link #MAX_JOIN_BYTES}) within
    * {@link Limits#joinArrivalMs} of its accept, making room among the waiting connections by
    * closing the oldest; a whole join goes to a thread of its own, a bad one is answered and
@@ -187,6 +202,8 @@ public final class InecParticipant implements Closeable {
   private final class JoinReader extends ChannelInboundHandlerAdapter {
     private final ByteBuf got = Unpooled.buffer(256, MAX_JOIN_BYTES);
     private ScheduledFuture<?> deadline;
+    /** Refused: the answer is on its way and the connection closes after it. */
+    private boolean refused;
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
@@ -212,13 +229,18 @@ public final class InecParticipant implements Closeable {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
       ByteBuf in = (ByteBuf) msg;
+      if (refused) {
+        in.release();
+        return;
+      }
       JoinRequest req;
       try {
         if (in.readableBytes() > got.maxWritableBytes()) {
           throw new IOException("bad join request: larger than " + MAX_JOIN_BYTES + " bytes");
         }
         got.writeBytes(in);
-        req = JoinRequest.parse(ByteBufUtil.getBytes(got), got.readableBytes());
+        // an unpooled heap buffer, never read from: its array holds the bytes from 0
+        req = JoinRequest.parse(got.array(), got.writerIndex());
         if (req == null) {
           if (got.maxWritableBytes() == 0) {
             throw new IOException("bad join request: larger than " + MAX_JOIN_BYTES
@@ -230,30 +252,32 @@ public final class InecParticipant implements Closeable {
         failed.increment();
         logs.warn("bad-join", "INEC participant on {}: {} from {}", address,
             LogLimiter.oneLine(e), peer(ctx.channel()));
-        leave(ctx);
+        stopWaiting(ctx);
+        refused = true;
+        ctx.channel().config().setAutoRead(false);
         answer(ctx.channel(), 1, String.valueOf(e.getMessage()))
             .addListener(ChannelFutureListener.CLOSE);
         return;
       } finally {
         ReferenceCountUtil.release(in);
       }
-      leave(ctx);
+      stopWaiting(ctx);
+      ctx.pipeline().remove(this);
       VertexRunner.Vertex vertex = new VertexRunner.Vertex();
       ctx.pipeline().addLast(new RequesterWatch(vertex));
       Channel ch = ctx.channel();
       InetAddress requester = ((InetSocketAddress) ch.remoteAddress()).getAddress();
       try {
         joins.execute(() -> serve(ch, req, vertex, requester));
-      } catch (RejectedExecutionException e) {
+      } catch (RejectedExecutionException | OutOfMemoryError e) { // the pool full, or no thread
         answer(ch, 1, "participant busy").addListener(ChannelFutureListener.CLOSE);
       }
     }
 
-    /** The join is whole (or refused): no longer waiting, no deadline, this handler gone. */
-    private void leave(ChannelHandlerContext ctx) {
+    /** The join is whole (or refused): no longer waiting, no deadline. */
+    private void stopWaiting(ChannelHandlerContext ctx) {
       pending.remove(ctx.channel());
       deadline.cancel(false);
-      ctx.pipeline().remove(this);
     }
 
     @Override
@@ -272,7 +296,12 @@ public final class InecParticipant implements Closeable {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      ctx.close(); // a reset before the join: nothing to answer
+      if (!refused) { // e.g. a reset before the join: nothing can be answered
+        failed.increment();
+        logs.warn("bad-join", "INEC participant on {}: {} from {}", address,
+            LogLimiter.oneLine(cause), peer(ctx.channel()));
+      }
+      ctx.close();
     }
   }
 
@@ -317,7 +346,9 @@ public final class InecParticipant implements Closeable {
       // run reported it, before its teardown
     } finally {
       // after the answer written above or by fail: the connection's writes stay in order
-      ch.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+      if (ch.isActive()) {
+        ch.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+      }
     }
   }
 
@@ -332,8 +363,14 @@ public final class InecParticipant implements Closeable {
         : e instanceof VertexRunner.LocalBlockFault ? 3 : 1, String.valueOf(e.getMessage()));
   }
 
-  /** The one-byte status and a message (any thread). */
+  /**
+   * The one-byte status and a message (any thread); nothing once the connection closed (the
+   * requester left, or close() ended the event loop, which takes no more writes).
+   */
   private static ChannelFuture answer(Channel ch, int status, String message) {
+    if (!ch.isActive()) {
+      return ch.newSucceededFuture();
+    }
     ByteArrayOutputStream b = new ByteArrayOutputStream();
     try (DataOutputStream out = new DataOutputStream(b)) {
       out.writeByte(status);
@@ -356,5 +393,10 @@ public final class InecParticipant implements Closeable {
     // closes every connection: a running vertex sees its requester leave and ends
     io.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
     joins.shutdownNow();
+    try {
+      joins.awaitTermination(2, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 }
