@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.netec.hdfs.codec.Fingerprint;
 import io.netec.hdfs.switchroute.wire.ControlFrames;
+import io.netec.hdfs.switchroute.wire.Hex;
 import io.netec.hdfs.switchroute.wire.JsonLimits;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
 import java.io.IOException;

@@ -9,6 +9,7 @@ import io.netec.hdfs.route.RepairVerifier;
 import io.netec.hdfs.route.RouteDeclinedException;
 import io.netec.hdfs.route.ServiceDirectory;
 import io.netec.hdfs.route.SurvivorFault;
+import io.netec.hdfs.switchroute.wire.Hex;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.security.SecureRandom;

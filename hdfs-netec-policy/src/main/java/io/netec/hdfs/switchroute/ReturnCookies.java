@@ -1,5 +1,6 @@
 package io.netec.hdfs.switchroute;
 
+import io.netec.hdfs.switchroute.wire.Hex;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -36,7 +37,7 @@ final class ReturnCookies {
       mac.update(secret.getBytes(StandardCharsets.US_ASCII));
       mac.update(from.getAddress().getAddress());
       mac.update(new byte[] {(byte) (from.getPort() >> 8), (byte) from.getPort()});
-      return hex(Arrays.copyOf(mac.doFinal(), 16));
+      return Hex.encode(Arrays.copyOf(mac.doFinal(), 16));
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("HmacSHA256 is part of every JDK", e);
     }
@@ -46,13 +47,5 @@ final class ReturnCookies {
   static boolean same(String cookie, String echoed) {
     return MessageDigest.isEqual(cookie.getBytes(StandardCharsets.US_ASCII),
         echoed.getBytes(StandardCharsets.US_ASCII));
-  }
-
-  static String hex(byte[] b) {
-    StringBuilder s = new StringBuilder(2 * b.length);
-    for (byte x : b) {
-      s.append(Character.forDigit((x >> 4) & 0xf, 16)).append(Character.forDigit(x & 0xf, 16));
-    }
-    return s.toString();
   }
 }

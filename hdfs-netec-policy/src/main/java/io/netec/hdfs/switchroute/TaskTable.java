@@ -1,6 +1,7 @@
 package io.netec.hdfs.switchroute;
 
 import io.netec.hdfs.route.PeerNetworks;
+import io.netec.hdfs.switchroute.wire.Hex;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
@@ -165,7 +166,7 @@ final class TaskTable<E extends TaskTable.Entry> {
   static String newSecret() {
     byte[] b = new byte[16];
     RANDOM.nextBytes(b);
-    return ReturnCookies.hex(b);
+    return Hex.encode(b);
   }
 
   /** The task with id {@code id}, or null. */

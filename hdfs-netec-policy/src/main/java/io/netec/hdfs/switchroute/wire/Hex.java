@@ -1,15 +1,13 @@
-package io.netec.hdfs.proof;
+package io.netec.hdfs.switchroute.wire;
 
-import io.netec.hdfs.switchroute.wire.ProtocolException;
-
-/** Lower-case hex of keys and fingerprints on the wire. */
-final class Hex {
+/** Lower-case hex on the wire: proof keys and fingerprints, return cookies, task secrets. */
+public final class Hex {
   private static final char[] DIGITS = "0123456789abcdef".toCharArray();
 
   private Hex() {
   }
 
-  static String encode(byte[] b) {
+  public static String encode(byte[] b) {
     char[] c = new char[2 * b.length];
     for (int i = 0; i < b.length; i++) {
       c[2 * i] = DIGITS[(b[i] >> 4) & 0xf];
@@ -19,7 +17,7 @@ final class Hex {
   }
 
   /** Exactly {@code bytes} bytes as 2 * bytes lower-case hex digits. */
-  static byte[] decode(String s, int bytes, String field) throws ProtocolException {
+  public static byte[] decode(String s, int bytes, String field) throws ProtocolException {
     if (s.length() != 2 * bytes || !s.matches("[0-9a-f]*")) {
       throw new ProtocolException(field + ": not " + 2 * bytes + " lower-case hex digits");
     }
