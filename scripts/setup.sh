@@ -57,6 +57,15 @@ if ! python3 -c 'import matplotlib' 2>/dev/null && ! python3 -m pip install -q m
   $sudo apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null
 fi
 
+# numpy: the simulator's fair-share solver (sim/netec_sim/fairshare.py); matplotlib brings it,
+# but the simulator does not need the plots.
+if ! python3 -c 'import numpy' 2>/dev/null && ! python3 -m pip install -q numpy 2>/dev/null; then
+  echo "setup: installing python3-numpy"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends python3-numpy >/dev/null
+fi
+
 # An older system's python3-pytest (Ubuntu 22.04's is 6.2) is too old; such a Python still takes
 # pip installs (no PEP 668), so pip brings a newer one.
 if ! pytest7; then

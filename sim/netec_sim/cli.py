@@ -73,11 +73,20 @@ class Hadoop:
 TESTBED_HADOOP = Hadoop(interval_s=1.0, multiplier=8, heartbeat_s=1.0, max_streams=8)
 
 
+_BOUND_NAMES = {"out": "host links out", "in": "host links in", "up": "uplinks out",
+                "down": "uplinks in", "cpu": "CPU"}
+
+
 def _bound(util):
-    kind, u = max(util.items(), key=lambda kv: kv[1]) if util else ("-", 0.0)
-    names = {"out": "host links out", "in": "host links in", "up": "uplinks out",
-             "down": "uplinks in", "cpu": "CPU"}
-    return "%s %.0f%%" % (names.get(kind, kind), 100 * u)
+    """The busiest kind of resource and its use. Uses equal to a millionth (a rack's hosts
+    sending what its uplink carries, summed in another order) go to the kind listed first."""
+    if not util:
+        return "- 0%"
+    top = max(util.values())
+    order = list(_BOUND_NAMES)
+    kind = min((k for k, u in util.items() if u >= top * (1 - 1e-6)),
+               key=lambda k: (order.index(k) if k in order else len(order), k))
+    return "%s %.0f%%" % (_BOUND_NAMES.get(kind, kind), 100 * util[kind])
 
 
 def predict(a):

@@ -9,41 +9,86 @@ This is TCP's long-run sharing of a bottleneck among flows, to first order, and 
 pipelined routes (a chain, a switch's window) converge to.
 """
 
+import bisect
 import math
 
+import numpy as np
+
+
+
+class FairShare:
+    """Max-min fair rates among any subset of TASKS ({task: {resource: demand per unit of
+    rate}}), given CAPACITY(resource) -> units per second. The demands are indexed once, as
+    arrays, so that a run solves at every event for the tasks then moving without rebuilding
+    them; each round of progressive filling is a few vector operations over the demands."""
+
+    def __init__(self, tasks, capacity):
+        self.index = {t: i for i, t in enumerate(tasks)}
+        resources = {}
+        task_of, res_of, demand = [], [], []
+        for t, d in tasks.items():
+            for res, x in d.items():
+                if x > 0:
+                    task_of.append(self.index[t])
+                    res_of.append(resources.setdefault(res, len(resources)))
+                    demand.append(x)
+        self.task_of = np.array(task_of, dtype=np.int64)
+        self.res_of = np.array(res_of, dtype=np.int64)
+        self.demand = np.array(demand, dtype=float)
+        self.capacity = np.array([capacity(r) for r in resources], dtype=float)
+        self.full_at = 1e-9 * np.maximum(1.0, self.capacity)
+        self.resources = len(resources)
+        self.names = list(resources)
+        self.used = np.zeros(self.resources)
+
+    def account(self, moved):
+        """Adds what the tasks moved (an array over TASKS' order) to every resource's use."""
+        self.used += np.bincount(self.res_of, weights=self.demand * moved[self.task_of],
+                                 minlength=self.resources)
+
+    def use(self):
+        """{resource: units used so far}."""
+        return dict(zip(self.names, self.used.tolist()))
+
+    def rates(self, moving):
+        """Rates (an array over TASKS' order) of the tasks whose MOVING flag is set (a bool
+        array; the others get 0). A moving task with no demand gets an infinite rate."""
+        rates = np.zeros(len(self.index))
+        active = moving.copy()
+        has_demand = np.zeros(len(self.index), dtype=bool)
+        has_demand[self.task_of] = True
+        rates[active & ~has_demand] = np.inf
+        active &= has_demand
+        used = np.zeros(self.resources)
+        while active.any():
+            # the largest equal increment every active task can take before a resource fills
+            on = active[self.task_of]
+            load = np.bincount(self.res_of[on], weights=self.demand[on],
+                               minlength=self.resources)
+            loaded = load > 0
+            inc = max(0.0, float(np.min((self.capacity[loaded] - used[loaded])
+                                        / load[loaded])))
+            if inc == np.inf:
+                rates[active] = np.inf
+                break
+            rates[active] += inc
+            used += load * inc
+            full = loaded & (self.capacity - used <= self.full_at)
+            frozen = np.unique(self.task_of[on & full[self.res_of]])
+            if frozen.size == 0:  # numerical guard: nothing filled, nothing more to give
+                break
+            active[frozen] = False
+        return rates
 
 
 def max_min_rates(tasks, capacity):
     """{task: rate} for TASKS ({task: {resource: demand per unit of rate}}) given
-    CAPACITY(resource) -> units per second. Tasks with no demand get an infinite rate."""
-    rates = {t: 0.0 for t in tasks}
-    active = {t for t in tasks if any(d > 0 for d in tasks[t].values())}
-    for t in tasks:
-        if t not in active:
-            rates[t] = float("inf")
-    used = {}
-    while active:
-        # the largest equal increment every active task can take before a resource fills
-        inc = float("inf")
-        load = {}
-        for t in active:
-            for res, d in tasks[t].items():
-                load[res] = load.get(res, 0.0) + d
-        for res, d in load.items():
-            if d > 0:
-                inc = min(inc, (capacity(res) - used.get(res, 0.0)) / d)
-        inc = max(0.0, inc)
-        for t in active:
-            rates[t] += inc
-        for res, d in load.items():
-            used[res] = used.get(res, 0.0) + d * inc
-        full = {res for res in load if capacity(res) - used.get(res, 0.0) <= 1e-9 * max(
-            1.0, capacity(res))}
-        frozen = {t for t in active if any(res in full and d > 0 for res, d in tasks[t].items())}
-        if not frozen:  # numerical guard: nothing filled, nothing more to give
-            break
-        active -= frozen
-    return rates
+    CAPACITY(resource) -> units per second. Tasks with no demand get an infinite rate.
+    Progressive filling: every unfrozen task's rate grows alike until a resource is full; the
+    tasks using it freeze; repeat."""
+    share = FairShare(tasks, capacity)
+    r = share.rates(np.ones(len(tasks), dtype=bool))
+    return {t: float(r[i]) for t, i in share.index.items()}
 
 
 def run(tasks, capacity, start_times=None, overhead_s=0.0, limit=None, heartbeat_s=None,
@@ -65,13 +110,17 @@ def run(tasks, capacity, start_times=None, overhead_s=0.0, limit=None, heartbeat
     pending = sorted(tasks, key=lambda t: (start_times.get(t, 0.0), t))
     running = {}     # task -> bytes left
     ready_at = {}    # task -> when its overhead ends
-    began, ended, busy = {}, {}, {}
+    began, ended = {}, {}
     per_node = {}
     next_beat = {}
     now = 0.0
     eps = 1e-9
+    starts = [start_times.get(t, 0.0) for t in pending]  # ascending, in step with pending
+    share = FairShare({t: tasks[t][1] for t in tasks}, capacity)
     while pending or running:
-        released = [t for t in pending if start_times.get(t, 0.0) <= now + eps]
+        # pending is sorted by release: the released tasks are a prefix, and a node's first
+        # task in it is its oldest
+        released = pending[:bisect.bisect_right(starts, now + eps)]
         quota = {}
         for t in released:
             node = tasks[t][2]
@@ -82,7 +131,7 @@ def run(tasks, capacity, start_times=None, overhead_s=0.0, limit=None, heartbeat
                 continue
             # its first heartbeat not yet used and not before its oldest queued task came
             beat = next_beat.get(node, phases.get(node, 0.0))
-            oldest = min(start_times.get(x, 0.0) for x in released if tasks[x][2] == node)
+            oldest = start_times.get(t, 0.0)
             while beat < oldest - eps:
                 beat += heartbeat_s
             if beat <= now + eps:
@@ -102,9 +151,17 @@ def run(tasks, capacity, start_times=None, overhead_s=0.0, limit=None, heartbeat
                 ready_at[t] = now + overhead_s
                 began[t] = now
                 per_node[node] = per_node.get(node, 0) + 1
-        pending = [t for t in pending if t not in admitted]
+        if admitted:
+            keep = [i for i, t in enumerate(pending) if t not in admitted]
+            pending = [pending[i] for i in keep]
+            starts = [starts[i] for i in keep]
         moving = {t: tasks[t][1] for t in running if ready_at[t] <= now + eps}
-        rates = max_min_rates(moving, capacity) if moving else {}
+        rates = {}
+        if moving:
+            mask = np.zeros(len(share.index), dtype=bool)
+            mask[[share.index[t] for t in moving]] = True
+            r = share.rates(mask)
+            rates = {t: float(r[share.index[t]]) for t in moving}
         # the next event: a task ends, an overhead ends, a release, a heartbeat with work
         events = [now + running[t] / rates[t] for t in moving if 0 < rates[t] < float("inf")]
         events += [now for t in moving if rates[t] == float("inf")]
@@ -119,21 +176,22 @@ def run(tasks, capacity, start_times=None, overhead_s=0.0, limit=None, heartbeat
         if not events:
             raise RuntimeError("no progress possible (a task with no capacity)")
         nxt = max(now, min(events))
+        moved = np.zeros(len(share.index))
         for t in moving:
             if rates[t] == float("inf"):
                 running[t] = 0.0
                 continue
-            moved = rates[t] * (nxt - now)
-            running[t] -= moved
-            for res, d in moving[t].items():
-                busy[res] = busy.get(res, 0.0) + d * moved
+            m = rates[t] * (nxt - now)
+            running[t] -= m
+            moved[share.index[t]] = m
+        share.account(moved)
         now = nxt
         for t in [t for t in running if running[t] <= 1e-6 * max(1.0, tasks[t][0])
                   and ready_at[t] <= now + eps]:
             del running[t]
             ended[t] = now
             per_node[tasks[t][2]] -= 1
-    return now, {t: (began[t], ended[t]) for t in ended}, busy
+    return now, {t: (began[t], ended[t]) for t in ended}, share.use()
 
 
 def utilization(busy, capacity, seconds):

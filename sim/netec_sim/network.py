@@ -32,6 +32,10 @@ class Cluster:
     def rack(self, node):
         return self._rack[node]
 
+    def rack_nodes(self, rack):
+        """RACK's DataNodes, in the order of NODES (a slice: placement draws from it per unit)."""
+        return self.nodes[rack * self.per_rack:(rack + 1) * self.per_rack]
+
     def capacity(self, resource):
         kind = resource[0]
         if kind in ("out", "in"):

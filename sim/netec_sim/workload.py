@@ -116,7 +116,7 @@ class Recovery:
         units = [self.victim]
         for r in range(c.racks):
             want = counts[r] - (1 if r == mine else 0)
-            free = [x for x in c.nodes if c.rack(x) == r and x != self.victim]
+            free = [x for x in c.rack_nodes(r) if x != self.victim]
             units += self.rng.sample(free, want)
         alive = units[1:]
         target = self._target(units)
@@ -126,9 +126,14 @@ class Recovery:
     def _target(self, units):
         """A DataNode holding none of UNITS, in a rack holding the fewest survivors."""
         c = self.cluster
-        held = {r: sum(1 for u in units[1:] if c.rack(u) == r) for r in range(c.racks)}
+        held = dict.fromkeys(range(c.racks), 0)
+        for u in units[1:]:
+            held[c.rack(u)] += 1
         fewest = min(held.values())
-        free = [x for x in c.nodes if held[c.rack(x)] == fewest and x not in units]
+        taken = set(units)
+        # in the order of c.nodes (racks in turn), as the draw below has always seen them
+        free = [x for r in range(c.racks) if held[r] == fewest for x in c.rack_nodes(r)
+                if x not in taken]
         return self.rng.choice(free)
 
     def _replicas(self):
@@ -136,7 +141,7 @@ class Recovery:
         mine = c.rack(self.victim)
         others = [r for r in range(c.racks) if r != mine]
         other = self.rng.choice(others)
-        in_rack = lambda r: [x for x in c.nodes if c.rack(x) == r and x != self.victim]
+        in_rack = lambda r: [x for x in c.rack_nodes(r) if x != self.victim]
         if self.rng.randrange(3) == 0:
             # the lost replica was the one alone in its rack: the other two share a rack
             survivors = self.rng.sample(in_rack(other), 2)
@@ -148,7 +153,7 @@ class Recovery:
         spans_two = c.rack(survivors[0]) != c.rack(survivors[1])
         racks = [c.rack(source)] if spans_two else [
             r for r in range(c.racks) if r != c.rack(source)]
-        free = [x for x in c.nodes if c.rack(x) in racks and x not in units]
+        free = [x for r in sorted(racks) for x in c.rack_nodes(r) if x not in units]
         return Group(units, self.rng.choice(free), survivors, source)
 
     def tasks(self, route, block_bytes, cpu_profile=None, switch_cpu=False):
