@@ -5,6 +5,7 @@ import io
 import json
 import random
 
+import numpy as np
 import pytest
 
 from netec_sim import cli, fairshare, network, workload
@@ -39,6 +40,46 @@ def test_max_min_never_gives_a_resource_more_than_it_has():
         for t, d in tasks.items():
             assert any(sum(rates[u] * e.get(r, 0.0) for u, e in tasks.items())
                        >= caps[r] * (1 - 1e-6) for r in d), t
+
+
+def _reference_rates(tasks, cap):
+    """Progressive filling written plainly, one round at a time: the oracle for the solver."""
+    rates = {t: (0.0 if any(d > 0 for d in tasks[t].values()) else float("inf")) for t in tasks}
+    active = {t for t in tasks if rates[t] == 0.0}
+    used = {}
+    while active:
+        load = {}
+        for t in active:
+            for r, d in tasks[t].items():
+                if d > 0:
+                    load[r] = load.get(r, 0.0) + d
+        inc = min((cap(r) - used.get(r, 0.0)) / d for r, d in load.items())
+        for t in active:
+            rates[t] += inc
+        for r, d in load.items():
+            used[r] = used.get(r, 0.0) + d * inc
+        full = {r for r in load if cap(r) - used[r] <= 1e-9 * max(1.0, cap(r))}
+        active -= {t for t in active if any(r in full and d > 0 for r, d in tasks[t].items())}
+    return rates
+
+
+def test_fair_share_solves_any_subset_of_its_tasks_as_the_plain_filling_does():
+    rng = random.Random(7)
+    caps = {r: rng.uniform(1, 50) for r in "abcdefghij"}
+    for _ in range(40):
+        tasks = {i: {r: rng.choice([0.0, 0.5, 1.0, 2.0, 3.0])
+                     for r in rng.sample(sorted(caps), rng.randint(1, 4))} for i in range(25)}
+        share = fairshare.FairShare(tasks, caps.__getitem__)
+        moving = [t for t in tasks if rng.random() < 0.6]
+        mask = np.zeros(len(tasks), dtype=bool)
+        mask[[share.index[t] for t in moving]] = True
+        got = share.rates(mask)
+        want = _reference_rates({t: tasks[t] for t in moving}, caps.__getitem__)
+        for t in tasks:
+            if t in want:
+                assert got[share.index[t]] == pytest.approx(want[t], rel=1e-9), t
+            else:
+                assert got[share.index[t]] == 0.0, t  # not moving: no rate
 
 
 def test_run_moves_bytes_at_the_fair_rate_with_limits_overheads_rounds_and_heartbeats():
