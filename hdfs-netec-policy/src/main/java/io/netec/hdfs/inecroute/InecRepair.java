@@ -157,7 +157,7 @@ public final class InecRepair {
     public final int crossings;
 
     Result(long bytesReceived, InecEngine.Transport transport, int participants,
-        RackPlan plan) {
+        RepairRackPlan plan) {
       this.bytesReceived = bytesReceived;
       this.transport = transport;
       this.participants = participants;
@@ -167,42 +167,6 @@ public final class InecRepair {
   }
 
   private InecRepair() {
-  }
-
-  /** A repair's plan by rack: its text for the log, and its edges between racks. */
-  static final class RackPlan {
-    final String text;
-    final int crossings;
-
-    RackPlan(String text, int crossings) {
-      this.text = text;
-      this.crossings = crossings;
-    }
-  }
-
-  /**
-   * The racks of the graph's survivors (vertex v runs on {@code at[v]}) in the order of its
-   * vertices, and its edges between racks: a vertex's output to another rack's vertex, or to
-   * the reader (vertex 0) in another rack than its own; -1 when the reader's rack is unknown.
-   */
-  static RackPlan rackPlan(RepairGraph g, Source[] at, String readerRack, boolean byRack) {
-    List<Source> streamed = new ArrayList<>();
-    for (int v = 1; v < at.length; v++) {
-      streamed.add(at[v]);
-    }
-    String racks = "survivors in " + String.join(", ", RackAware.racks(streamed, a -> a.rack));
-    String how = byRack ? "planned by rack" : "in the NameNode's order";
-    if (readerRack == null) {
-      return new RackPlan(how + ": " + racks + " (reader's rack unknown)", -1);
-    }
-    int crossings = 0;
-    for (int v = 1; v < at.length; v++) {
-      int to = g.vertices().get(v).output();
-      String there = to == 0 ? readerRack : at[to].rack;
-      crossings += java.util.Objects.equals(at[v].rack, there) ? 0 : 1;
-    }
-    return new RackPlan(how + ": " + racks + ", reader in " + readerRack + ": " + crossings
-        + " edges between racks", crossings);
   }
 
   /**
@@ -280,7 +244,7 @@ public final class InecRepair {
     List<IOException> reports = Collections.synchronizedList(new ArrayList<>());
     List<Future<?>> watchers = new ArrayList<>();
     InecEngine.Op op = null;
-    RackPlan plan;
+    RepairRackPlan plan;
     try {
       // a path may hold control characters; a join carries printable text only
       String wireLabel = LogLimiter.escape(label, 200);
@@ -288,7 +252,7 @@ public final class InecRepair {
       for (int v = 1; v <= k; v++) {
         at[v] = hosts.get(v - 1) == null ? zeroHost : hosts.get(v - 1);
       }
-      plan = rackPlan(g, at, readerRack, byRack);
+      plan = RepairRackPlan.of(g, at, readerRack, byRack);
       for (int v = 1; v <= k; v++) { // vertex v holds survivors[v - 1]
         Source host = at[v];
         Socket c = new Socket();
