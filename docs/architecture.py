@@ -46,9 +46,10 @@ LAYERS = [
     (2, 4, 4, "INEC route (inecroute)",
      ["InecRoute, InecRepair: plan a graph, root",
       "RepairGraph: RS star, PPR tree, ECPipe chain",
-      "InecParticipant: join server",
+      "InecParticipant: join server (Netty)",
       "VertexRunner: one vertex's segments",
-      "InecEngine (JNI) -> native/ libnetec",
+      "InecEngine (JNI) -> native/ libnetec:",
+      "  op | conn | handshake | loop | bufcache",
       "  ec-send, recv-ec-send, recv-ec; TCP or verbs"],
      "#fdebd3"),
     (2, 8, 4, "native route",
@@ -65,7 +66,7 @@ LAYERS = [
      "#eeeeee"),
 ]
 
-ROW_HEIGHT = [1.5, 1.2, 1.9, 0.8]
+ROW_HEIGHT = [1.5, 1.2, 2.15, 0.8]
 GAP = 0.25
 
 
