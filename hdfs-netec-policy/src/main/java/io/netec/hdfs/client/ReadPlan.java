@@ -172,6 +172,10 @@ final class ReadPlan {
       long groupEnd = Math.min(end, g.getStartOffset() + g.getBlockSize());
       List<Part> groupParts = new ArrayList<>();
       while (x < groupEnd) {
+        // Hadoop's striping, cell by cell (StripedBlockUtil's own cell type is package-private
+        // and its range division allocates a stripe of buffers per read, the cost a read left
+        // to Hadoop's stream must not pay); ReadPlanTest maps every part back through
+        // StripedBlockUtil.offsetInBlkToOffsetInBG
         long inGroup = x - g.getStartOffset();
         long c = inGroup / cell;
         int unit = (int) (c % k);

@@ -105,6 +105,31 @@ class ReadPlanTest {
     return r.survivors().stream().map(s -> s.index).collect(Collectors.toSet());
   }
 
+  /**
+   * The plan's cell arithmetic is Hadoop's: every part lies in one cell, the parts tile the
+   * read in order, and each part's unit and unit offset map back to its file offset through
+   * StripedBlockUtil.offsetInBlkToOffsetInBG, for reads of every alignment across both groups.
+   */
+  @Test
+  void everyPartMapsBackToItsFileOffsetAsHadoopsStripingDoes() throws IOException {
+    java.util.Random rnd = new java.util.Random(3);
+    for (int i = 0; i < 300; i++) {
+      long position = (long) (rnd.nextDouble() * 2 * GROUP);
+      int length = 1 + rnd.nextInt(i % 3 == 0 ? 100 : 5 * K * CELL);
+      ReadPlan p = plan(position, length);
+      long at = position;
+      for (ReadPlan.Part part : p.parts) {
+        assertEquals(at, part.filePos, "parts tile the read");
+        long inGroup = part.filePos - part.group.getStartOffset();
+        assertEquals(inGroup, org.apache.hadoop.hdfs.util.StripedBlockUtil.offsetInBlkToOffsetInBG(
+            CELL, K, part.unitOffset, part.unit), "unit " + part.unit + " at " + part.unitOffset);
+        assertTrue(part.unitOffset % CELL + part.len <= CELL, "one cell: " + part.filePos);
+        at += part.len;
+      }
+      assertEquals(Math.min(position + length, 2 * GROUP), at, "the read, cut at the end");
+    }
+  }
+
   @Test
   void aHealthyReadMovesItsOwnBytesAndAsksNoRoute() throws IOException {
     ReadPlan p = plan(cellAt(1, 0) + 100, 2 * CELL);
