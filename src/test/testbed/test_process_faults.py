@@ -45,12 +45,14 @@ def _files(tb, name, seed):
     return files
 
 
-def _all_up(tb, route_order):
+def _all_up(tb, route_order, restart=True):
     """The switch running, every DataNode running with ROUTE_ORDER (dead ones back as new,
-    empty DataNodes). The live ones are restarted only for a new route order."""
+    empty DataNodes). Without RESTART, live DataNodes already on ROUTE_ORDER keep running,
+    with what their routers learnt (a route's back-off after failures among it): only for a
+    test that asserts no route."""
     if not tb.alive("sw"):
         tb.start("sw")
-    if tb.cfg.route_order != route_order:
+    if restart or tb.cfg.route_order != route_order:
         tb.restart_datanodes(route_order=route_order, revive=True)
         return
     for dn in tb.datanodes:
@@ -83,11 +85,12 @@ def _assert_rebuilt(o):
     assert not bad, "lost blocks missing or differing (block: [(host, equal)]): %s" % bad
 
 
-@pytest.mark.parametrize("route", ["switch", "inec", "native"])
+@pytest.mark.parametrize("route", ["switch", "inec"])
 def test_kill9_datanode_rebuilt_through_each_route(tb, route):
     """kill -9 of the DataNode holding most units; route order ROUTE,native; a client reads
     the files degraded before the NameNode rebuilds; every lost block is rebuilt by ROUTE and
-    equals the original."""
+    equals the original. (Hadoop's own route after a kill -9 is scripts/docker-test.sh's third
+    run, and every fault below that a route hands on ends there or in the next route.)"""
     _all_up(tb, route if route == "native" else route + ",native")
     files = _files(tb, "kill9-" + route, seed=11)
     o = scenario.lose_and_rebuild(tb, files, during=lambda t, _: files.verify())
@@ -125,7 +128,9 @@ def test_survivor_datanode_killed_mid_task(tb):
     """kill -9 of a survivor DataNode while tasks stream from it: every lost block of both dead
     DataNodes is rebuilt correctly (the next route takes the failed tasks); a degraded read
     with two DataNodes dead returns the written bytes."""
-    _all_up(tb, "switch,inec,native")
+    # any route may serve here: the DataNodes of the test before (which ended with the switch
+    # serving) need no restart
+    _all_up(tb, "switch,inec,native", restart=False)
     files = _files(tb, "survivor-killed", seed=31)
     first, survivor = _victim_and_survivor(files)
 
