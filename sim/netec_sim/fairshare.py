@@ -15,7 +15,6 @@ import math
 import numpy as np
 
 
-
 class FairShare:
     """Max-min fair rates among any subset of TASKS ({task: {resource: demand per unit of
     rate}}), given CAPACITY(resource) -> units per second. The demands are indexed once, as
@@ -39,26 +38,25 @@ class FairShare:
         self.full_at = 1e-9 * np.maximum(1.0, self.capacity)
         self.resources = len(resources)
         self.names = list(resources)
-        self.used = np.zeros(self.resources)
+        self.has_demand = np.zeros(len(self.index), dtype=bool)
+        self.has_demand[self.task_of] = True
+        self.busy = np.zeros(self.resources)  # units used over the run (account)
 
     def account(self, moved):
         """Adds what the tasks moved (an array over TASKS' order) to every resource's use."""
-        self.used += np.bincount(self.res_of, weights=self.demand * moved[self.task_of],
+        self.busy += np.bincount(self.res_of, weights=self.demand * moved[self.task_of],
                                  minlength=self.resources)
 
     def use(self):
         """{resource: units used so far}."""
-        return dict(zip(self.names, self.used.tolist()))
+        return dict(zip(self.names, self.busy.tolist()))
 
     def rates(self, moving):
         """Rates (an array over TASKS' order) of the tasks whose MOVING flag is set (a bool
         array; the others get 0). A moving task with no demand gets an infinite rate."""
         rates = np.zeros(len(self.index))
-        active = moving.copy()
-        has_demand = np.zeros(len(self.index), dtype=bool)
-        has_demand[self.task_of] = True
-        rates[active & ~has_demand] = np.inf
-        active &= has_demand
+        rates[moving & ~self.has_demand] = np.inf
+        active = moving & self.has_demand
         used = np.zeros(self.resources)
         while active.any():
             # the largest equal increment every active task can take before a resource fills
