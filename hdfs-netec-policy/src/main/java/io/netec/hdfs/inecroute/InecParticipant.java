@@ -277,15 +277,14 @@ public final class InecParticipant implements Closeable {
     /** The join is whole (or refused): no longer waiting, no deadline. */
     private void stopWaiting(ChannelHandlerContext ctx) {
       pending.remove(ctx.channel());
-      deadline.cancel(false);
+      if (deadline != null) {
+        deadline.cancel(false);
+      }
     }
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-      pending.remove(ctx.channel());
-      if (deadline != null) {
-        deadline.cancel(false);
-      }
+      stopWaiting(ctx);
       ctx.fireChannelInactive();
     }
 
