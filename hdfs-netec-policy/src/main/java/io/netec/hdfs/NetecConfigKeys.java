@@ -63,6 +63,16 @@ public final class NetecConfigKeys {
   /** Control endpoint (host:port) of the NetEC switch; unset, the switch route declines. */
   public static final String SWITCH_ADDRESS = "netec.switch.address";
 
+  /**
+   * The switch of each rack, as "RACK=host:port" entries (RACK a network location as the
+   * NameNode gives it, e.g. /rack2), comma-separated; unset, every task runs on {@link
+   * #SWITCH_ADDRESS} alone. Set, a DataNode's rebuild of one unit (over TCP) runs on its own
+   * rack's switch, and every other rack holding two or more of its survivors sums them on its
+   * own switch first and sends one partial-sum stream across its uplink (docs/protocol.md,
+   * "Partial sums").
+   */
+  public static final String SWITCH_RACKS = "netec.switch.racks";
+
   /** Payload bytes per NetEC packet asked of the switch (a P4 switch accepts only its own). */
   public static final String SWITCH_PAYLOAD = "netec.switch.payload.bytes";
 

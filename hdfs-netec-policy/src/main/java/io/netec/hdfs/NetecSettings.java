@@ -72,6 +72,8 @@ public final class NetecSettings {
     add(k, NetecConfigKeys.CLIENT_LINK_MBPS, "0", "0..1000000 (0: learned from reads)",
         intIn(0, 1_000_000));
     add(k, NetecConfigKeys.SWITCH_ADDRESS, "", "host:port", NetecSettings::parseHostPort);
+    add(k, NetecConfigKeys.SWITCH_RACKS, "", "comma-separated RACK=host:port",
+        NetecSettings::parseRackSwitches);
     add(k, NetecConfigKeys.SWITCH_PAYLOAD, "32768", "64..65472, a multiple of 64",
         (key, v) -> {
           int p = (Integer) intIn(64, 65472).parse(key, v);
@@ -383,6 +385,26 @@ public final class NetecSettings {
       return Boolean.FALSE;
     }
     throw bad(key, v, "not true or false");
+  }
+
+  /** "/rack1=h:p, /rack2=h:p" -> {rack: "h:p"}, in the order given, each rack once. */
+  private static Object parseRackSwitches(String key, String v) {
+    Map<String, String> racks = new LinkedHashMap<>();
+    for (String entry : v.split(",", -1)) {
+      String e = entry.trim();
+      int eq = e.indexOf('=');
+      String rack = eq < 0 ? "" : e.substring(0, eq).trim();
+      if (!rack.startsWith("/") || rack.chars().anyMatch(c -> c <= ' ' || c == '=')) {
+        throw bad(key, v, "not RACK=host:port in entry '" + e + "' (RACK: a network location "
+            + "such as /rack1)");
+      }
+      String hostPort = e.substring(eq + 1).trim();
+      parseHostPort(key, hostPort);
+      if (racks.put(rack, hostPort) != null) {
+        throw bad(key, v, "naming rack " + rack + " twice");
+      }
+    }
+    return Collections.unmodifiableMap(racks);
   }
 
   private static Object parseHostPort(String key, String v) {

@@ -219,6 +219,16 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   }
 
   @Override
+  public long getTasksWithChildren() {
+    return counters.parents.sum();
+  }
+
+  @Override
+  public long getTasksPartialSums() {
+    return counters.partialSums.sum();
+  }
+
+  @Override
   public long getTasksRefused() {
     return counters.refused.sum();
   }
@@ -313,6 +323,9 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     }
     SwitchSession l = a.entry;
     counters.accepted.increment();
+    if (req.survivors().stream().anyMatch(v -> v.child() != null)) {
+      counters.parents.increment();
+    }
     if (req.premultiplied()) {
       counters.premultiplied.increment();
     }

@@ -9,6 +9,12 @@ public interface SoftwareSwitchMXBean {
   /** Accepted tasks in pre-multiplied mode (survivors multiplied, the switch only XORed). */
   long getTasksPremultiplied();
 
+  /** Accepted tasks with a child switch's task among their survivors (a rack's partial sum). */
+  long getTasksWithChildren();
+
+  /** Tasks claimed by a parent switch: their rebuilt stream went on as a partial sum. */
+  long getTasksPartialSums();
+
   long getTasksRefused();
 
   long getTasksCompleted();

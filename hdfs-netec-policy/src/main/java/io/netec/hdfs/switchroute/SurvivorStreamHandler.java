@@ -19,8 +19,7 @@ final class SurvivorStreamHandler extends SimpleChannelInboundHandler<NetecPacke
 
   @Override
   public void channelActive(ChannelHandlerContext ctx) throws Exception {
-    ctx.writeAndFlush(live.streamRequest(sender).toHello(live.task.taskId(),
-        live.task.slotArray(), sender));
+    ctx.writeAndFlush(live.survivorHello(sender));
   }
 
   @Override
@@ -38,7 +37,7 @@ final class SurvivorStreamHandler extends SimpleChannelInboundHandler<NetecPacke
       counters.dropped.increment();
       return;
     }
-    live.data(p, live.reader::write);
+    live.data(p, live::toReader);
   }
 
   @Override

@@ -86,6 +86,52 @@ public final class SwitchClient {
     }
   }
 
+  /**
+   * Rebuilds the one row of a task planned by rack: sets up each child on its rack's switch
+   * (a child its switch refuses or that cannot be reached leaves that rack's survivors to the
+   * parent; {@code childRefused} hears why), then the parent on the reader's rack's switch,
+   * and receives from the parent. Every control connection is held until the task ends, so
+   * a reader that goes away takes its children with it.
+   */
+  public static Result rebuild(SwitchRackPlan plan, long[] rowLength, SinkOpener opener,
+      java.util.function.BiConsumer<SwitchRackPlan.Child, IOException> childRefused)
+      throws IOException {
+    java.util.List<Socket> held = new java.util.ArrayList<>();
+    try {
+      java.util.List<SetupAnswer> answers = new java.util.ArrayList<>();
+      for (SwitchRackPlan.Child c : plan.children()) {
+        Socket s = new Socket();
+        held.add(s);
+        try {
+          answers.add(setUp(s, address(c.control), c.setup.held()));
+        } catch (IOException e) {
+          childRefused.accept(c, e);
+          answers.add(null);
+        }
+      }
+      SetupRequest parent;
+      try {
+        parent = plan.parent(answers);
+      } catch (ProtocolException e) {
+        throw new RouteDeclinedException("cannot describe the parent task: " + e.getMessage());
+      }
+      Socket s = new Socket();
+      held.add(s);
+      SetupAnswer answer = setUp(s, address(plan.parentControl()), parent.held());
+      return receive(parent, answer, rowLength, opener);
+    } finally {
+      for (Socket s : held) {
+        s.close();
+      }
+    }
+  }
+
+  private static InetSocketAddress address(String hostPort) {
+    int colon = hostPort.lastIndexOf(':');
+    return new InetSocketAddress(hostPort.substring(0, colon),
+        Integer.parseInt(hostPort.substring(colon + 1)));
+  }
+
   private static Result receive(SetupRequest setup, SetupAnswer answer, long[] rowLength,
       SinkOpener opener) throws IOException {
     Sink[] sinks = opener.open();

@@ -6,6 +6,10 @@ import java.util.concurrent.atomic.LongAdder;
 final class SwitchCounters {
   final LongAdder accepted = new LongAdder();
   final LongAdder premultiplied = new LongAdder();
+  /** Tasks with a child switch's task among their survivors (a rack's partial sum). */
+  final LongAdder parents = new LongAdder();
+  /** Tasks whose reader was a parent switch: their stream went on as a partial sum. */
+  final LongAdder partialSums = new LongAdder();
   final LongAdder refused = new LongAdder();
   final LongAdder completed = new LongAdder();
   final LongAdder failed = new LongAdder();

@@ -2,6 +2,8 @@ package io.netec.hdfs.switchroute;
 
 import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.NetecSettings;
+import io.netec.hdfs.route.LogLimiter;
+import io.netec.hdfs.route.RackAware;
 import io.netec.hdfs.route.ReconstructionRoute;
 import io.netec.hdfs.route.RepairRequest;
 import io.netec.hdfs.route.RepairSink;
@@ -9,12 +11,15 @@ import io.netec.hdfs.route.RouteContext;
 import io.netec.hdfs.route.RouteDeclinedException;
 import io.netec.hdfs.route.ServiceDirectory;
 import io.netec.hdfs.route.TokenProof;
+import io.netec.hdfs.switchroute.wire.ProtocolException;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.hadoop.net.NetUtils;
 import org.slf4j.Logger;
@@ -29,6 +34,7 @@ import org.slf4j.LoggerFactory;
 public final class SwitchRoute implements ReconstructionRoute {
   public static final String NAME = "switch";
   private static final Logger LOG = LoggerFactory.getLogger(SwitchRoute.class);
+  private static final LogLimiter PLANS = new LogLimiter(LOG, 1_000);
   /** Bytes this JVM's DataNodes' switch routes read from switches (their ingress). */
   static final LongAdder BYTES_RECEIVED = new LongAdder();
 
@@ -59,28 +65,66 @@ public final class SwitchRoute implements ReconstructionRoute {
     if (ctx.settings().cleartextRefusal() != null) {
       throw new RouteDeclinedException(ctx.settings().cleartextRefusal());
     }
-    if (control == null) {
+    if (control == null && settings.switchOptions().rackSwitches().isEmpty()) {
       throw new RouteDeclinedException(NetecConfigKeys.SWITCH_ADDRESS + " is not set");
     }
+    Map<String, String> rackSwitches = settings.switchOptions().rackSwitches();
+    boolean byRack = !rackSwitches.isEmpty() && req.readerRack() != null && req.rows() == 1
+        && !settings.switchOptions().datagrams();
+    List<RepairRequest.Survivor> survivors = byRack
+        ? RackAware.preferNear(req.survivors(), s -> s.node.getNetworkLocation(),
+            req.readerRack())
+        : req.survivors();
     List<SwitchPlan.Available> available = new ArrayList<>();
-    for (RepairRequest.Survivor s : req.survivors()) {
+    Map<String, String> rackOfBlock = new HashMap<>();
+    for (RepairRequest.Survivor s : survivors) {
       available.add(new SwitchPlan.Available(s.index, ServiceDirectory.hostPort(
           ServiceDirectory.Service.SWITCH_AGENT, s.node, settings), s.block.toString(),
           TokenProof.prove(s.token, s.block)));
+      rackOfBlock.put(s.block.toString(), s.node.getNetworkLocation());
     }
     SetupRequest setup = SwitchPlan.plan(req.blockGroup().toString(), req.dataUnits(),
         req.parityUnits(), req.unitLengths(), req.erased(), available, req.offset(),
         req.length(), settings.switchOptions().payload(),
         req.progressTimeoutMs(settings.switchOptions().timeoutMs()),
         settings.switchOptions().premultiply(), settings.switchOptions().datagrams());
-    SwitchClient.Result res = SwitchClient.rebuild(control, setup, req.rowLengths(), () -> {
+    SwitchClient.SinkOpener opener = () -> {
       SwitchClient.Sink[] rows = new SwitchClient.Sink[req.rows()];
       for (int r = 0; r < rows.length; r++) {
         int row = r;
         rows[r] = (b, o, l) -> sink.write(row, ByteBuffer.wrap(b, o, l));
       }
       return rows;
-    });
+    };
+    SwitchRackPlan plan = null;
+    if (byRack) {
+      List<String> senderRack = new ArrayList<>();
+      for (SetupRequest.Survivor v : setup.survivors()) {
+        senderRack.add(rackOfBlock.get(v.block()));
+      }
+      try {
+        plan = SwitchRackPlan.plan(setup, senderRack, req.readerRack(), rackSwitches,
+            settings.switchOptions().address());
+      } catch (ProtocolException e) {
+        throw new RouteDeclinedException("cannot describe a rack's task to its switch: "
+            + e.getMessage());
+      }
+    }
+    if (plan == null && control == null) {
+      throw new RouteDeclinedException(NetecConfigKeys.SWITCH_ADDRESS + " is not set and "
+          + "the task cannot be planned by rack (" + NetecConfigKeys.SWITCH_RACKS
+          + " has no switch for the reader's rack " + req.readerRack() + ")");
+    }
+    SwitchClient.Result res;
+    if (plan != null) {
+      // said once in a while: where the parent ran and which racks summed their survivors
+      PLANS.info("racks", "{}: switch {}", req, plan.text());
+      res = SwitchClient.rebuild(plan, req.rowLengths(), opener, (c, e) -> LOG.warn(
+          "{}: the switch of {} ({}) did not take its partial sum, its survivors stream to "
+          + "the parent: {}", req, c.rack, c.control, e.getMessage()));
+    } else {
+      res = SwitchClient.rebuild(control, setup, req.rowLengths(), opener);
+    }
     if (ctx.dataNode() != null) {
       BYTES_RECEIVED.add(res.bytesReceived);
     }

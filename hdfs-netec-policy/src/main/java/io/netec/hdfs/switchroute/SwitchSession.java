@@ -4,6 +4,7 @@ import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.route.Transport;
 import io.netec.hdfs.switchroute.wire.NetecPacket;
 import io.netec.hdfs.switchroute.wire.NetecPacketCodec;
+import io.netec.hdfs.switchroute.wire.ParentLink;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
 import io.netec.hdfs.switchroute.wire.StreamRequest;
@@ -35,6 +36,11 @@ final class SwitchSession extends TaskTable.Entry {
   private final SoftwareSwitch sw;
   final Channel[] survivors;
   Channel reader;
+  /**
+   * Set when the reader is a parent switch (its HELLO named a {@link ParentLink}): RESULTs
+   * leave as its DATA, its ACKs come in as the reader's. Null for a reader host.
+   */
+  ParentLink parent;
   long lastProgress = System.nanoTime();
   ScheduledFuture<?> watchdog;
   /** Datagram mode: the UDP channel, the reader's and the agents' addresses. */
@@ -52,9 +58,20 @@ final class SwitchSession extends TaskTable.Entry {
     this.survivors = new Channel[task.setup().k()];
   }
 
-  /** After {@link TaskTable#claim}: connects the survivors from the reader's event loop. */
-  void bind(Channel readerChannel) {
+  /**
+   * After {@link TaskTable#claim}: connects the survivors from the reader's event loop.
+   *
+   * @param parentLink the parent switch's task this one's stream is a partial sum of, or null
+   */
+  void bind(Channel readerChannel, ParentLink parentLink) {
     reader = readerChannel;
+    parent = parentLink;
+    if (parent != null) {
+      sw.counters.partialSums.increment();
+      sw.logs.info("partial-sum", "Task {} ({}) sums {} survivors for parent task {} sender {}"
+          + " at {}", task.taskId(), LogLimiter.oneLine(task.setup().group()), survivors.length,
+          parent.task(), parent.sender(), reader.remoteAddress());
+    }
     SetupRequest s = task.setup();
     for (int i = 0; i < survivors.length; i++) {
       SetupRequest.Survivor sv = s.survivors().get(i);
@@ -190,7 +207,46 @@ final class SwitchSession extends TaskTable.Entry {
   }
 
   StreamRequest streamRequest(int sender) throws ProtocolException {
-    return StreamRequest.forSender(task.setup(), task.slots(), sender);
+    return StreamRequest.forSender(task.setup(), task.slots(), sender, firstWindow());
+  }
+
+  /**
+   * A survivor's first window: half the slots, and no more than the parent's first window
+   * when this task's stream is a parent's sender (it cannot run further ahead than that).
+   */
+  private int firstWindow() {
+    return parent == null ? task.slots() / 2 : Math.min(task.slots() / 2, parent.window());
+  }
+
+  /**
+   * What opens survivor {@code sender}'s connection: its stream request, or, when the
+   * survivor is a child switch's task, this task's reader HELLO on the child's VIP naming
+   * this task as its parent.
+   */
+  NetecPacket survivorHello(int sender) throws ProtocolException {
+    SetupRequest.Child child = task.setup().survivors().get(sender).child();
+    if (child == null) {
+      return streamRequest(sender).toHello(task.taskId(), task.slotArray(), sender);
+    }
+    return new ParentLink(task.taskId(), task.slotArray(), sender, task.slots(), firstWindow())
+        .toHello(child.task(), child.slotArray(), child.secret());
+  }
+
+  /** A RESULT to the reader: as it is, or as the parent's DATA when the reader is a switch. */
+  void toReader(NetecPacket result) {
+    reader.write(parent == null ? result : parent.asData(result));
+  }
+
+  /**
+   * A packet from the reader's connection as this task's reader ACK: the parent's ACK to its
+   * sender readdressed to this task when the reader is a parent switch; null when it is not
+   * one (dropped).
+   */
+  NetecPacket fromReader(NetecPacket p) {
+    if (parent == null) {
+      return p;
+    }
+    return parent.asChildAck(p, task.taskId(), task.slotArray());
   }
 
   void setSurvivorReads(boolean on) {

@@ -1,6 +1,9 @@
 package io.netec.hdfs.switchroute;
 
+import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.switchroute.wire.NetecPacket;
+import io.netec.hdfs.switchroute.wire.ParentLink;
+import io.netec.hdfs.switchroute.wire.ProtocolException;
 import io.netec.hdfs.switchroute.wire.StreamRequest;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -40,6 +43,16 @@ final class VipReaderHandler extends SimpleChannelInboundHandler<NetecPacket> {
       if (l != null && !l.secretMatches(StreamRequest.readerSecret(p))) {
         l = null;
       }
+      ParentLink parent = null;
+      if (l != null) {
+        try {
+          parent = ParentLink.fromHello(p);
+        } catch (ProtocolException e) {
+          sw.logs.info("vip-bad-parent", "Closing VIP connection {}: {}", ctx.channel(),
+              LogLimiter.oneLine(e.getMessage()));
+          l = null;
+        }
+      }
       if (l == null || !sw.table.claim(l)) {
         sw.logs.info("vip-no-task", "Closing VIP connection {}: no such task for {}",
             ctx.channel(), p);
@@ -47,13 +60,18 @@ final class VipReaderHandler extends SimpleChannelInboundHandler<NetecPacket> {
         return;
       }
       live = l;
-      l.bind(ctx.channel());
+      l.bind(ctx.channel(), parent);
       return;
     }
     if (live.done()) {
       return;
     }
-    NetecPacket ack = live.readerAck(p);
+    NetecPacket fromReader = live.fromReader(p);
+    if (fromReader == null) {
+      sw.counters.dropped.increment();
+      return;
+    }
+    NetecPacket ack = live.readerAck(fromReader);
     if (ack == null) {
       return;
     }

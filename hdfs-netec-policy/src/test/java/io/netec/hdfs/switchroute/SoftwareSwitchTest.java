@@ -162,7 +162,7 @@ class SoftwareSwitchTest {
   }
 
   /** Payload bytes one stream sends: the last stripe padded to whole words. */
-  private static long sentPerStream(SetupRequest setup) {
+  static long sentPerStream(SetupRequest setup) {
     return (setup.stripes() - 1) * setup.payload() + setup.payloadLength(setup.stripes() - 1);
   }
 

@@ -174,6 +174,16 @@ public final class NetecPacket {
         buffer, payloadOffset, payloadLength);
   }
 
+  /**
+   * A copy of this packet under another header (payload shared, not copied): a child switch's
+   * RESULT becomes its parent's DATA, the parent's ACK the child's reader ACK.
+   */
+  public NetecPacket readdressed(int newType, int newTask, int newSlotArray, int newSender,
+      int newSlot) {
+    return new NetecPacket(newType, newTask, newSlotArray, newSender, flags, newSlot, seq, window,
+        payload, buffer, payloadOffset, payloadLength);
+  }
+
   public int encodedLength() {
     return HEADER_BYTES + payloadLength;
   }

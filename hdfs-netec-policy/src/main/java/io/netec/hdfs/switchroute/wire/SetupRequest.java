@@ -35,6 +35,36 @@ public final class SetupRequest {
    */
   private final boolean hold;
 
+  /**
+   * A survivor that is another switch's task (docs/protocol.md, "Partial sums"): this switch
+   * claims it on that switch's VIP (the survivor's agent) as its reader, with its secret, and
+   * the child sends its one rebuilt stream (a partial sum of its rack's survivors, their
+   * coefficients applied) as this survivor's DATA.
+   */
+  public static final class Child {
+    private final int task;
+    private final int slotArray;
+    private final String secret;
+
+    public Child(int task, int slotArray, String secret) {
+      this.task = task;
+      this.slotArray = slotArray;
+      this.secret = secret;
+    }
+
+    public int task() {
+      return task;
+    }
+
+    public int slotArray() {
+      return slotArray;
+    }
+
+    public String secret() {
+      return secret;
+    }
+  }
+
   /** One survivor: the agent that streams its unit as sender {@code sender}. */
   public static final class Survivor {
     private final int sender;
@@ -42,13 +72,34 @@ public final class SetupRequest {
     private final String block;
     private final long unitLength;
     private final String token;
+    private final Child child;
 
     public Survivor(int sender, String agent, String block, long unitLength, String token) {
+      this(sender, agent, block, unitLength, token, null);
+    }
+
+    /**
+     * @param child the other switch's task whose partial sum this sender is (agent: its VIP),
+     *     or null for a survivor agent
+     */
+    public Survivor(int sender, String agent, String block, long unitLength, String token,
+        Child child) {
       this.sender = sender;
       this.agent = agent;
       this.block = block;
       this.unitLength = unitLength;
       this.token = token;
+      this.child = child;
+    }
+
+    /** The other switch's task this sender is, or null when it is a survivor agent. */
+    public Child child() {
+      return child;
+    }
+
+    /** This survivor as sender {@code s} (a child switch's task renumbers its senders). */
+    public Survivor renumbered(int s) {
+      return new Survivor(s, agent, block, unitLength, token, child);
     }
 
     public int sender() {
@@ -155,6 +206,20 @@ public final class SetupRequest {
     for (int r = 0; r < rows; r++) {
       check(coefficients[r] != null && coefficients[r].length == k,
           "coefficients[" + r + "]: needs " + k + " entries");
+    }
+    for (int s = 0; s < k; s++) {
+      Survivor v = survivors.get(s);
+      if (v.child != null) {
+        String at = "survivors[" + s + "].child: ";
+        check(v.child.task >= 0 && v.child.task <= 255, at + "task outside 0..255");
+        check(v.child.slotArray >= 0 && v.child.slotArray <= 255, at + "slotArray outside 0..255");
+        check(v.child.secret != null && v.child.secret.matches("[0-9a-f]{32}"),
+            at + "secret is not 32 hex digits");
+        check(!datagram, at + "needs transport tcp (a child switch's stream is a connection)");
+        check(rows == 1, at + "needs rows 1 (a child sends one partial sum), not " + rows);
+        check((coefficients[0][s] & 0xff) == 1,
+            at + "coefficient must be 1 (the child's sum carries its survivors' coefficients)");
+      }
     }
     check(!premultiplied || rows == 1,
         "premultiplied: needs rows 1 (a survivor sends one multiplied stream), not " + rows);
@@ -267,8 +332,12 @@ public final class SetupRequest {
     }
     ArrayNode sv = o.putArray("survivors");
     for (Survivor s : survivors) {
-      sv.addObject().put("sender", s.sender).put("agent", s.agent).put("block", s.block)
-          .put("unitLength", s.unitLength).put("token", s.token);
+      ObjectNode e = sv.addObject().put("sender", s.sender).put("agent", s.agent)
+          .put("block", s.block).put("unitLength", s.unitLength).put("token", s.token);
+      if (s.child != null) {
+        e.putObject("child").put("task", s.child.task).put("slotArray", s.child.slotArray)
+            .put("secret", s.child.secret);
+      }
     }
     ArrayNode co = o.putArray("coefficients");
     for (byte[] row : coefficients) {
@@ -297,9 +366,12 @@ public final class SetupRequest {
     for (int i = 0; i < sv.size(); i++) {
       JsonNode s = sv.get(i);
       check(s.isObject(), "survivors[" + i + "]: not an object");
+      JsonNode c = s.get("child");
+      check(c == null || c.isObject(), "survivors[" + i + "].child: not an object");
+      Child child = c == null ? null : new Child(JsonLimits.intIn(c, "task", 0, 255),
+          JsonLimits.intIn(c, "slotArray", 0, 255), text(c, "secret"));
       survivors.add(new Survivor(JsonLimits.intIn(s, "sender", 0, 255), text(s, "agent"),
-          text(s, "block"),
-          integer(s, "unitLength"), text(s, "token")));
+          text(s, "block"), integer(s, "unitLength"), text(s, "token"), child));
     }
     JsonNode co = o.get("coefficients");
     check(co != null && co.isArray() && co.size() <= MAX_ROWS,

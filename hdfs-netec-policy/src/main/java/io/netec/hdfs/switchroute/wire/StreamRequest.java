@@ -115,9 +115,15 @@ public final class StreamRequest {
   /** Survivor {@code sender}'s stream of a task: the one place a setup becomes a request. */
   public static StreamRequest forSender(SetupRequest setup, int slots, int sender)
       throws ProtocolException {
+    return forSender(setup, slots, sender, slots / 2);
+  }
+
+  /** ... with {@code window} its first window (its limit before any ACK). */
+  public static StreamRequest forSender(SetupRequest setup, int slots, int sender, int window)
+      throws ProtocolException {
     SetupRequest.Survivor sv = setup.survivors().get(sender);
     return new StreamRequest(parseBlock(sv.block()), sv.unitLength(), setup.offset(),
-        setup.length(), setup.payload(), sv.token(), slots / 2, slots,
+        setup.length(), setup.payload(), sv.token(), window, slots,
         setup.senderCoefficient(sender));
   }
 

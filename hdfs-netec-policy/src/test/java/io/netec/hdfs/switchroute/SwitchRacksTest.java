@@ -1,0 +1,325 @@
+package io.netec.hdfs.switchroute;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netec.hdfs.Waits;
+import io.netec.hdfs.route.MemoryBlocks;
+import io.netec.hdfs.switchroute.wire.NetecPacket;
+import io.netec.hdfs.switchroute.wire.ParentLink;
+import io.netec.hdfs.switchroute.wire.ProtocolException;
+import io.netec.hdfs.switchroute.wire.SetupAnswer;
+import io.netec.hdfs.switchroute.wire.SetupRequest;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Aggregation by rack (docs/protocol.md, "Partial sums") over real TCP: a software switch per
+ * rack, survivor agents serving RS units from memory, {@link SwitchClient} reading from the
+ * reader's rack's switch. A rack's survivors are summed on its own switch, which sends one
+ * stream on as a sender of the parent; the bytes must equal the erased unit, and each switch's
+ * counters must show one stream leaving a rack that summed.
+ */
+class SwitchRacksTest {
+  private static final int LENGTH = 700_000 + 13;
+  private static final int PAYLOAD = 8192;
+  private final List<AutoCloseable> open = new ArrayList<>();
+  private final MemoryBlocks blocks = new MemoryBlocks();
+
+  @AfterEach
+  void closeAll() throws Exception {
+    for (AutoCloseable c : open) {
+      c.close();
+    }
+  }
+
+  private SoftwareSwitch startSwitch(int slots, int maxPayload) throws IOException {
+    SoftwareSwitch.Options o = new SoftwareSwitch.Options();
+    o.slotArrays = 4;
+    o.slotsPerArray = slots;
+    o.maxPayload = maxPayload;
+    SoftwareSwitch sw = new SoftwareSwitch(o);
+    open.add(sw);
+    return sw;
+  }
+
+  private static String control(SoftwareSwitch sw) {
+    return "127.0.0.1:" + sw.controlAddress().getPort();
+  }
+
+  /**
+   * The flat task of group g: sender s is served by an agent of its own (its unit in memory,
+   * {@code missing} senders' blocks absent), as the switch route plans it.
+   */
+  private SetupRequest flat(SwitchTaskTest.Group g, boolean premultiplied, int... missing)
+      throws IOException, ProtocolException {
+    List<SetupRequest.Survivor> sv = new ArrayList<>();
+    for (int s = 0; s < g.k; s++) {
+      int unit = g.survivors[s];
+      SurvivorAgent a = new SurvivorAgent(blocks, "127.0.0.1", 0, 64, 60_000);
+      open.add(a);
+      ExtendedBlock b = new ExtendedBlock("BP-racks", 7000 + unit, g.unitLength[unit], 1001);
+      int sender = s;
+      if (Arrays.stream(missing).noneMatch(x -> x == sender)) {
+        blocks.put(b.getBlockId(), Arrays.copyOf(g.units[unit], (int) g.unitLength[unit]));
+      }
+      sv.add(new SetupRequest.Survivor(s, "127.0.0.1:" + a.address().getPort(), b.toString(),
+          g.unitLength[unit], ""));
+    }
+    byte[][] co = {new byte[g.k]};
+    for (int s = 0; s < g.k; s++) {
+      co[0][s] = (byte) g.setup.coefficient(0, s);
+    }
+    return new SetupRequest("racks", PAYLOAD, 0, LENGTH, 5_000, sv, co, premultiplied, false);
+  }
+
+  private static byte[] rebuild(SwitchRackPlan plan, List<String> refused) throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    SwitchClient.Sink[] sinks = {out::write};
+    SwitchClient.rebuild(plan, new long[] {LENGTH}, () -> sinks,
+        (c, e) -> refused.add(c.rack + ": " + e.getMessage()));
+    return out.toByteArray();
+  }
+
+  private static List<String> racks(String... r) {
+    return Arrays.asList(r);
+  }
+
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aRemoteRacksSurvivorsReachTheReaderAsOneStream(boolean premultiplied) throws Exception {
+    // RS(6,3), unit 0 lost: the reader's rack holds two survivors, rack 2 three, rack 3 one
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(6, 3, new int[] {0}, LENGTH, 11);
+    SoftwareSwitch local = startSwitch(32, PAYLOAD);
+    SoftwareSwitch rack2 = startSwitch(32, PAYLOAD);
+    SoftwareSwitch rack3 = startSwitch(32, PAYLOAD);
+    Map<String, String> switches = new LinkedHashMap<>();
+    switches.put("/r1", control(local));
+    switches.put("/r2", control(rack2));
+    switches.put("/r3", control(rack3));
+    SetupRequest flat = flat(g, premultiplied);
+    SwitchRackPlan plan = SwitchRackPlan.plan(flat,
+        racks("/r1", "/r2", "/r2", "/r1", "/r2", "/r3"), "/r1", switches, null);
+    assertNotNull(plan);
+    assertEquals("parent at " + control(local) + " (reader in /r1), survivors by rack: "
+        + "/r1: 2 local, /r2: 3 summed at " + control(rack2) + ", /r3: 1 direct", plan.text());
+    List<String> refused = new ArrayList<>();
+    assertArrayEquals(g.units[0], rebuild(plan, refused), "the rebuilt unit");
+    assertTrue(refused.isEmpty(), refused.toString());
+
+    long stream = SoftwareSwitchTest.sentPerStream(flat);
+    // rack 2's switch took in its three survivors and sent one stream: its partial sum
+    assertEquals(3 * stream, rack2.getBytesIn());
+    assertEquals(stream, rack2.getBytesOut());
+    assertEquals(1, rack2.getTasksPartialSums());
+    // the parent took in two local, one direct and the partial sum: four streams, not six
+    assertEquals(4 * stream, local.getBytesIn());
+    assertEquals(stream, local.getBytesOut());
+    assertEquals(1, local.getTasksWithChildren());
+    assertEquals(0, rack3.getTasksAccepted(), "a lone survivor is sent direct, not summed");
+    Waits.until("both levels complete on the reader's FIN", 5_000,
+        () -> local.getTasksCompleted() == 1 && rack2.getTasksCompleted() == 1);
+    assertEquals(0, local.getSlotArraysInUse() + rack2.getSlotArraysInUse());
+  }
+
+  @Test
+  void twoRacksSumForAnRs104RebuildAndTheParentRunsOnTheSpineWhenTheReadersRackHasNoSwitch()
+      throws Exception {
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(10, 4, new int[] {3}, LENGTH, 12);
+    SoftwareSwitch spine = startSwitch(32, PAYLOAD);
+    SoftwareSwitch rack2 = startSwitch(32, PAYLOAD);
+    SoftwareSwitch rack3 = startSwitch(32, PAYLOAD);
+    Map<String, String> switches = Map.of("/r2", control(rack2), "/r3", control(rack3));
+    SetupRequest flat = flat(g, false);
+    SwitchRackPlan plan = SwitchRackPlan.plan(flat, racks("/r1", "/r1", "/r2", "/r2", "/r2",
+        "/r2", "/r3", "/r3", "/r3", "/r3"), "/r1", switches, control(spine));
+    assertEquals(2, plan.children().size());
+    assertEquals(control(spine), plan.parentControl());
+    assertArrayEquals(g.units[3], rebuild(plan, new ArrayList<>()));
+    long stream = SoftwareSwitchTest.sentPerStream(flat);
+    assertEquals(4 * stream, spine.getBytesIn(), "two local survivors and two partial sums");
+    assertEquals(stream, rack2.getBytesOut());
+    assertEquals(stream, rack3.getBytesOut());
+  }
+
+  @Test
+  void aChildItsSwitchRefusesLeavesItsSurvivorsToTheParent() throws Exception {
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(6, 3, new int[] {2}, LENGTH, 13);
+    SoftwareSwitch local = startSwitch(32, PAYLOAD);
+    SoftwareSwitch small = startSwitch(32, 4096); // refuses payload 8192
+    SetupRequest flat = flat(g, false);
+    SwitchRackPlan plan = SwitchRackPlan.plan(flat, racks("/r1", "/r2", "/r2", "/r2", "/r2",
+        "/r1"), "/r1", Map.of("/r1", control(local), "/r2", control(small)), null);
+    List<String> refused = new ArrayList<>();
+    assertArrayEquals(g.units[2], rebuild(plan, refused));
+    assertEquals(1, refused.size(), refused.toString());
+    assertTrue(refused.get(0).startsWith("/r2: ") && refused.get(0).contains("payload"),
+        refused.get(0));
+    assertEquals(6 * SoftwareSwitchTest.sentPerStream(flat), local.getBytesIn(),
+        "all six survivors streamed to the parent");
+  }
+
+  @Test
+  void aChildThatFailsMidTaskFailsTheParentAndTheReaderNeverGetsWrongBytes() throws Exception {
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(6, 3, new int[] {0}, LENGTH, 14);
+    SoftwareSwitch local = startSwitch(32, PAYLOAD);
+    SoftwareSwitch rack2 = startSwitch(32, PAYLOAD);
+    SetupRequest flat = flat(g, false, 4); // sender 4's block is not on its agent
+    SwitchRackPlan plan = SwitchRackPlan.plan(flat, racks("/r1", "/r1", "/r2", "/r2", "/r2",
+        "/r1"), "/r1", Map.of("/r1", control(local), "/r2", control(rack2)), null);
+    IOException e = assertThrows(IOException.class, () -> rebuild(plan, new ArrayList<>()));
+    Waits.until("both levels fail: " + e, 5_000,
+        () -> local.getTasksFailed() == 1 && rack2.getTasksFailed() == 1);
+    assertEquals(0, local.getSlotArraysInUse() + rack2.getSlotArraysInUse());
+  }
+
+  @Test
+  void backPressureHoldsAcrossLevels() throws Exception {
+    // the child's slot array is 8 times the parent's: without the parent's first window and
+    // its ACKs' windows passed down, the child's survivors would run past the parent's ring
+    // (dropped as too far ahead, recovered only by RETX)
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(6, 3, new int[] {1}, LENGTH, 15);
+    SoftwareSwitch local = startSwitch(8, PAYLOAD);
+    SoftwareSwitch rack2 = startSwitch(64, PAYLOAD);
+    SetupRequest flat = flat(g, false);
+    SwitchRackPlan plan = SwitchRackPlan.plan(flat, racks("/r2", "/r2", "/r2", "/r2", "/r2",
+        "/r1"), "/r1", Map.of("/r1", control(local), "/r2", control(rack2)), null);
+    assertArrayEquals(g.units[1], rebuild(plan, new ArrayList<>()));
+    assertEquals(0, local.getPacketsDropped(), "the parent dropped packets");
+    assertEquals(0, rack2.getPacketsDropped(), "the child dropped packets");
+  }
+
+  @Test
+  void whatCannotBeSplitByRackIsLeftFlat() throws Exception {
+    SwitchTaskTest.Group one = new SwitchTaskTest.Group(3, 2, new int[] {0}, 4096, 16);
+    Map<String, String> sw = Map.of("/a", "h:1", "/b", "h:2");
+    SetupRequest flat = one.setup;
+    assertNull(SwitchRackPlan.plan(flat, racks("/a", "/b", "/b"), null, sw, null),
+        "the reader's rack unknown");
+    assertNull(SwitchRackPlan.plan(flat, racks("/a", "/b", "/c"), "/a", sw, null),
+        "no rack with two survivors besides the reader's");
+    assertNull(SwitchRackPlan.plan(flat, racks("/a", "/b", "/b"), "/c", sw, null),
+        "no switch for the reader's rack and no default");
+    SwitchTaskTest.Group two = new SwitchTaskTest.Group(3, 2, new int[] {0, 1}, 4096, 17);
+    assertNull(SwitchRackPlan.plan(two.setup, racks("/a", "/b", "/b"), "/a", sw, null),
+        "two rows");
+    assertNotNull(SwitchRackPlan.plan(flat, racks("/a", "/b", "/b"), "/a", sw, null));
+  }
+
+  @Test
+  void aChildSurvivorIsCheckedAndCarriedInTheSetup() throws Exception {
+    String secret = "00112233445566778899aabbccddeeff";
+    SetupRequest.Child child = new SetupRequest.Child(7, 2, secret);
+    List<SetupRequest.Survivor> sv = List.of(
+        new SetupRequest.Survivor(0, "h:1", "BP-1:blk_1_1", 100, ""),
+        new SetupRequest.Survivor(1, "h:2", "partial sum of /r2", 100, "", child));
+    SetupRequest ok = new SetupRequest("g", 64, 0, 100, 1000, sv, new byte[][] {{9, 1}});
+    SetupRequest back = SetupRequest.fromJson(ok.toJson());
+    SetupRequest.Child c = back.survivors().get(1).child();
+    assertEquals(7, c.task());
+    assertEquals(2, c.slotArray());
+    assertEquals(secret, c.secret());
+    assertNull(back.survivors().get(0).child());
+    ProtocolException e = assertThrows(ProtocolException.class,
+        () -> new SetupRequest("g", 64, 0, 100, 1000, sv, new byte[][] {{9, 2}}));
+    assertTrue(e.getMessage().startsWith("survivors[1].child: coefficient must be 1"),
+        e.getMessage());
+    e = assertThrows(ProtocolException.class,
+        () -> new SetupRequest("g", 64, 0, 100, 1000, sv, new byte[][] {{9, 1}, {1, 1}}));
+    assertTrue(e.getMessage().startsWith("survivors[1].child: needs rows 1"), e.getMessage());
+    e = assertThrows(ProtocolException.class, () -> new SetupRequest("g", 64, 0, 100, 1000, sv,
+        new byte[][] {{9, 1}}, false, true));
+    assertTrue(e.getMessage().startsWith("survivors[1].child: needs transport tcp"),
+        e.getMessage());
+    List<SetupRequest.Survivor> badSecret = List.of(new SetupRequest.Survivor(0, "h:2", "p",
+        100, "", new SetupRequest.Child(7, 2, "not hex")));
+    e = assertThrows(ProtocolException.class,
+        () -> new SetupRequest("g", 64, 0, 100, 1000, badSecret, new byte[][] {{1}}));
+    assertTrue(e.getMessage().contains("secret is not 32 hex digits"), e.getMessage());
+  }
+
+  @Test
+  void aPartialSumIsReaddressedBothWays() throws Exception {
+    ParentLink link = new ParentLink(9, 3, 5, 16, 8);
+    NetecPacket hello = link.toHello(4, 1, "00112233445566778899aabbccddeeff");
+    assertEquals(4, hello.task());
+    assertEquals(NetecPacket.READER, hello.sender());
+    ParentLink back = ParentLink.fromHello(hello);
+    assertEquals(9, back.task());
+    assertEquals(3, back.slotArray());
+    assertEquals(5, back.sender());
+    assertEquals(16, back.slots());
+    assertEquals(8, back.window());
+    byte[] sum = {1, 2, 3, 4};
+    NetecPacket result = new NetecPacket(NetecPacket.RESULT, 4, 1, 0, 0, 37 % 32, 37, 0, sum);
+    NetecPacket data = link.asData(result);
+    assertEquals(NetecPacket.DATA, data.type());
+    assertEquals(9, data.task());
+    assertEquals(3, data.slotArray());
+    assertEquals(5, data.sender());
+    assertEquals(37 % 16, data.slot());
+    assertEquals(37, data.seq());
+    assertArrayEquals(sum, data.payload());
+    NetecPacket ack = new NetecPacket(NetecPacket.ACK, 9, 3, 5, NetecPacket.FLAG_RETX, 0, 30, 6,
+        new byte[0]);
+    NetecPacket mine = link.asChildAck(ack, 4, 1);
+    assertEquals(4, mine.task());
+    assertEquals(1, mine.slotArray());
+    assertEquals(NetecPacket.READER, mine.sender());
+    assertEquals(30, mine.seq());
+    assertEquals(6, mine.window());
+    assertTrue(mine.hasFlag(NetecPacket.FLAG_RETX));
+    assertNull(link.asChildAck(new NetecPacket(NetecPacket.ACK, 9, 3, 4, 0, 0, 30, 6,
+        new byte[0]), 4, 1), "an ACK to another sender of the parent");
+    assertNull(ParentLink.fromHello(new NetecPacket(NetecPacket.HELLO, 4, 1, NetecPacket.READER,
+        0, 0, 0, 0, "{\"role\":\"reader\",\"secret\":\"x\"}".getBytes(StandardCharsets.UTF_8))));
+    assertThrows(ProtocolException.class, () -> ParentLink.fromHello(new NetecPacket(
+        NetecPacket.HELLO, 4, 1, NetecPacket.READER, 0, 0, 0, 0,
+        "{\"parent\":{\"task\":900}}".getBytes(StandardCharsets.UTF_8))));
+  }
+
+  @Test
+  void aParentHelloWithAWrongSecretClaimsNothing() throws Exception {
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(6, 3, new int[] {0}, LENGTH, 18);
+    SoftwareSwitch rack2 = startSwitch(32, PAYLOAD);
+    SetupRequest flat = flat(g, false);
+    SwitchRackPlan plan = SwitchRackPlan.plan(flat, racks("/r1", "/r2", "/r2", "/r2", "/r1",
+        "/r1"), "/r1", Map.of("/r1", "127.0.0.1:1", "/r2", control(rack2)), null);
+    SetupRequest child = plan.children().get(0).setup;
+    try (java.net.Socket held = new java.net.Socket()) {
+      held.connect(rack2.controlAddress());
+      java.io.DataOutputStream out = new java.io.DataOutputStream(held.getOutputStream());
+      io.netec.hdfs.switchroute.wire.ControlFrames.write(out, child.toJson());
+      SetupAnswer a = SetupAnswer.fromJson(io.netec.hdfs.switchroute.wire.ControlFrames.read(
+          new java.io.DataInputStream(held.getInputStream())));
+      assertTrue(a.ok(), a.reason());
+      try (java.net.Socket vip = new java.net.Socket("127.0.0.1",
+          rack2.dataAddress().getPort())) {
+        NetecPacket forged = new ParentLink(1, 0, 0, 32, 16).toHello(a.task(), a.slotArray(),
+            "ffffffffffffffffffffffffffffffff");
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(forged.encodedLength());
+        forged.encode(b);
+        vip.getOutputStream().write(b.array());
+        vip.setSoTimeout(5_000);
+        assertEquals(-1, vip.getInputStream().read(), "closed, nothing sent");
+      }
+      assertEquals(0, rack2.getTasksPartialSums());
+      assertEquals(1, rack2.getSlotArraysInUse(), "the task stays its reader's");
+    }
+  }
+}
