@@ -32,7 +32,7 @@ import sys
 import time
 
 from . import scenario
-from .cluster import Config, Testbed
+from .cluster import Config, Testbed, is_switch
 from .hadoop import REPO
 from .net import TestbedError, rate_bits
 
@@ -66,12 +66,12 @@ def run_one(tb, code, route, link, groups, seed, block_size):
 
 
 def summarize(o, link, tb):
-    shaped = [h for h in tb.hosts() if h != "sw" or tb.cfg.shape_switch]
+    shaped = [h for h in tb.hosts() if not is_switch(h) or tb.cfg.shape_switch]
     host, direction, util = o.busiest_link(rate_bits(link) / 8, shaped)
     roles = {"targets": sum(o.cpu.get(h, 0) for h in o.targets),
              "survivors": sum(v for h, v in o.cpu.items() if h.startswith("dn")
                               and h not in o.targets),
-             "switch": o.cpu.get("sw", 0), "namenode": o.cpu.get("nn", 0)}
+             "switch": sum(v for h, v in o.cpu.items() if is_switch(h)), "namenode": o.cpu.get("nn", 0)}
     gib = o.bytes / 2**30 if o.bytes else float("nan")
     tasks = [t for t in o.tasks if t.get("ms")]
     per_task = (sum(t["bytes"] / (t["ms"] / 1000.0) for t in tasks) / len(tasks)) if tasks else 0

@@ -76,7 +76,21 @@ def _generic_options(conf):
 
 def _ip(host):
     fixed = {"nn": 2, "sw": 3, "cl": 4}
-    return "%s.%d" % (net.SUBNET, fixed[host] if host in fixed else 10 + int(host[2:]))
+    if host in fixed:
+        return "%s.%d" % (net.SUBNET, fixed[host])
+    if host.startswith("sw"):  # rack R's switch: .200 + R (DataNodes take .11 up)
+        return "%s.%d" % (net.SUBNET, 200 + int(host[2:]))
+    return "%s.%d" % (net.SUBNET, 10 + int(host[2:]))
+
+
+def _http_port(host):
+    return (hadoop.NN_HTTP_PORT if host == "nn" else hadoop.SWITCH_METRICS_PORT
+            if is_switch(host) else hadoop.DN_HTTP_PORT)
+
+
+def is_switch(host):
+    """The spine's switch (sw) or a rack's (sw1, sw2, ...)."""
+    return host == "sw" or (host.startswith("sw") and host[2:].isdigit())
 
 
 class Cluster:
@@ -102,16 +116,14 @@ class Cluster:
     # ---- metrics over HTTP ------------------------------------------------------------------
 
     def jmx(self, host, query):
-        port = {"nn": hadoop.NN_HTTP_PORT, "sw": hadoop.SWITCH_METRICS_PORT}.get(
-            host, hadoop.DN_HTTP_PORT)
+        port = _http_port(host)
         url = "http://%s:%d/jmx?qry=%s" % (self.ip(host), port, query)
         with urllib.request.urlopen(url, timeout=10) as r:
             beans = json.load(r).get("beans", [])
         return beans[0] if beans else {}
 
     def prom(self, host):
-        port = {"nn": hadoop.NN_HTTP_PORT, "sw": hadoop.SWITCH_METRICS_PORT}.get(
-            host, hadoop.DN_HTTP_PORT)
+        port = _http_port(host)
         with urllib.request.urlopen("http://%s:%d/prom" % (self.ip(host), port),
                                     timeout=10) as r:
             return r.read().decode()
@@ -203,8 +215,20 @@ class Testbed(Cluster):
     def datanodes(self):
         return ["dn%02d" % i for i in range(1, self.cfg.datanodes + 1)]
 
+    @property
+    def rack_switches(self):
+        """Each rack's software switch (sw1 in rack 1, ...), with racks on the bridge fabric."""
+        if not self.cfg.racks or self.cfg.fabric != "bridge":
+            return []
+        return ["sw%d" % r for r in range(1, self.cfg.racks + 1)]
+
     def hosts(self):
-        return ["nn", "sw", "cl"] + self.datanodes
+        return ["nn", "sw", "cl"] + self.datanodes + self.rack_switches
+
+    def switch_racks_key(self):
+        """netec.switch.racks for the rack switches: '/rack1=198.18.100.201:port,...'."""
+        return ",".join("/rack%s=%s:%d" % (h[2:], _ip(h), hadoop.SWITCH_CONTROL_PORT)
+                        for h in self.rack_switches)
 
     @staticmethod
     def ip(host):
@@ -223,6 +247,8 @@ class Testbed(Cluster):
             return None
         if host.startswith("dn"):
             return (int(host[2:]) - 1) % self.cfg.racks + 1
+        if is_switch(host) and host != "sw":
+            return int(host[2:])
         return 1 if host == "cl" else None
 
     def rack_path(self, host):
@@ -239,7 +265,8 @@ class Testbed(Cluster):
         oversubscription; None (unshaped) without --link."""
         if not self.cfg.link:
             return None
-        return "%dbit" % (net.rate_bits(self.cfg.link) * len(self.rack_hosts(rack))
+        shaped = [h for h in self.rack_hosts(rack) if not is_switch(h) or self.cfg.shape_switch]
+        return "%dbit" % (net.rate_bits(self.cfg.link) * len(shaped)
                           / self.cfg.oversubscription)
 
     def uplink_counters(self):
@@ -345,6 +372,8 @@ class Testbed(Cluster):
         self._java("nn", hadoop.NAMENODE, ["-format", "-nonInteractive", "-force"], wait=True)
         self.start("nn")
         self.start("sw")
+        for sw in self.rack_switches:
+            self.start(sw)
         for dn in self.datanodes:
             self.start(dn)
         progress("testbed: waiting for %d DataNodes to register" % len(self.datanodes))
@@ -369,7 +398,7 @@ class Testbed(Cluster):
     def shape(self, rate):
         """(Re)shapes every host's link; the switch's only with shape_switch."""
         for h in self.hosts():
-            if h == "sw" and not self.cfg.shape_switch:
+            if is_switch(h) and not self.cfg.shape_switch:
                 self.fabric.shape(h, None)
             else:
                 self.fabric.shape(h, rate, self.cfg.delay_us, self.cfg.loss)
@@ -414,6 +443,9 @@ class Testbed(Cluster):
             "netec.inec.scheme": self.cfg.inec_scheme,
             "netec.switch.address": "%s:%d" % (_ip("sw"), hadoop.SWITCH_CONTROL_PORT),
             "netec.switch.timeout.ms": str(self.cfg.route_timeout_ms),
+            # with racks, each rack's switch sums its survivors (the bench sets it "" for
+            # the flat switch on the spine)
+            "netec.switch.racks": self.switch_racks_key(),
             "netec.inec.timeout.ms": str(self.cfg.route_timeout_ms),
         }
         if self.cfg.fabric == "bmv2":
@@ -452,9 +484,9 @@ class Testbed(Cluster):
             p = self._java("nn", hadoop.NAMENODE)
         elif host == "sw" and self.cfg.fabric == "bmv2":
             p = self._p4_control_plane()
-        elif host == "sw":
-            p = self._java("sw", hadoop.SWITCH, [
-                "--bind", _ip("sw"), "--control-port", str(hadoop.SWITCH_CONTROL_PORT),
+        elif is_switch(host):
+            p = self._java(host, hadoop.SWITCH, [
+                "--bind", _ip(host), "--control-port", str(hadoop.SWITCH_CONTROL_PORT),
                 "--data-port", str(hadoop.SWITCH_DATA_PORT),
                 "--metrics-port", str(hadoop.SWITCH_METRICS_PORT), "--io-threads", "2",
                 "--memory-mb", "1024"])

@@ -15,7 +15,9 @@ measures:
     the run was CPU-bound, whatever the links allowed;
   - every rebuilt block compared byte for byte with the dead DataNode's copy.
 Routes: native (Hadoop's reconstruction), switch (the software switch on the spine: every
-survivor stream crosses its rack's uplink once), inec-chain (the INEC chain planned by rack,
+survivor stream crosses its rack's uplink once), switch-racks (a software switch in every
+rack, netec.switch.racks: the task runs on the rebuilding node's rack's switch, and every
+other rack holding two or more survivors sends one partial sum over its uplink), inec-chain (the INEC chain planned by rack,
 netec.inec.racks=true: each rack's partial result leaves it once), inec-chain-flat (the
 chain in the NameNode's order, netec.inec.racks=false), and 3-way replication as the anchor.
 Writes docs/racks-benchmark.md (tables, command line, machine), its JSON and a PNG plot.
@@ -32,12 +34,13 @@ from .cluster import Config, Testbed
 from .hadoop import REPO
 from .net import rate_bits
 
-ROUTES = {  # name -> (route order, INEC scheme, netec.inec.racks, replicated?)
-    "native": ("native", "ecpipe", "true", False),
-    "switch": ("switch,native", "ecpipe", "true", False),
-    "inec-chain": ("inec,native", "ecpipe", "true", False),
-    "inec-chain-flat": ("inec,native", "ecpipe", "false", False),
-    "replication": ("native", "ecpipe", "true", True),
+ROUTES = {  # name -> (route order, INEC scheme, netec.inec.racks, replicated?, switch by rack?)
+    "native": ("native", "ecpipe", "true", False, False),
+    "switch": ("switch,native", "ecpipe", "true", False, False),
+    "switch-racks": ("switch,native", "ecpipe", "true", False, True),
+    "inec-chain": ("inec,native", "ecpipe", "true", False, False),
+    "inec-chain-flat": ("inec,native", "ecpipe", "false", False, False),
+    "replication": ("native", "ecpipe", "true", True, False),
 }
 say = bench.say
 
@@ -76,7 +79,8 @@ def main(argv=None):
                    help="uplink oversubscriptions, comma-separated (1: an uplink as fast as "
                         "its rack's host links together)")
     p.add_argument("--codes", default="rs63")
-    p.add_argument("--routes", default="native,switch,inec-chain,inec-chain-flat,replication")
+    p.add_argument("--routes",
+                   default="native,switch,switch-racks,inec-chain,inec-chain-flat,replication")
     p.add_argument("--link", default="100mbit", help="every host link, both ways")
     p.add_argument("--datanodes", type=int, default=12,
                    help="DataNodes (RS(10,4)'s 14 units need 15 or more on 3 racks)")
@@ -112,8 +116,10 @@ def main(argv=None):
                 "%s %s" % (r, tb.uplink_rate(r)) for r in tb.fabric.racks())))
             for code in codes:
                 for route in routes:
-                    order, scheme, by_rack, _ = ROUTES[route]
+                    order, scheme, by_rack, _, switch_by_rack = ROUTES[route]
                     tb.cfg.hdfs["netec.inec.racks"] = by_rack
+                    tb.cfg.hdfs["netec.switch.racks"] = (tb.switch_racks_key()
+                                                         if switch_by_rack else "")
                     say("%s, route %s: netec.route.order=%s, netec.inec.racks=%s" % (
                         code, route, order, by_rack))
                     tb.restart_datanodes(route_order=order, inec_scheme=scheme, revive=True)

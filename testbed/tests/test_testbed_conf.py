@@ -120,8 +120,14 @@ def test_racks_deal_the_datanodes_and_keep_the_spines_hosts_apart():
                         run_dir="/nonexistent"))
     assert [tb.rack("dn%02d" % i) for i in range(1, 10)] == [1, 2, 3] * 3
     assert tb.rack("cl") == 1 and tb.rack("nn") is None and tb.rack("sw") is None
-    assert tb.rack_hosts(1) == ["cl", "dn01", "dn04", "dn07"]
+    assert tb.rack_hosts(1) == ["cl", "dn01", "dn04", "dn07", "sw1"]
     assert tb.rack_path("dn05") == "/rack2" and tb.rack_path("nn") == "/spine"
+    # a software switch in every rack, unshaped (it stands for the rack's switch), named to
+    # the DataNodes by netec.switch.racks
+    assert tb.rack_switches == ["sw1", "sw2", "sw3"] and tb.rack("sw3") == 3
+    assert tb.ip("sw2") == "198.18.100.202" and tb.ip("dn02") == "198.18.100.12"
+    assert tb.switch_racks_key() == ",".join(
+        "/rack%d=198.18.100.20%d:%d" % (r, r, hadoop.SWITCH_CONTROL_PORT) for r in (1, 2, 3))
     # an uplink carries its rack's host links together over the oversubscription
     assert tb.uplink_rate(1) == "100000000bit"  # 4 x 100 Mbit/s / 4
     assert tb.uplink_rate(2) == "75000000bit"   # 3 x 100 Mbit/s / 4
@@ -130,6 +136,7 @@ def test_racks_deal_the_datanodes_and_keep_the_spines_hosts_apart():
     flat = Testbed(Config(datanodes=4, run_dir="/nonexistent"))
     assert flat.rack("dn01") is None and flat.rack_path("dn01") == "/default-rack"
     assert flat.fabric.switch_ns("dn01") == "ntb-tor" and not flat.fabric.racks()
+    assert flat.rack_switches == [] and flat.switch_racks_key() == ""
     assert Testbed(Config(datanodes=4, racks=2, run_dir="/x")).uplink_rate(1) is None
 
 

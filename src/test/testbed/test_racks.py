@@ -4,9 +4,11 @@ host links' sum / 4, Hadoop's rack awareness from the testbed's topology script.
 sees the racks and places a NETEC-6-3 group's nine internal blocks three to a rack
 (BlockPlacementPolicyRackFaultTolerant, the EC default); the uplink counters see what crosses
 racks when a client in rack 1 reads the file; a lost block is rebuilt, byte for byte, with
-the DataNodes spread over racks, through the switch on the spine and (the switch killed)
-through the INEC chain planned by rack, whose partial results leave each remote rack once (the uplink counters:
-at most two rebuilt blocks' worth crossed racks per rebuilt block).
+the DataNodes spread over racks, through the switches of the racks (a software switch in each,
+netec.switch.racks: each remote rack's survivors summed on its own switch, one stream over its
+uplink) and (the switches killed) through the INEC chain planned by rack, whose partial
+results leave each remote rack once (the uplink counters: one rebuilt block's worth out of
+each remote rack, at most two per rebuilt block in all).
 
 Needs root and iproute2. Without them each test SKIPs with the reason, unless
 NETEC_REQUIRE_ENV=1 (set by .ci/run), which turns the skip into a failure.
@@ -50,7 +52,8 @@ def test_the_racks_are_built_shaped_and_seen_by_the_namenode(tb):
             rack = line.split()[1]
         elif line.strip() and rack:
             racks[rack].add(tb.host_of(line.split()[0]))
-    assert dict(racks) == {"/rack%d" % r: set(tb.rack_hosts(r)) - {"cl"} for r in (1, 2, 3)}
+    assert dict(racks) == {"/rack%d" % r: set(tb.rack_hosts(r)) - {"cl", "sw%d" % r}
+                           for r in (1, 2, 3)}
 
 
 def test_a_group_is_placed_three_to_a_rack_and_what_crosses_racks_is_counted(tb):
@@ -73,13 +76,31 @@ def test_a_group_is_placed_three_to_a_rack_and_what_crosses_racks_is_counted(tb)
     files.remove()
 
 
-def test_a_lost_block_is_rebuilt_byte_for_byte_across_racks(tb):
+def test_a_lost_block_is_rebuilt_through_the_racks_switches_one_partial_sum_per_remote_rack(tb):
+    # a software switch in every rack (sw1..sw3, netec.switch.racks): the task runs on the
+    # rebuilding node's rack's switch; a remote rack holding two or more of its survivors
+    # sums them on its own switch and sends one stream over its uplink, a lone survivor
+    # streams on its own: either way one stream leaves each remote rack
     files = scenario.Files(tb, "/racks/lost", POLICY, 1, SIZE, seed=6).write()
+    summed = {sw: tb.jmx(sw, "switch").get("TasksPartialSums", 0) for sw in tb.rack_switches}
     o = scenario.lose_and_rebuild(tb, files)
     assert o.lost_blocks, "the victim held no blocks"
     bad = {b: c for b, c in o.rebuilt.items() if not c or not all(eq for _, eq in c)}
     assert not bad, "lost blocks missing or differing (block: [(host, equal)]): %s" % bad
     assert set(o.served_by) == {"switch"}, o.tasks
+    summed = {sw: tb.jmx(sw, "switch").get("TasksPartialSums", 0) - n
+              for sw, n in summed.items()}
+    readers = {tb.rack(t) for t in o.targets}
+    print("switch by rack: %.3f cross-rack bytes per rebuilt byte, uplinks %s, partial sums "
+          "%s, readers in racks %s" % (o.cross_rack_per_byte, o.uplinks, summed, readers))
+    assert sum(summed.values()) >= len(o.lost_blocks), "no rack summed its survivors: %s" % summed
+    assert not any(summed["sw%d" % r] for r in readers), "a reader's rack summed for itself"
+    # the byte counts (TCP/IP headers, about 4% at this MSS, the reader's ACKs, heartbeats)
+    # allow 15% more than one stream; the flat switch sends three from a rack of three
+    for r, (_, out) in o.uplinks.items():
+        if r not in readers:
+            assert out <= 1.15 * o.bytes, ("rack %d sent more than one stream" % r, o.uplinks)
+    assert o.cross_rack_per_byte <= 2 * 1.15, (o.cross_rack_per_byte, o.uplinks)
     files.verify()
     assert len(files.locate()) == 9, "every unit stored again"
     files.remove()
@@ -88,9 +109,10 @@ def test_a_lost_block_is_rebuilt_byte_for_byte_across_racks(tb):
 def test_the_inec_chain_planned_by_rack_crosses_each_uplink_once(tb):
     # the INEC chain, planned by rack: k survivors from the rebuilding node's rack and the
     # fullest others, each rack's visited together; every partial result crosses one uplink.
-    # The switch is killed first (the module's last test), so the route order switch,inec
-    # falls through to INEC on every task, as it would for an operator whose switch died.
-    tb.kill("sw")
+    # The switches are killed first (the module's last test), so the route order switch,inec
+    # falls through to INEC on every task, as it would for an operator whose switches died.
+    for sw in ["sw"] + tb.rack_switches:
+        tb.kill(sw)
     files = scenario.Files(tb, "/racks/chain", POLICY, 1, SIZE, seed=7).write()
     placed = files.locate()
     o = scenario.lose_and_rebuild(tb, files)
