@@ -50,11 +50,15 @@ step "Hadoop 3.5.0 (-Phadoop-3.5)"
 # TCP and datagrams end to end, the INEC join server's limits in InecRepairTest). Not run
 # again here: our own parsers' fuzzing and wire format, the switch's protocol state machines
 # and SoftwareSwitchTest (no Hadoop class; the Netty under them runs end to end in the switch
-# route suites here), the routes' fault suites (our sockets; the hand-over to Hadoop is
-# RouteSeamTest's), and the RS(3,2)/tree/star/verbs twins of a route suite run here in one shape.
+# route suites here), the switch's aggregation by rack (SwitchRacksTest, our sockets;
+# SwitchRackAwareTest, whose hand-over from Hadoop's task, the reader's rack, is
+# InecRackAwareTest's here too), the routes' fault suites (our sockets; the hand-over to
+# Hadoop is RouteSeamTest's), and the RS(3,2)/tree/star/verbs twins of a route suite run here
+# in one shape.
 "${mvn[@]}" clean verify -Phadoop-3.5 -Dtest='!WireFuzzTest,!JoinRequestFuzzTest,'\
 '!ProofWireFuzzTest,!TokenProofFuzzTest,!RepairGraphTest,!SharedVectorTest,!SwitchTaskTest,'\
 '!WireFormatTest,!TaskTableTest,!SendWindowTest,!ConnectionCapsTest,!SoftwareSwitchTest,'\
+'!SwitchRacksTest,!SwitchRackAwareTest,'\
 '!LogLimiterTest,!CostOrderTest,!ReadCostTest,!RackAwareTest,'\
 '!SwitchRouteFaultTest,!SwitchRouteLinkFaultTest,!InecRouteFaultTest,'\
 '!Rs32ReconstructionTest,!Rs32ClientDegradedReadTest,!Rs32InecStarTest,!Rs32InecTreeTest,'\

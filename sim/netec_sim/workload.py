@@ -20,9 +20,10 @@ Routes, per rebuilt byte (one row):
                    worth to the target, which decodes
   switch           the same k send to a switch on the spine, which sends one stream down to
                    the target: every survivor's stream crosses its rack's uplink
-  switch-racks     each rack's survivors send to their top-of-rack switch, which sends one
-                   partial sum on to the target's rack's switch: one stream leaves each other
-                   rack holding survivors, the target's rack's survivors cross nothing
+  switch-racks     k survivors chosen nearest (as for inec-chain); each rack's send to their
+                   top-of-rack switch, which sends one partial sum on to the target's rack's
+                   switch: one stream leaves each other rack holding survivors, the target's
+                   rack's survivors cross nothing
   inec-chain       k survivors chosen nearest (the target's rack, then the racks holding most)
                    and chained a rack at a time, the target's last (RackAware in the plugin)
   inec-chain-flat  the chain over the k survivors in the NameNode's order
@@ -189,6 +190,8 @@ class Recovery:
             return d
         if route == "inec-chain":
             chosen = self._by_rack(self._nearest(g.order, t)[:self.k], t)
+        elif route == "switch-racks":  # the plugin's SwitchRoute chooses as INEC's planner does
+            chosen = self._nearest(g.order, t)[:self.k]
         else:
             chosen = g.order[:self.k]
         for s in chosen:

@@ -11,6 +11,9 @@ from netec_p4.model import netec_model as nm
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
 VECTORS = sorted(glob.glob(os.path.join(ROOT, "src", "test", "vectors", "*.json")))
+# two-level tasks (docs/protocol.md, "Partial sums"): a child task's stream as a parent's sender
+PARTIAL_SUMS = sorted(glob.glob(os.path.join(ROOT, "src", "test", "vectors", "partial-sums",
+                                             "*.json")))
 
 
 def test_vectors_exist():
@@ -24,9 +27,11 @@ def test_committed_vectors_are_what_the_generator_writes(tmp_path):
     generate = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(generate)
     generate.main(str(tmp_path))
-    for path in VECTORS:
-        with open(path) as a, open(tmp_path / os.path.basename(path)) as b:
-            assert a.read() == b.read(), os.path.basename(path) + " differs: rerun generate.py"
+    assert PARTIAL_SUMS
+    for path in VECTORS + PARTIAL_SUMS:
+        rel = os.path.relpath(path, os.path.join(ROOT, "src", "test", "vectors"))
+        with open(path) as a, open(tmp_path / rel) as b:
+            assert a.read() == b.read(), rel + " differs: rerun generate.py"
 
 
 @pytest.mark.parametrize("path", VECTORS, ids=[os.path.basename(v) for v in VECTORS])
@@ -55,6 +60,40 @@ def test_model_reproduces_vector(path):
     for r, unit in enumerate(v["erasedUnits"]):
         stream = nm.stream_of((rebuilt[(r, q)] for q in range(task.stripes)), v["length"])
         assert stream.hex() == unit
+
+
+@pytest.mark.parametrize("path", PARTIAL_SUMS, ids=[os.path.basename(v) for v in PARTIAL_SUMS])
+def test_model_reproduces_two_levels(path):
+    with open(path) as f:
+        v = json.load(f)
+    tasks = {}
+    for level in ("child", "parent"):
+        t = v[level]
+        tasks[level] = nm.Task(t["task"], t["slotArray"], t["slots"], t["k"], 1, v["payload"],
+                               v["length"], t["coefficients"])
+    ln = v["link"]
+    link = nm.ParentLink(ln["task"], ln["slotArray"], ln["sender"], ln["slots"], ln["window"])
+    child = v["child"]
+    rebuilt = {}
+    for n, e in enumerate(v["events"]):
+        p = nm.Packet.decode(bytes.fromhex(e["packet"]))
+        task = tasks[e["at"]]
+        if e["from"] == "survivor":
+            verdict, out = task.on_data(p)
+            assert verdict == e["verdict"], "event %d" % n
+            if e["at"] == "parent":
+                for r in out:
+                    rebuilt.setdefault(r.seq, r.payload)
+        elif e["from"] == "result":
+            out = [link.as_data(p)]
+        elif e["from"] == "reader":
+            out = [task.on_ack(p)]
+        else:  # the parent's ACK copy, the child's reader ACK
+            out = [task.on_ack(link.as_child_ack(p, child["task"], child["slotArray"]))]
+        assert [r.encode().hex() for r in out] == e["emit"], "event %d" % n
+    assert tasks["parent"].finished and tasks["child"].finished
+    stream = nm.stream_of((rebuilt[q] for q in range(tasks["parent"].stripes)), v["length"])
+    assert stream.hex() == v["erasedUnits"][0]
 
 
 def test_every_single_bit_flip_is_refused():

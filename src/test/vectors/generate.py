@@ -255,6 +255,92 @@ def ebsn_partial_slots():
     s.write()
 
 
+def partial_sums():
+    """A two-level task (docs/protocol.md, "Partial sums"): RS(6,3), unit 0 erased; flat
+    senders 1, 2, 3 (one rack's) summed by a child task whose RESULTs go on as the parent's
+    sender 3, senders 0, 4, 5 straight to the parent. One partial sum is lost on its way up
+    and recovered by the reader's RETX, passed down through the parent to the child."""
+    s = Scenario("rs63-two-levels", "", 6, 3, [0], 9 * P + 36, 8)
+    flat = s.coefficients[0]
+    rack = [1, 2, 3]
+    direct = [0, 4, 5]
+    # the child's ring twice the parent's, and the parent's first window to it smaller than
+    # the child's half: a partial sum's slot is seq mod the parent's S, not the child's
+    child_slots, link_window = 2 * SLOTS, 3
+    link = nm.ParentLink(3, 1, 3, SLOTS, link_window)
+    child = nm.Task(4, 2, child_slots, 3, 1, P, s.length, [[flat[f] for f in rack]])
+    parent = nm.Task(3, 1, SLOTS, 4, 1, P, s.length, [[flat[f] for f in direct] + [1]])
+    events, rebuilt = [], {}
+
+    def unit_data(task, array, sender, flat_sender, seq):
+        n = parent.payload_length(seq)
+        unit = s.units[s.survivors[flat_sender]]
+        slots = child_slots if task == 4 else SLOTS
+        return nm.Packet(nm.DATA, task, array, sender, 0, seq % slots, seq, 0,
+                         unit[seq * P:seq * P + n].ljust(n, b"\0"))
+
+    def to_parent(p):
+        verdict, out = parent.on_data(p)
+        events.append({"at": "parent", "from": "survivor", "packet": p.encode().hex(),
+                       "verdict": verdict, "emit": [r.encode().hex() for r in out]})
+        for r in out:
+            rebuilt.setdefault(r.seq, r.payload)
+
+    def to_child(sender, seq, lose=False):
+        verdict, out = child.on_data(unit_data(4, 2, sender, rack[sender], seq))
+        events.append({"at": "child", "from": "survivor",
+                       "packet": unit_data(4, 2, sender, rack[sender], seq).encode().hex(),
+                       "verdict": verdict, "emit": [r.encode().hex() for r in out]})
+        for r in out:
+            up = link.as_data(r)
+            events.append({"at": "child", "from": "result", "packet": r.encode().hex(),
+                           "emit": [up.encode().hex()]})
+            if not lose:
+                to_parent(up)
+
+    def ack(seq, flags=0):
+        copy = parent.on_ack(nm.Packet(nm.ACK, 3, 1, nm.READER, flags, 0, seq, 0xFFFF))
+        events.append({"at": "parent", "from": "reader",
+                       "packet": nm.Packet(nm.ACK, 3, 1, nm.READER, flags, 0, seq,
+                                           0xFFFF).encode().hex(),
+                       "emit": [copy.encode().hex()]})
+        mine = child.on_ack(link.as_child_ack(copy, 4, 2))
+        events.append({"at": "child", "from": "parent", "packet": copy.encode().hex(),
+                       "emit": [mine.encode().hex()]})
+
+    for q in range(parent.stripes):
+        for i, f in enumerate(direct):
+            if i == 1:  # the rack's partial sum arrives between the direct survivors
+                for c in range(3):
+                    to_child(c, q, lose=(q == 5))
+            to_parent(unit_data(3, 1, i, f, q))
+        if q == 5:
+            ack(5, nm.RETX)  # the partial sum of stripe 5 was lost: go back
+            for c in range(3):
+                to_child(c, 5)
+        if q % 2 == 1:
+            ack(q + 1)
+    ack(parent.stripes, nm.FIN)
+    got = nm.stream_of((rebuilt[q] for q in range(parent.stripes)), s.length)
+    if got != s.units[0] or not parent.finished or not child.finished:
+        raise AssertionError("rs63-two-levels: unit 0 not rebuilt through two levels")
+    doc = {"name": s.name, "description": partial_sums.__doc__.split("\n    ", 1)[0] + " " +
+           " ".join(l.strip() for l in partial_sums.__doc__.split("\n")[1:]).strip(),
+           "protocol": nm.VERSION, "k": 6, "m": 3, "payload": P, "length": s.length,
+           "survivorUnits": s.survivors, "erased": [0], "erasedUnits": [s.units[0].hex()],
+           "child": {"task": 4, "slotArray": 2, "slots": child_slots, "k": 3,
+                     "coefficients": child.coefficients, "flatSenders": rack},
+           "parent": {"task": 3, "slotArray": 1, "slots": SLOTS, "k": 4,
+                      "coefficients": parent.coefficients, "flatSenders": direct + [None]},
+           "link": {"task": 3, "slotArray": 1, "sender": 3, "slots": SLOTS,
+                    "window": link_window},
+           "events": events}
+    os.makedirs(os.path.join(OUT, "partial-sums"), exist_ok=True)
+    with open(os.path.join(OUT, "partial-sums", s.name + ".json"), "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
 def main(out=HERE):
     global OUT
     OUT = out
@@ -273,6 +359,7 @@ def main(out=HERE):
     malformed()
     slot_reuse()
     ebsn_partial_slots()
+    partial_sums()
     return out
 
 

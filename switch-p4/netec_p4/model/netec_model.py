@@ -175,3 +175,27 @@ class Task:
             self.finished = True
         return Packet(ACK, p.task, p.array, p.sender, p.flags, p.slot, p.seq,
                       min(p.window, self.ebsn_window()), p.payload)
+
+
+class ParentLink:
+    """Where a child task's stream goes (docs/protocol.md, "Partial sums"): the parent's task,
+    slot array, the partial sum's sender number there, the parent's slot count and first
+    window."""
+
+    def __init__(self, task, array, sender, slots, window):
+        self.task, self.array, self.sender = task, array, sender
+        self.slots, self.window = slots, window
+
+    def as_data(self, result: Packet) -> Packet:
+        """The child's RESULT as the parent's DATA of this sender."""
+        return Packet(DATA, self.task, self.array, self.sender, result.flags,
+                      result.seq % self.slots, result.seq, result.window, result.payload)
+
+    def as_child_ack(self, ack: Packet, child_task, child_array):
+        """The parent's ACK to this sender (sender 0xFF over TCP, or this sender's number) as
+        the child's reader ACK; None when it is not one (dropped)."""
+        if (ack.type != ACK or ack.task != self.task or ack.array != self.array
+                or ack.sender not in (self.sender, READER)):
+            return None
+        return Packet(ACK, child_task, child_array, READER, ack.flags, 0, ack.seq, ack.window,
+                      ack.payload)

@@ -16,6 +16,8 @@ final class ConnectionCaps {
   private final int perPeer;
   private final int total;
   private final Map<InetAddress, Integer> byPeer = new HashMap<>();
+  /** Admitted channels that no longer count against their peer's cap ({@link #exempt}). */
+  private final java.util.Set<Channel> exempted = new java.util.HashSet<>();
   private int open;
 
   ConnectionCaps(int perPeer, int total) {
@@ -36,8 +38,21 @@ final class ConnectionCaps {
     }
     byPeer.put(peer, mine + 1);
     open++;
-    ch.closeFuture().addListener(f -> release(peer)); // a channel closes once
+    ch.closeFuture().addListener(f -> release(ch, peer)); // a channel closes once
     return null;
+  }
+
+  /**
+   * {@code ch} (admitted) no longer counts against its peer's cap, only against the total: a
+   * VIP connection that claimed a task is bounded by the tasks there are, and a parent switch
+   * claims its children from one address (docs/protocol.md, "Partial sums"), as many as its
+   * racks' trees. The per-peer cap is for connections that have not proven anything.
+   */
+  synchronized void exempt(Channel ch) {
+    if (ch.isOpen() && exempted.add(ch)) {
+      InetAddress peer = peerOf(((InetSocketAddress) ch.remoteAddress()).getAddress());
+      byPeer.computeIfPresent(peer, (p, n) -> n > 1 ? n - 1 : null);
+    }
   }
 
   /**
@@ -63,8 +78,10 @@ final class ConnectionCaps {
     return peer.getHostAddress() + (peer instanceof Inet6Address ? "/64" : "");
   }
 
-  private synchronized void release(InetAddress peer) {
-    byPeer.computeIfPresent(peer, (p, n) -> n > 1 ? n - 1 : null);
+  private synchronized void release(Channel ch, InetAddress peer) {
+    if (!exempted.remove(ch)) {
+      byPeer.computeIfPresent(peer, (p, n) -> n > 1 ? n - 1 : null);
+    }
     open--;
   }
 }

@@ -91,7 +91,7 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   /** Open control connections, by peer address, and in all. */
   private final ConnectionCaps controlCaps;
   /** Open data connections, by peer address, and in all. */
-  private final ConnectionCaps dataCaps;
+  final ConnectionCaps dataCaps;
 
   private final Options opts;
   private final EventLoopGroup group;

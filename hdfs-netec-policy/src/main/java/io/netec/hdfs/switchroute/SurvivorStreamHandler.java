@@ -33,6 +33,13 @@ final class SurvivorStreamHandler extends SimpleChannelInboundHandler<NetecPacke
       return;
     }
     counters.bytesIn.add(p.payloadLength());
+    if (p.type() != NetecPacket.DATA && live.isChild(sender)) {
+      // a child switch that sends its RESULTs as they are does not speak partial sums (a
+      // switch from before them ignored the claim's "parent"): fail now, not at the timeout
+      live.fail("child switch of survivor " + sender + " sent " + p
+          + ", not its partial sum as DATA: does it speak partial sums (docs/protocol.md)?");
+      return;
+    }
     if (p.type() != NetecPacket.DATA || p.sender() != sender) {
       counters.dropped.increment();
       return;

@@ -87,29 +87,58 @@ public final class SwitchClient {
   }
 
   /**
-   * Rebuilds the one row of a task planned by rack: sets up each child on its rack's switch
-   * (a child its switch refuses or that cannot be reached leaves that rack's survivors to the
-   * parent; {@code childRefused} hears why), then the parent on the reader's rack's switch,
-   * and receives from the parent. Every control connection is held until the task ends, so
-   * a reader that goes away takes its children with it.
+   * How long a child's setup may take (connect and answer): well under the switches' claim
+   * timeout (5 s), which runs from each child's setup until the parent claims it, so that a
+   * rack switch that drops packets costs its rack's aggregation, not the others' claims.
    */
-  public static Result rebuild(SwitchRackPlan plan, long[] rowLength, SinkOpener opener,
-      java.util.function.BiConsumer<SwitchRackPlan.Child, IOException> childRefused)
-      throws IOException {
+  static final int CHILD_SETUP_MS = 2_000;
+
+  /** Hears a switch of a tree that did not take its part, and why. */
+  public interface NotTaken {
+    /** @param rack the child's rack, or null for the parent's switch */
+    void accept(String rack, String control, IOException why);
+  }
+
+  /**
+   * Rebuilds the one row of a task planned by rack: sets up every child on its rack's switch
+   * at once (one that its switch refuses, or that cannot be reached within {@value
+   * #CHILD_SETUP_MS} ms, leaves that rack's survivors to the parent), then the parent on the
+   * reader's rack's switch, and receives from the parent. A parent its switch refuses or that
+   * cannot be reached frees the children and runs the flat task on {@code flatSwitch} when
+   * there is one (else fails as a flat task's setup does: declined, unavailable). {@code
+   * notTaken} hears each switch that did not take its part, and why. Every control
+   * connection is held until the task ends, so a reader that goes away takes its children
+   * with it.
+   */
+  public static Result rebuild(SwitchRackPlan plan, InetSocketAddress flatSwitch,
+      long[] rowLength, SinkOpener opener,
+      NotTaken notTaken) throws IOException {
+    SetupRequest parent;
+    SetupAnswer answer;
     java.util.List<Socket> held = new java.util.ArrayList<>();
     try {
-      java.util.List<SetupAnswer> answers = new java.util.ArrayList<>();
+      java.util.List<java.util.concurrent.CompletableFuture<SetupAnswer>> pending =
+          new java.util.ArrayList<>();
       for (SwitchRackPlan.Child c : plan.children()) {
         Socket s = new Socket();
         held.add(s);
-        try {
-          answers.add(setUp(s, address(c.control), c.setup.held()));
-        } catch (IOException e) {
-          childRefused.accept(c, e);
-          answers.add(null);
-        }
+        pending.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+          try {
+            return setUp(s, address(c.control), c.setup.held(), CHILD_SETUP_MS);
+          } catch (IOException e) {
+            notTaken.accept(c.rack, c.control, e);
+            return null;
+          }
+        }, r -> {
+          Thread t = new Thread(r, "netec-child-setup " + c.rack);
+          t.setDaemon(true);
+          t.start();
+        }));
       }
-      SetupRequest parent;
+      java.util.List<SetupAnswer> answers = new java.util.ArrayList<>();
+      for (java.util.concurrent.CompletableFuture<SetupAnswer> f : pending) {
+        answers.add(f.join()); // each within CHILD_SETUP_MS
+      }
       try {
         parent = plan.parent(answers);
       } catch (ProtocolException e) {
@@ -117,13 +146,24 @@ public final class SwitchClient {
       }
       Socket s = new Socket();
       held.add(s);
-      SetupAnswer answer = setUp(s, address(plan.parentControl()), parent.held());
-      return receive(parent, answer, rowLength, opener);
+      try {
+        answer = setUp(s, address(plan.parentControl()), parent.held());
+      } catch (RouteDeclinedException e) { // refused, or unreachable (a subclass)
+        if (flatSwitch == null || flatSwitch.equals(address(plan.parentControl()))) {
+          throw e;
+        }
+        notTaken.accept(null, plan.parentControl(), e);
+        answer = null;
+      }
+      if (answer != null) {
+        return receive(parent, answer, rowLength, opener);
+      }
     } finally {
       for (Socket s : held) {
-        s.close();
+        s.close(); // the children's tasks freed at once, if unclaimed
       }
     }
+    return rebuild(flatSwitch, plan.flat(), rowLength, opener); // nothing done yet anywhere
   }
 
   private static InetSocketAddress address(String hostPort) {
@@ -163,13 +203,19 @@ public final class SwitchClient {
 
   private static SetupAnswer setUp(Socket s, InetSocketAddress control, SetupRequest setup)
       throws IOException {
+    return setUp(s, control, setup, Math.max(5_000, setup.timeoutMs()));
+  }
+
+  /** ... connecting within min(5 s, {@code withinMs}), answered within {@code withinMs}. */
+  private static SetupAnswer setUp(Socket s, InetSocketAddress control, SetupRequest setup,
+      int withinMs) throws IOException {
     try {
       try {
-        s.connect(control, 5_000);
+        s.connect(control, Math.min(5_000, withinMs));
       } catch (IOException e) {
         throw new RouteUnavailableException("switch " + control + " unreachable: " + e);
       }
-      s.setSoTimeout(setup.timeoutMs());
+      s.setSoTimeout(Math.min(setup.timeoutMs(), withinMs));
       ControlFrames.write(new DataOutputStream(new BufferedOutputStream(s.getOutputStream())),
           setup.toJson());
       SetupAnswer a = SetupAnswer.fromJson(ControlFrames.read(

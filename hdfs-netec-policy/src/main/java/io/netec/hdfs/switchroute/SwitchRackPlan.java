@@ -56,7 +56,8 @@ public final class SwitchRackPlan {
    * switch of its own (nothing to sum: the flat task is as good).
    *
    * @param senderRack the rack of each sender of {@code flat}
-   * @param rackSwitches {rack: host:port} of each rack's switch
+   * @param rackSwitches {rack: host:port} of each rack's switch (those in use: a switch the
+   *     caller found unreachable of late left out)
    * @param defaultControl the switch for the parent when the reader's rack has none (the
    *     spine's, {@code netec.switch.address}), or null
    */
@@ -72,7 +73,9 @@ public final class SwitchRackPlan {
     }
     Map<String, List<Integer>> byRack = new LinkedHashMap<>();
     for (int s = 0; s < flat.k(); s++) {
-      byRack.computeIfAbsent(senderRack.get(s), r -> new ArrayList<>()).add(s);
+      String r = senderRack.get(s);
+      byRack.computeIfAbsent(r == null || r.isEmpty() ? "unknown" : r,
+          x -> new ArrayList<>()).add(s);
     }
     List<Integer> direct = new ArrayList<>();
     List<Child> children = new ArrayList<>();
@@ -83,10 +86,12 @@ public final class SwitchRackPlan {
       String control = rackSwitches.get(rack);
       text.append(text.length() == 0 ? "" : ", ").append(rack).append(": ")
           .append(senders.size());
-      if (rack.equals(readerRack) || senders.size() < 2 || control == null) {
+      if (rack.equals(readerRack) || senders.size() < 2 || control == null
+          || control.equals(parentControl)) {
         direct.addAll(senders);
         text.append(rack.equals(readerRack) ? " local" : senders.size() < 2 ? " direct"
-            : " direct (no switch of its own)");
+            : control == null ? " direct (no switch of its own in use)"
+            : " direct (its switch is the parent's)");
       } else {
         children.add(new Child(rack, control, childSetup(flat, senders)));
         text.append(" summed at ").append(control);
@@ -112,6 +117,11 @@ public final class SwitchRackPlan {
     }
     return new SetupRequest(flat.group(), flat.payload(), flat.offset(), flat.length(),
         flat.timeoutMs(), sv, coefficients, flat.premultiplied(), false);
+  }
+
+  /** The task as one flat task (what the tree sums). */
+  public SetupRequest flat() {
+    return flat;
   }
 
   /** host:port of the parent's switch. */

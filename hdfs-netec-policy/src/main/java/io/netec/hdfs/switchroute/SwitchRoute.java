@@ -9,6 +9,7 @@ import io.netec.hdfs.route.RepairRequest;
 import io.netec.hdfs.route.RepairSink;
 import io.netec.hdfs.route.RouteContext;
 import io.netec.hdfs.route.RouteDeclinedException;
+import io.netec.hdfs.route.RouteUnavailableException;
 import io.netec.hdfs.route.ServiceDirectory;
 import io.netec.hdfs.route.TokenProof;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
@@ -35,6 +36,8 @@ public final class SwitchRoute implements ReconstructionRoute {
   public static final String NAME = "switch";
   private static final Logger LOG = LoggerFactory.getLogger(SwitchRoute.class);
   private static final LogLimiter PLANS = new LogLimiter(LOG, 1_000);
+  /** Rack switches found unreachable of late: their racks' survivors stream to the parent. */
+  static final RackSwitchesDown RACK_SWITCHES_DOWN = new RackSwitchesDown();
   /** Bytes this JVM's DataNodes' switch routes read from switches (their ingress). */
   static final LongAdder BYTES_RECEIVED = new LongAdder();
 
@@ -103,27 +106,45 @@ public final class SwitchRoute implements ReconstructionRoute {
         senderRack.add(rackOfBlock.get(v.block()));
       }
       try {
-        plan = SwitchRackPlan.plan(setup, senderRack, req.readerRack(), rackSwitches,
-            settings.switchOptions().address());
+        plan = SwitchRackPlan.plan(setup, senderRack, req.readerRack(),
+            RACK_SWITCHES_DOWN.inUse(rackSwitches), settings.switchOptions().address());
       } catch (ProtocolException e) {
         throw new RouteDeclinedException("cannot describe a rack's task to its switch: "
             + e.getMessage());
       }
     }
-    if (plan == null && control == null) {
-      throw new RouteDeclinedException(NetecConfigKeys.SWITCH_ADDRESS + " is not set and "
-          + "the task cannot be planned by rack (" + NetecConfigKeys.SWITCH_RACKS
-          + " has no switch for the reader's rack " + req.readerRack() + ")");
+    // a task not split by rack runs on netec.switch.address, else on the reader's rack's
+    String readerRackSwitch = req.readerRack() == null ? null
+        : rackSwitches.get(req.readerRack());
+    InetSocketAddress flat = control != null ? control : readerRackSwitch == null ? null
+        : NetUtils.createSocketAddr(readerRackSwitch, -1, NetecConfigKeys.SWITCH_RACKS);
+    if (plan == null && flat == null) {
+      throw new RouteDeclinedException(NetecConfigKeys.SWITCH_ADDRESS + " is not set, and "
+          + NetecConfigKeys.SWITCH_RACKS + " has no switch for this task: " + (
+          req.readerRack() == null ? "the reader's rack is not known (a client's read)"
+          : "no switch for the reader's rack " + req.readerRack()));
     }
     SwitchClient.Result res;
     if (plan != null) {
       // said once in a while: where the parent ran and which racks summed their survivors
-      PLANS.info("racks", "{}: switch {}", req, plan.text());
-      res = SwitchClient.rebuild(plan, req.rowLengths(), opener, (c, e) -> LOG.warn(
-          "{}: the switch of {} ({}) did not take its partial sum, its survivors stream to "
-          + "the parent: {}", req, c.rack, c.control, e.getMessage()));
+      PLANS.info("racks", "{}: switch by rack at {}, {}", req, ctx.dataNode() != null
+          ? ctx.dataNode().getDatanodeId().getXferAddr() : "a client", plan.text());
+      res = SwitchClient.rebuild(plan, flat, req.rowLengths(), opener, (rack, at, why) -> {
+        if (why instanceof RouteUnavailableException
+            || why.getMessage().contains("unreachable")) {
+          RACK_SWITCHES_DOWN.down(at, settings.routeBackoffMs());
+        }
+        PLANS.warn("not-taken", "{}: {} {} did not take its part ({}); {}", req,
+            rack == null ? "the parent's switch" : "the switch of " + rack, at,
+            LogLimiter.oneLine(why.getMessage()), rack == null
+                ? "the task runs flat on " + flat : "its survivors stream to the parent");
+      });
     } else {
-      res = SwitchClient.rebuild(control, setup, req.rowLengths(), opener);
+      if (byRack) {
+        PLANS.info("flat", "{}: switch task flat on {}: no other rack holds two or more of "
+            + "its survivors with a switch in use", req, flat);
+      }
+      res = SwitchClient.rebuild(flat, setup, req.rowLengths(), opener);
     }
     if (ctx.dataNode() != null) {
       BYTES_RECEIVED.add(res.bytesReceived);

@@ -33,6 +33,8 @@ final class SwitchSession extends TaskTable.Entry {
    * survivor silent after them is left to the task's own timeout.
    */
   static final int DATAGRAM_HELLO_ROUNDS = 32;
+  /** How long a child switch has to close its connection after the parent's FIN. */
+  static final int CHILD_CLOSE_MS = 2_000;
   private final SoftwareSwitch sw;
   final Channel[] survivors;
   Channel reader;
@@ -228,8 +230,15 @@ final class SwitchSession extends TaskTable.Entry {
     if (child == null) {
       return streamRequest(sender).toHello(task.taskId(), task.slotArray(), sender);
     }
-    return new ParentLink(task.taskId(), task.slotArray(), sender, task.slots(), firstWindow())
+    SetupRequest setup = task.setup();
+    return new ParentLink(task.taskId(), task.slotArray(), sender, task.slots(), firstWindow(),
+        setup.payload(), setup.offset(), setup.length())
         .toHello(child.task(), child.slotArray(), child.secret());
+  }
+
+  /** Whether survivor {@code sender} is a child switch's task (its stream a partial sum). */
+  boolean isChild(int sender) {
+    return task.setup().survivors().get(sender).child() != null;
   }
 
   /** A RESULT to the reader: as it is, or as the parent's DATA when the reader is a switch. */
@@ -266,8 +275,14 @@ final class SwitchSession extends TaskTable.Entry {
     if (datagramChannel != null) {
       return; // nothing to close: the FIN went to the survivors
     }
-    for (Channel c : survivors) {
-      if (c != null) {
+    for (int i = 0; i < survivors.length; i++) {
+      Channel c = survivors[i];
+      if (c != null && isChild(i)) {
+        // the FIN went with a half-close: the child closes on it, as this switch's reader
+        // does (a close now could reset the connection before the child read its FIN, and
+        // the child would count its task failed); closed here only if it does not
+        c.eventLoop().schedule(() -> c.close(), CHILD_CLOSE_MS, TimeUnit.MILLISECONDS);
+      } else if (c != null) {
         c.close();
       }
     }
@@ -302,7 +317,13 @@ final class SwitchSession extends TaskTable.Entry {
         c.close();
       }
     }
-    if (reader != null) {
+    if (reader != null && parent != null) {
+      // the parent switch learns why (a survivor's refusal: "survivor N refused: ..."), and
+      // its reader's route with it, not only that a connection closed
+      reader.writeAndFlush(StreamRequest.errorHello(parent.task(), parent.slotArray(),
+          parent.sender(), "partial sum of task " + task.taskId() + " at " + reader.localAddress()
+          + ": " + reason)).addListener(ChannelFutureListener.CLOSE);
+    } else if (reader != null) {
       reader.close(); // the reader sees the stream end early: its route fails
     }
   }

@@ -47,6 +47,10 @@ final class VipReaderHandler extends SimpleChannelInboundHandler<NetecPacket> {
       if (l != null) {
         try {
           parent = ParentLink.fromHello(p);
+          String differs = parent == null ? null : parent.mismatch(l.task.setup());
+          if (differs != null) {
+            throw new ProtocolException("parent: " + differs);
+          }
         } catch (ProtocolException e) {
           sw.logs.info("vip-bad-parent", "Closing VIP connection {}: {}", ctx.channel(),
               LogLimiter.oneLine(e.getMessage()));
@@ -60,6 +64,7 @@ final class VipReaderHandler extends SimpleChannelInboundHandler<NetecPacket> {
         return;
       }
       live = l;
+      sw.dataCaps.exempt(ctx.channel()); // a claim: bounded by the tasks, not the peer's cap
       l.bind(ctx.channel(), parent);
       return;
     }
@@ -76,8 +81,13 @@ final class VipReaderHandler extends SimpleChannelInboundHandler<NetecPacket> {
       return;
     }
     if (live.task.finished()) {
-      for (Channel c : live.survivors) {
-        c.writeAndFlush(ack).addListener(ChannelFutureListener.CLOSE); // FIN to survivors
+      for (int i = 0; i < live.survivors.length; i++) {
+        Channel c = live.survivors[i];
+        // FIN to survivors: an agent's connection closed with it, a child's half-closed (it
+        // closes on the FIN, see SwitchSession#complete)
+        c.writeAndFlush(ack).addListener(live.isChild(i)
+            ? f -> ((io.netty.channel.socket.SocketChannel) c).shutdownOutput()
+            : ChannelFutureListener.CLOSE);
       }
       live.complete();
       return;

@@ -19,6 +19,8 @@ public class MemoryBlocks implements BlockSource {
   private final Map<Long, byte[]> blocks = new ConcurrentHashMap<>();
   /** Block ids whose reads fail as a corrupt replica's do. */
   public final java.util.Set<Long> corrupt = ConcurrentHashMap.newKeySet();
+  /** Block id -> the position its reads fail at (a checksum error part way through). */
+  public final Map<Long, Long> failAt = new ConcurrentHashMap<>();
 
   public void put(long blockId, byte[] bytes) {
     blocks.put(blockId, bytes);
@@ -38,6 +40,30 @@ public class MemoryBlocks implements BlockSource {
     if (corrupt.contains(block.getBlockId())) {
       throw new org.apache.hadoop.fs.ChecksumException("Checksum error: " + block
           + " at " + offset, offset);
+    }
+    Long fail = failAt.get(block.getBlockId());
+    if (fail != null) {
+      return new java.io.FilterInputStream(
+          new ByteArrayInputStream(b, (int) offset, b.length - (int) offset)) {
+        private long pos = offset;
+
+        @Override
+        public int read() throws IOException {
+          byte[] one = new byte[1];
+          return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] to, int off, int len) throws IOException {
+          if (pos >= fail) {
+            throw new org.apache.hadoop.fs.ChecksumException("Checksum error: " + block
+                + " at " + pos, pos);
+          }
+          int n = super.read(to, off, (int) Math.min(len, fail - pos));
+          pos += Math.max(n, 0);
+          return n;
+        }
+      };
     }
     return new ByteArrayInputStream(b, (int) offset, b.length - (int) offset);
   }

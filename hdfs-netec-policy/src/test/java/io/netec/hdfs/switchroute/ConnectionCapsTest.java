@@ -2,8 +2,16 @@ package io.netec.hdfs.switchroute;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 
+import io.netty.channel.Channel;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.nio.NioSocketChannel;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import org.junit.jupiter.api.Test;
 
 /** Who counts as one peer for the caps on connections and tasks. */
@@ -29,5 +37,35 @@ class ConnectionCapsTest {
     assertEquals(ip("2001:db8:1:2::"), a);
     assertNotEquals(a, ConnectionCaps.peerOf(ip("2001:db8:1:3::1")), "another /64");
     assertEquals("2001:db8:1:2:0:0:0:0/64", ConnectionCaps.describe(a));
+  }
+
+  @Test
+  void aConnectionThatClaimedATaskCountsOnlyAgainstTheTotal() throws Exception {
+    NioEventLoopGroup group = new NioEventLoopGroup(1);
+    try (ServerSocketChannel server = ServerSocketChannel.open()) {
+      server.bind(new InetSocketAddress("127.0.0.1", 0));
+      ConnectionCaps caps = new ConnectionCaps(1, 3);
+      Channel claimed = connect(group, server);
+      assertNull(caps.admit(claimed));
+      assertNotNull(caps.admit(connect(group, server)), "a second from the address: its cap");
+      caps.exempt(claimed); // its HELLO claimed a task (a parent switch claiming a child)
+      Channel second = connect(group, server);
+      assertNull(caps.admit(second), "the address's cap has room again");
+      assertNotNull(caps.admit(connect(group, server)), "... for one");
+      claimed.close().sync(); // frees its share of the total only
+      Channel third = connect(group, server);
+      assertNotNull(caps.admit(third), "the address's cap is still the second's");
+      second.close().sync();
+      assertNull(caps.admit(third));
+    } finally {
+      group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).sync();
+    }
+  }
+
+  private static Channel connect(NioEventLoopGroup group, ServerSocketChannel server)
+      throws Exception {
+    NioSocketChannel ch = new NioSocketChannel(SocketChannel.open(server.getLocalAddress()));
+    group.register(ch).sync();
+    return ch;
   }
 }

@@ -88,12 +88,29 @@ class SwitchRacksTest {
     return new SetupRequest("racks", PAYLOAD, 0, LENGTH, 5_000, sv, co, premultiplied, false);
   }
 
-  private static byte[] rebuild(SwitchRackPlan plan, List<String> refused) throws IOException {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    SwitchClient.Sink[] sinks = {out::write};
-    SwitchClient.rebuild(plan, new long[] {LENGTH}, () -> sinks,
-        (c, e) -> refused.add(c.rack + ": " + e.getMessage()));
-    return out.toByteArray();
+  /** What a rebuild through a tree delivered, and what its reader counted. */
+  private static final class Rebuilt {
+    final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    final List<String> notTaken = java.util.Collections.synchronizedList(new ArrayList<>());
+    SwitchClient.Result result;
+  }
+
+  private static byte[] rebuild(SwitchRackPlan plan, List<String> notTaken) throws IOException {
+    Rebuilt r = new Rebuilt();
+    try {
+      return rebuild(plan, null, r);
+    } finally {
+      notTaken.addAll(r.notTaken);
+    }
+  }
+
+  private static byte[] rebuild(SwitchRackPlan plan, java.net.InetSocketAddress flat,
+      Rebuilt r) throws IOException {
+    SwitchClient.Sink[] sinks = {r.bytes::write};
+    r.result = SwitchClient.rebuild(plan, flat, new long[] {LENGTH}, () -> sinks,
+        (rack, at, e) -> r.notTaken.add((rack == null ? "parent" : rack) + ": "
+            + e.getMessage()));
+    return r.bytes.toByteArray();
   }
 
   private static List<String> racks(String... r) {
@@ -118,9 +135,11 @@ class SwitchRacksTest {
     assertNotNull(plan);
     assertEquals("parent at " + control(local) + " (reader in /r1), survivors by rack: "
         + "/r1: 2 local, /r2: 3 summed at " + control(rack2) + ", /r3: 1 direct", plan.text());
-    List<String> refused = new ArrayList<>();
-    assertArrayEquals(g.units[0], rebuild(plan, refused), "the rebuilt unit");
-    assertTrue(refused.isEmpty(), refused.toString());
+    Rebuilt r = new Rebuilt();
+    assertArrayEquals(g.units[0], rebuild(plan, null, r), "the rebuilt unit");
+    assertTrue(r.notTaken.isEmpty(), r.notTaken.toString());
+    // the counts below are exact with no retransmission (a RETX resends a window)
+    assertEquals(0, r.result.retransmitRequests, "RETX on an idle loopback");
 
     long stream = SoftwareSwitchTest.sentPerStream(flat);
     // rack 2's switch took in its three survivors and sent one stream: its partial sum
@@ -175,17 +194,61 @@ class SwitchRacksTest {
   }
 
   @Test
-  void aChildThatFailsMidTaskFailsTheParentAndTheReaderNeverGetsWrongBytes() throws Exception {
+  void aChildThatFailsMidTaskFailsTheParentAndNoWrongByteIsDelivered()
+      throws Exception {
     SwitchTaskTest.Group g = new SwitchTaskTest.Group(6, 3, new int[] {0}, LENGTH, 14);
     SoftwareSwitch local = startSwitch(32, PAYLOAD);
     SoftwareSwitch rack2 = startSwitch(32, PAYLOAD);
-    SetupRequest flat = flat(g, false, 4); // sender 4's block is not on its agent
+    SetupRequest flat = flat(g, false);
+    // sender 3's block (rack 2's) fails a third of the way in, as a corrupt chunk would
+    blocks.failAt.put(7000L + g.survivors[3], (long) LENGTH / 3);
     SwitchRackPlan plan = SwitchRackPlan.plan(flat, racks("/r1", "/r1", "/r2", "/r2", "/r2",
         "/r1"), "/r1", Map.of("/r1", control(local), "/r2", control(rack2)), null);
-    IOException e = assertThrows(IOException.class, () -> rebuild(plan, new ArrayList<>()));
+    Rebuilt r = new Rebuilt();
+    IOException e = assertThrows(IOException.class, () -> rebuild(plan, null, r));
     Waits.until("both levels fail: " + e, 5_000,
         () -> local.getTasksFailed() == 1 && rack2.getTasksFailed() == 1);
+    byte[] got = r.bytes.toByteArray();
+    assertTrue(got.length > 0 && got.length < LENGTH, "the stream ended part way: " + got.length);
+    assertArrayEquals(Arrays.copyOf(g.units[0], got.length), got, "what came is the unit's");
     assertEquals(0, local.getSlotArraysInUse() + rack2.getSlotArraysInUse());
+  }
+
+  @Test
+  void aParentThatFailsTakesItsChildWithItAtOnce() throws Exception {
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(6, 3, new int[] {0}, LENGTH, 19);
+    SoftwareSwitch local = startSwitch(32, PAYLOAD);
+    SoftwareSwitch rack2 = startSwitch(32, PAYLOAD);
+    SetupRequest flat = flat(g, false, 0); // sender 0 (the reader's rack's) has no block
+    SwitchRackPlan plan = SwitchRackPlan.plan(flat, racks("/r1", "/r2", "/r2", "/r2", "/r1",
+        "/r1"), "/r1", Map.of("/r1", control(local), "/r2", control(rack2)), null);
+    long start = System.nanoTime();
+    IOException e = assertThrows(IOException.class, () -> rebuild(plan, new ArrayList<>()));
+    // the child ends with its parent's connection, not at its own 5 s without progress
+    Waits.until("the child fails with its parent: " + e, 2_000,
+        () -> rack2.getTasksFailed() == 1);
+    assertTrue(System.nanoTime() - start < 4_000_000_000L, "the child waited for its timeout");
+    assertEquals(0, rack2.getSlotArraysInUse());
+  }
+
+  @Test
+  void aParentItsSwitchRefusesRunsFlatOnTheFallbackSwitchItsChildrenFreed() throws Exception {
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(6, 3, new int[] {4}, LENGTH, 20);
+    SoftwareSwitch small = startSwitch(32, 4096); // the reader's rack's: refuses payload 8192
+    SoftwareSwitch rack2 = startSwitch(32, PAYLOAD);
+    SoftwareSwitch spine = startSwitch(32, PAYLOAD);
+    SetupRequest flat = flat(g, false);
+    SwitchRackPlan plan = SwitchRackPlan.plan(flat, racks("/r1", "/r2", "/r2", "/r2", "/r1",
+        "/r1"), "/r1", Map.of("/r1", control(small), "/r2", control(rack2)), null);
+    Rebuilt r = new Rebuilt();
+    assertArrayEquals(g.units[4], rebuild(plan, spine.controlAddress(), r));
+    assertEquals(1, r.notTaken.size(), r.notTaken.toString());
+    assertTrue(r.notTaken.get(0).startsWith("parent: ") && r.notTaken.get(0).contains("payload"),
+        r.notTaken.get(0));
+    assertEquals(1, spine.getTasksCompleted(), "the flat task ran on the fallback");
+    Waits.until("the unclaimed child freed with its requester's connection", 2_000,
+        () -> rack2.getSlotArraysInUse() == 0);
+    assertEquals(0, rack2.getTasksPartialSums());
   }
 
   @Test
@@ -255,7 +318,7 @@ class SwitchRacksTest {
 
   @Test
   void aPartialSumIsReaddressedBothWays() throws Exception {
-    ParentLink link = new ParentLink(9, 3, 5, 16, 8);
+    ParentLink link = new ParentLink(9, 3, 5, 16, 8, 4096, 0, 10_000);
     NetecPacket hello = link.toHello(4, 1, "00112233445566778899aabbccddeeff");
     assertEquals(4, hello.task());
     assertEquals(NetecPacket.READER, hello.sender());
@@ -265,6 +328,12 @@ class SwitchRacksTest {
     assertEquals(5, back.sender());
     assertEquals(16, back.slots());
     assertEquals(8, back.window());
+    assertNull(back.mismatch(new SetupRequest("g", 4096, 0, 10_000, 1000,
+        List.of(new SetupRequest.Survivor(0, "h:1", "BP-1:blk_1_1", 100, "")),
+        new byte[][] {{1}})));
+    assertTrue(back.mismatch(new SetupRequest("g", 4096, 64, 10_000, 1000,
+        List.of(new SetupRequest.Survivor(0, "h:1", "BP-1:blk_1_1", 100, "")),
+        new byte[][] {{1}})).contains("stripes"));
     byte[] sum = {1, 2, 3, 4};
     NetecPacket result = new NetecPacket(NetecPacket.RESULT, 4, 1, 0, 0, 37 % 32, 37, 0, sum);
     NetecPacket data = link.asData(result);
@@ -310,10 +379,22 @@ class SwitchRacksTest {
       assertTrue(a.ok(), a.reason());
       try (java.net.Socket vip = new java.net.Socket("127.0.0.1",
           rack2.dataAddress().getPort())) {
-        NetecPacket forged = new ParentLink(1, 0, 0, 32, 16).toHello(a.task(), a.slotArray(),
+        NetecPacket forged = new ParentLink(1, 0, 0, 32, 16, PAYLOAD, 0, LENGTH).toHello(
+            a.task(), a.slotArray(),
             "ffffffffffffffffffffffffffffffff");
         java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(forged.encodedLength());
         forged.encode(b);
+        vip.getOutputStream().write(b.array());
+        vip.setSoTimeout(5_000);
+        assertEquals(-1, vip.getInputStream().read(), "closed, nothing sent");
+      }
+      // the right secret with a parent whose stripes are not the task's: closed, unclaimed
+      try (java.net.Socket vip = new java.net.Socket("127.0.0.1",
+          rack2.dataAddress().getPort())) {
+        NetecPacket other = new ParentLink(1, 0, 0, 32, 16, PAYLOAD, 0, LENGTH + 64)
+            .toHello(a.task(), a.slotArray(), a.secret());
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(other.encodedLength());
+        other.encode(b);
         vip.getOutputStream().write(b.array());
         vip.setSoTimeout(5_000);
         assertEquals(-1, vip.getInputStream().read(), "closed, nothing sent");

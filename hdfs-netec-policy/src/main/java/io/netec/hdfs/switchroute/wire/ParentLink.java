@@ -18,13 +18,40 @@ public final class ParentLink {
   private final int sender;
   private final int slots;
   private final int window;
+  private final int payload;
+  private final long offset;
+  private final long length;
 
-  public ParentLink(int task, int slotArray, int sender, int slots, int window) {
+  /**
+   * @param payload, offset, length the parent's packet-stripes: the child's must be the same
+   *     ({@link #matches}), or its RESULTs would not be the parent's stripes
+   */
+  public ParentLink(int task, int slotArray, int sender, int slots, int window, int payload,
+      long offset, long length) {
     this.task = task;
     this.slotArray = slotArray;
     this.sender = sender;
     this.slots = slots;
     this.window = window;
+    this.payload = payload;
+    this.offset = offset;
+    this.length = length;
+  }
+
+  /**
+   * Null when a child task of {@code setup} may feed this parent (the same payload, offset and
+   * length: the same packet-stripes, and one row); else what differs.
+   */
+  public String mismatch(SetupRequest setup) {
+    if (setup.rows() != 1) {
+      return "a child sends one partial sum, this task has " + setup.rows() + " rows";
+    }
+    if (setup.payload() != payload || setup.offset() != offset || setup.length() != length) {
+      return "the parent's stripes (payload " + payload + ", offset " + offset + ", length "
+          + length + ") are not this task's (" + setup.payload() + ", " + setup.offset() + ", "
+          + setup.length() + ")";
+    }
+    return null;
   }
 
   /** The parent's task. */
@@ -78,7 +105,8 @@ public final class ParentLink {
     ObjectNode o = SetupRequest.JSON.createObjectNode();
     o.put("role", "reader").put("secret", childSecret);
     o.putObject("parent").put("task", task).put("slotArray", slotArray).put("sender", sender)
-        .put("slots", slots).put("window", window);
+        .put("slots", slots).put("window", window).put("payload", payload).put("offset", offset)
+        .put("length", length);
     try {
       return new NetecPacket(NetecPacket.HELLO, childTask, childSlotArray, NetecPacket.READER, 0,
           0, 0, 0, SetupRequest.JSON.writeValueAsBytes(o));
@@ -108,6 +136,8 @@ public final class ParentLink {
     return new ParentLink(JsonLimits.intIn(p, "task", 0, 255),
         JsonLimits.intIn(p, "slotArray", 0, 255), JsonLimits.intIn(p, "sender", 0,
         SetupRequest.MAX_K - 1), JsonLimits.intIn(p, "slots", 2, 0xffff),
-        JsonLimits.intIn(p, "window", 0, 0xffff));
+        JsonLimits.intIn(p, "window", 0, 0xffff),
+        JsonLimits.intIn(p, "payload", 64, NetecPacket.MAX_STREAM_PAYLOAD),
+        JsonLimits.longIn(p, "offset", 0, 1L << 40), JsonLimits.longIn(p, "length", 1, 1L << 40));
   }
 }

@@ -61,7 +61,8 @@ class WireFuzzTest {
   @DictionaryEntries({"\"op\"", "\"setup\"", "\"version\"", "\"group\"", "\"k\"", "\"rows\"",
       "\"payload\"", "\"offset\"", "\"length\"", "\"timeoutMs\"", "\"survivors\"",
       "\"sender\"", "\"agent\"", "\"block\"", "\"unitLength\"", "\"token\"",
-      "\"coefficients\"", "BP-1:blk_-160_1001", "127.0.0.1:50300"})
+      "\"coefficients\"", "BP-1:blk_-160_1001", "127.0.0.1:50300", "\"child\"",
+      "\"slotArray\"", "\"secret\""})
   void setupRequest(byte[] json) {
     checkSetupRequest(json);
   }
@@ -136,15 +137,17 @@ class WireFuzzTest {
   }
 
   @FuzzTest
-  @DictionaryEntries({"\"role\"", "\"reader\"", "\"secret\"", "\"cookie\"", "\"error\""})
+  @DictionaryEntries({"\"role\"", "\"reader\"", "\"secret\"", "\"cookie\"", "\"error\"",
+      "\"parent\"", "\"task\"", "\"slotArray\"", "\"sender\"", "\"slots\"", "\"window\""})
   void readerHello(byte[] payload) {
     checkReaderHello(payload);
   }
 
   /**
-   * The switch's reading of a reader's datagram HELLO (secret and cookie) and the reader's of
-   * the switch's answer: never an exception, strings never null; what is read is what a HELLO
-   * we write carries.
+   * The switch's reading of a reader's datagram HELLO (secret and cookie), of a parent
+   * switch's (its link: docs/protocol.md, "Partial sums") and the reader's of the switch's
+   * answer: never an exception but a refusal, strings never null; what is read is what a
+   * HELLO we write carries.
    */
   static void checkReaderHello(byte[] payload) {
     if (payload.length > NetecPacket.MAX_PAYLOAD) {
@@ -157,6 +160,27 @@ class WireFuzzTest {
     StreamRequest.cookieOf(hello); // null when not a cookie
     if (f[1].matches("[0-9a-f]{32}")) { // a cookie as the switch writes them: read back whole
       assertEquals(f[1], StreamRequest.cookieOf(StreamRequest.cookieHello(1, 1, f[1])));
+    }
+    ParentLink link;
+    try {
+      link = ParentLink.fromHello(hello);
+    } catch (ProtocolException e) {
+      return; // refused: the VIP closes the connection
+    }
+    NetecPacket written = link == null ? null : link.toHello(1, 1, f[0]);
+    if (written != null && written.payloadLength() <= 4096) { // as we write it, read back
+      ParentLink again;
+      try {
+        again = ParentLink.fromHello(written);
+      } catch (ProtocolException e) {
+        throw new AssertionError("a link we write is refused: " + e.getMessage(), e);
+      }
+      assertEquals(link.task(), again.task());
+      assertEquals(link.slotArray(), again.slotArray());
+      assertEquals(link.sender(), again.sender());
+      assertEquals(link.slots(), again.slots());
+      assertEquals(link.window(), again.window());
+      assertEquals(f[0], StreamRequest.readerSecret(written));
     }
   }
 
@@ -190,6 +214,8 @@ class WireFuzzTest {
         "0123456789abcdef0123456789abcdef", "00112233445566778899aabbccddeeff").payload());
     checkReaderHello(StreamRequest.cookieHello(1, 1, "00112233445566778899aabbccddeeff")
         .payload());
+    checkReaderHello(parentHello());
+    checkSetupRequest(parentSetup());
     assertEquals("00112233445566778899aabbccddeeff", StreamRequest.readerFields(
         StreamRequest.readerHello(WireFormatTest.setup(), 1, 1, 64, "s",
             "00112233445566778899aabbccddeeff"))[1]);
@@ -241,6 +267,24 @@ class WireFuzzTest {
         64, "0123456789abcdef0123456789abcdef", "00112233445566778899aabbccddeeff").payload());
     seed(root, "readerHello", "cookie", StreamRequest.cookieHello(1, 1,
         "00112233445566778899aabbccddeeff").payload());
+    seed(root, "readerHello", "parent", parentHello());
+    seed(root, "setupRequest", "parent", parentSetup());
+  }
+
+  /** A parent switch's HELLO on a child's VIP (docs/protocol.md, "Partial sums"). */
+  static byte[] parentHello() {
+    return new ParentLink(9, 0, 3, 64, 32, 4096, 0, 1000).toHello(4, 1,
+        "00112233445566778899aabbccddeeff")
+        .payload();
+  }
+
+  /** A parent's setup: one survivor agent and one child switch's task. */
+  static byte[] parentSetup() throws ProtocolException {
+    return new SetupRequest("BP-1:blk_-160_1001", 4096, 0, 1000, 30_000, List.of(
+        new SetupRequest.Survivor(0, "127.0.0.1:50300", "BP-1:blk_-159_1001", 1000, ""),
+        new SetupRequest.Survivor(1, "127.0.0.1:50311", "partial sum of /rack2", 1000, "",
+            new SetupRequest.Child(4, 1, "00112233445566778899aabbccddeeff"))),
+        new byte[][] {{7, 1}}).toJson();
   }
 
   static void seed(File root, String target, String name, byte[] data) throws IOException {
