@@ -68,6 +68,12 @@ class InecRackAwareTest {
     conf.setBoolean(io.netec.hdfs.NetecConfigKeys.INEC_RACKS, planByRack);
     try (EcTestCluster c = new EcTestCluster(conf, racks.length, racks)) {
       c.useNetecPolicy("NETEC-3-2-1024k", "/racks");
+      // each DataNode's rack by its transfer port, taken now: a stopped DataNode leaves the
+      // cluster's list, and the indices after it shift
+      Map<Integer, String> rackOfPort = new HashMap<>();
+      for (int d = 0; d < racks.length; d++) {
+        rackOfPort.put(c.mini().getDataNodes().get(d).getXferPort(), racks[d]);
+      }
       int size = 2 * 3 * (int) EcTestCluster.BLOCK_SIZE + 4097;
       Map<String, byte[]> files = new LinkedHashMap<>();
       Map<Long, byte[]> original = new HashMap<>();
@@ -82,13 +88,9 @@ class InecRackAwareTest {
       while (m.find()) {
         // the reader's rack is the rack of the DataNode that rebuilt (the task's own)
         int port = Integer.parseInt(m.group(1).substring(m.group(1).lastIndexOf(':') + 1));
-        List<org.apache.hadoop.hdfs.server.datanode.DataNode> dns = c.mini().getDataNodes();
-        int i = 0;
-        while (i < dns.size() && dns.get(i).getXferPort() != port) {
-          i++;
-        }
-        assertTrue(i < dns.size(), "no DataNode at " + m.group(1));
-        assertEquals(racks[i], m.group(4), "the rebuilding DataNode's rack: " + m.group());
+        assertTrue(rackOfPort.containsKey(port), "no DataNode at " + m.group(1));
+        assertEquals(rackOfPort.get(port), m.group(4), "the rebuilding DataNode's rack: "
+            + m.group());
         Matcher one = PLAN.matcher(m.group()); // m moves on: a matcher of this line alone
         one.find();
         plans.add(one);

@@ -50,6 +50,12 @@ class SwitchRackAwareTest {
       conf.setInt(NetecConfigKeys.SWITCH_TIMEOUT_MS, 10_000);
       try (EcTestCluster c = new EcTestCluster(conf, racks.length, racks)) {
         c.useNetecPolicy("NETEC-6-3-1024k", "/racks");
+        // each DataNode's rack by its transfer port, taken now: a stopped DataNode leaves the
+        // cluster's list, and the indices after it shift
+        Map<Integer, String> rackOfPort = new HashMap<>();
+        for (int d = 0; d < racks.length; d++) {
+          rackOfPort.put(c.mini().getDataNodes().get(d).getXferPort(), racks[d]);
+        }
         Map<String, byte[]> files = new LinkedHashMap<>();
         Map<Long, byte[]> original = new HashMap<>();
         files.put("/racks/f", c.writeFile("/racks/f", 6 * (int) EcTestCluster.BLOCK_SIZE, 5));
@@ -65,14 +71,9 @@ class SwitchRackAwareTest {
         String reader = m.group(3);
         // the reader's rack is the rack of the DataNode that rebuilt (the task's own)
         int port = Integer.parseInt(m.group(1).substring(m.group(1).lastIndexOf(':') + 1));
-        java.util.List<org.apache.hadoop.hdfs.server.datanode.DataNode> dns =
-            c.mini().getDataNodes();
-        int i = 0;
-        while (i < dns.size() && dns.get(i).getXferPort() != port) {
-          i++;
-        }
-        assertTrue(i < dns.size(), "no DataNode at " + m.group(1));
-        assertEquals(racks[i], reader, "the rebuilding DataNode's rack: " + m.group());
+        assertTrue(rackOfPort.containsKey(port), "no DataNode at " + m.group(1));
+        assertEquals(rackOfPort.get(port), reader, "the rebuilding DataNode's rack: "
+            + m.group());
         assertEquals("127.0.0.1:" + switches.get(reader).controlAddress().getPort(), m.group(2),
             "the parent runs on the reader's rack's switch: " + m.group());
         assertTrue(m.group(4).contains(" summed at "), m.group());
