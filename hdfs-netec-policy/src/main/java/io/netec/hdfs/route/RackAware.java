@@ -81,7 +81,8 @@ public final class RackAware {
     return out;
   }
 
-  private static String rack(String r) {
+  /** A network location as racks are compared: null or empty is the rack "unknown". */
+  public static String rack(String r) {
     return r == null || r.isEmpty() ? "unknown" : r;
   }
 }

@@ -93,6 +93,25 @@ public final class SwitchClient {
    */
   static final int CHILD_SETUP_MS = 2_000;
 
+  /**
+   * A setup the switch took the connection of but never answered (the connection failed, or
+   * the answer did not come in time): declined, as a refusal is, but the switch is not there
+   * for tasks (a rack switch is then left out of plans for a while: {@link #unreachable}).
+   */
+  private static final class Unanswered extends RouteDeclinedException {
+    private static final long serialVersionUID = 1L;
+
+    Unanswered(String reason) {
+      super(reason);
+    }
+  }
+
+  /** Whether a setup failed because the switch is not there, rather than refused it. */
+  public static boolean unreachable(IOException setupFailure) {
+    return setupFailure instanceof RouteUnavailableException
+        || setupFailure instanceof Unanswered;
+  }
+
   /** Hears a switch of a tree that did not take its part, and why. */
   public interface NotTaken {
     /** @param rack the child's rack, or null for the parent's switch */
@@ -124,7 +143,7 @@ public final class SwitchClient {
         held.add(s);
         pending.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> {
           try {
-            return setUp(s, address(c.control), c.setup.held(), CHILD_SETUP_MS);
+            return setUp(s, HostPort.parse(c.control), c.setup.held(), CHILD_SETUP_MS);
           } catch (IOException e) {
             notTaken.accept(c.rack, c.control, e);
             return null;
@@ -147,9 +166,9 @@ public final class SwitchClient {
       Socket s = new Socket();
       held.add(s);
       try {
-        answer = setUp(s, address(plan.parentControl()), parent.held());
+        answer = setUp(s, HostPort.parse(plan.parentControl()), parent.held());
       } catch (RouteDeclinedException e) { // refused, or unreachable (a subclass)
-        if (flatSwitch == null || flatSwitch.equals(address(plan.parentControl()))) {
+        if (flatSwitch == null || flatSwitch.equals(HostPort.parse(plan.parentControl()))) {
           throw e;
         }
         notTaken.accept(null, plan.parentControl(), e);
@@ -166,17 +185,10 @@ public final class SwitchClient {
     return rebuild(flatSwitch, plan.flat(), rowLength, opener); // nothing done yet anywhere
   }
 
-  private static InetSocketAddress address(String hostPort) {
-    int colon = hostPort.lastIndexOf(':');
-    return new InetSocketAddress(hostPort.substring(0, colon),
-        Integer.parseInt(hostPort.substring(colon + 1)));
-  }
-
   private static Result receive(SetupRequest setup, SetupAnswer answer, long[] rowLength,
       SinkOpener opener) throws IOException {
     Sink[] sinks = opener.open();
-    String[] hp = answer.vip().split(":");
-    InetSocketAddress vip = new InetSocketAddress(hp[0], Integer.parseInt(hp[1]));
+    InetSocketAddress vip = HostPort.parse(answer.vip());
     Result result = new Result();
     result.task = answer.task();
     NetecPacket hello = StreamRequest.readerHello(setup, answer.task(), answer.slotArray(),
@@ -203,10 +215,13 @@ public final class SwitchClient {
 
   private static SetupAnswer setUp(Socket s, InetSocketAddress control, SetupRequest setup)
       throws IOException {
-    return setUp(s, control, setup, Math.max(5_000, setup.timeoutMs()));
+    return setUp(s, control, setup, Integer.MAX_VALUE);
   }
 
-  /** ... connecting within min(5 s, {@code withinMs}), answered within {@code withinMs}. */
+  /**
+   * ... connecting within min(5 s, {@code withinMs}), answered within min(the task's
+   * timeout, {@code withinMs}).
+   */
   private static SetupAnswer setUp(Socket s, InetSocketAddress control, SetupRequest setup,
       int withinMs) throws IOException {
     try {
@@ -230,7 +245,7 @@ public final class SwitchClient {
       if (e instanceof RouteDeclinedException) {
         throw e;
       }
-      throw new RouteDeclinedException("switch " + control + " unreachable: " + e);
+      throw new Unanswered("switch " + control + " unreachable: " + e);
     }
   }
 

@@ -1,5 +1,6 @@
 package io.netec.hdfs.switchroute;
 
+import io.netec.hdfs.route.RackAware;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
 import io.netec.hdfs.switchroute.wire.SetupAnswer;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
@@ -64,7 +65,7 @@ public final class SwitchRackPlan {
   public static SwitchRackPlan plan(SetupRequest flat, List<String> senderRack,
       String readerRack, Map<String, String> rackSwitches, String defaultControl)
       throws ProtocolException {
-    if (flat.rows() != 1 || flat.datagram() || readerRack == null || rackSwitches.isEmpty()) {
+    if (!splittable(flat.rows(), flat.datagram(), readerRack, rackSwitches)) {
       return null;
     }
     String parentControl = rackSwitches.getOrDefault(readerRack, defaultControl);
@@ -73,9 +74,7 @@ public final class SwitchRackPlan {
     }
     Map<String, List<Integer>> byRack = new LinkedHashMap<>();
     for (int s = 0; s < flat.k(); s++) {
-      String r = senderRack.get(s);
-      byRack.computeIfAbsent(r == null || r.isEmpty() ? "unknown" : r,
-          x -> new ArrayList<>()).add(s);
+      byRack.computeIfAbsent(RackAware.rack(senderRack.get(s)), x -> new ArrayList<>()).add(s);
     }
     List<Integer> direct = new ArrayList<>();
     List<Child> children = new ArrayList<>();
@@ -104,6 +103,16 @@ public final class SwitchRackPlan {
         + "), survivors by rack: ");
     return new SwitchRackPlan(flat, parentControl, Collections.unmodifiableList(direct),
         Collections.unmodifiableList(children), text.toString());
+  }
+
+  /**
+   * Whether a task of {@code rows} rows may be split by rack at all: one row (a child sends
+   * one partial sum), over TCP (a child's stream is a connection), the reader's rack known
+   * and rack switches named. The route asks before it chooses survivors by rack.
+   */
+  public static boolean splittable(int rows, boolean datagram, String readerRack,
+      Map<String, String> rackSwitches) {
+    return rows == 1 && !datagram && readerRack != null && !rackSwitches.isEmpty();
   }
 
   private static SetupRequest childSetup(SetupRequest flat, List<Integer> senders)

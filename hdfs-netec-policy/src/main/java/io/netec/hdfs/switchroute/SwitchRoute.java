@@ -9,7 +9,6 @@ import io.netec.hdfs.route.RepairRequest;
 import io.netec.hdfs.route.RepairSink;
 import io.netec.hdfs.route.RouteContext;
 import io.netec.hdfs.route.RouteDeclinedException;
-import io.netec.hdfs.route.RouteUnavailableException;
 import io.netec.hdfs.route.ServiceDirectory;
 import io.netec.hdfs.route.TokenProof;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
@@ -72,8 +71,8 @@ public final class SwitchRoute implements ReconstructionRoute {
       throw new RouteDeclinedException(NetecConfigKeys.SWITCH_ADDRESS + " is not set");
     }
     Map<String, String> rackSwitches = settings.switchOptions().rackSwitches();
-    boolean byRack = !rackSwitches.isEmpty() && req.readerRack() != null && req.rows() == 1
-        && !settings.switchOptions().datagrams();
+    boolean byRack = SwitchRackPlan.splittable(req.rows(), settings.switchOptions().datagrams(),
+        req.readerRack(), rackSwitches);
     List<RepairRequest.Survivor> survivors = byRack
         ? RackAware.preferNear(req.survivors(), s -> s.node.getNetworkLocation(),
             req.readerRack())
@@ -130,8 +129,7 @@ public final class SwitchRoute implements ReconstructionRoute {
       PLANS.info("racks", "{}: switch by rack at {}, {}", req, ctx.dataNode() != null
           ? ctx.dataNode().getDatanodeId().getXferAddr() : "a client", plan.text());
       res = SwitchClient.rebuild(plan, flat, req.rowLengths(), opener, (rack, at, why) -> {
-        if (why instanceof RouteUnavailableException
-            || why.getMessage().contains("unreachable")) {
+        if (SwitchClient.unreachable(why)) {
           RACK_SWITCHES_DOWN.down(at, settings.routeBackoffMs());
         }
         PLANS.warn("not-taken", "{}: {} {} did not take its part ({}); {}", req,

@@ -77,7 +77,6 @@ final class SwitchSession extends TaskTable.Entry {
     SetupRequest s = task.setup();
     for (int i = 0; i < survivors.length; i++) {
       SetupRequest.Survivor sv = s.survivors().get(i);
-      String[] hp = sv.agent().split(":");
       int sender = i;
       survivors[i] = new Bootstrap().group(reader.eventLoop()).channel(Transport.socketChannel())
           .option(ChannelOption.TCP_NODELAY, true)
@@ -91,7 +90,7 @@ final class SwitchSession extends TaskTable.Entry {
                   new NetecPacketCodec.Encoder(),
                   new SurvivorStreamHandler(SwitchSession.this, sender, sw.counters));
             }
-          }).connect(hp[0], Integer.parseInt(hp[1])).addListener((ChannelFutureListener) f -> {
+          }).connect(HostPort.parse(sv.agent())).addListener((ChannelFutureListener) f -> {
             if (!f.isSuccess()) {
               fail("cannot reach survivor " + sender + " at " + sv.agent() + ": "
                   + f.cause());
@@ -114,9 +113,7 @@ final class SwitchSession extends TaskTable.Entry {
     unheardAcks = new int[s.k()];
     for (int i = 0; i < agents.length; i++) {
       String agent = s.survivors().get(i).agent();
-      int colon = agent.lastIndexOf(':');
-      agents[i] = new InetSocketAddress(agent.substring(0, colon),
-          Integer.parseInt(agent.substring(colon + 1)));
+      agents[i] = HostPort.parse(agent);
       if (agents[i].isUnresolved()) {
         fail("cannot resolve survivor " + i + " at " + agent);
         return;
