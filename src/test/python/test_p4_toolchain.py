@@ -15,6 +15,7 @@ import json
 import os
 import random
 import re
+import secrets
 
 import pytest
 
@@ -146,14 +147,22 @@ class Replay:
         self.vip_port = 40000 + task
         self.backend = sw.backend()
         limits = nc.Limits(slots=v["slots"], payload=v["payload"])
+        secret = secrets.token_hex(16)
         self.backend.add_task(task, array, nc.task_entries(task, array, setup_of(v), limits,
-                                                           (VIP, self.vip_port)))
-        # the reader connects: its SYN reaches every survivor (and the switch learns it)
+                                                           (VIP, self.vip_port),
+                                                           secret=secret))
+        # the reader connects: its SYN reaches every survivor (and the switch learns it), and
+        # its HELLO with the task's secret proves it (until then its ACKs would be refused)
         syn = IP(src=READER[0], dst=VIP) / TCP(sport=READER[1], dport=self.vip_port,
                                                flags="S", seq=1000)
         assert len(sw.process(syn, expect=k)) == k
+        hello = nm.Packet(nm.HELLO, task, array, nm.READER, 0, 0, 0, 0,
+                          nm.reader_hello(secret)).encode()
+        seg = IP(src=READER[0], dst=VIP) / TCP(sport=READER[1], dport=self.vip_port,
+                                               flags="PA", seq=1, ack=1) / hello
+        assert len(sw.process(seg, expect=k)) == k
         self.agents = sorted(bench.agent(s) for s in range(k))
-        self.rebuilt, self.seqs = {}, {}
+        self.rebuilt, self.seqs = {}, {READER: 1 + len(hello)}
 
     def step(self, n):
         e, k, where = self.v["events"][n], self.k, "%s event %d" % (self.v["name"], n)
@@ -297,6 +306,7 @@ def test_bmv2_tcp_proxy(bmv2_json):
     h = {READER[0]: 1}
     for i, a in enumerate(proxy.AGENTS):
         h[a] = i + 2
+    h[proxy.STRANGER[0]] = len(h) + 1
     with bmv2_switch.Bmv2Switch(bmv2_json, h) as sw:
         ep = proxy.Endpoint(pipe=sw, backend=sw.backend())
         try:
@@ -313,6 +323,7 @@ XOR_VECTORS = sorted(p for p, v in ((p, load(p)) for p in glob.glob(os.path.join
                                                                                   "*.json")))
                      if v["premultiplied"] and v["payload"] == XOR.payload and v["rows"] == 1)
 # its verdicts counter: stale and too far are one verdict there (V_OUTSIDE)
+XOR_NO_SECRET = 0  # V_NO_SECRET: a reader HELLO without its task's secret
 XOR_COUNTED = {"MISMATCH": 1, "STALE": 7, "TOO_FAR": 7, "DUPLICATE": 4, "AGGREGATED": 5,
                "COMPLETED": 6}
 
@@ -332,7 +343,7 @@ class DatagramReplay:
     plane's entries, sends the reader's HELLO (each survivor gets a copy with its sender
     number), then checks each event's datagrams out, drops and verdict counts."""
 
-    def __init__(self, sw, v, task, array):
+    def __init__(self, sw, v, task, array, hello=True):
         self.sw, self.v, self.task, self.array = sw, v, task, array
         self.k = k = v["k"]
         self.vip_port = 40000 + task
@@ -340,12 +351,19 @@ class DatagramReplay:
         setup = setup_of(v)
         setup["transport"] = "udp"
         limits = nc.Limits.of_program("netec_xor", slots=v["slots"])
+        self.secret = secrets.token_hex(16)
         self.backend.add_task(task, array, nc.task_entries(task, array, setup, limits,
-                                                           (VIP, self.vip_port)))
+                                                           (VIP, self.vip_port),
+                                                           secret=self.secret))
         self.agents = sorted(bench.agent(s) for s in range(k))
-        hello = nm.Packet(nm.HELLO, task, array, nm.READER, 0, 0, 0, 0,
-                          b'{"role": "reader", "secret": "x"}').encode()
-        self.check_copies(self.datagram(READER, hello), hello, "the reader's HELLO")
+        if hello:
+            self.hello(nm.reader_hello(self.secret, length=v["length"]))
+
+    def hello(self, payload, src=READER):
+        """The reader's HELLO with PAYLOAD from SRC: each survivor gets a copy."""
+        wire = nm.Packet(nm.HELLO, self.task, self.array, nm.READER, 0, 0, 0, 0,
+                         payload).encode()
+        self.check_copies(self.datagram(src, wire), wire, "the reader's HELLO")
         self.rebuilt = {}
 
     def datagram(self, src, wire, expect=0):
@@ -530,6 +548,40 @@ def test_bmv2_xor_refuses_a_pass_header_from_a_front_port(xor_json):
         sw.send(port, bmv2_switch.SWITCH_MAC + bmv2_switch.host_mac(port) + b"\x88\xb6"
                 + bytes([1, 1]) + bytes(r.datagram(src, wire)))
         assert sw.receive(expect=0, timeout=1.0) == [], "a forged pass came out"
+        for n in range(len(v["events"])):
+            r.step(n)
+        r.check_rebuilt()
+
+
+def test_bmv2_xor_binds_only_a_hello_with_the_tasks_secret(xor_json):
+    """docs/protocol.md "setup answer": the data plane binds a task's VIP to the first reader
+    HELLO that carries its secret, and copies only that one to the survivors. A HELLO without
+    a secret, with a wrong one, with another task's, or one digit short binds nothing, reaches
+    no survivor and is counted (verdicts cell V_NO_SECRET); after them the reader's own HELLO
+    binds, and the task is served to its address."""
+    needs_bmv2()
+    v = load(XOR_VECTORS[0])
+    hosts = bench.hosts(v["k"])
+    stranger = proxy.STRANGER
+    hosts[stranger[0]] = max(hosts.values()) + 1
+    with bmv2_switch.Bmv2Switch(xor_json, hosts, program="netec_xor") as sw:
+        r = DatagramReplay(sw, v, v["task"], v["slotArray"], hello=False)
+        other = DatagramReplay(sw, v, v["task"] + 1, v["slotArray"] + 1, hello=False)
+        wrong = "%032x" % (int(r.secret, 16) ^ (1 << 64))
+        refused = [json.dumps({"role": "reader"}).encode(),
+                   nm.reader_hello(wrong, length=v["length"]),
+                   nm.reader_hello(other.secret, length=v["length"]),
+                   nm.reader_hello(r.secret)[:nm.HELLO_SECRET_END - 1]]
+        before = r.backend.counter_read("verdicts", XOR_NO_SECRET)
+        for n, payload in enumerate(refused):
+            for src in (stranger, READER):
+                wire = nm.Packet(nm.HELLO, r.task, r.array, nm.READER, 0, 0, 0, 0,
+                                 payload).encode()
+                assert sw.process(r.datagram(src, wire)) == [], "HELLO %d from %s" % (n, src)
+        assert r.backend.counter_read("verdicts", XOR_NO_SECRET) == before + 2 * len(refused)
+        assert sw.register_read("reader_addr", r.task) == 0, "bound without the secret"
+        r.hello(nm.reader_hello(r.secret, length=v["length"]))
+        assert sw.register_read("reader_addr", r.task) == nc.ip_int(READER[0])
         for n in range(len(v["events"])):
             r.step(n)
         r.check_rebuilt()

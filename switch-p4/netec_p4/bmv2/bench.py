@@ -13,6 +13,7 @@ measured in the same run. Correctness first: every RESULT is checked against the
 
 import argparse
 import os
+import secrets
 import signal
 import socket
 import struct
@@ -82,8 +83,9 @@ def burst_rebuild(sw, k, m, stripes, program="netec"):
         "premultiplied": xor,
         "survivors": [{"sender": s, "agent": "%s:50300" % agent(s), "block": "b",
                        "unitLength": length, "token": ""} for s in range(k)]})
+    secret = secrets.token_hex(16)
     sw.backend().add_task(0, 0, nc.task_entries(0, 0, setup, nc.Limits.of_program(program),
-                                                (VIP, VIP_PORT)))
+                                                (VIP, VIP_PORT), secret=secret))
     sw.queue_depth(RECIRC_PORT, QUEUE_DEPTH)
     sw.queue_depth(READER_SWITCH_PORT, QUEUE_DEPTH)
 
@@ -94,7 +96,8 @@ def burst_rebuild(sw, k, m, stripes, program="netec"):
 
     # the switch learns where RESULTs go: the reader's HELLO (datagrams), its SYN (TCP)
     if xor:
-        hello = nm.Packet(nm.HELLO, 0, 0, nm.READER, 0, 0, 0, 0, b'{"role": "reader"}').encode()
+        hello = nm.Packet(nm.HELLO, 0, 0, nm.READER, 0, 0, 0, 0,
+                          nm.reader_hello(secret)).encode()
         sw.send_ip(to_vip(READER[0], READER[1], 0, hello), port=READER_SWITCH_PORT)
     else:
         sw.send_ip(ip_tcp(READER[0], READER[1], VIP, VIP_PORT, 1000, b"", flags=0x02),

@@ -33,7 +33,7 @@ EGRESS_TABLES = {"replica"}
 # in ingress), per task and sender (egress). The sums need no clearing: a stripe's first packet
 # in a slot overwrites them (the slot's seq says so).
 TASK_REGISTERS = ["ack_seq", "max_started_plus1", "slot_starts", "slot_completes",
-                  "reader_addr", "reader_port", "synack_bits"]
+                  "reader_addr", "reader_port", "synack_bits", "reader_proven"]
 SLOT_REGISTERS = ["slot_seq", "slot_bits", "slot_count"]
 SLOTS = 64
 SENDERS = 16

@@ -26,6 +26,7 @@ import threading
 import time
 
 from netec_p4.model import gf256
+from netec_p4.model import netec_model as nm
 from netec_p4.model.netec_model import VERSION, payload_length
 
 MAX_FRAME = 65536
@@ -185,14 +186,34 @@ def ip_int(host):
     return struct.unpack("!I", socket.inet_aton(host))[0]
 
 
-def task_entries(task, array, setup, limits, vip, vip_isn=0, macs=None):
+def secret_entry(task, secret):
+    """reader_secret's entry of a task: a reader's HELLO carrying SECRET (at the fixed offset
+    of netec_model.reader_hello) binds the VIP and reaches the survivors; none other does."""
+    key = {"hdr.netec.task": task}
+    for i, w in enumerate(nm.secret_words(secret)):
+        key["hdr.hello.s%d" % i] = w
+    return Entry("reader_secret", key, "secret_ok", {})
+
+
+def task_entries(task, array, setup, limits, vip, vip_isn=0, macs=None, secret=None):
     """The table entries of one task (p4src/*/netec.p4), and its multicast group's members.
 
     vip: (host, port) of the task; vip_isn: the VIP side's initial sequence number;
-    macs: agent host -> MAC (the replica's destination MAC), default 0.
+    macs: agent host -> MAC (the replica's destination MAC), default 0; secret: the task's
+    secret (its reader_secret entry; without one no reader's HELLO is let through).
     """
     if limits.transport == "udp":
-        return xor_task_entries(task, array, setup, limits, vip, macs)
+        entries, group = xor_task_entries(task, array, setup, limits, vip, macs)
+    else:
+        entries, group = tcp_task_entries(task, array, setup, limits, vip, vip_isn, macs)
+    if secret is not None:
+        entries.append(secret_entry(task, secret))
+    return entries, group
+
+
+def tcp_task_entries(task, array, setup, limits, vip, vip_isn=0, macs=None):
+    """The table entries of one task on the TCP program (p4src/*/netec.p4), and its
+    multicast group."""
     p = setup["payload"]
     stripes = (setup["length"] + p - 1) // p
     vip_host, vip_port = vip
@@ -382,9 +403,9 @@ class ControlPlane:
             task = self.free_tasks.pop(0)
         array = task  # one slot array per task id on this data plane
         vip = (self.vip_host, self.vip_port_base + task)
-        entries = task_entries(task, array, s, lim, vip, self.vip_isn(task), self.macs)
-        self.backend.add_task(task, array, entries)
         secret = secrets.token_hex(16)  # 128 bits: the proof that a request is the reader's
+        entries = task_entries(task, array, s, lim, vip, self.vip_isn(task), self.macs, secret)
+        self.backend.add_task(task, array, entries)
         with self.lock:
             self.tasks[task] = {"array": array, "entries": entries, "timeout": s["timeoutMs"],
                                 "progress": 0, "since": time.monotonic(),

@@ -5,6 +5,7 @@ protocol. The P4 pipeline (switch-p4/) and the Java software switch (SwitchTask)
 same rules; shared vectors (src/test/vectors) hold all three to the same bytes.
 """
 
+import json
 import struct
 
 from netec_p4.model import gf256
@@ -15,6 +16,39 @@ DATA, RESULT, ACK, HELLO = 1, 2, 3, 4
 FIN, RETX = 1, 2
 READER = 0xFF
 WORD = 4
+
+
+# The reader's HELLO as a P4 switch reads it (docs/protocol.md "HELLO"): its JSON begins with
+# READER_HELLO_PREFIX and then the task's secret (32 lowercase hex digits), so the data plane
+# finds the secret at a fixed offset (p4src/include/headers.p4 reader_hello_h).
+READER_HELLO_PREFIX = b'{"role":"reader","secret":"'
+SECRET_DIGITS = 32
+HELLO_SECRET_END = len(READER_HELLO_PREFIX) + SECRET_DIGITS  # 59
+
+
+def reader_hello(secret, **fields):
+    """The reader HELLO's payload in the layout every reader writes: role, secret, then FIELDS,
+    compact (the Java reader's Jackson output has the same bytes)."""
+    body = {"role": "reader", "secret": secret}
+    body.update(fields)
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def hello_secret_words(payload):
+    """The eight 32-bit words a P4 switch reads as a HELLO's secret (reader_hello_h s0..s7),
+    or None when the payload is too short to hold one."""
+    if len(payload) < HELLO_SECRET_END:
+        return None
+    raw = payload[len(READER_HELLO_PREFIX):HELLO_SECRET_END]
+    return tuple(struct.unpack("!8I", raw))
+
+
+def secret_words(secret):
+    """The reader_secret key words of a task's SECRET (its ASCII hex digits)."""
+    raw = secret.encode("ascii")
+    if len(raw) != SECRET_DIGITS:
+        raise ValueError("a secret is %d hex digits, not %d" % (SECRET_DIGITS, len(raw)))
+    return tuple(struct.unpack("!8I", raw))
 
 
 def payload_length(length, payload, seq):

@@ -93,7 +93,7 @@ class Pipeline:
     def __init__(self):
         # match-action tables: key tuple -> (action name, params dict)
         self.tables = {"vip_in": {}, "survivor_in": {}, "sender_coeff": {}, "task_cfg": {},
-                       "replica": {}}
+                       "replica": {}, "reader_secret": {}}
         self.mcast = {}  # multicast group -> replication ids
         # registers
         self.ack_seq = Register(TASKS)
@@ -106,10 +106,11 @@ class Pipeline:
         self.reader_addr = Register(TASKS)  # learned from the reader's SYN
         self.reader_port = Register(TASKS)
         self.synack_bits = Register(TASKS)
+        self.reader_proven = Register(TASKS)  # 1 once the reader's HELLO carried the secret
         self.isn_delta = Register(TASKS * SENDERS)
         self.counters = {"dropped_malformed": 0, "dropped_stale": 0, "dropped_too_far": 0,
                          "dropped_duplicate": 0, "dropped_foreign": 0, "aggregated": 0,
-                         "completed": 0, "recirculated": 0}
+                         "completed": 0, "recirculated": 0, "refused_no_secret": 0}
 
     # ---- table writes (the control plane's Backend interface lands here) ------------------
 
@@ -130,6 +131,7 @@ class Pipeline:
         self.reader_addr.cells[task] = 0
         self.reader_port.cells[task] = 0
         self.synack_bits.cells[task] = 0
+        self.reader_proven.cells[task] = 0
         for s in range(SENDERS):
             self.isn_delta.cells[task * SENDERS + s] = 0
         for i in range(SLOTS):
@@ -332,11 +334,29 @@ class ProxyPipeline(Pipeline):
             if sender == 0 or netec:  # sender 0 speaks for all; agents' errors pass
                 return [self._to_reader(pkt, task, idx, vip, payload)]
             return []
-        # the reader
-        if tcp.flags & 0x02:
+        # the reader: until its HELLO carries the task's secret (reader_secret) only its
+        # handshake and segments without a payload pass, and a SYN (re)binds the VIP; the
+        # proving HELLO binds it to its own source; after it no SYN does
+        syn = bool(tcp.flags & 0x02)
+        # the parser takes a secret from a HELLO whose header says it holds one
+        words = (nm.hello_secret_words(payload[nm.HEADER:])
+                 if netec and int.from_bytes(payload[16:18], "big") >= nm.HELLO_SECRET_END
+                 else None)
+        proves = (netec and payload[1] == nm.HELLO and words is not None
+                  and self.lookup("reader_secret", (payload[2],) + words) is not None)
+        was = self.reader_proven.execute(task, lambda v: (1 if proves else v, v))
+        if syn and not was:
+            self.synack_bits.cells[task] = 0
+        if proves or (syn and not was):
             self.reader_addr.cells[task] = _ip(ip.src)
             self.reader_port.cells[task] = tcp.sport
-            self.synack_bits.cells[task] = 0
+        if syn and was:
+            return []  # the VIP is its proven reader's
+        if not syn and not proves and not was and payload:
+            if netec and payload[1] == nm.ACK:
+                self.netec(payload, True)  # ackSeq moves before the proof is read, as in P4
+            self.counters["refused_no_secret"] += 1
+            return []
         if netec and payload[1] == nm.ACK:
             verdict, out = self.netec(payload, True)
             if verdict != "ACK":

@@ -17,6 +17,7 @@ from netec_p4.model import pipeline as pl
 
 AGENTS = ["198.18.1.1", "198.18.1.2", "198.18.1.3", "198.18.1.4", "198.18.1.5", "198.18.1.6"]
 READER = ("198.18.0.9", 5555)
+STRANGER = ("198.18.0.66", 4444)  # a host that did not set the task up
 
 
 def setup_request(k=3, m=2, erased=(1,), length=200, payload=64, coeff=None):
@@ -61,6 +62,14 @@ class Endpoint:
         self.cp.stop()
         self.sock.close()
         self.srv.close()
+
+
+def verdict_count(ep):
+    """Reader segments refused for want of the task's secret (V_NO_SECRET, netec_logic.p4):
+    the model's counter, or the program's verdicts cell through the backend."""
+    if isinstance(ep.pipe, pl.Pipeline):
+        return ep.pipe.counters["refused_no_secret"]
+    return ep.cp.backend.counter_read("verdicts", 0)
 
 
 def tcp_ok(p):
@@ -113,13 +122,43 @@ def proxy_scenario(ep):
                 vip_host, vip_port, READER[0], READER[1])
             assert p[TCP].seq == vip_isn and p[TCP].ack == 1001 and tcp_ok(p)
 
-    # the reader's ACK + HELLO: each survivor gets its own ACK number and sender number
-    hello = nm.Packet(nm.HELLO, task, a["slotArray"], nm.READER, 0, 0, 0, 0,
-                      json.dumps({"role": "reader"}).encode()).encode()
-    seg = IP(src=READER[0], dst=vip_host) / TCP(sport=READER[1], dport=vip_port, flags="PA",
-                                                seq=1001, ack=vip_isn + 1) / hello
+    # Before the reader proves itself with its HELLO's secret, nothing with a payload reaches
+    # a survivor: not a HELLO without the secret, nor one with another task's or a wrong one
+    # (from the reader or a stranger), nor a NetEC ACK; each is counted
+    def reader_seg(body, src=READER, flags="PA"):
+        return IP(src=src[0], dst=vip_host) / TCP(sport=src[1], dport=vip_port, flags=flags,
+                                                  seq=1001, ack=vip_isn + 1) / body
+
+    def hello_of(payload):
+        return nm.Packet(nm.HELLO, task, a["slotArray"], nm.READER, 0, 0, 0, 0,
+                         payload).encode()
+
+    stranger = STRANGER
+    wrong = "%032x" % (int(a["secret"], 16) ^ 1)
+    refused = [hello_of(nm.reader_hello(wrong, length=length)),
+               hello_of(json.dumps({"role": "reader"}).encode()),
+               hello_of(nm.reader_hello(a["secret"])[:nm.HELLO_SECRET_END - 1]),
+               nm.Packet(nm.ACK, task, a["slotArray"], nm.READER, 0, 0, 0, 1000).encode()]
+    before = verdict_count(ep)
+    for n, body in enumerate(refused):
+        for src in (READER, stranger):
+            assert pipe.process(reader_seg(body, src)) == [], "refused %d from %s" % (n, src)
+    assert verdict_count(ep) == before + 2 * len(refused)
+    # ... while a SYN still (re)binds the VIP: a stranger's takes it for now
+    assert len(pipe.process(reader_seg(b"", stranger, "S"))) == k
+    assert pipe.register_read("reader_addr", task) == pl._ip(stranger[0])
+
+    # the reader's ACK + HELLO with its secret: each survivor gets its own ACK number and
+    # sender number, and the VIP is bound to the HELLO's source for good
+    hello = hello_of(nm.reader_hello(a["secret"], length=length, payload=P))
+    seg = reader_seg(hello)
     out = pipe.process(seg)
     assert len(out) == k
+    assert (pipe.register_read("reader_addr", task),
+            pipe.register_read("reader_port", task)) == (pl._ip(READER[0]), READER[1])
+    assert pipe.register_read("reader_proven", task) == 1
+    assert pipe.process(reader_seg(b"", stranger, "S")) == []  # no SYN rebinds it now
+    assert pipe.register_read("reader_addr", task) == pl._ip(READER[0])
     for p in out:
         s = AGENTS.index(p[IP].dst)
         assert p[TCP].ack == (isns[s] + 1) & 0xFFFFFFFF and p[TCP].seq == 1001 and tcp_ok(p)

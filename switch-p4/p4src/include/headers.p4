@@ -83,6 +83,24 @@ header netec_h {
     bit<16> reserved;
 }
 
+// The start of the reader's HELLO as a P4 switch reads it (docs/protocol.md "HELLO"): a reader
+// writes its JSON beginning with {"role":"reader","secret":" (27 bytes) and then the task's
+// secret, 32 lowercase hex digits, so the data plane finds the secret at a fixed offset and
+// checks it against the task's reader_secret entry before the HELLO binds or reaches anyone.
+// The prefix is extracted only to be emitted again (the secret's offset is what it fixes).
+#define NETEC_HELLO_SECRET_END 59  // payload bytes up to the secret's last digit
+header reader_hello_h {
+    bit<216> prefix;
+    bit<32>  s0;
+    bit<32>  s1;
+    bit<32>  s2;
+    bit<32>  s3;
+    bit<32>  s4;
+    bit<32>  s5;
+    bit<32>  s6;
+    bit<32>  s7;
+}
+
 // The payload (generated/lanes.p4, halves.p4): whole words (docs/protocol.md), big-endian as the sum
 // registers hold them.
 header word_h {

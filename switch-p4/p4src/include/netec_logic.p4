@@ -7,13 +7,30 @@
 #include "headers.p4"
 #include "../generated/narrow.p4"
 
-// Verdicts of a DATA packet (first pass); the programs count each in their verdicts counter.
+// Verdicts of a DATA packet (first pass); the programs count each in their verdicts counter,
+// and a reader's HELLO refused in cell V_NO_SECRET.
+const bit<8> V_NO_SECRET = 0; // a reader's HELLO without its task's secret: dropped, binds nothing
 const bit<8> V_MISMATCH = 1;  // fields that do not fit the task: dropped
 const bit<8> V_STALE = 2;     // seq < ackSeq: the reader has it
 const bit<8> V_TOO_FAR = 3;   // seq >= ackSeq + S: could only collide
 const bit<8> V_DUPLICATE = 4; // tracker bit already set
 const bit<8> V_AGGREGATE = 5; // counted; more packets of the stripe to come
 const bit<8> V_COMPLETE = 6;  // counted; the stripe is complete: this packet becomes RESULT
+
+// The TCP program's tcp_payload entries: a segment of data offset o (5..15, in words) carries
+// a payload when the IP length passes 20 + 4o bytes.
+#define TCP_PAYLOAD_ENTRIES \
+    (5, 41 .. 0xFFFF): payload_yes(); \
+    (6, 45 .. 0xFFFF): payload_yes(); \
+    (7, 49 .. 0xFFFF): payload_yes(); \
+    (8, 53 .. 0xFFFF): payload_yes(); \
+    (9, 57 .. 0xFFFF): payload_yes(); \
+    (10, 61 .. 0xFFFF): payload_yes(); \
+    (11, 65 .. 0xFFFF): payload_yes(); \
+    (12, 69 .. 0xFFFF): payload_yes(); \
+    (13, 73 .. 0xFFFF): payload_yes(); \
+    (14, 77 .. 0xFFFF): payload_yes(); \
+    (15, 81 .. 0xFFFF): payload_yes();
 
 // The task's configuration (table task_cfg, installed by the control plane at setup).
 struct task_cfg_t {

@@ -70,6 +70,7 @@ struct headers_t {
     tcp_h tcp;
     tcp_ts_h tcp_ts;
     netec_h netec;
+    reader_hello_h hello;  // a HELLO's first bytes: the reader's secret (headers.p4)
     rest_t c;
     part_t q;
     part_t d;  // pass 1's words past c (a parse graph without a c -> q -> c loop)
@@ -77,6 +78,11 @@ struct headers_t {
 
 struct ig_meta_t {
     bit<16> tcp_residual;   // TCP checksum minus the fields ingress may rewrite
+    bit<1>  secret_ok;      // reader_secret: the HELLO carries its task's secret
+    bit<1>  has_payload;    // tcp_payload: the segment carries bytes past its headers
+    bit<8>  proven;         // reader_proven as the reader's segment found it
+    bit<1>  syn;
+    bit<1>  bind;           // the reader's segment (re)binds the VIP: reader_addr, reader_port
     bit<8>  words_ok;       // the parser took the payload into the halves (whole words, <= P)
     bool    netec_csum_ok;  // the NetEC header and words sum to ones'-complement zero
     bit<1>  netec_checked;  // the parser judged the NetEC checksum
@@ -226,14 +232,27 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
         // of Tofino 1's few parser match registers, which ran out). A front port's packet
         // naming a sum pass is parsed as one but never judged sound: admission drops it
         // (reserved), and only a pass header, from the recirculation port, makes a sum pass.
-        transition select(hdr.netec.reserved) {
-            0: parse_first;
-            1: parse_part0;
-            2: parse_part1;
-            3: parse_part2;
-            4: parse_part3;
+        transition select(hdr.netec.reserved, hdr.netec.type) {
+            (0, NETEC_HELLO): parse_hello;
+            (0, _): parse_first;
+            (1, _): parse_part0;
+            (2, _): parse_part1;
+            (3, _): parse_part2;
+            (4, _): parse_part3;
             default: accept;
         }
+    }
+    // the first segment of a HELLO long enough to hold a secret: its first bytes, emitted
+    // again as read
+    state parse_hello {
+        transition select(hdr.netec.payload_len) {
+            NETEC_HELLO_SECRET_END .. 0xFFFF: take_hello;
+            default: accept;
+        }
+    }
+    state take_hello {
+        pkt.extract(hdr.hello);
+        transition accept;
     }
     state parse_first {  // c <- the first words, d <- the rest
         transition select(hdr.netec.payload_len) {
@@ -458,6 +477,17 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     RegisterAction<bit<16>, bit<32>, bit<16>>(reader_port) reader_port_for_agent = {
         void apply(inout bit<16> v, out bit<16> rv) { rv = v; }
     };
+    // 1 once the reader's HELLO carried the task's secret: every reader segment reads it, and
+    // the proving HELLO (reader_secret's hit) sets it, in one access
+    Register<bit<8>, bit<32>>(NETEC_TASKS, 0) reader_proven;
+    RegisterAction<bit<8>, bit<32>, bit<8>>(reader_proven) prove = {
+        void apply(inout bit<8> v, out bit<8> rv) {
+            rv = v;
+            if (meta.secret_ok == 1) {
+                v = 1;
+            }
+        }
+    };
     // survivors that answered the reader's SYN: cleared by it, one bit added by each SYN-ACK
     Register<bit<16>, bit<32>>(NETEC_TASKS, 0) synack_bits;
     RegisterAction<bit<16>, bit<32>, bit<16>>(synack_bits) synack_clear = {
@@ -482,6 +512,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     PINNED(started, 3, meta.started = started_access.execute((bit<32>)meta.task);)
     PINNED(starts, 3, meta.starts = starts_access.execute((bit<32>)meta.task);)
     PINNED(completes, 3, meta.completes = completes_access.execute((bit<32>)meta.task);)
+    PINNED(prove, 5, meta.proven = prove.execute((bit<32>)meta.task);)
     PINNED(reader_addr_learn, 6, reader_addr_learn.execute((bit<32>)meta.task);)
     PINNED(reader_port_learn, 6, reader_port_learn.execute((bit<32>)meta.task);)
     PINNED(reader_addr_for_result, 6,
@@ -595,6 +626,37 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         size = NETEC_TASKS;
     }
 
+    // the task's secret, which the control plane issued at setup (docs/protocol.md "setup
+    // answer"); keyed on the header alone, so it runs beside classify
+    action secret_ok() {
+        meta.secret_ok = 1;
+    }
+    table reader_secret {
+        key = {
+            hdr.netec.task : exact;
+            hdr.hello.s0 : exact; hdr.hello.s1 : exact; hdr.hello.s2 : exact;
+            hdr.hello.s3 : exact; hdr.hello.s4 : exact; hdr.hello.s5 : exact;
+            hdr.hello.s6 : exact; hdr.hello.s7 : exact;
+        }
+        actions = { secret_ok; NoAction; }
+        const default_action = NoAction();
+        size = NETEC_TASKS;
+    }
+    // whether a segment carries a payload: the IP length past the IP and TCP headers (ranges
+    // in a table, since Tofino's parser cannot subtract)
+    action payload_yes() {
+        meta.has_payload = 1;
+    }
+    table tcp_payload {
+        key = { hdr.tcp.data_offset : exact; hdr.ipv4.total_len : range; }
+        actions = { payload_yes; NoAction; }
+        const default_action = NoAction();
+        const entries = {
+            TCP_PAYLOAD_ENTRIES
+        }
+        size = 16;
+    }
+
     action set_task(bit<16> k_mask, bit<8> k_minus1, bit<16> slot_mask, bit<32> far_mask,
                     bit<32> stripes, bit<32> last_seq, bit<16> last_len, bit<32> exposed) {
         meta.no_cfg = 0;
@@ -702,6 +764,14 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             }
         } else {
             meta.role = ROLE_NONE;
+        }
+        meta.secret_ok = 0;
+        if (hdr.hello.isValid()) {
+            reader_secret.apply();
+        }
+        meta.has_payload = 0;
+        if (hdr.tcp.isValid()) {
+            tcp_payload.apply();
         }
         if (meta.role != ROLE_NONE) {
             task_cfg.apply();
@@ -866,25 +936,49 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             l3_agent_to_reader.apply();
         } else if (meta.role == ROLE_READER) {
             // ---- the reader's segments: to every survivor (egress: addresses, SEQ/ACK) -------
+            prove_tbl.apply();
             if (meta.reader_ack == 1) {
                 ack_check.apply(hdr.netec, meta.cfg, meta.ack_bad);
                 take_partial.apply();
                 ebsn.apply(meta.ack, meta.started, meta.partial, meta.cfg.exposed,
                            hdr.netec.window);
                 meta.netec_dirty = 1;  // its window rewritten
-                if (meta.ack_bad == 1 || meta.netec_checked == 0) {
+                if (meta.proven == 0) {
+                    // an ACK before the proof reaches no survivor (ackSeq has moved: ack_tbl
+                    // runs before the proof is read, where every first pass needs it)
+                    drop_counted(V_NO_SECRET);
+                } else if (meta.ack_bad == 1 || meta.netec_checked == 0) {
                     drop_counted(V_MISMATCH);  // (unchecked: not one the parser judged)
                 } else {
                     ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
                 }
             } else {
+                // Until its HELLO carries the task's secret only the reader's handshake and
+                // segments without a payload reach the survivors, and a SYN (re)binds the VIP;
+                // the proving HELLO binds it to its own source; from then on no SYN does.
+                meta.syn = 0;
                 if ((hdr.tcp.flags & TCP_SYN) != 0) {
-                    reader_addr_learn_tbl.apply();
-                    reader_port_learn_tbl.apply();
+                    meta.syn = 1;
+                }
+                meta.bind = meta.secret_ok;
+                if (meta.syn == 1 && meta.proven == 0) {
+                    meta.bind = 1;
                     synack_clear_tbl.apply();
                 }
-                ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
+                if (meta.bind == 1) {
+                    reader_addr_learn_tbl.apply();
+                    reader_port_learn_tbl.apply();
+                }
+                if (meta.syn == 1 && meta.proven != 0) {
+                    ig_dprsr_md.drop_ctl = 1;  // the VIP is its proven reader's
+                } else if (meta.syn == 0 && meta.secret_ok == 0 && meta.proven == 0
+                           && meta.has_payload == 1) {
+                    drop_counted(V_NO_SECRET);  // data before the proof
+                } else {
+                    ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
+                }
             }
+
         } else {
             l3_forward.apply();  // not a task's: forwarded as it is
         }
@@ -921,6 +1015,7 @@ control IngressDeparserImpl(packet_out pkt, inout headers_t hdr, in ig_meta_t me
         pkt.emit(hdr.tcp);
         pkt.emit(hdr.tcp_ts);
         pkt.emit(hdr.netec);
+        pkt.emit(hdr.hello);
         pkt.emit(hdr.c);  // c before q: a sum pass rotates the payload by its part (lanes.p4)
         pkt.emit(hdr.q);
         pkt.emit(hdr.d);

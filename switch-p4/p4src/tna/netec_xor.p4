@@ -81,6 +81,7 @@ struct headers_t {
     ipv4_h ipv4;
     udp_h udp;
     netec_h netec;
+    reader_hello_h hello;  // a HELLO's first bytes: the reader's secret (headers.p4)
     half_t c;
     half_t q;
     half_t d;  // the first pass's second half (a parse graph without a c -> q -> c loop)
@@ -98,6 +99,7 @@ struct ig_meta_t {
     task_cfg_t cfg;
     bit<16> sender_bit;
     bit<1>  reader;
+    bit<1>  secret_ok;      // reader_secret: the HELLO carries its task's secret
     bit<32> reader_stripes;
     bit<16> cell;
     bit<32> ack;
@@ -199,6 +201,7 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
         transition select(hdr.ethernet.ether_type, hdr.netec.type) {
             (ETHERTYPE_IPV4, NETEC_DATA): parse_first;
             (ETHERTYPE_IPV4, NETEC_ACK): parse_ack;
+            (ETHERTYPE_IPV4, NETEC_HELLO): parse_hello;
             (ETHERTYPE_SUM_FIRST, NETEC_DATA): parse_sum_first;
             (ETHERTYPE_SUM_SECOND, NETEC_DATA): parse_sum_second;
             default: accept;
@@ -209,6 +212,16 @@ parser IngressParserImpl(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
             0: netec_verified;
             default: accept;
         }
+    }
+    state parse_hello {  // long enough to hold a secret: its first bytes, emitted again as read
+        transition select(hdr.netec.payload_len) {
+            NETEC_HELLO_SECRET_END .. 0xFFFF: take_hello;
+            default: accept;
+        }
+    }
+    state take_hello {
+        pkt.extract(hdr.hello);
+        transition accept;
     }
     state parse_first {  // c <- the first half, q <- the rest
         transition select(hdr.netec.payload_len) {
@@ -552,6 +565,24 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         size = NETEC_TASKS;
     }
 
+    // the task's secret, which the control plane issued at setup (docs/protocol.md "setup
+    // answer"): a reader's HELLO binds the VIP and reaches the survivors only with it. Keyed
+    // on the header alone, so it runs beside classify.
+    action secret_ok() {
+        meta.secret_ok = 1;
+    }
+    table reader_secret {
+        key = {
+            hdr.netec.task : exact;
+            hdr.hello.s0 : exact; hdr.hello.s1 : exact; hdr.hello.s2 : exact;
+            hdr.hello.s3 : exact; hdr.hello.s4 : exact; hdr.hello.s5 : exact;
+            hdr.hello.s6 : exact; hdr.hello.s7 : exact;
+        }
+        actions = { secret_ok; NoAction; }
+        const default_action = NoAction();
+        size = NETEC_TASKS;
+    }
+
     action route(PortId_t port, bit<48> dmac) {
         ig_tm_md.ucast_egress_port = port;
         hdr.ethernet.dst_addr = dmac;
@@ -758,6 +789,10 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                     vip_in.apply();
                 }
             }
+            meta.secret_ok = 0;
+            if (hdr.hello.isValid()) {
+                reader_secret.apply();
+            }
 
             // ackSeq, before the branches: raised by an ACK of the reader's, read by a first
             // pass
@@ -852,6 +887,9 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                         hdr.bridge.ebsn = 1;
                         ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
                     }
+                } else if (hdr.netec.type == NETEC_HELLO && meta.secret_ok == 0) {
+                    // without the task's secret: binds nothing, reaches no survivor
+                    drop_counted(V_NO_SECRET);
                 } else if (hdr.netec.type == NETEC_HELLO) {
                     reader_addr_learn_tbl.apply();
                     reader_port_learn_tbl.apply();
@@ -890,6 +928,7 @@ control IngressDeparserImpl(packet_out pkt, inout headers_t hdr, in ig_meta_t me
         pkt.emit(hdr.ipv4);
         pkt.emit(hdr.udp);
         pkt.emit(hdr.netec);
+        pkt.emit(hdr.hello);
         pkt.emit(hdr.c);  // c before q: the halves swap places every pass (halves.p4)
         pkt.emit(hdr.q);
         pkt.emit(hdr.d);

@@ -57,6 +57,7 @@ struct headers_t {
     tcp_h tcp;
     tcp_ts_h tcp_ts;
     netec_h netec;
+    reader_hello_h hello;  // a HELLO's first bytes: the reader's secret (headers.p4)
     rest_t c;
     part_t q;
     part_t d;  // pass 1's words past c (a parse graph without a c -> q -> c loop)
@@ -82,6 +83,8 @@ struct metadata_t {
     bit<8>  recirculate;   // egress: send back for the next pass
     bit<8>  netec_dirty;   // deparse: recompute the NetEC checksum over header and words
     bit<8>  tcp_dirty;     // deparse: recompute the TCP checksum
+    bit<1>  secret_ok;     // reader_secret: the HELLO carries its task's secret
+    bit<1>  has_payload;   // tcp_payload: the segment carries bytes past its headers
     task_cfg_t cfg;
 }
 
@@ -144,14 +147,27 @@ parser NetecParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
         // of Tofino 1's few parser match registers, which ran out). A front port's packet
         // naming a sum pass is parsed as one but never judged sound: admission drops it
         // (reserved), and only a pass header, from the recirculation port, makes a sum pass.
-        transition select(hdr.netec.reserved) {
-            0: parse_first;
-            1: parse_part0;
-            2: parse_part1;
-            3: parse_part2;
-            4: parse_part3;
+        transition select(hdr.netec.reserved, hdr.netec.type) {
+            (0, NETEC_HELLO): parse_hello;
+            (0, _): parse_first;
+            (1, _): parse_part0;
+            (2, _): parse_part1;
+            (3, _): parse_part2;
+            (4, _): parse_part3;
             default: accept;
         }
+    }
+    // the first segment of a HELLO long enough to hold a secret: its first bytes, emitted
+    // again as read (a segment shorter than them is a parser error: no secret)
+    state parse_hello {
+        transition select(hdr.netec.payload_len) {
+            NETEC_HELLO_SECRET_END .. 0xFFFF: take_hello;
+            default: accept;
+        }
+    }
+    state take_hello {
+        pkt.extract(hdr.hello);
+        transition accept;
     }
     // The payload's states (lanes.p4), as on Tofino: one chain a header, entered where its
     // words end with it.
@@ -253,7 +269,7 @@ control NetecVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
               hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
               hdr.netec.window, hdr.netec.payload_len, hdr.netec.checksum,
               hdr.netec.reserved,
-              NETEC_PAYLOAD_WORDS(hdr.c, hdr.q, hdr.d) },
+              hdr.hello, NETEC_PAYLOAD_WORDS(hdr.c, hdr.q, hdr.d) },
             hdr.tcp.checksum, HashAlgorithm.csum16);
         // The NetEC checksum (header and words): a receiver drops a packet that fails it
         // (docs/protocol.md), also inside a valid TCP segment. The sum includes the checksum
@@ -288,6 +304,9 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
     register<bit<32>>(NETEC_TASKS) reader_addr;         // learned from the reader's SYN
     register<bit<16>>(NETEC_TASKS) reader_port;
     register<bit<16>>(NETEC_TASKS) synack_bits;         // survivors that answered the SYN
+    // 1 once the reader's HELLO carried the task's secret: its segments with a payload reach
+    // the survivors only from then on, and no later SYN rebinds the VIP
+    register<bit<8>>(NETEC_TASKS) reader_proven;
     counter(8, CounterType.packets) verdicts;           // DATA packets by verdict
 
     // ---- tables --------------------------------------------------------------------------
@@ -311,6 +330,38 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         actions = { from_survivor; not_survivor; }
         const default_action = not_survivor();
         size = NETEC_SENDER_CELLS;
+    }
+
+    // the task's secret, which the control plane issued at setup (docs/protocol.md "setup
+    // answer"); keyed on the header alone, so it runs beside classify
+    action secret_ok() {
+        meta.secret_ok = 1;
+    }
+    table reader_secret {
+        key = {
+            hdr.netec.task : exact;
+            hdr.hello.s0 : exact; hdr.hello.s1 : exact; hdr.hello.s2 : exact;
+            hdr.hello.s3 : exact; hdr.hello.s4 : exact; hdr.hello.s5 : exact;
+            hdr.hello.s6 : exact; hdr.hello.s7 : exact;
+        }
+        actions = { secret_ok; NoAction; }
+        const default_action = NoAction();
+        size = NETEC_TASKS;
+    }
+
+    // whether a segment carries a payload, as the TNA program finds it (a table of ranges:
+    // Tofino's parser cannot subtract)
+    action payload_yes() {
+        meta.has_payload = 1;
+    }
+    table tcp_payload {
+        key = { hdr.tcp.data_offset : exact; hdr.ipv4.total_len : range; }
+        actions = { payload_yes; NoAction; }
+        const default_action = NoAction();
+        const entries = {
+            TCP_PAYLOAD_ENTRIES
+        }
+        size = 16;
     }
 
     action from_reader(bit<8> task, bit<8> slot_array, bit<32> vip_isn) {
@@ -407,6 +458,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         meta.netec_dirty = 0;
         meta.tcp_dirty = 0;
         meta.no_cfg = 0;
+        meta.secret_ok = 0;
         meta.role = ROLE_NONE;
         if (!hdr.ipv4.isValid()) {
             mark_to_drop(std);
@@ -419,6 +471,13 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             if (!survivor_in.apply().hit) {
                 vip_in.apply();
             }
+        }
+        if (hdr.hello.isValid()) {
+            reader_secret.apply();
+        }
+        meta.has_payload = 0;
+        if (hdr.tcp.isValid()) {
+            tcp_payload.apply();
         }
         if (meta.role != ROLE_NONE) {
             task_cfg.apply();
@@ -634,25 +693,60 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             l3_agent_to_reader.apply();
         } else if (meta.role == ROLE_READER) {
             // ---- the reader's segments: to every survivor (egress: addresses, SEQ/ACK) -------
+            // The reader proves itself with its HELLO's secret (reader_secret). Until then only
+            // its handshake and segments without a payload reach the survivors, and a SYN
+            // (re)binds the VIP; the proving HELLO binds it to its own source, and from then on
+            // no SYN does. One access to reader_proven for every reader segment, as on Tofino.
+            bit<1> proves = 0;
+            if (hdr.netec.isValid() && hdr.netec.type == NETEC_HELLO && meta.secret_ok == 1) {
+                proves = 1;
+            }
+            bit<8> proven;
+            reader_proven.read(proven, (bit<32>)meta.task);
+            bit<8> was_proven = proven;
+            if (proves == 1) {
+                proven = 1;
+            }
+            reader_proven.write((bit<32>)meta.task, proven);
             if (reader_ack) {
                 bit<1> ack_bad;
                 ack_check.apply(hdr.netec, meta.cfg, ack_bad);
                 ebsn.apply(ack, started, starts - completes, meta.cfg.exposed,
                            hdr.netec.window);
                 meta.netec_dirty = 1;  // its window rewritten
-                if (ack_bad == 1 || meta.words_ok == 0) {
+                if (was_proven == 0) {
+                    // an ACK before the proof reaches no survivor (ackSeq has moved, as on
+                    // Tofino, where it is read before the proof for every first pass)
+                    verdicts.count((bit<32>)V_NO_SECRET);
+                    mark_to_drop(std);
+                } else if (ack_bad == 1 || meta.words_ok == 0) {
                     verdicts.count((bit<32>)V_MISMATCH);  // (unchecked: not one the parser judged)
                     mark_to_drop(std);
                 } else {
                     std.mcast_grp = (bit<16>)meta.task + 1;  // replicas: one per survivor
                 }
             } else {
+                bit<1> syn = 0;
                 if ((hdr.tcp.flags & TCP_SYN) != 0) {
-                    reader_addr.write((bit<32>)meta.task, hdr.ipv4.src_addr);
-                    reader_port.write((bit<32>)meta.task, hdr.tcp.src_port);
+                    syn = 1;
+                }
+                bit<1> bind = proves;
+                if (syn == 1 && was_proven == 0) {
+                    bind = 1;
                     synack_bits.write((bit<32>)meta.task, 0);
                 }
-                std.mcast_grp = (bit<16>)meta.task + 1;
+                if (bind == 1) {
+                    reader_addr.write((bit<32>)meta.task, hdr.ipv4.src_addr);
+                    reader_port.write((bit<32>)meta.task, hdr.tcp.src_port);
+                }
+                if (syn == 1 && was_proven != 0) {
+                    mark_to_drop(std);  // the VIP is its proven reader's
+                } else if (syn == 0 && proves == 0 && was_proven == 0 && meta.has_payload == 1) {
+                    verdicts.count((bit<32>)V_NO_SECRET);  // data before the proof
+                    mark_to_drop(std);
+                } else {
+                    std.mcast_grp = (bit<16>)meta.task + 1;
+                }
             }
         } else {
             l3_forward.apply();  // not a task's: forwarded as it is
@@ -750,7 +844,7 @@ control NetecComputeChecksum(inout headers_t hdr, inout metadata_t meta) {
               hdr.netec.sender, hdr.netec.flags, hdr.netec.slot, hdr.netec.seq,
               hdr.netec.window, hdr.netec.payload_len, hdr.netec.checksum,
               hdr.netec.reserved,
-              NETEC_PAYLOAD_WORDS(hdr.c, hdr.q, hdr.d) },
+              hdr.hello, NETEC_PAYLOAD_WORDS(hdr.c, hdr.q, hdr.d) },
             hdr.tcp.checksum, HashAlgorithm.csum16);
     }
 }
@@ -763,6 +857,7 @@ control NetecDeparser(packet_out pkt, in headers_t hdr) {
         pkt.emit(hdr.tcp);
         pkt.emit(hdr.tcp_ts);
         pkt.emit(hdr.netec);
+        pkt.emit(hdr.hello);
         pkt.emit(hdr.c);  // c before q: a sum pass rotates the payload by its part (lanes.p4)
         pkt.emit(hdr.q);
         pkt.emit(hdr.d);

@@ -53,6 +53,7 @@ struct headers_t {
     ipv4_h ipv4;
     udp_h udp;
     netec_h netec;
+    reader_hello_h hello;  // a HELLO's first bytes: the reader's secret (headers.p4)
     half_t c;
     half_t q;
     half_t d;  // the first pass's second half (a parse graph without a c -> q -> c loop)
@@ -66,6 +67,7 @@ struct metadata_t {
     bit<8>  slot_array;
     task_cfg_t cfg;
     bit<1>  reader;
+    bit<1>  secret_ok;      // reader_secret: the HELLO carries its task's secret
     bit<8>  reader_task;
     bit<32> reader_stripes;
     bit<16> sender_bit;
@@ -117,10 +119,21 @@ parser XorParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
         pkt.extract(hdr.netec);
         transition select(hdr.ethernet.ether_type, hdr.netec.type) {
             (ETHERTYPE_IPV4, NETEC_DATA): parse_first;
+            (ETHERTYPE_IPV4, NETEC_HELLO): parse_hello;
             (ETHERTYPE_SUM_FIRST, NETEC_DATA): parse_sum_first;
             (ETHERTYPE_SUM_SECOND, NETEC_DATA): parse_sum_second;
             default: accept;
         }
+    }
+    state parse_hello {  // long enough to hold a secret: its first bytes, re-emitted as read
+        transition select(hdr.netec.payload_len) {
+            NETEC_HELLO_SECRET_END .. 0xFFFF: take_hello;
+            default: accept;
+        }
+    }
+    state take_hello {
+        pkt.extract(hdr.hello);
+        transition accept;
     }
     state parse_first {
         transition select(hdr.netec.payload_len) {
@@ -195,7 +208,8 @@ parser XorParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
 
 // A first pass's DATA words or an ACK (header only) must sum to ones'-complement zero with
 // their checksum (both encodings of a computed 0 pass); BMv2 sets checksum_error, ingress
-// drops the packet. A HELLO's JSON is not read, as on Tofino; later passes are not judged.
+// drops the packet. A HELLO's JSON is not judged (only its secret is read), as on Tofino;
+// later passes are not judged.
 control XorVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
     apply {
         verify_checksum(hdr.netec.isValid() && hdr.ethernet.ether_type == ETHERTYPE_IPV4
@@ -268,6 +282,22 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
         const default_action = NoAction();
         size = NETEC_TASKS;
     }
+    // the task's secret, which the control plane issued at setup (docs/protocol.md "setup
+    // answer"): a reader's HELLO binds the VIP and reaches the survivors only with it
+    action secret_ok() {
+        meta.secret_ok = 1;
+    }
+    table reader_secret {
+        key = {
+            hdr.netec.task : exact;
+            hdr.hello.s0 : exact; hdr.hello.s1 : exact; hdr.hello.s2 : exact;
+            hdr.hello.s3 : exact; hdr.hello.s4 : exact; hdr.hello.s5 : exact;
+            hdr.hello.s6 : exact; hdr.hello.s7 : exact;
+        }
+        actions = { secret_ok; NoAction; }
+        const default_action = NoAction();
+        size = NETEC_TASKS;
+    }
     action route(bit<9> port, bit<48> dmac) {
         std.egress_spec = port;
         hdr.ethernet.dst_addr = dmac;
@@ -303,6 +333,7 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
     apply {
         meta.survivor = 0;
         meta.reader = 0;
+        meta.secret_ok = 0;
         meta.recirculate = 0;
         meta.result = 0;
         meta.ebsn = 0;
@@ -401,6 +432,9 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
         if (hdr.netec.isValid()) {
             survivor_in.apply();
             vip_in.apply();
+        }
+        if (hdr.hello.isValid()) {
+            reader_secret.apply();
         }
         bool corrupt = std.checksum_error == 1;
         bit<32> t = (bit<32>)meta.task;
@@ -517,6 +551,9 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
                     meta.ebsn = 1;
                     std.mcast_grp = (bit<16>)meta.reader_task + 1;
                 }
+            } else if (hdr.netec.type == NETEC_HELLO && meta.secret_ok == 0) {
+                // without the task's secret: binds nothing, reaches no survivor
+                drop_counted(V_NO_SECRET);
             } else if (hdr.netec.type == NETEC_HELLO) {
                 // the task's first reader HELLO binds its address; later ones change nothing
                 bit<32> raddr;
@@ -641,6 +678,7 @@ control XorDeparser(packet_out pkt, in headers_t hdr) {
         pkt.emit(hdr.ipv4);
         pkt.emit(hdr.udp);
         pkt.emit(hdr.netec);
+        pkt.emit(hdr.hello);
         pkt.emit(hdr.c);  // c before q: the halves swap places every pass (halves.p4)
         pkt.emit(hdr.q);
         pkt.emit(hdr.d);

@@ -434,6 +434,32 @@ class WireFormatTest {
         e.getMessage());
   }
 
+  /**
+   * A P4 switch finds the secret at a fixed offset of the reader's HELLO (docs/protocol.md
+   * "HELLO"; switch-p4 headers.p4 reader_hello_h, netec_model.READER_HELLO_PREFIX): every form
+   * the reader sends begins with the same 27 bytes and the secret's 32 digits.
+   */
+  @Test
+  void theReadersHelloStartsWithItsSecretAtTheOffsetAP4SwitchReads() throws Exception {
+    String secret = "0123456789abcdef0123456789abcdef";
+    String prefix = "{\"role\":\"reader\",\"secret\":\"";
+    assertEquals(27, prefix.length());
+    String big = "x".repeat(3000);
+    SetupRequest oversized = new SetupRequest("BP-1:blk_-160_1001", 4096, 1_000_000, 30_000,
+        List.of(new SetupRequest.Survivor(0, "198.18.0.2:50200", "BP-1:blk_-158_1001", 1_000,
+            big), new SetupRequest.Survivor(1, "198.18.0.3:50200", "BP-1:blk_-159_1001", 1_000,
+            big)), new byte[][] {{3, (byte) 200}});
+    for (NetecPacket hello : new NetecPacket[] {
+        StreamRequest.readerHello(setup(), 7, 2, 64, secret),
+        StreamRequest.readerHello(setup(), 7, 2, 64, secret, "c0ffee"),
+        StreamRequest.readerHello(oversized, 7, 2, 64, secret)}) {
+      String json = new String(hello.payload(), StandardCharsets.UTF_8);
+      assertTrue(json.startsWith(prefix + secret + "\""), json);
+      assertEquals(secret, StreamRequest.readerSecret(hello));
+    }
+    assertTrue(StreamRequest.readerHello(oversized, 7, 2, 64, secret).payload().length < 100);
+  }
+
   @Test
   void theReadersHelloCarriesEverySurvivorsStreamForAP4Switch() throws Exception {
     SetupRequest setup = setup();
