@@ -24,6 +24,11 @@ public final class ReadTaps {
   private final Map<Long, Integer> open = new ConcurrentHashMap<>();
   /** When a block's last stream closed (System.nanoTime). */
   private final Map<Long, Long> lastClosed = new ConcurrentHashMap<>();
+  /**
+   * The bytes of a block the streams have read (merged intervals, start -> end): a proof that
+   * comes after them reads those itself at once, since no stream reads a range twice.
+   */
+  private final Map<Long, TreeMap<Long, Long>> streamed = new ConcurrentHashMap<>();
 
   /** A stream of the block opened (its reads will feed the taps). */
   public void streamOpened(long blockId) {
@@ -40,6 +45,9 @@ public final class ReadTaps {
     lastClosed.put(blockId, now);
     if (lastClosed.size() > 4096) {
       lastClosed.values().removeIf(t -> now - t > STREAMED_LATELY_NANOS);
+    }
+    if (streamed.size() > 4096) { // only what a proof may yet ask of a recent stream
+      streamed.keySet().removeIf(id -> !open.containsKey(id) && !lastClosed.containsKey(id));
     }
     CopyOnWriteArrayList<Want> l = wants.get(blockId);
     if (l != null) {
@@ -65,6 +73,10 @@ public final class ReadTaps {
    * the buffer is not moved.
    */
   public void offer(long blockId, long position, ByteBuffer span) {
+    TreeMap<Long, Long> read = streamed.computeIfAbsent(blockId, id -> new TreeMap<>());
+    synchronized (read) {
+      merge(read, position, position + span.remaining());
+    }
     CopyOnWriteArrayList<Want> l = wants.get(blockId);
     if (l != null) {
       for (Want w : l) {
@@ -83,7 +95,45 @@ public final class ReadTaps {
   Want want(long blockId, long offset, long length, Fingerprint f) {
     Want w = new Want(blockId, offset, offset + length, f);
     wants.computeIfAbsent(blockId, id -> new CopyOnWriteArrayList<>()).add(w);
+    // taken after the want is in place, so that no byte a stream reads is in neither
+    TreeMap<Long, Long> read = streamed.get(blockId);
+    if (read != null) {
+      synchronized (read) {
+        Map.Entry<Long, Long> first = read.floorEntry(offset);
+        for (Map.Entry<Long, Long> e : (first == null ? read
+            : read.tailMap(first.getKey(), true)).entrySet()) {
+          if (e.getKey() >= w.end) {
+            break;
+          }
+          long a = Math.max(e.getKey(), offset);
+          long b = Math.min(e.getValue(), w.end);
+          if (a < b) {
+            w.before.put(a, b);
+          }
+        }
+      }
+    }
     return w;
+  }
+
+  /** Adds [a, b) to disjoint intervals {@code m}, merging what touches it. */
+  private static void merge(TreeMap<Long, Long> m, long a, long b) {
+    if (a >= b) {
+      return;
+    }
+    Map.Entry<Long, Long> left = m.floorEntry(a);
+    if (left != null && left.getValue() >= a) {
+      if (left.getValue() >= b) {
+        return; // a stream's sequential reads mostly end here or just below
+      }
+      a = left.getKey();
+    }
+    Map.Entry<Long, Long> next;
+    while ((next = m.ceilingEntry(a)) != null && next.getKey() <= b) {
+      b = Math.max(b, next.getValue());
+      m.remove(next.getKey());
+    }
+    m.put(a, b);
   }
 
   /** One proof's range of one block: what has been fed so far. */
@@ -94,6 +144,8 @@ public final class ReadTaps {
     private final Fingerprint f;
     /** Disjoint covered intervals, start -> end. */
     private final TreeMap<Long, Long> covered = new TreeMap<>();
+    /** What streams had read of the range when the proof came (no stream reads it again). */
+    private final TreeMap<Long, Long> before = new TreeMap<>();
     private long bytes;
 
     private Want(long blockId, long offset, long end, Fingerprint f) {
@@ -150,14 +202,37 @@ public final class ReadTaps {
     }
 
     /**
-     * The part before the first covered byte when a stream started after the range's start
-     * (what it read before the proof came), else null.
+     * A part no stream will read again, for the proof to read now: what the block's streams
+     * had read of the range when the proof came (a small range a route streamed before its
+     * proof was asked for is read at once, not after the stream closes), or the part before
+     * the first covered byte when a stream started after the range's start; else null.
      */
     synchronized long[] headGap() {
+      for (Map.Entry<Long, Long> e : before.entrySet()) {
+        long[] g = uncoveredIn(e.getKey(), e.getValue());
+        if (g != null) {
+          return g;
+        }
+      }
       if (covered.isEmpty() || covered.firstKey() == offset) {
         return null;
       }
-      return new long[] {offset, covered.firstKey()};
+      return uncoveredIn(offset, covered.firstKey());
+    }
+
+    /** The first part of [a, b) not covered, or null. */
+    private long[] uncoveredIn(long a, long b) {
+      long at = a;
+      while (at < b) {
+        Map.Entry<Long, Long> c = covered.floorEntry(at);
+        if (c != null && c.getValue() > at) {
+          at = c.getValue();
+          continue;
+        }
+        Long next = covered.higherKey(at);
+        return new long[] {at, next == null ? b : Math.min(b, next)};
+      }
+      return null;
     }
 
     /** The first part not covered, at most {@code max} bytes, or null. */
@@ -185,11 +260,11 @@ public final class ReadTaps {
       long had = bytes;
       long deadline = System.nanoTime() + ms * 1_000_000L;
       while (bytes == had && bytes < end - offset && !doneStreaming(blockId)) {
-        long left = (deadline - System.nanoTime()) / 1_000_000L;
+        long left = deadline - System.nanoTime();
         if (left <= 0) {
           return false;
         }
-        wait(left);
+        wait((left + 999_999L) / 1_000_000L); // rounded up: the whole time, not a ms less
       }
       return bytes != had || bytes == end - offset;
     }

@@ -74,6 +74,30 @@ class ReadTapsTest {
   }
 
   @Test
+  void whatAStreamReadBeforeTheProofCameIsReadAtOnce() throws Exception {
+    ReadTaps taps = new ReadTaps();
+    taps.streamOpened(4);
+    taps.offer(4, 0, ByteBuffer.wrap(new byte[300]));
+    taps.offer(4, 300, ByteBuffer.wrap(new byte[400])); // the stream has reached 700
+    taps.offer(4, 900, ByteBuffer.wrap(new byte[50])); // and another part, apart
+    ReadTaps.Want w = taps.want(4, 100, 1000, new Fingerprint(new byte[16]));
+    // the stream is still open, yet what it read is known now: no wait for it to close
+    assertArrayEquals(new long[] {100, 700}, w.headGap());
+    taps.offer(4, 100, ByteBuffer.wrap(new byte[600])); // the proof's own read feeds it
+    assertArrayEquals(new long[] {900, 950}, w.headGap());
+    taps.offer(4, 900, ByteBuffer.wrap(new byte[50]));
+    assertNull(w.headGap(), "the rest is the stream's to read");
+    taps.offer(4, 700, ByteBuffer.wrap(new byte[400])); // the stream goes on past the range
+    assertTrue(w.complete());
+    w.close();
+    // another block's reads, or a range past what was read, leave a proof waiting as before
+    ReadTaps.Want later = taps.want(4, 2000, 100, new Fingerprint(new byte[16]));
+    assertNull(later.headGap());
+    later.close();
+    taps.streamClosed(4);
+  }
+
+  @Test
   void aProofWaitsForStreamsOnlyWhileOneIsOpenOrMayYetCome() throws Exception {
     ReadTaps taps = new ReadTaps();
     ReadTaps.Want w = taps.want(3, 0, 1000, new Fingerprint(new byte[16]));
