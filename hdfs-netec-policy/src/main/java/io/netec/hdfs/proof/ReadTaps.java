@@ -46,9 +46,7 @@ public final class ReadTaps {
     if (lastClosed.size() > 4096) {
       lastClosed.values().removeIf(t -> now - t > STREAMED_LATELY_NANOS);
     }
-    if (streamed.size() > 4096) { // only what a proof may yet ask of a recent stream
-      streamed.keySet().removeIf(id -> !open.containsKey(id) && !lastClosed.containsKey(id));
-    }
+    pruneStreamed(4096);
     CopyOnWriteArrayList<Want> l = wants.get(blockId);
     if (l != null) {
       for (Want w : l) {
@@ -73,6 +71,7 @@ public final class ReadTaps {
    * the buffer is not moved.
    */
   public void offer(long blockId, long position, ByteBuffer span) {
+    pruneStreamed(16384); // reads no stream closes (a proof's own) add blocks too
     TreeMap<Long, Long> read = streamed.computeIfAbsent(blockId, id -> new TreeMap<>());
     synchronized (read) {
       merge(read, position, position + span.remaining());
@@ -114,6 +113,13 @@ public final class ReadTaps {
       }
     }
     return w;
+  }
+
+  /** Past {@code over} blocks, keeps only what a proof may yet ask of a recent stream. */
+  private void pruneStreamed(int over) {
+    if (streamed.size() > over) {
+      streamed.keySet().removeIf(id -> !open.containsKey(id) && !lastClosed.containsKey(id));
+    }
   }
 
   /** Adds [a, b) to disjoint intervals {@code m}, merging what touches it. */
