@@ -978,7 +978,6 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                     ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
                 }
             }
-
         } else {
             l3_forward.apply();  // not a task's: forwarded as it is
         }
