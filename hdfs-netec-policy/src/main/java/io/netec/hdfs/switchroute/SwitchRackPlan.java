@@ -115,6 +115,30 @@ public final class SwitchRackPlan {
     return rows == 1 && !datagram && readerRack != null && !rackSwitches.isEmpty();
   }
 
+  /**
+   * What is wrong when rack switches are named and none is for any rack of this task (the
+   * reader's, the survivors'): most likely the names differ from the topology's (a topology
+   * script's "/dc1/rack1" against a key's "/rack1"), and no rack switch is ever used. Null
+   * when a rack matches, or none is named, or the racks are not known.
+   */
+  public static String unmatched(Map<String, String> rackSwitches, String readerRack,
+      java.util.Collection<String> survivorRacks) {
+    if (rackSwitches.isEmpty() || readerRack == null) {
+      return null;
+    }
+    java.util.SortedSet<String> racks = new java.util.TreeSet<>(survivorRacks);
+    racks.add(readerRack);
+    for (String r : racks) {
+      if (r != null && rackSwitches.containsKey(r)) {
+        return null;
+      }
+    }
+    return io.netec.hdfs.NetecConfigKeys.SWITCH_RACKS + " names racks "
+        + new java.util.TreeSet<>(rackSwitches.keySet()) + " and none is a rack of this task "
+        + racks + ": no rack switch is used. Name them as the topology does (hdfs dfsadmin "
+        + "-printTopology)";
+  }
+
   private static SetupRequest childSetup(SetupRequest flat, List<Integer> senders)
       throws ProtocolException {
     List<SetupRequest.Survivor> sv = new ArrayList<>();

@@ -35,6 +35,8 @@ public final class SwitchRoute implements ReconstructionRoute {
   public static final String NAME = "switch";
   private static final Logger LOG = LoggerFactory.getLogger(SwitchRoute.class);
   private static final LogLimiter PLANS = new LogLimiter(LOG, 1_000);
+  /** A configuration mistake: said once a minute, not once a task. */
+  private static final LogLimiter MISCONFIGURED = new LogLimiter(LOG, 60_000);
   /** Rack switches found unreachable of late: their racks' survivors stream to the parent. */
   static final RackSwitchesDown RACK_SWITCHES_DOWN = new RackSwitchesDown();
   /** Bytes this JVM's DataNodes' switch routes read from switches (their ingress). */
@@ -98,6 +100,11 @@ public final class SwitchRoute implements ReconstructionRoute {
       }
       return rows;
     };
+    String unmatched = SwitchRackPlan.unmatched(rackSwitches, req.readerRack(),
+        rackOfBlock.values());
+    if (unmatched != null) {
+      MISCONFIGURED.warn("racks", "{}", unmatched);
+    }
     SwitchRackPlan plan = null;
     if (byRack) {
       List<String> senderRack = new ArrayList<>();

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.Waits;
 import io.netec.hdfs.route.MemoryBlocks;
 import io.netec.hdfs.switchroute.wire.NetecPacket;
@@ -282,6 +283,18 @@ class SwitchRacksTest {
     assertNull(SwitchRackPlan.plan(two.setup, racks("/a", "/b", "/b"), "/a", sw, null),
         "two rows");
     assertNotNull(SwitchRackPlan.plan(flat, racks("/a", "/b", "/b"), "/a", sw, null));
+  }
+
+  @Test
+  void rackSwitchesNamedForNoRackOfTheTaskAreCalledOut() {
+    Map<String, String> sw = Map.of("/rack1", "h:1", "/rack2", "h:2");
+    String why = SwitchRackPlan.unmatched(sw, "/dc1/rack1", List.of("/dc1/rack2", "/dc1/rack1"));
+    assertNotNull(why);
+    assertTrue(why.contains(NetecConfigKeys.SWITCH_RACKS) && why.contains("[/rack1, /rack2]")
+        && why.contains("[/dc1/rack1, /dc1/rack2]"), why);
+    assertNull(SwitchRackPlan.unmatched(sw, "/rack3", List.of("/rack2")), "one matches");
+    assertNull(SwitchRackPlan.unmatched(Map.of(), "/a", List.of("/b")), "none named");
+    assertNull(SwitchRackPlan.unmatched(sw, null, List.of("/b")), "a client's read");
   }
 
   @Test
