@@ -19,14 +19,19 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public final class ReadTaps {
   /** How long after a block's last stream closed a proof takes it that the route has read. */
   static final long STREAMED_LATELY_NANOS = 5_000_000_000L;
+  /** Intervals kept of a block's streamed bytes (a stream's sequential reads make one). */
+  static final int MAX_EXTENTS = 64;
   private final Map<Long, CopyOnWriteArrayList<Want>> wants = new ConcurrentHashMap<>();
   /** Streams of a block open now. */
   private final Map<Long, Integer> open = new ConcurrentHashMap<>();
   /** When a block's last stream closed (System.nanoTime). */
   private final Map<Long, Long> lastClosed = new ConcurrentHashMap<>();
   /**
-   * The bytes of a block the streams have read (merged intervals, start -> end): a proof that
-   * comes after them reads those itself at once, since no stream reads a range twice.
+   * The bytes of a block its open streams have read (merged intervals, start -> end): a proof
+   * that comes while they run reads those itself at once, since a stream reads each byte of
+   * its range once. Dropped when the block's last stream closes (a late proof then reads at
+   * once anyway: {@link #doneStreaming}), so what an earlier stream read never sends a proof
+   * to read what a later one is about to.
    */
   private final Map<Long, TreeMap<Long, Long>> streamed = new ConcurrentHashMap<>();
 
@@ -40,13 +45,17 @@ public final class ReadTaps {
    * fingerprinted yet, they read themselves at once).
    */
   public void streamClosed(long blockId) {
-    open.computeIfPresent(blockId, (id, n) -> n <= 1 ? null : n - 1);
+    if (open.computeIfPresent(blockId, (id, n) -> n <= 1 ? null : n - 1) == null) {
+      streamed.remove(blockId);
+    }
     long now = System.nanoTime();
     lastClosed.put(blockId, now);
     if (lastClosed.size() > 4096) {
       lastClosed.values().removeIf(t -> now - t > STREAMED_LATELY_NANOS);
     }
-    pruneStreamed(4096);
+    if (streamed.size() > 4096) { // an offer raced a close: only open blocks' are kept
+      streamed.keySet().removeIf(id -> !open.containsKey(id));
+    }
     CopyOnWriteArrayList<Want> l = wants.get(blockId);
     if (l != null) {
       for (Want w : l) {
@@ -71,10 +80,14 @@ public final class ReadTaps {
    * the buffer is not moved.
    */
   public void offer(long blockId, long position, ByteBuffer span) {
-    pruneStreamed(16384); // reads no stream closes (a proof's own) add blocks too
-    TreeMap<Long, Long> read = streamed.computeIfAbsent(blockId, id -> new TreeMap<>());
-    synchronized (read) {
-      merge(read, position, position + span.remaining());
+    if (open.containsKey(blockId)) {
+      TreeMap<Long, Long> read = streamed.computeIfAbsent(blockId, id -> new TreeMap<>());
+      synchronized (read) {
+        if (read.size() >= MAX_EXTENTS) {
+          read.clear(); // scattered reads: proofs wait for the streams, as without extents
+        }
+        merge(read, position, position + span.remaining());
+      }
     }
     CopyOnWriteArrayList<Want> l = wants.get(blockId);
     if (l != null) {
@@ -93,7 +106,12 @@ public final class ReadTaps {
   /** Wants bytes [offset, offset + length) of block {@code blockId} into {@code f}. */
   Want want(long blockId, long offset, long length, Fingerprint f) {
     Want w = new Want(blockId, offset, offset + length, f);
-    wants.computeIfAbsent(blockId, id -> new CopyOnWriteArrayList<>()).add(w);
+    // added inside compute, so that a close emptying the list cannot drop it meanwhile
+    wants.compute(blockId, (id, l) -> {
+      CopyOnWriteArrayList<Want> list = l == null ? new CopyOnWriteArrayList<>() : l;
+      list.add(w);
+      return list;
+    });
     // taken after the want is in place, so that no byte a stream reads is in neither
     TreeMap<Long, Long> read = streamed.get(blockId);
     if (read != null) {
@@ -113,13 +131,6 @@ public final class ReadTaps {
       }
     }
     return w;
-  }
-
-  /** Past {@code over} blocks, keeps only what a proof may yet ask of a recent stream. */
-  private void pruneStreamed(int over) {
-    if (streamed.size() > over) {
-      streamed.keySet().removeIf(id -> !open.containsKey(id) && !lastClosed.containsKey(id));
-    }
   }
 
   /** Adds [a, b) to disjoint intervals {@code m}, merging what touches it. */

@@ -116,20 +116,26 @@ public final class SwitchRackPlan {
   }
 
   /**
-   * What is wrong when rack switches are named and none is for any rack of this task (the
-   * reader's, the survivors'): most likely the names differ from the topology's (a topology
-   * script's "/dc1/rack1" against a key's "/rack1"), and no rack switch is ever used. Null
-   * when a rack matches, or none is named, or the racks are not known.
+   * What may be wrong when rack switches are named and none is for any rack of this task (the
+   * reader's, the survivors'): the names may differ from the topology's (a topology script's
+   * "/dc1/rack1" against a key's "/rack1"), so that no rack switch is ever used; or the task's
+   * racks simply have no switch (a partial deployment: the route warns only while no name has
+   * matched any task). Null when a rack matches, or none is named, or the racks are not known.
    */
   public static String unmatched(Map<String, String> rackSwitches, String readerRack,
       java.util.Collection<String> survivorRacks) {
     if (rackSwitches.isEmpty() || readerRack == null) {
       return null;
     }
-    java.util.SortedSet<String> racks = new java.util.TreeSet<>(survivorRacks);
+    java.util.SortedSet<String> racks = new java.util.TreeSet<>();
+    for (String r : survivorRacks) {
+      if (r != null) {
+        racks.add(r);
+      }
+    }
     racks.add(readerRack);
     for (String r : racks) {
-      if (r != null && rackSwitches.containsKey(r)) {
+      if (rackSwitches.containsKey(r)) {
         return null;
       }
     }

@@ -37,6 +37,11 @@ public final class SwitchRoute implements ReconstructionRoute {
   private static final LogLimiter PLANS = new LogLimiter(LOG, 1_000);
   /** A configuration mistake: said once a minute, not once a task. */
   private static final LogLimiter MISCONFIGURED = new LogLimiter(LOG, 60_000);
+  /**
+   * Whether a rack switch name has matched a rack of a task in this JVM: from then on a task
+   * whose racks have none is a partial deployment, not a misnamed key, and is not warned of.
+   */
+  private static volatile boolean rackNameMatched;
   /** Rack switches found unreachable of late: their racks' survivors stream to the parent. */
   static final RackSwitchesDown RACK_SWITCHES_DOWN = new RackSwitchesDown();
   /** Bytes this JVM's DataNodes' switch routes read from switches (their ingress). */
@@ -100,10 +105,14 @@ public final class SwitchRoute implements ReconstructionRoute {
       }
       return rows;
     };
-    String unmatched = SwitchRackPlan.unmatched(rackSwitches, req.readerRack(),
-        rackOfBlock.values());
-    if (unmatched != null) {
-      MISCONFIGURED.warn("racks", "{}", unmatched);
+    if (!rackNameMatched && !rackSwitches.isEmpty() && req.readerRack() != null) {
+      String unmatched = SwitchRackPlan.unmatched(rackSwitches, req.readerRack(),
+          rackOfBlock.values());
+      if (unmatched == null) {
+        rackNameMatched = true;
+      } else {
+        MISCONFIGURED.warn("racks", "{} (said until a name matches a task's rack)", unmatched);
+      }
     }
     SwitchRackPlan plan = null;
     if (byRack) {

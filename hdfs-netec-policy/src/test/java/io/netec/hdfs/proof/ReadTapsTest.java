@@ -90,11 +90,54 @@ class ReadTapsTest {
     taps.offer(4, 700, ByteBuffer.wrap(new byte[400])); // the stream goes on past the range
     assertTrue(w.complete());
     w.close();
-    // another block's reads, or a range past what was read, leave a proof waiting as before
+    // a range past what was read leaves a proof waiting for the stream, as before
     ReadTaps.Want later = taps.want(4, 2000, 100, new Fingerprint(new byte[16]));
     assertNull(later.headGap());
     later.close();
     taps.streamClosed(4);
+    // what a closed stream read is forgotten: a later stream of the block reads it again, and
+    // a proof of it waits for that stream rather than reading the bytes twice
+    taps.streamOpened(4);
+    ReadTaps.Want again = taps.want(4, 0, 700, new Fingerprint(new byte[16]));
+    assertNull(again.headGap(), "an earlier stream's extents sent the proof to read");
+    taps.offer(4, 0, ByteBuffer.wrap(new byte[700]));
+    assertTrue(again.complete());
+    again.close();
+    taps.streamClosed(4);
+    // reads of a block no stream has open are not remembered
+    taps.offer(5, 0, ByteBuffer.wrap(new byte[100]));
+    taps.streamOpened(5);
+    ReadTaps.Want none = taps.want(5, 0, 100, new Fingerprint(new byte[16]));
+    assertNull(none.headGap());
+    none.close();
+    taps.streamClosed(5);
+  }
+
+  @Test
+  void aWantAddedWhileAnotherOfTheBlockClosesIsStillFed() throws Exception {
+    ReadTaps taps = new ReadTaps();
+    for (int round = 0; round < 2000; round++) {
+      ReadTaps.Want first = taps.want(6, 0, 10, new Fingerprint(new byte[16]));
+      Thread closer = new Thread(first::close);
+      closer.start();
+      ReadTaps.Want second = taps.want(6, 0, 10, new Fingerprint(new byte[16]));
+      closer.join();
+      taps.offer(6, 0, ByteBuffer.wrap(new byte[10]));
+      assertTrue(second.complete(), "round " + round + ": the want was dropped");
+      second.close();
+    }
+  }
+
+  @Test
+  void awaitProgressWaitsItsWholeTime() throws Exception {
+    ReadTaps taps = new ReadTaps();
+    ReadTaps.Want w = taps.want(8, 0, 10, new Fingerprint(new byte[16]));
+    for (int i = 0; i < 20; i++) {
+      long t0 = System.nanoTime();
+      assertFalse(w.awaitProgress(3));
+      assertTrue(System.nanoTime() - t0 >= 3_000_000L, "returned early");
+    }
+    w.close();
   }
 
   @Test

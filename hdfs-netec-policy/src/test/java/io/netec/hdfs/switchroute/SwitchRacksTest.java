@@ -295,6 +295,9 @@ class SwitchRacksTest {
     assertNull(SwitchRackPlan.unmatched(sw, "/rack3", List.of("/rack2")), "one matches");
     assertNull(SwitchRackPlan.unmatched(Map.of(), "/a", List.of("/b")), "none named");
     assertNull(SwitchRackPlan.unmatched(sw, null, List.of("/b")), "a client's read");
+    java.util.List<String> unknown = new java.util.ArrayList<>();
+    unknown.add(null);
+    assertNotNull(SwitchRackPlan.unmatched(sw, "/x", unknown), "a survivor's rack unknown");
   }
 
   @Test
