@@ -57,7 +57,7 @@ def sample_entries(program="netec"):
            "survivors": [{"sender": s, "agent": "198.18.1.%d:50300" % (s + 1), "block": "b",
                           "unitLength": 1000, "token": ""} for s in range(6)]}
     return nc.task_entries(31, 31, nc.parse_setup(req), limits, ("198.18.0.100", 40031),
-                           0xFFFFFFFF, {"198.18.1.1": 0xFFFFFFFFFFFF})
+                           0xFFFFFFFF, {"198.18.1.1": 0xFFFFFFFFFFFF}, "f" * 32)
 
 
 # every program and architecture: (program, arch) -> its source
@@ -65,9 +65,9 @@ SOURCES = {("netec", arch): path for arch, path in PROGRAMS.items()}
 SOURCES.update({("netec_xor", arch): path for arch, path in XOR_PROGRAMS.items()})
 # the tables a task's entries and the routes fill, by program
 FILLED = {"netec": {"task_cfg", "vip_in", "sender_coeff", "survivor_in", "replica",
-                    "l3_forward", "l3_to_reader", "l3_agent_to_reader"},
+                    "l3_forward", "l3_to_reader", "l3_agent_to_reader", "reader_secret"},
           "netec_xor": {"vip_in", "survivor_in", "replica", "l3_forward", "l3_to_reader",
-                        "l3_agent_to_reader"}}
+                        "l3_agent_to_reader", "reader_secret"}}
 
 
 @pytest.mark.parametrize("program,arch", sorted(SOURCES))

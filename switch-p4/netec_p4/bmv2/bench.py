@@ -94,15 +94,17 @@ def burst_rebuild(sw, k, m, stripes, program="netec"):
             return ip_udp(src, sport, VIP, VIP_PORT, payload)
         return ip_tcp(src, sport, VIP, VIP_PORT, seq, payload)
 
-    # the switch learns where RESULTs go: the reader's HELLO (datagrams), its SYN (TCP)
-    if xor:
-        hello = nm.Packet(nm.HELLO, 0, 0, nm.READER, 0, 0, 0, 0,
-                          nm.reader_hello(secret)).encode()
-        sw.send_ip(to_vip(READER[0], READER[1], 0, hello), port=READER_SWITCH_PORT)
-    else:
+    # the switch learns where RESULTs go: the reader's HELLO with the task's secret
+    # (datagrams); its SYN, then that HELLO, without which its ACKs reach no survivor (TCP)
+    hello = nm.Packet(nm.HELLO, 0, 0, nm.READER, 0, 0, 0, 0, nm.reader_hello(secret)).encode()
+    if not xor:
         sw.send_ip(ip_tcp(READER[0], READER[1], VIP, VIP_PORT, 1000, b"", flags=0x02),
                    port=READER_SWITCH_PORT)
-    sw.receive(expect=k)
+        if len(sw.receive(expect=k)) != k:
+            raise RuntimeError("the reader's SYN did not reach every survivor")
+    sw.send_ip(to_vip(READER[0], READER[1], 1001, hello), port=READER_SWITCH_PORT)
+    if len(sw.receive(expect=k)) != k:
+        raise RuntimeError("the reader's HELLO did not reach every survivor")
     frames = []
     for q in range(stripes):
         stripe = []
@@ -134,7 +136,9 @@ def send_bursts(sw, frames, k, unit, payload, headers, ack_of):
             rebuilt[r.seq] = r.payload
         ack = nm.Packet(nm.ACK, 0, 0, nm.READER, 0, 0, first + len(batch), 32).encode()
         sw.send_ip(ack_of(ack), port=READER_SWITCH_PORT)
-        sw.receive(expect=k, timeout=60, settle=0)
+        if len(sw.receive(expect=k, timeout=60, settle=0)) != k:
+            raise RuntimeError("the reader's ACK after stripe %d did not reach every survivor"
+                               % (first + len(batch)))
     took = time.monotonic() - t
     bad = [q for q in range(len(frames))
            if rebuilt.get(q) != unit[q * payload:(q + 1) * payload]]

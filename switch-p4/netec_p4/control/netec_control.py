@@ -186,10 +186,15 @@ def ip_int(host):
     return struct.unpack("!I", socket.inet_aton(host))[0]
 
 
-def secret_entry(task, secret):
+def secret_entry(task, secret, limits, vip):
     """reader_secret's entry of a task: a reader's HELLO carrying SECRET (at the fixed offset
-    of netec_model.reader_hello) binds the VIP and reaches the survivors; none other does."""
-    key = {"hdr.netec.task": task}
+    of netec_model.reader_hello) binds the VIP and reaches the survivors; none other does. The
+    TCP program keys it on the VIP (its vip_in does not hold the header's task to the VIP),
+    the datagram program on the task (its vip_in does)."""
+    if limits.transport == "udp":
+        key = {"hdr.netec.task": task}
+    else:
+        key = {"hdr.ipv4.dst_addr": ip_int(vip[0]), "hdr.tcp.dst_port": vip[1]}
     for i, w in enumerate(nm.secret_words(secret)):
         key["hdr.hello.s%d" % i] = w
     return Entry("reader_secret", key, "secret_ok", {})
@@ -207,7 +212,7 @@ def task_entries(task, array, setup, limits, vip, vip_isn=0, macs=None, secret=N
     else:
         entries, group = tcp_task_entries(task, array, setup, limits, vip, vip_isn, macs)
     if secret is not None:
-        entries.append(secret_entry(task, secret))
+        entries.append(secret_entry(task, secret, limits, vip))
     return entries, group
 
 

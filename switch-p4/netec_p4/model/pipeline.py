@@ -334,34 +334,43 @@ class ProxyPipeline(Pipeline):
             if sender == 0 or netec:  # sender 0 speaks for all; agents' errors pass
                 return [self._to_reader(pkt, task, idx, vip, payload)]
             return []
-        # the reader: until its HELLO carries the task's secret (reader_secret) only its
-        # handshake and segments without a payload pass, and a SYN (re)binds the VIP; the
-        # proving HELLO binds it to its own source; after it no SYN does
-        syn = bool(tcp.flags & 0x02)
-        # the parser takes a secret from a HELLO whose header says it holds one
-        words = (nm.hello_secret_words(payload[nm.HEADER:])
-                 if netec and int.from_bytes(payload[16:18], "big") >= nm.HELLO_SECRET_END
-                 else None)
-        proves = (netec and payload[1] == nm.HELLO and words is not None
-                  and self.lookup("reader_secret", (payload[2],) + words) is not None)
-        was = self.reader_proven.execute(task, lambda v: (1 if proves else v, v))
-        if syn and not was:
-            self.synack_bits.cells[task] = 0
-        if proves or (syn and not was):
-            self.reader_addr.cells[task] = _ip(ip.src)
-            self.reader_port.cells[task] = tcp.sport
-        if syn and was:
-            return []  # the VIP is its proven reader's
-        if not syn and not proves and not was and payload:
-            if netec and payload[1] == nm.ACK:
-                self.netec(payload, True)  # ackSeq moves before the proof is read, as in P4
-            self.counters["refused_no_secret"] += 1
+        # the reader: until its HELLO carries the task's secret (reader_secret, keyed on the
+        # VIP) only its handshake and segments without a payload pass, and a SYN (re)binds the
+        # VIP; the proving HELLO binds it to its own source; after it nothing rebinds it and
+        # SYNs are dropped; a HELLO without the secret never passes; a fragment never does
+        if ip.flags.MF or ip.frag:
             return []
+        syn = bool(tcp.flags & 0x02)
+        # the parser takes a secret from a HELLO (reserved 0) whose header says it holds one,
+        # in a segment with room for it (tcp_payload's hello_room)
+        words = None
+        if (netec and payload[1] == nm.HELLO and payload[18:20] == b"\0\0"
+                and int.from_bytes(payload[14:16], "big") >= nm.HELLO_SECRET_END
+                and len(payload) >= nm.HEADER + nm.HELLO_SECRET_END):
+            words = nm.hello_secret_words(payload[nm.HEADER:])
+        proves = (words is not None
+                  and self.lookup("reader_secret", key4[2:] + words) is not None)
+        was = self.reader_proven.execute(task, lambda v: (1 if proves else v, v))
         if netec and payload[1] == nm.ACK:
-            verdict, out = self.netec(payload, True)
+            verdict, out = self.netec(payload, True)  # ackSeq moves before the proof is read
+            if not was:
+                self.counters["refused_no_secret"] += 1
+                return []
             if verdict != "ACK":
                 return []
             payload = out[0].encode()
+        else:
+            if not was and syn and not payload:
+                self.synack_bits.cells[task] = 0
+            if not was and (proves or (syn and not payload)):
+                self.reader_addr.cells[task] = _ip(ip.src)
+                self.reader_port.cells[task] = tcp.sport
+            if syn and was:
+                return []  # the VIP is its proven reader's
+            if (netec and payload[1] == nm.HELLO and not proves) or (
+                    not was and not proves and payload):
+                self.counters["refused_no_secret"] += 1
+                return []
         copies = []
         for rid in self.mcast.get(task + 1, []):
             rep = self.lookup("replica", (rid,))

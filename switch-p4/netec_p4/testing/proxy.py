@@ -135,15 +135,32 @@ def proxy_scenario(ep):
 
     stranger = STRANGER
     wrong = "%032x" % (int(a["secret"], 16) ^ 1)
+    # a stranger holding the secret of a task of its own, naming that task, at this VIP
+    other = ep.ask(setup_request(k, m, (1,), length, P)[0])
+    assert other["ok"] and other["task"] != task
+    theirs = nm.Packet(nm.HELLO, other["task"], other["slotArray"], nm.READER, 0, 0, 0, 0,
+                       nm.reader_hello(other["secret"], length=length)).encode()
+    short = bytearray(hello_of(nm.reader_hello(a["secret"], length=length)))
+    short[14:16] = (nm.HELLO_SECRET_END - 1).to_bytes(2, "big")  # says it holds no secret
+    short[16:18] = b"\0\0"
+    short[16:18] = nm.checksum(bytes(short)).to_bytes(2, "big")
     refused = [hello_of(nm.reader_hello(wrong, length=length)),
                hello_of(json.dumps({"role": "reader"}).encode()),
                hello_of(nm.reader_hello(a["secret"])[:nm.HELLO_SECRET_END - 1]),
+               bytes(short), theirs,
                nm.Packet(nm.ACK, task, a["slotArray"], nm.READER, 0, 0, 0, 1000).encode()]
     before = verdict_count(ep)
     for n, body in enumerate(refused):
         for src in (READER, stranger):
             assert pipe.process(reader_seg(body, src)) == [], "refused %d from %s" % (n, src)
-    assert verdict_count(ep) == before + 2 * len(refused)
+    # a SYN carrying data before the proof is refused too, and binds nothing
+    assert pipe.process(reader_seg(b"x" * 30, stranger, "S")) == []
+    assert pipe.register_read("reader_addr", task) == pl._ip(READER[0])
+    assert verdict_count(ep) == before + 2 * len(refused) + 1
+    # a fragment to the VIP is never judged in pieces: dropped, whatever it carries
+    frag = IP(src=READER[0], dst=vip_host, flags="MF") / TCP(
+        sport=READER[1], dport=vip_port, flags="PA", seq=1001, ack=vip_isn + 1)
+    assert pipe.process(frag) == []
     # ... while a SYN still (re)binds the VIP: a stranger's takes it for now
     assert len(pipe.process(reader_seg(b"", stranger, "S"))) == k
     assert pipe.register_read("reader_addr", task) == pl._ip(stranger[0])
@@ -158,7 +175,14 @@ def proxy_scenario(ep):
             pipe.register_read("reader_port", task)) == (pl._ip(READER[0]), READER[1])
     assert pipe.register_read("reader_proven", task) == 1
     assert pipe.process(reader_seg(b"", stranger, "S")) == []  # no SYN rebinds it now
-    assert pipe.register_read("reader_addr", task) == pl._ip(READER[0])
+    # nor a HELLO with its secret from elsewhere (a replay), and one without it never passes
+    before = verdict_count(ep)
+    assert len(pipe.process(reader_seg(hello, stranger))) == k
+    for body in (hello_of(nm.reader_hello(wrong, length=length)), theirs):
+        assert pipe.process(reader_seg(body, stranger)) == []
+    assert verdict_count(ep) == before + 2
+    assert (pipe.register_read("reader_addr", task),
+            pipe.register_read("reader_port", task)) == (pl._ip(READER[0]), READER[1])
     for p in out:
         s = AGENTS.index(p[IP].dst)
         assert p[TCP].ack == (isns[s] + 1) & 0xFFFFFFFF and p[TCP].seq == 1001 and tcp_ok(p)

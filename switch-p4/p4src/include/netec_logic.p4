@@ -18,19 +18,32 @@ const bit<8> V_AGGREGATE = 5; // counted; more packets of the stripe to come
 const bit<8> V_COMPLETE = 6;  // counted; the stripe is complete: this packet becomes RESULT
 
 // The TCP program's tcp_payload entries: a segment of data offset o (5..15, in words) carries
-// a payload when the IP length passes 20 + 4o bytes.
+// a payload when the IP length passes 20 + 4o bytes, and has room for a NetEC header and a
+// HELLO's first 59 bytes (the secret) when it reaches 20 + 4o + 20 + 59: a HELLO whose header
+// claims more than its segment holds is not read for a secret.
 #define TCP_PAYLOAD_ENTRIES \
-    (5, 41 .. 0xFFFF): payload_yes(); \
-    (6, 45 .. 0xFFFF): payload_yes(); \
-    (7, 49 .. 0xFFFF): payload_yes(); \
-    (8, 53 .. 0xFFFF): payload_yes(); \
-    (9, 57 .. 0xFFFF): payload_yes(); \
-    (10, 61 .. 0xFFFF): payload_yes(); \
-    (11, 65 .. 0xFFFF): payload_yes(); \
-    (12, 69 .. 0xFFFF): payload_yes(); \
-    (13, 73 .. 0xFFFF): payload_yes(); \
-    (14, 77 .. 0xFFFF): payload_yes(); \
-    (15, 81 .. 0xFFFF): payload_yes();
+    (5, 41 .. 118): payload_yes(); \
+    (5, 119 .. 0xFFFF): hello_room(); \
+    (6, 45 .. 122): payload_yes(); \
+    (6, 123 .. 0xFFFF): hello_room(); \
+    (7, 49 .. 126): payload_yes(); \
+    (7, 127 .. 0xFFFF): hello_room(); \
+    (8, 53 .. 130): payload_yes(); \
+    (8, 131 .. 0xFFFF): hello_room(); \
+    (9, 57 .. 134): payload_yes(); \
+    (9, 135 .. 0xFFFF): hello_room(); \
+    (10, 61 .. 138): payload_yes(); \
+    (10, 139 .. 0xFFFF): hello_room(); \
+    (11, 65 .. 142): payload_yes(); \
+    (11, 143 .. 0xFFFF): hello_room(); \
+    (12, 69 .. 146): payload_yes(); \
+    (12, 147 .. 0xFFFF): hello_room(); \
+    (13, 73 .. 150): payload_yes(); \
+    (13, 151 .. 0xFFFF): hello_room(); \
+    (14, 77 .. 154): payload_yes(); \
+    (14, 155 .. 0xFFFF): hello_room(); \
+    (15, 81 .. 158): payload_yes(); \
+    (15, 159 .. 0xFFFF): hello_room();
 
 // The task's configuration (table task_cfg, installed by the control plane at setup).
 struct task_cfg_t {

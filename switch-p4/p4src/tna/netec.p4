@@ -80,9 +80,11 @@ struct ig_meta_t {
     bit<16> tcp_residual;   // TCP checksum minus the fields ingress may rewrite
     bit<1>  secret_ok;      // reader_secret: the HELLO carries its task's secret
     bit<1>  has_payload;    // tcp_payload: the segment carries bytes past its headers
+    bit<1>  hello_room;     // ... and room for a NetEC header and a HELLO's secret
+    bit<1>  frag;           // an IP fragment (judged only whole: dropped at a VIP)
+    bit<1>  hello;          // a NetEC HELLO's first segment
     bit<8>  proven;         // reader_proven as the reader's segment found it
     bit<1>  syn;
-    bit<1>  bind;           // the reader's segment (re)binds the VIP: reader_addr, reader_port
     bit<8>  words_ok;       // the parser took the payload into the halves (whole words, <= P)
     bool    netec_csum_ok;  // the NetEC header and words sum to ones'-complement zero
     bit<1>  netec_checked;  // the parser judged the NetEC checksum
@@ -627,13 +629,14 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     }
 
     // the task's secret, which the control plane issued at setup (docs/protocol.md "setup
-    // answer"); keyed on the header alone, so it runs beside classify
+    // answer"), keyed on the VIP the segment is sent to (as vip_in: the header's task could
+    // name another task, whose secret a stranger may hold) and the secret's digits
     action secret_ok() {
         meta.secret_ok = 1;
     }
     table reader_secret {
         key = {
-            hdr.netec.task : exact;
+            hdr.ipv4.dst_addr : exact; hdr.tcp.dst_port : exact;
             hdr.hello.s0 : exact; hdr.hello.s1 : exact; hdr.hello.s2 : exact;
             hdr.hello.s3 : exact; hdr.hello.s4 : exact; hdr.hello.s5 : exact;
             hdr.hello.s6 : exact; hdr.hello.s7 : exact;
@@ -642,14 +645,18 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         const default_action = NoAction();
         size = NETEC_TASKS;
     }
-    // whether a segment carries a payload: the IP length past the IP and TCP headers (ranges
-    // in a table, since Tofino's parser cannot subtract)
+    // whether a segment carries a payload, and room for a HELLO's secret: the IP length past
+    // the IP and TCP headers (ranges in a table, since Tofino's parser cannot subtract)
     action payload_yes() {
         meta.has_payload = 1;
     }
+    action hello_room() {
+        meta.has_payload = 1;
+        meta.hello_room = 1;
+    }
     table tcp_payload {
         key = { hdr.tcp.data_offset : exact; hdr.ipv4.total_len : range; }
-        actions = { payload_yes; NoAction; }
+        actions = { payload_yes; hello_room; NoAction; }
         const default_action = NoAction();
         const entries = {
             TCP_PAYLOAD_ENTRIES
@@ -765,13 +772,18 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         } else {
             meta.role = ROLE_NONE;
         }
-        meta.secret_ok = 0;
-        if (hdr.hello.isValid()) {
-            reader_secret.apply();
-        }
         meta.has_payload = 0;
+        meta.hello_room = 0;
         if (hdr.tcp.isValid()) {
             tcp_payload.apply();
+        }
+        meta.frag = 0;
+        if (hdr.ipv4.flags[0:0] == 1 || hdr.ipv4.frag_offset != 0) {
+            meta.frag = 1;
+        }
+        meta.secret_ok = 0;
+        if (hdr.hello.isValid() && meta.hello_room == 1 && meta.frag == 0) {
+            reader_secret.apply();
         }
         if (meta.role != ROLE_NONE) {
             task_cfg.apply();
@@ -934,6 +946,8 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             hdr.tcp.dst_port = meta.reader_port;
             meta.tcp_dirty = 1;
             l3_agent_to_reader.apply();
+        } else if (meta.role == ROLE_READER && meta.frag == 1) {
+            ig_dprsr_md.drop_ctl = 1;  // a fragment to a VIP: its payload is judged only whole
         } else if (meta.role == ROLE_READER) {
             // ---- the reader's segments: to every survivor (egress: addresses, SEQ/ACK) -------
             prove_tbl.apply();
@@ -955,25 +969,32 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             } else {
                 // Until its HELLO carries the task's secret only the reader's handshake and
                 // segments without a payload reach the survivors, and a SYN (re)binds the VIP;
-                // the proving HELLO binds it to its own source; from then on no SYN does.
+                // the proving HELLO binds it to its own source; from then on nothing rebinds
+                // it and SYNs are dropped. A HELLO without the secret never passes.
                 meta.syn = 0;
                 if ((hdr.tcp.flags & TCP_SYN) != 0) {
                     meta.syn = 1;
                 }
-                meta.bind = meta.secret_ok;
-                if (meta.syn == 1 && meta.proven == 0) {
-                    meta.bind = 1;
+                meta.hello = 0;
+                if (hdr.netec.isValid() && hdr.netec.type == NETEC_HELLO) {
+                    meta.hello = 1;
+                }
+                // each gateway reads only what stage 5 (prove) and earlier wrote, so that the
+                // address tables keep their stage (6) with the register's other actions
+                if (meta.proven == 0 && meta.syn == 1 && meta.has_payload == 0) {
                     synack_clear_tbl.apply();
                 }
-                if (meta.bind == 1) {
+                if (meta.proven == 0
+                        && (meta.secret_ok == 1 || (meta.syn == 1 && meta.has_payload == 0))) {
                     reader_addr_learn_tbl.apply();
                     reader_port_learn_tbl.apply();
                 }
                 if (meta.syn == 1 && meta.proven != 0) {
                     ig_dprsr_md.drop_ctl = 1;  // the VIP is its proven reader's
-                } else if (meta.syn == 0 && meta.secret_ok == 0 && meta.proven == 0
-                           && meta.has_payload == 1) {
-                    drop_counted(V_NO_SECRET);  // data before the proof
+                } else if (meta.hello == 1 && meta.secret_ok == 0) {
+                    drop_counted(V_NO_SECRET);  // a HELLO without the secret, ever
+                } else if (meta.proven == 0 && meta.secret_ok == 0 && meta.has_payload == 1) {
+                    drop_counted(V_NO_SECRET);  // data before the proof (a SYN's too)
                 } else {
                     ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
                 }

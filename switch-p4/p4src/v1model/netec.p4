@@ -85,6 +85,7 @@ struct metadata_t {
     bit<8>  tcp_dirty;     // deparse: recompute the TCP checksum
     bit<1>  secret_ok;     // reader_secret: the HELLO carries its task's secret
     bit<1>  has_payload;   // tcp_payload: the segment carries bytes past its headers
+    bit<1>  hello_room;    // ... and room for a NetEC header and a HELLO's secret
     task_cfg_t cfg;
 }
 
@@ -333,13 +334,14 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
     }
 
     // the task's secret, which the control plane issued at setup (docs/protocol.md "setup
-    // answer"); keyed on the header alone, so it runs beside classify
+    // answer"), keyed on the VIP the segment is sent to (as vip_in: the header's task could
+    // name another task, whose secret a stranger may hold) and the secret's digits
     action secret_ok() {
         meta.secret_ok = 1;
     }
     table reader_secret {
         key = {
-            hdr.netec.task : exact;
+            hdr.ipv4.dst_addr : exact; hdr.tcp.dst_port : exact;
             hdr.hello.s0 : exact; hdr.hello.s1 : exact; hdr.hello.s2 : exact;
             hdr.hello.s3 : exact; hdr.hello.s4 : exact; hdr.hello.s5 : exact;
             hdr.hello.s6 : exact; hdr.hello.s7 : exact;
@@ -349,19 +351,22 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         size = NETEC_TASKS;
     }
 
-    // whether a segment carries a payload, as the TNA program finds it (a table of ranges:
-    // Tofino's parser cannot subtract)
+    // whether a segment carries a payload, and room for a HELLO's secret, as the TNA program
+    // finds them (a table of ranges: Tofino's parser cannot subtract)
     action payload_yes() {
         meta.has_payload = 1;
     }
+    action hello_room() {
+        meta.has_payload = 1;
+        meta.hello_room = 1;
+    }
     table tcp_payload {
         key = { hdr.tcp.data_offset : exact; hdr.ipv4.total_len : range; }
-        actions = { payload_yes; NoAction; }
+        actions = { payload_yes; hello_room; NoAction; }
         const default_action = NoAction();
         const entries = {
             TCP_PAYLOAD_ENTRIES
         }
-        size = 16;
     }
 
     action from_reader(bit<8> task, bit<8> slot_array, bit<32> vip_isn) {
@@ -472,12 +477,17 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
                 vip_in.apply();
             }
         }
-        if (hdr.hello.isValid()) {
-            reader_secret.apply();
-        }
         meta.has_payload = 0;
+        meta.hello_room = 0;
         if (hdr.tcp.isValid()) {
             tcp_payload.apply();
+        }
+        bit<1> frag = 0;
+        if (hdr.ipv4.flags[0:0] == 1 || hdr.ipv4.frag_offset != 0) {
+            frag = 1;
+        }
+        if (hdr.hello.isValid() && meta.hello_room == 1 && frag == 0) {
+            reader_secret.apply();
         }
         if (meta.role != ROLE_NONE) {
             task_cfg.apply();
@@ -691,12 +701,15 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.tcp.dst_port = rport;
             meta.tcp_dirty = 1;
             l3_agent_to_reader.apply();
+        } else if (meta.role == ROLE_READER && frag == 1) {
+            mark_to_drop(std);  // a fragment to a VIP: its payload is judged only whole
         } else if (meta.role == ROLE_READER) {
             // ---- the reader's segments: to every survivor (egress: addresses, SEQ/ACK) -------
             // The reader proves itself with its HELLO's secret (reader_secret). Until then only
             // its handshake and segments without a payload reach the survivors, and a SYN
             // (re)binds the VIP; the proving HELLO binds it to its own source, and from then on
-            // no SYN does. One access to reader_proven for every reader segment, as on Tofino.
+            // nothing rebinds it and SYNs are dropped; a HELLO without the secret never passes.
+            // One access to reader_proven for every reader segment, as on Tofino.
             bit<1> proves = 0;
             if (hdr.netec.isValid() && hdr.netec.type == NETEC_HELLO && meta.secret_ok == 1) {
                 proves = 1;
@@ -730,19 +743,24 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
                 if ((hdr.tcp.flags & TCP_SYN) != 0) {
                     syn = 1;
                 }
-                bit<1> bind = proves;
-                if (syn == 1 && was_proven == 0) {
-                    bind = 1;
+                bit<1> hello = 0;
+                if (hdr.netec.isValid() && hdr.netec.type == NETEC_HELLO) {
+                    hello = 1;
+                }
+                if (was_proven == 0 && syn == 1 && meta.has_payload == 0) {
                     synack_bits.write((bit<32>)meta.task, 0);
                 }
-                if (bind == 1) {
+                if (was_proven == 0 && (proves == 1 || (syn == 1 && meta.has_payload == 0))) {
                     reader_addr.write((bit<32>)meta.task, hdr.ipv4.src_addr);
                     reader_port.write((bit<32>)meta.task, hdr.tcp.src_port);
                 }
                 if (syn == 1 && was_proven != 0) {
                     mark_to_drop(std);  // the VIP is its proven reader's
-                } else if (syn == 0 && proves == 0 && was_proven == 0 && meta.has_payload == 1) {
-                    verdicts.count((bit<32>)V_NO_SECRET);  // data before the proof
+                } else if (hello == 1 && proves == 0) {
+                    verdicts.count((bit<32>)V_NO_SECRET);  // a HELLO without the secret, ever
+                    mark_to_drop(std);
+                } else if (was_proven == 0 && proves == 0 && meta.has_payload == 1) {
+                    verdicts.count((bit<32>)V_NO_SECRET);  // data before the proof (a SYN's too)
                     mark_to_drop(std);
                 } else {
                     std.mcast_grp = (bit<16>)meta.task + 1;
