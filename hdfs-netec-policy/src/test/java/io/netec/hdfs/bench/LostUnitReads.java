@@ -26,7 +26,7 @@ final class LostUnitReads implements AutoCloseable {
   private final byte[] data;
 
   /** Starts the cluster with {@code conf} (reconstruction held off) and loses the unit. */
-  LostUnitReads(Configuration conf) throws IOException {
+  LostUnitReads(Configuration conf) throws Exception {
     conf.setInt(DFSConfigKeys.DFS_NAMENODE_REDUNDANCY_INTERVAL_SECONDS_KEY, 3600);
     cluster = new EcTestCluster(conf, K + 2 + 1);
     try {
@@ -35,7 +35,7 @@ final class LostUnitReads implements AutoCloseable {
       DataNode holder = cluster.holder(PATH, 0, LOST_UNIT);
       cluster.stop(holder);
       cluster.markDead(holder);
-    } catch (IOException | RuntimeException e) {
+    } catch (Exception e) {
       cluster.close();
       throw e;
     }
