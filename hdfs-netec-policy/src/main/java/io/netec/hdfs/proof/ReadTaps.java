@@ -197,17 +197,7 @@ public final class ReadTaps {
     }
 
     private void cover(long a, long b) {
-      Map.Entry<Long, Long> left = covered.floorEntry(a);
-      if (left != null && left.getValue() == a) {
-        a = left.getKey();
-        covered.remove(left.getKey());
-      }
-      Long right = covered.get(b);
-      if (right != null) {
-        covered.remove(b);
-        b = right;
-      }
-      covered.put(a, b);
+      merge(covered, a, b);
     }
 
     synchronized boolean complete() {
@@ -254,19 +244,11 @@ public final class ReadTaps {
 
     /** The first part not covered, at most {@code max} bytes, or null. */
     synchronized long[] firstGap(long max) {
-      long at = offset;
-      for (Map.Entry<Long, Long> e : covered.entrySet()) {
-        if (e.getKey() > at) {
-          break;
-        }
-        at = Math.max(at, e.getValue());
+      long[] g = uncoveredIn(offset, end);
+      if (g != null) {
+        g[1] = Math.min(g[1], g[0] + max);
       }
-      if (at >= end) {
-        return null;
-      }
-      Long next = covered.higherKey(at);
-      long stop = Math.min(next == null ? end : next, end);
-      return new long[] {at, Math.min(stop, at + max)};
+      return g;
     }
 
     /**
