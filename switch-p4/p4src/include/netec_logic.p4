@@ -17,6 +17,50 @@ const bit<8> V_DUPLICATE = 4; // tracker bit already set
 const bit<8> V_AGGREGATE = 5; // counted; more packets of the stripe to come
 const bit<8> V_COMPLETE = 6;  // counted; the stripe is complete: this packet becomes RESULT
 
+// The TCP programs' reader_flags entries: what a reader segment may do, from (syn, hello,
+// has_payload, secret_ok), one table before its task's proof is read:
+//   reader_flags_set(syn_bare, may_bind, hello_no_secret, payload_no_secret)
+//   syn_bare = syn and no payload; may_bind = secret_ok or syn_bare (while unproven, it binds
+//   the VIP to its source); hello_no_secret, payload_no_secret: refused without the secret.
+#define READER_FLAGS_ENTRIES \
+    (0, 0, 0, 0) : reader_flags_set(0, 0, 0, 0); \
+    (0, 0, 0, 1) : reader_flags_set(0, 1, 0, 0); \
+    (0, 0, 1, 0) : reader_flags_set(0, 0, 0, 1); \
+    (0, 0, 1, 1) : reader_flags_set(0, 1, 0, 0); \
+    (0, 1, 0, 0) : reader_flags_set(0, 0, 1, 0); \
+    (0, 1, 0, 1) : reader_flags_set(0, 1, 0, 0); \
+    (0, 1, 1, 0) : reader_flags_set(0, 0, 1, 1); \
+    (0, 1, 1, 1) : reader_flags_set(0, 1, 0, 0); \
+    (1, 0, 0, 0) : reader_flags_set(1, 1, 0, 0); \
+    (1, 0, 0, 1) : reader_flags_set(1, 1, 0, 0); \
+    (1, 0, 1, 0) : reader_flags_set(0, 0, 0, 1); \
+    (1, 0, 1, 1) : reader_flags_set(0, 1, 0, 0); \
+    (1, 1, 0, 0) : reader_flags_set(1, 1, 1, 0); \
+    (1, 1, 0, 1) : reader_flags_set(1, 1, 0, 0); \
+    (1, 1, 1, 0) : reader_flags_set(0, 0, 1, 1); \
+    (1, 1, 1, 1) : reader_flags_set(0, 1, 0, 0);
+
+// What becomes of a reader's segment (not an ACK) once its task's proof is read, keyed on
+// (proven, syn, hello_no_secret, payload_no_secret); the first entry that matches decides
+// (0 matches 0 only, _ anything). Unproven, a HELLO without the secret and data are refused
+// and the rest passes (the handshake, empty segments, the proving HELLO); proven, a SYN is
+// dropped (the VIP is its proven reader's), a HELLO without the secret refused, the rest
+// passes (the default, to_survivors).
+#define READER_VERDICT_ENTRIES \
+    (0, _, 1, _) : drop_counted(V_NO_SECRET); \
+    (0, _, _, 1) : drop_counted(V_NO_SECRET); \
+    (0, _, _, _) : to_survivors(); \
+    (_, 1, _, _) : drop_uncounted(); \
+    (_, _, 1, _) : drop_counted(V_NO_SECRET);
+
+// The reader's ACK, keyed on (proven, ack_bad, judged: whether the parser checked its words,
+// 0 or not): an ACK before the proof reaches no survivor; one that fails ReaderAckCheck, or
+// that the parser did not judge, is a mismatch; the rest pass (the default, ack_to_survivors).
+#define READER_ACK_VERDICT_ENTRIES \
+    (0, _, _) : drop_counted(V_NO_SECRET); \
+    (_, 1, _) : drop_counted(V_MISMATCH); \
+    (_, _, 0) : drop_counted(V_MISMATCH);
+
 // The TCP program's tcp_payload entries: a segment of data offset o (5..15, in words) carries
 // a payload when the IP length passes 20 + 4o bytes, and has room for a NetEC header and a
 // HELLO's first 59 bytes (the secret) when it reaches 20 + 4o + 20 + 59: a HELLO whose header
@@ -90,40 +134,42 @@ control AdmitData(in netec_h n, in bit<8> lanes_ok, in task_cfg_t cfg, in bit<32
     bit<16> len_want;
     bit<16> slot_diff;  // seq mod S, then ^ slot: 0 iff the slot is seq's
     bit<16> len_diff;
-    action firsts() {
+    // step 1: seq's maxima with the bounds, its distance from ackSeq, seq mod S
+    action seq_extremes() {
         past = NETEC_MAX(n.seq, cfg.last_seq);
         high = NETEC_MAX(n.seq, ack_seq);
         behind = n.seq - ack_seq;
         last_diff = n.seq ^ cfg.last_seq;
         slot_diff = seq_low & cfg.slot_mask;
     }
-    @hidden table take_firsts {
-        actions = { firsts; }
-        const default_action = firsts();
+    @hidden table take_seq_extremes {
+        actions = { seq_extremes; }
+        const default_action = seq_extremes();
     }
-    action seconds() {
+    // step 2: each of them to a value that is 0 iff its test passes
+    action seq_tests() {
         past = past ^ cfg.last_seq;
         high = high ^ n.seq;
         behind = behind & cfg.far_mask;
         slot_diff = slot_diff ^ n.slot;
     }
-    @hidden table take_seconds {
-        actions = { seconds; }
-        const default_action = seconds();
+    @hidden table take_seq_tests {
+        actions = { seq_tests; }
+        const default_action = seq_tests();
     }
-    action lengths() { len_diff = n.payload_len ^ len_want; }
-    @hidden table take_lengths {
-        actions = { lengths; }
-        const default_action = lengths();
+    action length_test() { len_diff = n.payload_len ^ len_want; }
+    @hidden table take_length_test {
+        actions = { length_test; }
+        const default_action = length_test();
     }
     apply {
-        take_firsts.apply();
-        take_seconds.apply();
+        take_seq_extremes.apply();
+        take_seq_tests.apply();
         len_want = NETEC_PAYLOAD;
         if (last_diff == 0) {  // the last stripe
             len_want = cfg.last_len;
         }
-        take_lengths.apply();
+        take_length_test.apply();
         verdict = 0;
         if (n.type != NETEC_DATA || lanes_ok != 1) {
             verdict = V_MISMATCH;
@@ -143,19 +189,19 @@ control AdmitData(in netec_h n, in bit<8> lanes_ok, in task_cfg_t cfg, in bit<32
 // the reader's mark as its sender.
 control ReaderAckCheck(in netec_h n, in task_cfg_t cfg, out bit<1> bad) {
     bit<32> over;  // max(seq, stripes), then ^ stripes: 0 iff seq <= stripes
-    action highs() { over = NETEC_MAX(n.seq, cfg.stripes); }
-    @hidden table take_high {
-        actions = { highs; }
-        const default_action = highs();
+    action ack_seq_max() { over = NETEC_MAX(n.seq, cfg.stripes); }
+    @hidden table take_ack_seq_max {
+        actions = { ack_seq_max; }
+        const default_action = ack_seq_max();
     }
-    action overs() { over = over ^ cfg.stripes; }
-    @hidden table take_over {
-        actions = { overs; }
-        const default_action = overs();
+    action ack_past_end() { over = over ^ cfg.stripes; }
+    @hidden table take_ack_past_end {
+        actions = { ack_past_end; }
+        const default_action = ack_past_end();
     }
     apply {
-        take_high.apply();
-        take_over.apply();
+        take_ack_seq_max.apply();
+        take_ack_past_end.apply();
         bad = 0;
         if (over != 0 || n.sender != NETEC_READER) {
             bad = 1;
@@ -193,26 +239,26 @@ control EbsnWindow(in bit<32> ack_seq, in bit<32> max_started_plus1, in bit<32> 
     // in one group of 16 PHV containers: each field fewer is room)
     bit<32> x;          // the span; min with partial: C; I |-| C: the room left, at most I
     bit<16> narrow;     // the same, 16 bits
-    action spans() { x = max_started_plus1 |-| ack_seq; }
+    action started_span() { x = max_started_plus1 |-| ack_seq; }
     @hidden table take_span {
-        actions = { spans; }
-        const default_action = spans();
+        actions = { started_span; }
+        const default_action = started_span();
     }
-    action helds() { x = NETEC_MIN(partial, x); }
+    action held_in_span() { x = NETEC_MIN(partial, x); }
     @hidden table take_held {
-        actions = { helds; }
-        const default_action = helds();
+        actions = { held_in_span; }
+        const default_action = held_in_span();
     }
-    action remains() { x = exposed |-| x; }
-    @hidden table take_remaining {
-        actions = { remains; }
-        const default_action = remains();
+    action room_left() { x = exposed |-| x; }
+    @hidden table take_room {
+        actions = { room_left; }
+        const default_action = room_left();
     }
-    action narrows(bit<16> v) { narrow = v; }
-    table narrow_remaining {
+    action room_is(bit<16> v) { narrow = v; }
+    table room_16_bits {
         key = { x : exact; }
-        actions = { narrows; }
-        const default_action = narrows(0);
+        actions = { room_is; }
+        const default_action = room_is(0);
 #ifdef __TARGET_TOFINO__
         size = NETEC_SLOTS / 2 + 1;
 #endif
@@ -220,16 +266,16 @@ control EbsnWindow(in bit<32> ack_seq, in bit<32> max_started_plus1, in bit<32> 
             NETEC_NARROW_ENTRIES
         }
     }
-    action lowers() { window = NETEC_MIN(window, narrow); }
+    action window_at_most_room() { window = NETEC_MIN(window, narrow); }
     @hidden table take_window {
-        actions = { lowers; }
-        const default_action = lowers();
+        actions = { window_at_most_room; }
+        const default_action = window_at_most_room();
     }
     apply {
         take_span.apply();
         take_held.apply();
-        take_remaining.apply();
-        narrow_remaining.apply();
+        take_room.apply();
+        room_16_bits.apply();
         take_window.apply();
     }
 }

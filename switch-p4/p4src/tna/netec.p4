@@ -85,6 +85,13 @@ struct ig_meta_t {
     bit<1>  hello;          // a NetEC HELLO's first segment
     bit<8>  proven;         // reader_proven as the reader's segment found it
     bit<1>  syn;
+    // reader_flags: what a reader segment may do, decided before its task's proof is read,
+    // so that after it the bind and clear gateways test one flag and the proof, and the
+    // verdict tables key on the flags (see reader_flags)
+    bit<1>  syn_bare;           // a SYN without a payload
+    bit<1>  may_bind;           // it (re)binds the VIP while unproven: the secret, or syn_bare
+    bit<1>  hello_no_secret;    // a HELLO without the secret: refused, ever
+    bit<1>  payload_no_secret;  // a payload without the secret: refused while unproven
     bit<8>  words_ok;       // the parser took the payload into the halves (whole words, <= P)
     bool    netec_csum_ok;  // the NetEC header and words sum to ones'-complement zero
     bit<1>  netec_checked;  // the parser judged the NetEC checksum
@@ -504,26 +511,28 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) seq_low_of;   // seq's low 16 bits
 
     // Stages (Tofino 1: four stateful ALUs a stage), where p4c-barefoot 9.13.4 places them:
-    // the count in 2, ackSeq and EBSN's three counters in 3, the reader's address and port and
-    // the SYN-ACK bits in 6 (learnt from the reader's SYN, read for a RESULT or a survivor's
-    // segment), the tracker in 8-9, after admission; the sums in 11, after the multiply's
-    // tables (placed among the first pass's small tables, 16 a stage at most).
+    // the count in 2, ackSeq and EBSN's three counters in 3, the reader's proof in 4 (read
+    // before the branches, so that what its branch decides from it is known by 6), the
+    // reader's address and the SYN-ACK bits in 6 and its port in 7 (learnt from the reader's
+    // SYN or proving HELLO, read for a RESULT or a survivor's segment), the tracker in 8-9,
+    // after admission; the sums in 11, after the multiply's tables (placed among the first
+    // pass's small tables, 16 a stage at most).
     PINNED(count, 2, meta.complete = count_last.execute(
         cell_of.get({hdr.netec.slot_array, hdr.netec.slot[NETEC_SLOTS_LOG2 - 1:0]}));)
     PINNED(ack, 3, meta.ack = ack_access.execute((bit<32>)meta.task);)
     PINNED(started, 3, meta.started = started_access.execute((bit<32>)meta.task);)
     PINNED(starts, 3, meta.starts = starts_access.execute((bit<32>)meta.task);)
     PINNED(completes, 3, meta.completes = completes_access.execute((bit<32>)meta.task);)
-    PINNED(prove, 5, meta.proven = prove.execute((bit<32>)meta.task);)
+    PINNED(prove, 4, meta.proven = prove.execute((bit<32>)meta.task);)
     PINNED(reader_addr_learn, 6, reader_addr_learn.execute((bit<32>)meta.task);)
-    PINNED(reader_port_learn, 6, reader_port_learn.execute((bit<32>)meta.task);)
+    PINNED(reader_port_learn, 7, reader_port_learn.execute((bit<32>)meta.task);)
     PINNED(reader_addr_for_result, 6,
            meta.reader_addr = reader_addr_for_result.execute((bit<32>)hdr.netec.task);)
-    PINNED(reader_port_for_result, 6,
+    PINNED(reader_port_for_result, 7,
            meta.reader_port = reader_port_for_result.execute((bit<32>)hdr.netec.task);)
     PINNED(reader_addr_for_agent, 6,
            meta.reader_addr = reader_addr_for_agent.execute((bit<32>)meta.task);)
-    PINNED(reader_port_for_agent, 6,
+    PINNED(reader_port_for_agent, 7,
            meta.reader_port = reader_port_for_agent.execute((bit<32>)meta.task);)
     PINNED(synack_clear, 6, synack_clear.execute((bit<32>)meta.task);)
     PINNED(synack_add, 6, meta.answered = synack_add.execute((bit<32>)meta.task);)
@@ -645,6 +654,26 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         const default_action = NoAction();
         size = NETEC_TASKS;
     }
+    // What a reader segment may do, from its 1-bit flags, in one table before the proof is
+    // read (a gateway per condition after it pushed the registers' tables past their stage;
+    // entries and their meaning: netec_logic.p4).
+    action reader_flags_set(bit<1> syn_bare, bit<1> may_bind, bit<1> hello_no_secret,
+                            bit<1> payload_no_secret) {
+        meta.syn_bare = syn_bare;
+        meta.may_bind = may_bind;
+        meta.hello_no_secret = hello_no_secret;
+        meta.payload_no_secret = payload_no_secret;
+    }
+    table reader_flags {
+        key = { meta.syn : exact; meta.hello : exact; meta.has_payload : exact;
+                meta.secret_ok : exact; }
+        actions = { reader_flags_set; }
+        const default_action = reader_flags_set(0, 0, 0, 0);
+        const entries = {
+            READER_FLAGS_ENTRIES
+        }
+        size = 16;
+    }
     // whether a segment carries a payload, and room for a HELLO's secret: the IP length past
     // the IP and TCP headers (ranges in a table, since Tofino's parser cannot subtract)
     action payload_yes() {
@@ -740,6 +769,38 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         verdicts.count(why);
         ig_dprsr_md.drop_ctl = 1;
     }
+    // What becomes of a reader's segment once its proof is read: one table each for its ACKs
+    // and its other segments (as if-chains they took a table a verdict, 16 a stage at most).
+    action to_survivors() {
+        ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
+    }
+    action ack_to_survivors() {
+        meta.netec_dirty = 1;  // its window rewritten
+        ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
+    }
+    action drop_uncounted() {
+        ig_dprsr_md.drop_ctl = 1;
+    }
+    table reader_ack_verdict {
+        key = { meta.proven : ternary; meta.ack_bad : ternary; meta.netec_checked : ternary; }
+        actions = { drop_counted; ack_to_survivors; }
+        const default_action = ack_to_survivors();
+        const entries = {
+            READER_ACK_VERDICT_ENTRIES
+        }
+        size = 4;
+    }
+    table reader_verdict {
+        key = { meta.proven : ternary; meta.syn : ternary; meta.hello_no_secret : ternary;
+                meta.payload_no_secret : ternary; }
+        actions = { drop_counted; drop_uncounted; to_survivors; }
+        const default_action = to_survivors();
+        const entries = {
+            READER_VERDICT_ENTRIES
+        }
+        size = 8;
+    }
+
     action partials() { meta.partial = meta.starts - meta.completes; }
     @hidden table take_partial {
         actions = { partials; }
@@ -781,10 +842,20 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         if (hdr.ipv4.flags[0:0] == 1 || hdr.ipv4.frag_offset != 0) {
             meta.frag = 1;
         }
+        // the reader branch's flags, set here where nothing precedes them (reader_flags)
+        meta.syn = 0;
+        if (hdr.tcp.isValid() && (hdr.tcp.flags & TCP_SYN) != 0) {
+            meta.syn = 1;
+        }
+        meta.hello = 0;
+        if (hdr.netec.isValid() && hdr.netec.type == NETEC_HELLO) {
+            meta.hello = 1;
+        }
         meta.secret_ok = 0;
         if (hdr.hello.isValid() && meta.hello_room == 1 && meta.frag == 0) {
             reader_secret.apply();
         }
+        reader_flags.apply();
         if (meta.role != ROLE_NONE) {
             task_cfg.apply();
         }
@@ -851,6 +922,14 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             started_tbl.apply();
             starts_tbl.apply();
             completes_tbl.apply();
+        }
+        // the reader's proof, read (and set by its proving HELLO) before the branches, so that
+        // its branch's gateways find it in time for the address registers' stage. Of the
+        // reader's segments the branches drop before the reader's own, only one of a task being
+        // removed could carry the secret (a HELLO is never checksum-judged in the parser, and
+        // a fragment's is never looked up): the control plane clears the cell at the next setup
+        if (meta.role == ROLE_READER) {
+            prove_tbl.apply();
         }
 
         if (!hdr.ipv4.isValid()) {
@@ -950,54 +1029,28 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             ig_dprsr_md.drop_ctl = 1;  // a fragment to a VIP: its payload is judged only whole
         } else if (meta.role == ROLE_READER) {
             // ---- the reader's segments: to every survivor (egress: addresses, SEQ/ACK) -------
-            prove_tbl.apply();
             if (meta.reader_ack == 1) {
                 ack_check.apply(hdr.netec, meta.cfg, meta.ack_bad);
                 take_partial.apply();
                 ebsn.apply(meta.ack, meta.started, meta.partial, meta.cfg.exposed,
                            hdr.netec.window);
-                meta.netec_dirty = 1;  // its window rewritten
-                if (meta.proven == 0) {
-                    // an ACK before the proof reaches no survivor (ackSeq has moved: ack_tbl
-                    // runs before the proof is read, where every first pass needs it)
-                    drop_counted(V_NO_SECRET);
-                } else if (meta.ack_bad == 1 || meta.netec_checked == 0) {
-                    drop_counted(V_MISMATCH);  // (unchecked: not one the parser judged)
-                } else {
-                    ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
-                }
+                reader_ack_verdict.apply();
             } else {
                 // Until its HELLO carries the task's secret only the reader's handshake and
                 // segments without a payload reach the survivors, and a SYN (re)binds the VIP;
                 // the proving HELLO binds it to its own source; from then on nothing rebinds
                 // it and SYNs are dropped. A HELLO without the secret never passes.
-                meta.syn = 0;
-                if ((hdr.tcp.flags & TCP_SYN) != 0) {
-                    meta.syn = 1;
-                }
-                meta.hello = 0;
-                if (hdr.netec.isValid() && hdr.netec.type == NETEC_HELLO) {
-                    meta.hello = 1;
-                }
-                // each gateway reads only what stage 5 (prove) and earlier wrote, so that the
-                // address tables keep their stage (6) with the register's other actions
-                if (meta.proven == 0 && meta.syn == 1 && meta.has_payload == 0) {
+                // each gateway tests the proof (stage 4) and one of reader_flags' flags, so
+                // that reader_addr's and synack_bits' tables keep stage 6 and reader_port's
+                // stage 7 with the registers' other actions
+                if (meta.proven == 0 && meta.syn_bare == 1) {
                     synack_clear_tbl.apply();
                 }
-                if (meta.proven == 0
-                        && (meta.secret_ok == 1 || (meta.syn == 1 && meta.has_payload == 0))) {
+                if (meta.proven == 0 && meta.may_bind == 1) {
                     reader_addr_learn_tbl.apply();
                     reader_port_learn_tbl.apply();
                 }
-                if (meta.syn == 1 && meta.proven != 0) {
-                    ig_dprsr_md.drop_ctl = 1;  // the VIP is its proven reader's
-                } else if (meta.hello == 1 && meta.secret_ok == 0) {
-                    drop_counted(V_NO_SECRET);  // a HELLO without the secret, ever
-                } else if (meta.proven == 0 && meta.secret_ok == 0 && meta.has_payload == 1) {
-                    drop_counted(V_NO_SECRET);  // data before the proof (a SYN's too)
-                } else {
-                    ig_tm_md.mcast_grp_a = (bit<16>)meta.task + 1;
-                }
+                reader_verdict.apply();
             }
         } else {
             l3_forward.apply();  // not a task's: forwarded as it is

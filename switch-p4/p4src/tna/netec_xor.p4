@@ -615,16 +615,16 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     // ---- admission: every comparison of two fields is computed in an action, as whole
     // fields (Tofino compares a field with a constant only), each step a table of one default
     // action --------------------------------------------------------------------------------
-    action admit_firsts() {
+    action admit_seq_extremes() {
         meta.past = NETEC_MAX(hdr.netec.seq, meta.cfg.last_seq);
         meta.last_diff = hdr.netec.seq ^ meta.cfg.last_seq;
         meta.len_last_diff = hdr.netec.payload_len ^ meta.cfg.last_len;
         meta.slot_diff = meta.seq_low & meta.cfg.slot_mask;
         meta.seq_plus1 = hdr.netec.seq + 1;
     }
-    @hidden table take_admit_firsts {
-        actions = { admit_firsts; }
-        const default_action = admit_firsts();
+    @hidden table take_admit_seq_extremes {
+        actions = { admit_seq_extremes; }
+        const default_action = admit_seq_extremes();
     }
     action admit_behind() {
         meta.behind = hdr.netec.seq - meta.ack;
@@ -633,13 +633,13 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         actions = { admit_behind; }
         const default_action = admit_behind();
     }
-    action admit_seconds() {
+    action admit_seq_tests() {
         meta.past = meta.past ^ meta.cfg.last_seq;
         meta.slot_diff = meta.slot_diff ^ hdr.netec.slot;
     }
-    @hidden table take_admit_seconds {
-        actions = { admit_seconds; }
-        const default_action = admit_seconds();
+    @hidden table take_admit_seq_tests {
+        actions = { admit_seq_tests; }
+        const default_action = admit_seq_tests();
     }
     // seq - ackSeq below S, which also fails a stale seq: its difference wraps above 2^31
     action admit_window() {
@@ -649,19 +649,19 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         actions = { admit_window; }
         const default_action = admit_window();
     }
-    // bfas warns of "conflicting instruction slot usage" between take_ack_over and
+    // bfas warns of "conflicting instruction slot usage" between take_ack_seq_max and
     // reader_addr_for_agent_tbl (stage 2): a reader's ACK and a survivor's HELLO or ACK, two
     // branches of one if-else chain (survivor_in and vip_in never both hit), so at most one
     // of them writes the container the compiler overlaid their fields in.
-    action ack_over() { meta.over = NETEC_MAX(hdr.netec.seq, meta.reader_stripes); }
-    @hidden table take_ack_over {
-        actions = { ack_over; }
-        const default_action = ack_over();
+    action ack_seq_max() { meta.over = NETEC_MAX(hdr.netec.seq, meta.reader_stripes); }
+    @hidden table take_ack_seq_max {
+        actions = { ack_seq_max; }
+        const default_action = ack_seq_max();
     }
-    action ack_over_diff() { meta.over = meta.over ^ meta.reader_stripes; }
-    @hidden table take_ack_over_diff {
-        actions = { ack_over_diff; }
-        const default_action = ack_over_diff();
+    action ack_past_end() { meta.over = meta.over ^ meta.reader_stripes; }
+    @hidden table take_ack_past_end {
+        actions = { ack_past_end; }
+        const default_action = ack_past_end();
     }
 
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) cell_of;      // slot array ++ slot
@@ -810,9 +810,9 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 ig_dprsr_md.drop_ctl = 1;  // a task's NetEC packet, corrupt: never summed
             } else if (meta.survivor == 1 && hdr.netec.type == NETEC_DATA) {
                 // ---- pass 1: admit and track ---------------------------------------------
-                take_admit_firsts.apply();
+                take_admit_seq_extremes.apply();
                 take_admit_behind.apply();
-                take_admit_seconds.apply();
+                take_admit_seq_tests.apply();
                 take_admit_window.apply();
                 meta.bad_past = 0;
                 if (meta.past != 0) {
@@ -877,8 +877,8 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                     ig_dprsr_md.drop_ctl = 1;
                 } else if (hdr.netec.type == NETEC_ACK) {
                     hdr.bridge.ack = meta.ack;
-                    take_ack_over.apply();
-                    take_ack_over_diff.apply();
+                    take_ack_seq_max.apply();
+                    take_ack_past_end.apply();
                     if (meta.over != 0 || hdr.netec.sender != NETEC_READER) {
                         ig_dprsr_md.drop_ctl = 1;  // past the task's stripes, or not the reader's
                     } else {

@@ -85,6 +85,15 @@ struct metadata_t {
     bit<8>  tcp_dirty;     // deparse: recompute the TCP checksum
     bit<1>  secret_ok;     // reader_secret: the HELLO carries its task's secret
     bit<1>  has_payload;   // tcp_payload: the segment carries bytes past its headers
+    // the reader's branch, as in the TNA program: its flags, reader_flags' answers, the proof
+    bit<1>  syn;
+    bit<1>  hello;
+    bit<1>  syn_bare;
+    bit<1>  may_bind;
+    bit<1>  hello_no_secret;
+    bit<1>  payload_no_secret;
+    bit<8>  proven;
+    bit<1>  ack_bad;
     bit<1>  hello_room;    // ... and room for a NetEC header and a HELLO's secret
     task_cfg_t cfg;
 }
@@ -333,6 +342,56 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         size = NETEC_SENDER_CELLS;
     }
 
+    // The reader's segment, decided as the TNA program decides it, by the same entries
+    // (netec_logic.p4): its flags before the proof, then a verdict after it.
+    action reader_flags_set(bit<1> syn_bare, bit<1> may_bind, bit<1> hello_no_secret,
+                            bit<1> payload_no_secret) {
+        meta.syn_bare = syn_bare;
+        meta.may_bind = may_bind;
+        meta.hello_no_secret = hello_no_secret;
+        meta.payload_no_secret = payload_no_secret;
+    }
+    table reader_flags {
+        key = { meta.syn : exact; meta.hello : exact; meta.has_payload : exact;
+                meta.secret_ok : exact; }
+        actions = { reader_flags_set; }
+        const default_action = reader_flags_set(0, 0, 0, 0);
+        const entries = {
+            READER_FLAGS_ENTRIES
+        }
+    }
+    action drop_counted(bit<8> why) {
+        verdicts.count((bit<32>)why);
+        mark_to_drop(std);
+    }
+    action drop_uncounted() {
+        mark_to_drop(std);
+    }
+    action to_survivors() {
+        std.mcast_grp = (bit<16>)meta.task + 1;  // replicas: one per survivor
+    }
+    action ack_to_survivors() {
+        meta.netec_dirty = 1;  // its window rewritten
+        std.mcast_grp = (bit<16>)meta.task + 1;
+    }
+    table reader_ack_verdict {
+        key = { meta.proven : ternary; meta.ack_bad : ternary; meta.words_ok : ternary; }
+        actions = { drop_counted; ack_to_survivors; }
+        const default_action = ack_to_survivors();
+        const entries = {
+            READER_ACK_VERDICT_ENTRIES
+        }
+    }
+    table reader_verdict {
+        key = { meta.proven : ternary; meta.syn : ternary; meta.hello_no_secret : ternary;
+                meta.payload_no_secret : ternary; }
+        actions = { drop_counted; drop_uncounted; to_survivors; }
+        const default_action = to_survivors();
+        const entries = {
+            READER_VERDICT_ENTRIES
+        }
+    }
+
     // the task's secret, which the control plane issued at setup (docs/protocol.md "setup
     // answer"), keyed on the VIP the segment is sent to (as vip_in: the header's task could
     // name another task, whose secret a stranger may hold) and the secret's digits
@@ -489,6 +548,15 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
         if (hdr.hello.isValid() && meta.hello_room == 1 && frag == 0) {
             reader_secret.apply();
         }
+        meta.syn = 0;
+        if (hdr.tcp.isValid() && (hdr.tcp.flags & TCP_SYN) != 0) {
+            meta.syn = 1;
+        }
+        meta.hello = 0;
+        if (hdr.netec.isValid() && hdr.netec.type == NETEC_HELLO) {
+            meta.hello = 1;
+        }
+        reader_flags.apply();
         if (meta.role != ROLE_NONE) {
             task_cfg.apply();
         }
@@ -601,8 +669,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.recirculate = 1;
                 std.egress_spec = RECIRC_PORT;
             } else if (!complete && !k_one) {
-                verdicts.count((bit<32>)V_AGGREGATE);
-                mark_to_drop(std);  // its stripe is not complete yet
+                drop_counted(V_AGGREGATE);  // its stripe is not complete yet
             } else {
                 verdicts.count((bit<32>)V_COMPLETE);
                 // the stripe's RESULT, from the VIP to the reader; its slot is free again (a
@@ -646,8 +713,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
                 verdict = V_MISMATCH;
             }
             if (verdict != 0) {
-                verdicts.count((bit<32>)verdict);
-                mark_to_drop(std);
+                drop_counted(verdict);
             } else {
                 // Track: slot_seq and slot_bits, one read-modify-write each. Within the window
                 // a slot that holds another stripe holds a stale one (a later stripe with the
@@ -665,8 +731,7 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.pass.reset = taken == SLOT_SAME ? 8w0 : 8w1;
                 hdr.pass.starts = taken == SLOT_FREE ? 8w1 : 8w0;
                 if (dup != 0) {
-                    verdicts.count((bit<32>)V_DUPLICATE);
-                    mark_to_drop(std);
+                    drop_counted(V_DUPLICATE);
                 } else {
                     // counted (AGGREGATE or COMPLETE) in its last pass
                     hdr.pass.k_minus1 = meta.cfg.k_minus1;
@@ -710,61 +775,27 @@ control NetecIngress(inout headers_t hdr, inout metadata_t meta,
             // (re)binds the VIP; the proving HELLO binds it to its own source, and from then on
             // nothing rebinds it and SYNs are dropped; a HELLO without the secret never passes.
             // One access to reader_proven for every reader segment, as on Tofino.
-            bit<1> proves = 0;
-            if (hdr.netec.isValid() && hdr.netec.type == NETEC_HELLO && meta.secret_ok == 1) {
-                proves = 1;
+            // (the TNA program reads the proof before the branches, for its stages)
+            reader_proven.read(meta.proven, (bit<32>)meta.task);
+            if (meta.secret_ok == 1) {
+                reader_proven.write((bit<32>)meta.task, 1);
             }
-            bit<8> proven;
-            reader_proven.read(proven, (bit<32>)meta.task);
-            bit<8> was_proven = proven;
-            if (proves == 1) {
-                proven = 1;
-            }
-            reader_proven.write((bit<32>)meta.task, proven);
             if (reader_ack) {
-                bit<1> ack_bad;
-                ack_check.apply(hdr.netec, meta.cfg, ack_bad);
+                ack_check.apply(hdr.netec, meta.cfg, meta.ack_bad);
                 ebsn.apply(ack, started, starts - completes, meta.cfg.exposed,
                            hdr.netec.window);
-                meta.netec_dirty = 1;  // its window rewritten
-                if (was_proven == 0) {
-                    // an ACK before the proof reaches no survivor (ackSeq has moved, as on
-                    // Tofino, where it is read before the proof for every first pass)
-                    verdicts.count((bit<32>)V_NO_SECRET);
-                    mark_to_drop(std);
-                } else if (ack_bad == 1 || meta.words_ok == 0) {
-                    verdicts.count((bit<32>)V_MISMATCH);  // (unchecked: not one the parser judged)
-                    mark_to_drop(std);
-                } else {
-                    std.mcast_grp = (bit<16>)meta.task + 1;  // replicas: one per survivor
-                }
+                // an ACK before the proof reaches no survivor (ackSeq has moved, as on
+                // Tofino, where it is read before the proof for every first pass)
+                reader_ack_verdict.apply();
             } else {
-                bit<1> syn = 0;
-                if ((hdr.tcp.flags & TCP_SYN) != 0) {
-                    syn = 1;
-                }
-                bit<1> hello = 0;
-                if (hdr.netec.isValid() && hdr.netec.type == NETEC_HELLO) {
-                    hello = 1;
-                }
-                if (was_proven == 0 && syn == 1 && meta.has_payload == 0) {
+                if (meta.proven == 0 && meta.syn_bare == 1) {
                     synack_bits.write((bit<32>)meta.task, 0);
                 }
-                if (was_proven == 0 && (proves == 1 || (syn == 1 && meta.has_payload == 0))) {
+                if (meta.proven == 0 && meta.may_bind == 1) {
                     reader_addr.write((bit<32>)meta.task, hdr.ipv4.src_addr);
                     reader_port.write((bit<32>)meta.task, hdr.tcp.src_port);
                 }
-                if (syn == 1 && was_proven != 0) {
-                    mark_to_drop(std);  // the VIP is its proven reader's
-                } else if (hello == 1 && proves == 0) {
-                    verdicts.count((bit<32>)V_NO_SECRET);  // a HELLO without the secret, ever
-                    mark_to_drop(std);
-                } else if (was_proven == 0 && proves == 0 && meta.has_payload == 1) {
-                    verdicts.count((bit<32>)V_NO_SECRET);  // data before the proof (a SYN's too)
-                    mark_to_drop(std);
-                } else {
-                    std.mcast_grp = (bit<16>)meta.task + 1;
-                }
+                reader_verdict.apply();
             }
         } else {
             l3_forward.apply();  // not a task's: forwarded as it is
