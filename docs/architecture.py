@@ -37,6 +37,7 @@ LAYERS = [
      "#e8f3e0"),
     (2, 0, 4, "switch route (switchroute)",
      ["SwitchRoute, SwitchClient: set up, read the VIP",
+      "  ReceiveWindow (order, window, ACKs)",
       "SoftwareSwitch: ports, MXBean",
       "  TaskTable | SwitchTask (EBSN) | ReturnCookies",
       "  SwitchSession + one Netty handler a port",

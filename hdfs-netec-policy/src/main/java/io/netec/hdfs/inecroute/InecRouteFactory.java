@@ -33,12 +33,7 @@ public final class InecRouteFactory implements RouteFactory {
   @Override
   public Closeable startDataNodeServices(RouteContext ctx) throws IOException {
     NetecSettings s = ctx.settings();
-    if (!s.inecOptions().enabled()) {
-      return null;
-    }
-    if (s.cleartextRefusal() != null) {
-      LOG.info("NetEC {} not started on DataNode {}: {}", name(),
-          ctx.dataNode().getDisplayName(), s.cleartextRefusal());
+    if (!ctx.startsServices(name(), s.inecOptions().enabled())) {
       return null;
     }
     DataNode dn = ctx.dataNode();

@@ -21,14 +21,12 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.WritableByteChannel;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The reader side of docs/protocol.md: sets a task up on a switch, receives the rebuilt
- * streams from its VIP and hands each row's bytes, in order, to a sink. It ACKs every S/8
- * stripes (the protocol asks for at least every S/4; EBSN's window counts stripes up to the
- * last ACK, so ACKing twice as often keeps survivors sending), asks for
+ * streams from its VIP and hands each row's bytes, in order, to a sink ({@link ReceiveWindow}:
+ * order, the window, when to ACK). It asks for
  * retransmission (RETX) when nothing arrives for the retransmission timeout
  * ({@value #INITIAL_RTO_MS} ms, doubled after each RETX without progress up to
  * {@value #MAX_RTO_MS} ms: a RETX makes every survivor resend a window, so a false alarm is
@@ -261,35 +259,20 @@ public final class SwitchClient {
     }
   }
 
-  /** The receive loop of one task. */
+  /** The receive loops of one task, TCP and datagram, around its {@link ReceiveWindow}. */
   private static final class Receiver {
     private final SetupRequest setup;
     private final SetupAnswer answer;
-    private final long[] rowLength;
-    private final Sink[] sinks;
     private final Result result;
-    private final long stripes;
-    private final long[] nextSeq;
-    private final long[] written;
-    private final TreeMap<Long, byte[]>[] pending;
-    private long firstMissing;
-    private long sinceAck;
+    private final ReceiveWindow window;
 
-    @SuppressWarnings("unchecked")
     Receiver(SetupRequest setup, SetupAnswer answer, long[] rowLength, Sink[] sinks,
         Result result) {
       this.setup = setup;
       this.answer = answer;
-      this.rowLength = rowLength;
-      this.sinks = sinks;
       this.result = result;
-      this.stripes = setup.stripes();
-      this.nextSeq = new long[setup.rows()];
-      this.written = new long[setup.rows()];
-      this.pending = new TreeMap[setup.rows()];
-      for (int r = 0; r < pending.length; r++) {
-        pending[r] = new TreeMap<>();
-      }
+      this.window = new ReceiveWindow(answer.task(), answer.slotArray(), answer.slots(),
+          setup.rows(), setup.length(), setup.payload(), rowLength, sinks);
     }
 
     void run(SocketChannel ch, Selector selector) throws IOException {
@@ -298,12 +281,12 @@ public final class SwitchClient {
       long lastProgress = System.nanoTime();
       long timeout = TimeUnit.MILLISECONDS.toNanos(setup.timeoutMs());
       int rto = INITIAL_RTO_MS;
-      while (firstMissing < stripes) {
+      while (!window.done()) {
         if (selector.select(rto) == 0) {
           if (System.nanoTime() - lastProgress > timeout) {
             throw new io.netec.hdfs.route.RouteStalledException("switch task " + answer.task()
-                + ": no data for " + setup.timeoutMs() + " ms at stripe " + firstMissing + " of "
-                + stripes);
+                + ": no data for " + setup.timeoutMs() + " ms at stripe "
+                + window.firstMissing() + " of " + window.stripes());
           }
           result.retransmitRequests++;
           ack(ch, NetecPacket.FLAG_RETX);
@@ -313,8 +296,8 @@ public final class SwitchClient {
         selector.selectedKeys().clear();
         int n = ch.read(buf);
         if (n < 0) {
-          String what = "switch closed task " + answer.task() + " at stripe " + firstMissing
-              + " of " + stripes;
+          String what = "switch closed task " + answer.task() + " at stripe "
+              + window.firstMissing() + " of " + window.stripes();
           if (System.nanoTime() - lastProgress >= timeout * 9 / 10) {
             // its watchdog saw what ours was about to: no data for the task's timeout
             throw new io.netec.hdfs.route.RouteStalledException(what + " after no data for "
@@ -324,7 +307,7 @@ public final class SwitchClient {
         }
         result.bytesReceived += n;
         buf.flip();
-        long before = firstMissing;
+        long before = window.firstMissing();
         int len;
         while ((len = NetecPacket.frameLength(buf)) > 0 && buf.remaining() >= len) {
           int at = buf.position();
@@ -333,7 +316,7 @@ public final class SwitchClient {
               throw new ProtocolException("a packet of " + len + " bytes, more than the task's "
                   + maxFrame);
             }
-            accept(NetecPacket.decodeFrame(buf.array(), at, len)); // a view: no copy
+            window.accept(NetecPacket.decodeFrame(buf.array(), at, len)); // a view: no copy
           } catch (ProtocolException e) {
             throw new IOException("corrupt packet from the switch: " + e.getMessage());
           }
@@ -351,10 +334,10 @@ public final class SwitchClient {
 
     /**
      * Datagram mode: the HELLO again every {@value #DATAGRAM_HELLO_MS} ms until a RESULT comes
-     * (it may be lost), echoing the switch's cookie once one comes, packets that fail their checks dropped and counted (each travels alone:
-     * retransmission recovers it), RETX from {@value #DATAGRAM_RTO_MS} ms without progress,
-     * the FIN sent {@value #DATAGRAM_FINS} times (nothing acknowledges it: a lost one costs the
-     * switch its task timeout, never bytes).
+     * (it may be lost), echoing the switch's cookie once one comes, packets that fail their
+     * checks dropped and counted (each travels alone: retransmission recovers it), RETX from
+     * {@value #DATAGRAM_RTO_MS} ms without progress, the FIN sent {@value #DATAGRAM_FINS} times
+     * (nothing acknowledges it: a lost one costs the switch its task timeout, never bytes).
      */
     void runDatagrams(DatagramChannel ch, Selector selector, NetecPacket firstHello)
         throws IOException {
@@ -367,12 +350,12 @@ public final class SwitchClient {
       boolean started = false;
       int rto = DATAGRAM_RTO_MS;
       send(ch, hello);
-      while (firstMissing < stripes) {
+      while (!window.done()) {
         if (selector.select(started ? rto : DATAGRAM_HELLO_MS) == 0) {
           if (System.nanoTime() - lastProgress > timeout) {
             throw new io.netec.hdfs.route.RouteStalledException("switch task " + answer.task()
-                + ": no data for " + setup.timeoutMs() + " ms at stripe " + firstMissing + " of "
-                + stripes + " (datagrams)");
+                + ": no data for " + setup.timeoutMs() + " ms at stripe "
+                + window.firstMissing() + " of " + window.stripes() + " (datagrams)");
           }
           if (!started) {
             send(ch, hello);
@@ -384,7 +367,7 @@ public final class SwitchClient {
           continue;
         }
         selector.selectedKeys().clear();
-        long before = firstMissing;
+        long before = window.firstMissing();
         for (int n; (n = ch.read(buf.clear())) > 0; ) {
           result.bytesReceived += n;
           NetecPacket p;
@@ -414,12 +397,12 @@ public final class SwitchClient {
             }
             throw new IOException(what);
           }
-          if (!expected(p)) {
+          if (!window.expected(p)) {
             result.droppedPackets++;
             continue;
           }
           started = true;
-          accept(p);
+          window.accept(p);
         }
         if (ackProgress(ch, before)) {
           lastProgress = System.nanoTime();
@@ -450,71 +433,19 @@ public final class SwitchClient {
       }
     }
 
-    /** A RESULT of this task, with a row, stripe and length the task has. */
-    private boolean expected(NetecPacket p) {
-      return p.type() == NetecPacket.RESULT && p.task() == answer.task()
-          && p.slotArray() == answer.slotArray() && p.sender() < nextSeq.length
-          && p.seq() < stripes && p.payloadLength() == setup.payloadLength(p.seq());
-    }
-
-    private void accept(NetecPacket p) throws IOException {
-      int row = p.sender();
-      long seq = p.seq();
-      if (!expected(p)) {
-        throw new IOException("unexpected packet from the switch: " + p);
-      }
-      if (seq < nextSeq[row]) {
-        return; // a duplicate of what we have
-      }
-      if (seq > nextSeq[row]) { // early: kept (copied out of the receive buffer) until its turn
-        pending[row].put(seq, p.payload());
-        if (pending[row].size() > answer.slots()) {
-          throw new IOException("switch sent stripes beyond the window: " + p);
-        }
-        return;
-      }
-      deliver(row, p.payloadArray(), p.payloadOffset(), p.payloadLength());
-      while (!pending[row].isEmpty() && pending[row].firstKey() == nextSeq[row]) {
-        byte[] b = pending[row].pollFirstEntry().getValue();
-        deliver(row, b, 0, b.length);
-      }
-      long min = Long.MAX_VALUE;
-      for (long q : nextSeq) {
-        min = Math.min(min, q);
-      }
-      firstMissing = min;
-    }
-
-    /** Stripe nextSeq[row] of the row, to its sink up to the row's length. */
-    private void deliver(int row, byte[] b, int off, int len) throws IOException {
-      int take = (int) Math.max(0, Math.min(len, rowLength[row] - written[row]));
-      if (take > 0) {
-        sinks[row].write(b, off, take);
-        written[row] += take;
-      }
-      nextSeq[row]++;
-    }
-
-    /**
-     * Whether the reader's first missing stripe moved past {@code before}; if so, ACKs once
-     * S/8 stripes completed since the last ACK, or the last.
-     */
+    /** Whether {@link #window} moved past {@code before}; if so, ACKs when one is due. */
     private boolean ackProgress(WritableByteChannel ch, long before) throws IOException {
-      if (firstMissing <= before) {
+      if (!window.moved(before)) {
         return false;
       }
-      sinceAck += firstMissing - before;
-      if (sinceAck >= Math.max(1, answer.slots() / 8) || firstMissing == stripes) {
-        sinceAck = 0;
+      if (window.takeAckDue()) {
         ack(ch, 0);
       }
       return true;
     }
 
     private void ack(WritableByteChannel ch, int flags) throws IOException {
-      send(ch, new NetecPacket(NetecPacket.ACK, answer.task(), answer.slotArray(),
-          NetecPacket.READER, flags, 0, firstMissing, Math.min(answer.slots(), 0xffff),
-          new byte[0]));
+      send(ch, window.ack(flags));
     }
   }
 }

@@ -33,12 +33,7 @@ public final class SwitchRouteFactory implements RouteFactory {
   @Override
   public Closeable startDataNodeServices(RouteContext ctx) throws IOException {
     NetecSettings s = ctx.settings();
-    if (!s.agentOptions().enabled()) {
-      return null;
-    }
-    if (s.cleartextRefusal() != null) {
-      LOG.info("NetEC {} not started on DataNode {}: {}", name(),
-          ctx.dataNode().getDisplayName(), s.cleartextRefusal());
+    if (!ctx.startsServices(name(), s.agentOptions().enabled())) {
       return null;
     }
     DataNode dn = ctx.dataNode();
