@@ -2,9 +2,11 @@ package io.netec.hdfs.client;
 
 import io.netec.hdfs.codec.NetecCoderFactories;
 import io.netec.hdfs.NetecSettings;
+import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.route.ReadCost;
 import io.netec.hdfs.route.ReconstructionRouter;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.net.URI;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.SynchronousQueue;
@@ -150,9 +152,15 @@ public class NetecDistributedFileSystem extends DistributedFileSystem {
       streamUnusable = e.toString();
       LOG.warn("NetEC degraded reads off, Hadoop's stream reads every file: {}", e.toString());
       return hadoop;
-    } catch (IOException | RuntimeException e) {
+    } catch (InterruptedIOException e) {
       IOUtils.closeStream(hadoop);
       throw e;
+    } catch (IOException | RuntimeException e) {
+      // Hadoop's stream opened: a failure of ours (the server defaults' call, our stream)
+      // costs this file the routes, never the open
+      LOG.warn("NetEC degraded reads off for {}, Hadoop's stream reads it: {}", f,
+          LogLimiter.oneLine(e.toString()));
+      return hadoop;
     } finally {
       IOUtils.closeStream(ours);
     }

@@ -63,10 +63,24 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
   public int read(long position, byte[] buffer, int offset, int length) throws IOException {
     validatePositionedReadArgs(position, buffer, offset, length);
     Planned p = planRead(position, length);
-    if (p != null && p.routed != null && p.routed.readInto(buffer, offset)) {
+    if (p != null && p.routed != null && routedInto(p.routed, buffer, offset)) {
       return p.plan.length;
     }
     return timedHadoop(p == null ? null : p.plan, position, buffer, offset, length);
+  }
+
+  /**
+   * The routed read, false (Hadoop's stream then reads the whole range) when it did not serve
+   * it, also when our classes cannot load or link (the routes' own errors the router catches).
+   */
+  private boolean routedInto(RoutedRead routed, byte[] buffer, int offset) throws IOException {
+    try {
+      return routed.readInto(buffer, offset);
+    } catch (LinkageError e) {
+      LOG.warn("{}: the routed read failed, read through Hadoop's stream: {}", src,
+          LogLimiter.oneLine(e.toString()));
+      return false;
+    }
   }
 
   @Override
@@ -76,7 +90,7 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
       return super.read(position, buf);
     }
     byte[] tmp = new byte[p.plan.length];
-    if (!p.routed.readInto(tmp, 0)) {
+    if (!routedInto(p.routed, tmp, 0)) {
       return super.read(position, buf);
     }
     buf.put(tmp);
@@ -135,7 +149,7 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
           c.budgetMillis));
     } catch (InterruptedIOException e) {
       throw e;
-    } catch (IOException | RuntimeException e) {
+    } catch (IOException | RuntimeException | LinkageError e) {
       LOG.warn("{}: planning a read of {} bytes at {} failed, read through Hadoop's stream: "
           + "{}", src, length, position, LogLimiter.oneLine(e.toString()));
       return null;

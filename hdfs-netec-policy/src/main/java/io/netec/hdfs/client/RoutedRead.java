@@ -95,6 +95,9 @@ final class RoutedRead {
   boolean readInto(byte[] buffer, int offset) throws IOException {
     long start = plan.position();
     long readStart = System.nanoTime();
+    // what the routes served, counted only once the whole read is theirs: a later group
+    // that falls back (or the hedge) has Hadoop's stream read the whole range, and count it
+    java.util.List<Runnable> counts = new java.util.ArrayList<>();
     for (RepairRequest req : plan.requests()) {
       byte[][] rows = new byte[req.erased().length][];
       for (int r = 0; r < rows.length; r++) {
@@ -119,7 +122,6 @@ final class RoutedRead {
       if (failed || o == null) {
         return false;
       }
-      ClientReadCounters.served(o.route, o.bytesIn);
       int returned = 0;
       for (ReadPlan.Part p : plan.lost) {
         if (p.group.getBlock().equals(req.blockGroup())
@@ -130,7 +132,14 @@ final class RoutedRead {
           returned += p.len;
         }
       }
-      stream.countRouted(returned, (System.nanoTime() - t0) / 1_000_000);
+      String served = o.route;
+      long bytesIn = o.bytesIn;
+      int bytes = returned;
+      long millis = (System.nanoTime() - t0) / 1_000_000;
+      counts.add(() -> {
+        ClientReadCounters.served(served, bytesIn);
+        stream.countRouted(bytes, millis);
+      });
     }
     // Healthy parts in runs of consecutive file bytes, each one read of Hadoop's stream.
     int i = 0;
@@ -149,6 +158,7 @@ final class RoutedRead {
       stream.readFullyThroughHadoop(runStart, buffer, offset + (int) (runStart - start),
           runLen);
     }
+    counts.forEach(Runnable::run);
     return true;
   }
 
@@ -171,35 +181,49 @@ final class RoutedRead {
     }
     try {
       if (budgetMillis > 0) {
-        if (hedge == null) { // one hedge a read, however many groups it touches
-          long deadline = readStart + (long) (budgetMillis * 1e6);
-          try {
-            return task.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-          } catch (TimeoutException e) {
-            hedge = hedgeThroughHadoop();
+        long deadline = readStart + (long) (budgetMillis * 1e6);
+        while (!task.isDone()) {
+          if (hedge != null && hedge.isDone() && !hedge.isCompletedExceptionally()
+              && hedge.getNow(null) == null) {
+            // a hedge an earlier group's route beat stopped: this group's route gets its own
+            hedge = null;
           }
-        }
-        if (hedge == null) { // no hedge free: the route alone, within its own timeouts
-          return task.get();
-        }
-        try {
-          CompletableFuture.anyOf(task, hedge).get();
-        } catch (ExecutionException e) {
-          // one of them failed: the other one's answer is awaited below
-        }
-        if (!task.isDone() && hedgeAnswer()) {
-          sink.abandon();
-          double ms = (System.nanoTime() - readStart) / 1e6;
-          // the route took at least as long as Hadoop's stream started at its budget: a
-          // measurement of it (a lower bound), and every route left a while (the chooser)
-          shared.router.metrics().cost(route).add(plan.routedBytes(), ms);
-          ClientReadCounters.ROUTES_ABANDONED.increment();
-          shared.chooser.routeLostToHadoop(route);
-          LOG.warn("{}: {} through route {} left after {} ms, {}% delivered: Hadoop's stream, "
-              + "started at the read's budget of {} ms (Hadoop's expected time, at least "
-              + "twice the route's), answered first", src, req, route, Math.round(ms),
-              Math.round(100 * sink.delivered()), Math.round(budgetMillis));
-          return null;
+          if (hedge == null) { // started once the read's budget is spent
+            try {
+              return task.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+              hedge = hedgeThroughHadoop();
+            }
+            if (hedge == null) { // no hedge free: the route alone, within its own timeouts
+              break;
+            }
+          }
+          try {
+            CompletableFuture.anyOf(task, hedge).get();
+          } catch (ExecutionException e) {
+            // one of them failed: the other one's answer is awaited
+          }
+          if (task.isDone()) {
+            break;
+          }
+          if (hedgeAnswer()) {
+            sink.abandon();
+            double ms = (System.nanoTime() - readStart) / 1e6;
+            // the route took at least as long as Hadoop's stream started at its budget: a
+            // measurement of it (a lower bound), and every route left a while (the chooser)
+            shared.router.metrics().cost(route).add(plan.routedBytes(), ms);
+            ClientReadCounters.ROUTES_ABANDONED.increment();
+            shared.chooser.routeLostToHadoop(route);
+            LOG.warn("{}: {} through route {} left after {} ms, {}% delivered: Hadoop's "
+                + "stream, started at the read's budget of {} ms (Hadoop's expected time, at "
+                + "least twice the route's), answered first", src, req, route, Math.round(ms),
+                Math.round(100 * sink.delivered()), Math.round(budgetMillis));
+            return null;
+          }
+          if (hedge.isCompletedExceptionally()) { // Hadoop's stream failed: the route alone
+            break;
+          }
+          // else the hedge stopped for an earlier group's route just now: another one
         }
       }
       ReconstructionRouter.Outcome o = task.get();
@@ -260,6 +284,7 @@ final class RoutedRead {
       return null;
     }
     ClientReadCounters.HEDGED.increment();
+    hedgeCancelled = false; // any earlier hedge of this read has ended
     long position = plan.position();
     try {
       return CompletableFuture.supplyAsync(() -> {

@@ -45,6 +45,10 @@ public final class ScriptedRoute implements ReconstructionRoute {
   static volatile long hedgedBefore;
   /** The no-progress limit the last STALL request carried. */
   static volatile int lastStallLimitMs;
+  /** Modes the next requests take, one each, before {@link #mode} again. */
+  static final java.util.Queue<Mode> NEXT = new java.util.concurrent.ConcurrentLinkedQueue<>();
+  /** Run after each request this route served (null: nothing). */
+  static volatile Runnable afterServe;
 
   /** Found by ServiceLoader. */
   public static final class Factory implements RouteFactory {
@@ -73,6 +77,16 @@ public final class ScriptedRoute implements ReconstructionRoute {
 
   @Override
   public long repair(RepairRequest req, RepairSink sink) throws IOException {
+    Mode next = NEXT.poll();
+    long in = serve(next == null ? mode : next, req, sink);
+    Runnable after = afterServe;
+    if (after != null) {
+      after.run();
+    }
+    return in;
+  }
+
+  private long serve(Mode mode, RepairRequest req, RepairSink sink) throws IOException {
     switch (mode) {
       case DECODE:
       case JUNK:
@@ -87,15 +101,14 @@ public final class ScriptedRoute implements ReconstructionRoute {
       }
       case DECODE_ONCE_HEDGED: {
         long hedged = hedgedBefore;
-        long deadline = System.nanoTime() + 60_000_000_000L;
-        while (io.netec.hdfs.client.ClientReadCounters.hedged() <= hedged
-            && System.nanoTime() < deadline) {
-          try {
-            Thread.sleep(5);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("scripted: interrupted");
-          }
+        try { // until the client hedged this read to Hadoop's stream, or a minute passed
+          io.netec.hdfs.Waits.within(60_000, 5,
+              () -> io.netec.hdfs.client.ClientReadCounters.hedged() > hedged);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new java.io.InterruptedIOException("scripted: interrupted");
+        } catch (Exception e) {
+          throw new IOException(e);
         }
         long taken = decode(req, sink, false);
         (ctx.dataNode() == null ? SERVED_ON_CLIENTS : SERVED_ON_DATANODES).incrementAndGet();
