@@ -265,7 +265,7 @@ final class HadoopEcInternals {
           m.incrECFailedReconstructionTasks();
         }
       }
-      for (long i = 0; i < w.invalid; i++) {
+      if (w.invalid > 0) { // once a task however many attempts failed, as Hadoop counts
         m.incrECInvalidReconstructionTasks();
       }
       if (w.bytesWritten > 0 || w.bytesRead > 0) {

@@ -13,7 +13,7 @@ import org.apache.hadoop.hdfs.util.DataTransferThrottler;
  * and finalized only when the router keeps the row (whole and proven); a dropped row leaves no
  * replica on its target. Hadoop's repair controls apply as to its own reconstruction: the bytes
  * a route delivers count against the DataNode's EC reconstruction read and write throttles
- * ({@code dfs.datanode.ec.reconstruction.read|write.bandwidthPerSec}). The native route runs
+ * ({@code dfs.datanode.ec.reconstruct.read|write.bandwidthPerSec}). The native route runs
  * Hadoop's reconstructor for the rows still open, which writes those targets itself. {@link
  * #settle} then does Hadoop's bookkeeping for what the routes did (xmits, EC metrics).
  */
@@ -30,6 +30,8 @@ public final class InternalBlockSink implements RepairSink {
   private long writeNanos;
   private long attemptStart;
   private long attemptNanos;
+  /** Read-throttle bytes owed but not yet charged (k / rows a rebuilt byte, in whole bytes). */
+  private double readOwed;
 
   public InternalBlockSink(DataNode dn, ReconstructionTask task) {
     this.dn = dn;
@@ -66,9 +68,14 @@ public final class InternalBlockSink implements RepairSink {
       throw new IOException("route delivered more than the " + w.block() + "'s "
           + task.internalBlockLength(task.erasedIndex(row)) + " bytes");
     }
-    // What Hadoop's reconstruction throttles: bytes taken in to rebuild, bytes written out.
+    // What Hadoop's reconstruction throttles, as StripedBlockReconstructor charges it: reads
+    // of k sources for each stripe of the rows rebuilt (k times a row's bytes, shared by the
+    // rows), and each row's bytes written out
     if (readThrottler != null) {
-      readThrottler.throttle(n);
+      readOwed += (double) n * task.policy().getNumDataUnits() / writers.length;
+      long charge = (long) readOwed;
+      readOwed -= charge;
+      readThrottler.throttle(charge);
     }
     if (writeThrottler != null) {
       writeThrottler.throttle(n);
