@@ -1,17 +1,14 @@
 package io.netec.hdfs.bench;
 
-import io.netec.hdfs.route.BlockSource;
 import io.netec.hdfs.codec.CoderBackend;
 import io.netec.hdfs.codec.NetecCoding;
 import io.netec.hdfs.codec.RsMatrix;
-import io.netec.hdfs.switchroute.BufferReadableBytes;
 import io.netec.hdfs.switchroute.SoftwareSwitch;
 import io.netec.hdfs.switchroute.SurvivorAgent;
 import io.netec.hdfs.switchroute.SwitchClient;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
 import java.io.DataInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -136,34 +133,13 @@ public final class SwitchEndToEndBenchmark {
     int k = units.length;
     // what a DataNode's verified reads do: every read also feeds the proofs of its range
     io.netec.hdfs.proof.ReadTaps taps = new io.netec.hdfs.proof.ReadTaps();
-    BlockSource memory = new BlockSource() {
-      @Override
-      public void check(ExtendedBlock block, String token, long minLength) {
-      }
-
-      @Override
-      public org.apache.hadoop.util.DataChecksum checksum(ExtendedBlock block) {
-        return org.apache.hadoop.util.DataChecksum.newDataChecksum(
-            org.apache.hadoop.util.DataChecksum.Type.CRC32C, 512);
-      }
-
-      @Override
-      public InputStream open(ExtendedBlock block, long offset) {
-        byte[] u = units[(int) block.getBlockId()];
-        // read into the agents' frames as a DataNode's blocks are (ByteBufferReadable)
-        return new BufferReadableBytes(u, (int) offset, u.length - (int) offset) {
-          @Override
-          public synchronized int read(ByteBuffer dst) {
-            int at = pos;
-            int n = super.read(dst);
-            if (n > 0) {
-              taps.offer(block.getBlockId(), at, ByteBuffer.wrap(u, at, n));
-            }
-            return n;
-          }
-        };
-      }
-    };
+    // units read into the agents' frames as a DataNode's blocks are (ByteBufferReadable)
+    io.netec.hdfs.route.MemoryBlocks memory = new io.netec.hdfs.route.MemoryBlocks();
+    memory.evenIdsArraysOnly = false;
+    memory.taps = taps;
+    for (int i = 0; i < k; i++) {
+      memory.put(i, units[i]);
+    }
     List<AutoCloseable> open = new ArrayList<>();
     List<SurvivorAgent> agents = new ArrayList<>();
     try {

@@ -1,6 +1,6 @@
 package io.netec.hdfs.inecroute;
 
-import io.netec.hdfs.route.BlockSource;
+import io.netec.hdfs.route.MemoryBlocks;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -12,10 +12,8 @@ import io.netec.hdfs.codec.IsalNative;
 import io.netec.hdfs.codec.NetecCoding;
 import io.netec.hdfs.route.RouteDeclinedException;
 import io.netec.hdfs.switchroute.SurvivorAgent;
-import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -45,60 +43,15 @@ class InecRepairTest {
   private final List<InecEngine> engines = new ArrayList<>();
   private final List<InecParticipant> participants = new ArrayList<>();
 
-  /** Units of one group in memory, as a DataNode's dataset would serve them. */
-  private static final class MemorySource implements BlockSource {
-    final byte[][] units;
-    /** A unit whose reads fail 100,000 bytes in (as a corrupt chunk would), or -1. */
-    int failing = -1;
-
-    MemorySource(byte[][] units) {
-      this.units = units;
+  /** Units of one group in memory, as a DataNode's dataset would serve them: block id i is
+   * unit i, read with the token "token-i". */
+  private static MemoryBlocks memory(byte[][] units) {
+    MemoryBlocks mem = new MemoryBlocks();
+    for (int i = 0; i < units.length; i++) {
+      mem.put(i, units[i]);
     }
-
-    @Override
-    public void check(ExtendedBlock block, String token, long minLength) throws IOException {
-      if (!token.equals("token-" + block.getBlockId())) {
-        throw new IOException("block token rejected for " + block);
-      }
-      if (units[(int) block.getBlockId()].length < minLength) {
-        throw new IOException(block + " too short");
-      }
-    }
-
-    @Override
-    public org.apache.hadoop.util.DataChecksum checksum(ExtendedBlock block) {
-      return org.apache.hadoop.util.DataChecksum.newDataChecksum(
-          org.apache.hadoop.util.DataChecksum.Type.CRC32C, 512);
-    }
-
-    @Override
-    public InputStream open(ExtendedBlock block, long offset) {
-      byte[] u = units[(int) block.getBlockId()];
-      if (block.getBlockId() == failing) {
-        return new ByteArrayInputStream(u, (int) offset, u.length - (int) offset) {
-          @Override
-          public synchronized int read(byte[] b, int off, int len) {
-            if (pos >= 100_000) {
-              throw new java.io.UncheckedIOException(new IOException(
-                  "checksum error in " + block + " at " + pos));
-            }
-            return super.read(b, off, Math.min(len, 100_000 - pos));
-          }
-
-          @Override
-          public void close() {
-            // a slow teardown: the participant's report must not wait for it, or its
-            // neighbours' "closed by the peer" (which the teardown causes) would come first
-            try {
-              Thread.sleep(300);
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
-          }
-        };
-      }
-      return new ByteArrayInputStream(u, (int) offset, u.length - (int) offset);
-    }
+    mem.token = id -> "token-" + id;
+    return mem;
   }
 
   @BeforeEach
@@ -122,12 +75,11 @@ class InecRepairTest {
   /** One participant per unit; returns the sources a planner sees. */
   private List<InecRepair.Source> participants(byte[][] units, InecEngine.Transport t)
       throws IOException {
-    return participants(new MemorySource(units), t);
+    return participants(memory(units), units, t);
   }
 
-  private List<InecRepair.Source> participants(MemorySource mem, InecEngine.Transport t)
-      throws IOException {
-    byte[][] units = mem.units;
+  private List<InecRepair.Source> participants(MemoryBlocks mem, byte[][] units,
+      InecEngine.Transport t) throws IOException {
     List<InecRepair.Source> sources = new ArrayList<>();
     for (int i = 0; i < units.length; i++) {
       InecEngine e = engine(t);
@@ -360,7 +312,7 @@ class InecRepairTest {
     InecParticipant.Limits limits = new InecParticipant.Limits();
     limits.joinArrivalMs = 500;
     InecParticipant p = new InecParticipant(engine(InecEngine.Transport.TCP),
-        new MemorySource(stripe(3, 2, new int[] {1000, 1000, 1000}, 13)), "127.0.0.1", 0, 8,
+        memory(stripe(3, 2, new int[] {1000, 1000, 1000}, 13)), "127.0.0.1", 0, 8,
         limits);
     participants.add(p);
     InetSocketAddress control = p.address();
@@ -518,7 +470,7 @@ class InecRepairTest {
   @Test
   void aVertexStreamsOnlyToItsRequesterOrToPeersOnTheDataPort() throws Exception {
     byte[][] units = stripe(3, 2, new int[] {1000, 1000, 1000}, 12);
-    MemorySource mem = new MemorySource(units);
+    MemoryBlocks mem = memory(units);
     InecParticipant.Limits limits = new InecParticipant.Limits();
     limits.peers = io.netec.hdfs.route.PeerNetworks.of(List.of("127.0.0.0/8"),
         "INEC peer networks", "netec.inec.peer.networks");
@@ -610,12 +562,9 @@ class InecRepairTest {
     taken.get(10, java.util.concurrent.TimeUnit.SECONDS).close();
     Thread.sleep(200);
     assertEquals(0, participants.get(0).failed(), "the vertex waits for its input");
-    long t0 = System.nanoTime();
     s.close();
-    while (participants.get(0).failed() == 0 && System.nanoTime() - t0 < 5_000_000_000L) {
-      Thread.sleep(20);
-    }
-    assertEquals(1, participants.get(0).failed(), "the vertex ended when its requester left");
+    io.netec.hdfs.Waits.until("the vertex ended when its requester left", 5_000,
+        () -> participants.get(0).failed() == 1);
   }
 
   /** A well-formed start with 40 output rows (at most 16). */
@@ -646,14 +595,18 @@ class InecRepairTest {
   @Test
   void aFailingLeafIsNamedNotTheNeighboursItBrokeDownstream() throws Exception {
     byte[][] units = stripe(3, 2, new int[] {400_000, 400_000, 400_000}, 8);
-    MemorySource mem = new MemorySource(units);
-    mem.failing = 1; // the chain 1 -> 2 -> 3 -> root: unit 1 is the leaf
-    List<InecRepair.Source> sources = participants(mem, InecEngine.Transport.TCP);
+    MemoryBlocks mem = memory(units);
+    // the chain 1 -> 2 -> 3 -> root: unit 1 is the leaf. It fails 100,000 bytes in, and its
+    // stream is slow to close: the participant's report must not wait for the close, or its
+    // neighbours' "closed by the peer" (which the teardown causes) would come first
+    mem.failAt.put(1L, 100_000L);
+    mem.closeMillis.put(1L, 300L);
+    List<InecRepair.Source> sources = participants(mem, units, InecEngine.Transport.TCP);
     long[] unitLength = Arrays.stream(units).mapToLong(u -> u.length).toArray();
     IOException e = assertThrows(IOException.class, () -> rebuild(engine(
         InecEngine.Transport.TCP), settings("ecpipe", InecEngine.Transport.TCP), 3, 2,
         unitLength, new int[] {0}, sources.subList(1, 4), 0, 400_000));
-    assertTrue(e.getMessage().contains("checksum error in"), e.getMessage());
+    assertTrue(e.getMessage().contains("Checksum error: "), e.getMessage());
     assertTrue(e.getMessage().contains("(unit 1)"), e.getMessage());
   }
 }

@@ -166,9 +166,12 @@ class ReadTapsTest {
    * that has read {@code holdAfter} bytes waits there until a proof wants its block.
    */
   private static final class TappedBlocks extends MemoryBlocks {
-    final ReadTaps taps = new ReadTaps();
     volatile long slowNanosPerKiB;
     volatile long holdAfter = Long.MAX_VALUE;
+
+    TappedBlocks() {
+      taps = new ReadTaps();
+    }
 
     @Override
     public InputStream open(ExtendedBlock block, long offset) throws IOException {
@@ -188,7 +191,6 @@ class ReadTapsTest {
             if (slowNanosPerKiB > 0) {
               java.util.concurrent.locks.LockSupport.parkNanos(slowNanosPerKiB * n / 1024);
             }
-            taps.offer(block.getBlockId(), pos[0], ByteBuffer.wrap(b, off, n));
             pos[0] += n;
           }
           return n;

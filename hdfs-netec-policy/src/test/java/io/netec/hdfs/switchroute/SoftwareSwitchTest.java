@@ -1,7 +1,7 @@
 package io.netec.hdfs.switchroute;
 
 import io.netec.hdfs.Waits;
-import io.netec.hdfs.route.BlockSource;
+import io.netec.hdfs.route.MemoryBlocks;
 import io.netec.hdfs.route.Transport;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -13,15 +13,12 @@ import io.netec.hdfs.route.RouteDeclinedException;
 import io.netec.hdfs.switchroute.wire.NetecPacket;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
 import io.netec.hdfs.switchroute.wire.StreamRequest;
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -38,50 +35,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class SoftwareSwitchTest {
   private final List<AutoCloseable> open = new ArrayList<>();
-  private final Map<String, byte[]> blocks = new ConcurrentHashMap<>();
-  private volatile String requiredToken;
-  /** When set, opening a block blocks: a survivor that stalls. */
-  private volatile boolean stall;
-
-  /**
-   * Blocks from memory (odd block ids also ByteBufferReadable); tokens checked when
-   * {@link #requiredToken} is set.
-   */
-  private final BlockSource memory = new BlockSource() {
-    @Override
-    public void check(ExtendedBlock block, String token, long minLength) throws IOException {
-      if (requiredToken != null && !requiredToken.equals(token)) {
-        throw new IOException("invalid block token for " + block);
-      }
-      byte[] b = blocks.get(block.toString());
-      if (b == null || b.length < minLength) {
-        throw new IOException("no block " + block);
-      }
-    }
-
-    @Override
-    public org.apache.hadoop.util.DataChecksum checksum(ExtendedBlock block) {
-      return org.apache.hadoop.util.DataChecksum.newDataChecksum(
-          org.apache.hadoop.util.DataChecksum.Type.CRC32C, 512);
-    }
-
-    @Override
-    public InputStream open(ExtendedBlock block, long offset) throws IOException {
-      while (stall) {
-        try {
-          Thread.sleep(50);
-        } catch (InterruptedException e) {
-          throw new IOException(e);
-        }
-      }
-      byte[] b = blocks.get(block.toString());
-      // odd blocks read into the agents' buffers directly, even ones through an array: every
-      // rebuild takes both paths
-      return (block.getBlockId() & 1) != 0
-          ? new BufferReadableBytes(b, (int) offset, b.length - (int) offset)
-          : new ByteArrayInputStream(b, (int) offset, b.length - (int) offset);
-    }
-  };
+  /** The survivors' blocks (odd ids also ByteBufferReadable: every rebuild takes both paths). */
+  private final MemoryBlocks memory = new MemoryBlocks();
 
   @AfterEach
   void closeAll() throws Exception {
@@ -129,7 +84,7 @@ class SoftwareSwitchTest {
       ExtendedBlock b = new ExtendedBlock("BP-test", -1024L * (name.hashCode() & 0xffff) + unit,
           g.unitLength[unit], 1001);
       byte[] bytes = java.util.Arrays.copyOf(g.units[unit], (int) g.unitLength[unit]);
-      blocks.put(b.toString(), bytes);
+      memory.put(b.getBlockId(), bytes);
       sv.add(new SetupRequest.Survivor(s, "127.0.0.1:" + agents.get(s).address().getPort(),
           b.toString(), g.unitLength[unit], token));
     }
@@ -1178,7 +1133,7 @@ class SoftwareSwitchTest {
   void agentRefusingTheTokenFailsTheTaskAndFreesTheSwitch(boolean datagram) throws Exception {
     SoftwareSwitch sw = startSwitch(2, 64L << 20);
     List<SurvivorAgent> agents = startAgents(3);
-    requiredToken = "good";
+    memory.token = id -> "good";
     SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {1}, 50_000, 2);
     long start = System.nanoTime();
     IOException e = assertThrows(IOException.class, () -> rebuild(sw.controlAddress(),
@@ -1202,7 +1157,7 @@ class SoftwareSwitchTest {
     SurvivorAgent agent = new SurvivorAgent(memory, "127.0.0.1", 0, 64, 300);
     open.add(agent);
     ExtendedBlock b = new ExtendedBlock("BP-test", 77, 100_000, 1);
-    blocks.put(b.toString(), new byte[100_000]);
+    memory.put(b.getBlockId(), new byte[100_000]);
     try (java.net.Socket s = new java.net.Socket("127.0.0.1", agent.address().getPort())) {
       s.getOutputStream().write(new io.netec.hdfs.switchroute.wire.StreamRequest(b, 100_000, 0,
           100_000, 4096, "", 4, 8).toHello(1, 1, 0).toBytes());
@@ -1229,12 +1184,12 @@ class SoftwareSwitchTest {
     SetupRequest quick = new SetupRequest("stall", 4096, 0, s.length(), 500, s.survivors(),
         new byte[][] {{(byte) s.coefficient(0, 0), (byte) s.coefficient(0, 1),
             (byte) s.coefficient(0, 2)}});
-    stall = true;
+    memory.stall = true;
     long t0 = System.nanoTime();
     try {
       assertThrows(IOException.class, () -> rebuild(sw.controlAddress(), quick, null));
     } finally {
-      stall = false;
+      memory.stall = false;
     }
     assertTrue(System.nanoTime() - t0 < 10_000_000_000L, "failed within the timeout's reach");
     waitFor(() -> sw.getTasksFailed() == 1 && sw.getSlotArraysInUse() == 0);
