@@ -77,7 +77,8 @@ step "Fuzzing: every parser of peer input, ${FUZZ_SECONDS:-10} s a target (scrip
 bash scripts/fuzz.sh
 
 step "Testbed: process-level faults (Hadoop daemons in network namespaces, kill -9, link down), chaos soak"
-python3 -m pytest -q -rs src/test/testbed
+# --durations: each test's time in the log, to see where the step's minutes go
+python3 -m pytest -q -rs --durations=0 src/test/testbed
 
 step "Containers: docker/compose.yaml cluster, DataNode containers killed, rebuilt through each route"
 bash scripts/docker-test.sh

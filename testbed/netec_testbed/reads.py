@@ -330,12 +330,17 @@ def main(argv=None):
     # A kill (SIGTERM) takes the testbed down like Ctrl-C does (the finally below).
     signal.signal(signal.SIGTERM, _interrupted)
     started = time.time()
+    failed = True
     try:
         tb.up(progress=say)
         res["runs"] = run(tb, a.codes.split(","), a.links.split(","), a.clients.split(","),
                           a.repeat, a.recon_groups, 300, a.recon_clients.split(","))
+        failed = False
     finally:
-        tb.down()
+        # a failed run keeps its daemons' logs (the processes and namespaces go either way)
+        tb.down(keep_run_dir=failed)
+        if failed and tb.run_dir:
+            say("failed: the daemons' logs are kept in %s/logs" % tb.run_dir)
     res["seconds"] = round(time.time() - started)
     report(res, a.out)
     say("wrote %s (and its PNG and JSON) in %d s" % (a.out, res["seconds"]))

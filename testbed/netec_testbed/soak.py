@@ -346,7 +346,11 @@ class Soak:
 
     # ---- the run ---------------------------------------------------------------------------
 
-    def run(self, minutes, checkpoint_minutes=None):
+    def run(self, minutes, checkpoint_minutes=None, faults=None):
+        """Injects the seed's faults for MINUTES, then a quiet end and the last checkpoint.
+        With FAULTS, exactly the first FAULTS of them however long they take (a short soak
+        that must see every kind: a slow recovery must not crowd the last kind out), and
+        MINUTES is only the least the run lasts."""
         tb = self.tb
         if tb.cfg.route_order != ORDER or tb.dead:
             tb.restart_datanodes(route_order=ORDER, revive=True)
@@ -358,12 +362,15 @@ class Soak:
             os.remove(self.journal)
         self.t0 = time.time()
         end = self.t0 + minutes * 60
-        next_check = self.t0 + (checkpoint_minutes or minutes + 1) * 60
+        next_check = (self.t0 + checkpoint_minutes * 60 if checkpoint_minutes
+                      else float("inf"))  # the one check at the end
         self.start_load()
         time.sleep(10)  # files to lose before the first fault
         try:
-            for kind, gap, u1, u2 in schedule(self.seed):
-                if time.time() + gap >= end - 20:
+            for n, (kind, gap, u1, u2) in enumerate(schedule(self.seed)):
+                if faults is not None and n >= faults:
+                    break
+                if faults is None and time.time() + gap >= end - 20:
                     break
                 time.sleep(gap)
                 self.inject(kind, u1, u2)

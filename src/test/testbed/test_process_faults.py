@@ -85,13 +85,16 @@ def _assert_rebuilt(o):
     assert not bad, "lost blocks missing or differing (block: [(host, equal)]): %s" % bad
 
 
-@pytest.mark.parametrize("route", ["switch", "inec"])
+@pytest.mark.parametrize("route", ["switch"])
 def test_kill9_datanode_rebuilt_through_each_route(tb, route):
     """kill -9 of the DataNode holding most units; route order ROUTE,native; a client reads
     the files degraded before the NameNode rebuilds; every lost block is rebuilt by ROUTE and
-    equals the original. (Hadoop's own route after a kill -9 is scripts/docker-test.sh's third
-    run, and every fault below that a route hands on ends there or in the next route.)"""
-    _all_up(tb, route if route == "native" else route + ",native")
+    equals the original. (INEC and Hadoop's own route after a kill -9 are
+    scripts/docker-test.sh's second and third runs, a DataNode container killed and its blocks
+    compared byte for byte, which CI runs too; here, for CI's time, only the switch, whose
+    route has the most to lose to a dead peer. Every fault below that a route hands on ends
+    in the next route.)"""
+    _all_up(tb, route + ",native")
     files = _files(tb, "kill9-" + route, seed=11)
     o = scenario.lose_and_rebuild(tb, files, during=lambda t, _: files.verify())
     print(scenario.describe(o))
