@@ -51,10 +51,12 @@ run() { # MAIN ARGS...: a JVM with this container's configuration
 }
 
 # The NameNode's JMX bean QUERY as JSON text, over bash's /dev/tcp (no JVM, no curl).
+# The whole answer is read within 10 s: a server that holds the connection open fails the
+# query instead of hanging its caller (the init's wait, a healthcheck).
 jmx() { # HOST QUERY
   exec 3<>"/dev/tcp/$1/9870" || return 1
   printf 'GET /jmx?qry=%s HTTP/1.0\r\nHost: %s\r\n\r\n' "$2" "$1" >&3
-  cat <&3
+  timeout 10 cat <&3
   exec 3<&-
 }
 
@@ -78,10 +80,14 @@ case "$role" in
         sed -n 's/.*"NumLiveDataNodes" *: *\([0-9]*\).*/\1/p'
     }
     echo "netec init: waiting for $want live DataNodes"
-    until [ "$(live)" -ge "$want" ] 2>/dev/null; do
+    seen=
+    until [ "${n:-}" -ge "$want" ] 2>/dev/null; do
       sleep 2
+      n=$(live) || n=
+      # each change said once, so a cluster that never fills shows how far it came
+      [ "${n:-none}" = "$seen" ] || { echo "netec init: ${n:-no answer from the NameNode} live"; seen=${n:-none}; }
     done
-    if ! (run org.apache.hadoop.hdfs.tools.ECAdmin -listPolicies) | grep -q NETEC-6-3-1024k; then
+    if ! (run org.apache.hadoop.hdfs.tools.ECAdmin -listPolicies) | grep NETEC-6-3-1024k >/dev/null; then
       (run org.apache.hadoop.hdfs.tools.ECAdmin -addPolicies -policyFile "$netec/netec-policies.xml")
     fi
     for p in ${NETEC_POLICIES:-NETEC-3-2-1024k NETEC-6-3-1024k NETEC-10-4-1024k}; do
@@ -93,7 +99,10 @@ case "$role" in
   healthy)
     # healthchecks: `healthy namenode|datanode|switch`
     case "${1:-}" in
-      namenode) jmx 127.0.0.1 Hadoop:service=NameNode,name=NameNodeInfo | grep -q '"Safemode" *: *""' ;;
+      # grep reads the whole answer (-q would stop at the match, and under pipefail the
+      # jmx still writing would die of SIGPIPE and fail a healthy NameNode's check)
+      namenode) jmx 127.0.0.1 Hadoop:service=NameNode,name=NameNodeInfo |
+        grep '"Safemode" *: *""' >/dev/null ;;
       datanode) exec bash -c ': </dev/tcp/127.0.0.1/9866' ;;
       switch) exec bash -c ": </dev/tcp/$me/50310" ;;
       *) echo "healthy: namenode, datanode or switch" >&2; exit 2 ;;
