@@ -32,15 +32,15 @@ step "Hadoop 3.4.3, native library forced off (-Dnetec.native.disable=true)"
 # What libnetec.so changes, run again without it: the coders (encoding every write, decoding
 # every rebuild and degraded read), the proofs' fingerprint, the packets' checksum (its
 # vectors, and end to end through the switch over TCP and datagrams), and the INEC route
-# declining (Rs32InecChainTest; the other INEC suites need the engine). Suites whose subject
+# declining (InecRouteTest's RS(3,2) chain; the other INEC shapes need the engine), each
+# parameterized cluster suite in the shapes -Dnetec.test.shapes names. Suites whose subject
 # is elsewhere (Hadoop's duties, security, the route seam, the plugin's removal, the parsers'
 # fuzzing) ran in the pass above and run again on 3.5.
 "${mvn[@]}" verify -Dnetec.native.disable=true -Dtest='NetecCoderTest,RsCoderUnlistedTest,'\
 'FingerprintTest,WireFormatTest,WireFuzzTest,SharedVectorTest,SwitchTaskTest,'\
 'ProofServiceTest,ReadTapsTest,NetecDataNodePluginTest,'\
-'Rs63ReconstructionTest,Rs32SwitchPremultipliedTest,Rs63SwitchDatagramTest,'\
-'Rs32InecChainTest,Rs63ClientDegradedReadTest,ClientStreamTest,'\
-'IntegrityTest,SwitchRouteFaultTest'
+'NetecCoderClusterTest,SwitchRouteTest,InecRouteTest,ClientDegradedReadTest,ClientStreamTest,'\
+'IntegrityTest,SwitchRouteFaultTest' -Dnetec.test.shapes=rs63,rs32-premultiplied,rs63-datagrams,rs32-chain
 
 
 step "Hadoop 3.5.0 (-Phadoop-3.5)"
@@ -53,21 +53,19 @@ step "Hadoop 3.5.0 (-Phadoop-3.5)"
 # route suites here), the switch's aggregation by rack (SwitchRacksTest, our sockets;
 # SwitchRackAwareTest, whose hand-over from Hadoop's task, the reader's rack, is
 # InecRackAwareTest's here too), the routes' fault suites (our sockets; the hand-over to
-# Hadoop is RouteSeamTest's), the RS(3,2)/tree/star/verbs twins of a route suite run here
-# in one shape, and the suites whose Hadoop seam another here meets the same way: the
-# pre-multiplied datagrams (Rs63SwitchDatagramTest), one router on both sides, the INEC chain
-# on a DataNode (InecRackAwareTest) and on a client (the client's stream is
-# Rs63ClientDegradedReadTest's and ClientStreamTest's).
+# Hadoop is RouteSeamTest's), the parameterized cluster suites' RS(3,2) shapes (the
+# pre-multiplied TCP shape too: datagrams meet the same Netty), and the suites whose Hadoop seam
+# another here meets the same way: one router on both sides, the INEC route on a DataNode
+# (InecRackAwareTest's here) and on a client (the client's stream is ClientDegradedReadTest's
+# and ClientStreamTest's).
 "${mvn[@]}" clean verify -Phadoop-3.5 -Dtest='!WireFuzzTest,!JoinRequestFuzzTest,'\
 '!ProofWireFuzzTest,!TokenProofFuzzTest,!RepairGraphTest,!SharedVectorTest,!SwitchTaskTest,'\
 '!WireFormatTest,!TaskTableTest,!SendWindowTest,!ConnectionCapsTest,!SoftwareSwitchTest,'\
 '!SwitchRacksTest,!SwitchRackAwareTest,'\
 '!LogLimiterTest,!CostOrderTest,!ReadCostTest,!RackAwareTest,'\
 '!SwitchRouteFaultTest,!SwitchRouteLinkFaultTest,!InecRouteFaultTest,'\
-'!Rs32ReconstructionTest,!Rs32ClientDegradedReadTest,!Rs32InecStarTest,!Rs32InecTreeTest,'\
-'!Rs63InecTreeTest,!Rs63InecChainTest,!Rs63InecVerbsChainTest,'\
-'!Rs32SwitchPremultipliedTest,!OneRouterBothSidesTest,!Rs32InecChainTest,'\
-'!InecClientDegradedReadTest'
+'!InecRouteTest,!OneRouterBothSidesTest,!InecClientDegradedReadTest' \
+  -Dnetec.test.shapes=rs63,rs63-datagrams
 
 step "Python: switch model, control plane, testbed units, simulator, shared vectors; P4 compilers and BMv2 where the P4 toolchain is"
 # pyproject.toml's pythonpath finds netec_p4, netec_testbed and netec_sim in the source tree

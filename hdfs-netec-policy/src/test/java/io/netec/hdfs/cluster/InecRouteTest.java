@@ -10,7 +10,10 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Test;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,22 +24,25 @@ import org.slf4j.LoggerFactory;
  * rebuilding node has one input — the rebuilding DataNodes took in about one block's worth per
  * rebuilt block (native takes in k). Without libnetec.so the route declines and native serves.
  */
-abstract class InecRouteSuite {
-  private static final Logger LOG = LoggerFactory.getLogger(InecRouteSuite.class);
-  private final int k;
-  private final int m;
-  private final String scheme;
-  private final String transport;
+class InecRouteTest {
+  private static final Logger LOG = LoggerFactory.getLogger(InecRouteTest.class);
 
-  InecRouteSuite(int k, int m, String scheme, String transport) {
-    this.k = k;
-    this.m = m;
-    this.scheme = scheme;
-    this.transport = transport;
+  /** Codes and repair graphs (ecpipe: the chain, ppr: the tree, rs: the star), by id. */
+  static Stream<Arguments> shapes() {
+    return new Shapes()
+        .add("rs32-chain", 3, 2, "ecpipe", "tcp")
+        .add("rs32-star", 3, 2, "rs", "tcp")
+        .add("rs32-tree", 3, 2, "ppr", "tcp")
+        .add("rs63-chain", 6, 3, "ecpipe", "tcp")
+        .add("rs63-tree", 6, 3, "ppr", "tcp")
+        .add("rs63-chain-verbs", 6, 3, "ecpipe", "verbs")
+        .selected();
   }
 
-  @Test
-  void rebuildsThroughTheRepairGraph() throws Exception {
+  @ParameterizedTest(name = "RS({0},{1}), scheme {2}, streams over {3}")
+  @MethodSource("shapes")
+  void rebuildsThroughTheRepairGraph(int k, int m, String scheme, String transport)
+      throws Exception {
     boolean engine = IsalNative.libraryUnavailableReason() == null;
     Assumptions.assumeTrue(engine || transport.equals("tcp"), "verbs need libnetec.so");
     String policy = "NETEC-" + k + "-" + m + "-1024k";

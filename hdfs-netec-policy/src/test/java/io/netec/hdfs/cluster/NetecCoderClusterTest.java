@@ -17,7 +17,10 @@ import java.util.Random;
 import java.util.Set;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
-import org.junit.jupiter.api.Test;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,30 +31,31 @@ import org.slf4j.LoggerFactory;
  * file byte for byte. Counters prove our coder did the client's and the DataNodes' decoding and
  * the router metrics prove every task passed through the router.
  */
-abstract class NetecReconstructionSuite {
-  private static final Logger LOG = LoggerFactory.getLogger(NetecReconstructionSuite.class);
+class NetecCoderClusterTest {
+  private static final Logger LOG = LoggerFactory.getLogger(NetecCoderClusterTest.class);
   private static final int CELL = EcTestCluster.CELL;
 
-  private final int k;
-  private final int m;
-
-  NetecReconstructionSuite(int k, int m) {
-    this.k = k;
-    this.m = m;
-  }
-
   /** Enough DataNodes for a full group after losing 1 + 2 + ... + m of them. */
-  private int dataNodes() {
+  private static int dataNodes(int k, int m) {
     return k + m + m * (m + 1) / 2;
   }
 
-  @Test
-  void writeDegradedReadAndRebuildEveryShape() throws Exception {
+  /** The codes, by id. */
+  static Stream<Arguments> shapes() {
+    return new Shapes()
+        .add("rs32", 3, 2)
+        .add("rs63", 6, 3)
+        .selected();
+  }
+
+  @ParameterizedTest(name = "RS({0},{1})")
+  @MethodSource("shapes")
+  void writeDegradedReadAndRebuildEveryShape(int k, int m) throws Exception {
     String policy = "NETEC-" + k + "-" + m + "-1024k";
     String dir = "/netec-" + k + "-" + m;
     Configuration conf = EcTestCluster.conf();
     conf.set(NetecConfigKeys.ROUTE_ORDER, "native"); // Hadoop's reconstruction, our coder
-    try (EcTestCluster c = new EcTestCluster(conf, dataNodes())) {
+    try (EcTestCluster c = new EcTestCluster(conf, dataNodes(k, m))) {
       c.useNetecPolicy(policy, dir);
       CoderCounters coder = EcTestCluster.activeCounters();
 
@@ -76,7 +80,7 @@ abstract class NetecReconstructionSuite {
 
       Random rnd = new Random(k * 10 + m);
       for (int lost = 1; lost <= m; lost++) {
-        List<DataNode> victims = victims(c, dir, big, lost);
+        List<DataNode> victims = victims(c, dir, big, lost, k, m);
         LOG.info("Round {}: stopping {}", lost, victims);
         for (DataNode dn : victims) {
           c.stop(dn);
@@ -130,8 +134,8 @@ abstract class NetecReconstructionSuite {
    * {@code lost} distinct DataNodes: the holder of the one-byte file's data block first (so
    * small files degrade too), then parity and data holders of the big file's first group.
    */
-  private List<DataNode> victims(EcTestCluster c, String dir, String big, int lost)
-      throws Exception {
+  private static List<DataNode> victims(EcTestCluster c, String dir, String big, int lost,
+      int k, int m) throws Exception {
     Set<DataNode> picked = new LinkedHashSet<>();
     List<DataNode> candidates = new ArrayList<>();
     candidates.add(c.holder(dir + "/one-byte", 0, 0));

@@ -10,7 +10,10 @@ import io.netec.hdfs.switchroute.SwitchRoute;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
-import org.junit.jupiter.api.Test;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,26 +24,24 @@ import org.slf4j.LoggerFactory;
  * rebuilding DataNodes took in about one block's worth per rebuilt block (not k). With the
  * switch gone, the router falls back to native and the bytes are still right.
  */
-abstract class SwitchRouteSuite {
-  private static final Logger LOG = LoggerFactory.getLogger(SwitchRouteSuite.class);
-  private final int k;
-  private final int m;
-  private final boolean premultiply;
-  private final String transport;
+class SwitchRouteTest {
+  private static final Logger LOG = LoggerFactory.getLogger(SwitchRouteTest.class);
 
   /**
-   * @param premultiply netec.switch.premultiply: one-unit tasks pre-multiplied by survivors
-   * @param transport netec.switch.transport: tcp or udp (datagram mode)
+   * Codes, netec.switch.premultiply (one-unit tasks pre-multiplied by the survivors) and
+   * netec.switch.transport (udp: datagram mode, every packet in a datagram of its own), by id.
    */
-  SwitchRouteSuite(int k, int m, boolean premultiply, String transport) {
-    this.k = k;
-    this.m = m;
-    this.premultiply = premultiply;
-    this.transport = transport;
+  static Stream<Arguments> shapes() {
+    return new Shapes()
+        .add("rs32-premultiplied", 3, 2, true, "tcp")
+        .add("rs63-datagrams", 6, 3, false, "udp")
+        .selected();
   }
 
-  @Test
-  void rebuildsThroughTheSwitchThenFallsBackWhenItIsGone() throws Exception {
+  @ParameterizedTest(name = "RS({0},{1}), pre-multiplied {2}, over {3}")
+  @MethodSource("shapes")
+  void rebuildsThroughTheSwitchThenFallsBackWhenItIsGone(int k, int m, boolean premultiply,
+      String transport) throws Exception {
     SoftwareSwitch.Options o = new SoftwareSwitch.Options();
     SoftwareSwitch sw = new SoftwareSwitch(o);
     Configuration conf = EcTestCluster.switchConf(sw, 5_000);
