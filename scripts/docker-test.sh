@@ -101,7 +101,7 @@ left=$(docker ps -a -q --filter "label=com.docker.compose.project=$project")
 # holds any more (moby/moby#42119; run-demo warns of it): only its restart clears that, so
 # the network goes after a restart of the dockerd this script started, never of another.
 net="${project}_netec"
-if docker network ls --format '{{.Name}}' | grep -qx "$net" && [ -n "$started_pid" ] &&
+if docker network ls --format '{{.Name}}' | grep -x "$net" >/dev/null && [ -n "$started_pid" ] &&
     [ "$(docker network inspect -f '{{len .Containers}}' "$net")" = 0 ]; then
   echo "docker-test: the engine kept a stale endpoint on $net; restarting the dockerd started" \
     "here to remove it"

@@ -68,8 +68,11 @@ def free_subnet(taken=None):
 
 
 def run(cmd, check=True, env=None, timeout=900):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       env=env, timeout=timeout)
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise TestbedError("%s did not end in %d s" % (" ".join(cmd[:4]), timeout)) from None
     if check and p.returncode != 0:
         raise TestbedError("%s failed (exit %d): %s" % (" ".join(cmd[:4]), p.returncode,
                                                          (p.stderr or p.stdout).strip()[-1500:]))
@@ -100,8 +103,13 @@ class _Counters:
 
 
 class NotUp(TestbedError):
-    """The cluster's containers started but it did not come up in time (the message says what
-    each container showed)."""
+    """The cluster did not come up in time (the message says what each container showed): the
+    one failure worth a second try from nothing."""
+
+
+class BrokenCluster(TestbedError):
+    """The cluster came up wrong, in a way a second try would only hide: the init container
+    failed, or a healthcheck failed on an up cluster."""
 
 
 class Containers(Cluster):
@@ -144,9 +152,11 @@ class Containers(Cluster):
             self.wait_live(self.cfg.datanodes)
             self.wait_out_of_safemode()
             self.wait_plugins()
-            self.check_healthchecks()
+        except BrokenCluster as e:
+            raise BrokenCluster("%s\n%s" % (e, self.why_not_up())) from None
         except TestbedError as e:
             raise NotUp("%s\n%s" % (e, self.why_not_up())) from None
+        self.check_healthchecks()
         progress("containers: up; NETEC policies added and enabled by the init container")
 
     def wait_init(self, timeout=300):
@@ -157,7 +167,7 @@ class Containers(Cluster):
                 return False
             st = c[0]["State"]
             if st["Status"] == "exited" and st["ExitCode"] != 0:
-                raise TestbedError("the init container failed (exit %d): %s" % (
+                raise BrokenCluster("the init container failed (exit %d): %s" % (
                     st["ExitCode"], self.logs(c[0]["Name"].lstrip("/"))[-1500:]))
             return st["Status"] == "exited"
         self.wait("the init container to add and enable the NETEC policies", done, timeout)
@@ -168,17 +178,26 @@ class Containers(Cluster):
         fails it every time (as CI once did: `grep -q` under pipefail killed the NameNode's
         check by SIGPIPE while the JMX answer was still being written)."""
         for service in ("namenode", "switch", "datanode"):
-            name = self._by_service(service)[0]["Name"].lstrip("/")
+            found = self._by_service(service)
+            if not found:
+                raise BrokenCluster("no %s container on an up cluster" % service)
+            name = found[0]["Name"].lstrip("/")
             for i in range(times):
                 p = run(["docker", "exec", name, "/opt/netec/bin/entrypoint.sh", "healthy",
                          service], check=False, timeout=60)
                 if p.returncode != 0:
-                    raise TestbedError("the %s healthcheck failed on an up cluster (%s, run %d "
+                    raise BrokenCluster("the %s healthcheck failed on an up cluster (%s, run %d "
                                        "of %d, exit %d): %s" % (
                                            service, name, i + 1, times, p.returncode,
                                            (p.stdout + p.stderr).strip()[-500:]))
 
     def why_not_up(self):
+        try:
+            return self._why_not_up()
+        except Exception as e:  # the diagnostics must not hide the failure they explain
+            return "containers: (diagnostics failed: %s)" % e
+
+    def _why_not_up(self):
         """What a cluster that did not come up shows: every container's state, the tail of
         the init container's log (it says what it waits for), and that of any container that
         is not running (a DataNode that died at start keeps the init waiting)."""
@@ -416,6 +435,11 @@ def main(argv=None):
             print("run-demo: warning: the cluster did not come up; taking it down and starting "
                   "it once more. %s" % e, file=sys.stderr)
             c.down()
+            left = run(["docker", "ps", "-aq", "--filter",
+                        "label=com.docker.compose.project=%s" % a.project]).stdout.split()
+            if left:
+                raise TestbedError("the first cluster's containers outlived its down: %s"
+                                   % " ".join(left))
             c = cluster()
             c.up()
         return 0 if scenario.demo_routes(c) else 1
