@@ -63,6 +63,26 @@ class SwitchRacksTest {
     return "127.0.0.1:" + sw.controlAddress().getPort();
   }
 
+  /** Rack name, switch, ... as the control addresses netec.switch.racks would name. */
+  private static Map<String, String> controls(Object... rackThenSwitch) {
+    Map<String, String> out = new LinkedHashMap<>();
+    for (int i = 0; i < rackThenSwitch.length; i += 2) {
+      Object sw = rackThenSwitch[i + 1];
+      out.put((String) rackThenSwitch[i],
+          sw instanceof SoftwareSwitch ? control((SoftwareSwitch) sw) : (String) sw);
+    }
+    return out;
+  }
+
+  /**
+   * The tree the route plans for {@code flat} with its senders in {@code senderRacks} (sender
+   * order), the reader in {@code readerRack}, {@code switches} by rack and no spine.
+   */
+  private static SwitchRackPlan plan(SetupRequest flat, String readerRack,
+      Map<String, String> switches, String... senderRacks) throws ProtocolException {
+    return SwitchRackPlan.plan(flat, Arrays.asList(senderRacks), readerRack, switches, null);
+  }
+
   /**
    * The flat task of group g: sender s is served by an agent of its own (its unit in memory,
    * {@code missing} senders' blocks absent), as the switch route plans it.
@@ -126,13 +146,9 @@ class SwitchRacksTest {
     SoftwareSwitch local = startSwitch(32, PAYLOAD);
     SoftwareSwitch rack2 = startSwitch(32, PAYLOAD);
     SoftwareSwitch rack3 = startSwitch(32, PAYLOAD);
-    Map<String, String> switches = new LinkedHashMap<>();
-    switches.put("/r1", control(local));
-    switches.put("/r2", control(rack2));
-    switches.put("/r3", control(rack3));
     SetupRequest flat = flat(g, premultiplied);
-    SwitchRackPlan plan = SwitchRackPlan.plan(flat,
-        racks("/r1", "/r2", "/r2", "/r1", "/r2", "/r3"), "/r1", switches, null);
+    SwitchRackPlan plan = plan(flat, "/r1", controls("/r1", local, "/r2", rack2, "/r3", rack3),
+        "/r1", "/r2", "/r2", "/r1", "/r2", "/r3");
     assertNotNull(plan);
     assertEquals("parent at " + control(local) + " (reader in /r1), survivors by rack: "
         + "/r1: 2 local, /r2: 3 summed at " + control(rack2) + ", /r3: 1 direct", plan.text());
@@ -164,10 +180,10 @@ class SwitchRacksTest {
     SoftwareSwitch spine = startSwitch(32, PAYLOAD);
     SoftwareSwitch rack2 = startSwitch(32, PAYLOAD);
     SoftwareSwitch rack3 = startSwitch(32, PAYLOAD);
-    Map<String, String> switches = Map.of("/r2", control(rack2), "/r3", control(rack3));
     SetupRequest flat = flat(g, false);
     SwitchRackPlan plan = SwitchRackPlan.plan(flat, racks("/r1", "/r1", "/r2", "/r2", "/r2",
-        "/r2", "/r3", "/r3", "/r3", "/r3"), "/r1", switches, control(spine));
+        "/r2", "/r3", "/r3", "/r3", "/r3"), "/r1", controls("/r2", rack2, "/r3", rack3),
+        control(spine));
     assertEquals(2, plan.children().size());
     assertEquals(control(spine), plan.parentControl());
     assertArrayEquals(g.units[3], rebuild(plan, new ArrayList<>()));
@@ -183,8 +199,8 @@ class SwitchRacksTest {
     SoftwareSwitch local = startSwitch(32, PAYLOAD);
     SoftwareSwitch small = startSwitch(32, 4096); // refuses payload 8192
     SetupRequest flat = flat(g, false);
-    SwitchRackPlan plan = SwitchRackPlan.plan(flat, racks("/r1", "/r2", "/r2", "/r2", "/r2",
-        "/r1"), "/r1", Map.of("/r1", control(local), "/r2", control(small)), null);
+    SwitchRackPlan plan = plan(flat, "/r1", controls("/r1", local, "/r2", small),
+        "/r1", "/r2", "/r2", "/r2", "/r2", "/r1");
     List<String> refused = new ArrayList<>();
     assertArrayEquals(g.units[2], rebuild(plan, refused));
     assertEquals(1, refused.size(), refused.toString());
@@ -203,8 +219,8 @@ class SwitchRacksTest {
     SetupRequest flat = flat(g, false);
     // sender 3's block (rack 2's) fails a third of the way in, as a corrupt chunk would
     blocks.failAt.put(7000L + g.survivors[3], (long) LENGTH / 3);
-    SwitchRackPlan plan = SwitchRackPlan.plan(flat, racks("/r1", "/r1", "/r2", "/r2", "/r2",
-        "/r1"), "/r1", Map.of("/r1", control(local), "/r2", control(rack2)), null);
+    SwitchRackPlan plan = plan(flat, "/r1", controls("/r1", local, "/r2", rack2),
+        "/r1", "/r1", "/r2", "/r2", "/r2", "/r1");
     Rebuilt r = new Rebuilt();
     IOException e = assertThrows(IOException.class, () -> rebuild(plan, null, r));
     Waits.until("both levels fail: " + e, 5_000,
@@ -221,8 +237,8 @@ class SwitchRacksTest {
     SoftwareSwitch local = startSwitch(32, PAYLOAD);
     SoftwareSwitch rack2 = startSwitch(32, PAYLOAD);
     SetupRequest flat = flat(g, false, 0); // sender 0 (the reader's rack's) has no block
-    SwitchRackPlan plan = SwitchRackPlan.plan(flat, racks("/r1", "/r2", "/r2", "/r2", "/r1",
-        "/r1"), "/r1", Map.of("/r1", control(local), "/r2", control(rack2)), null);
+    SwitchRackPlan plan = plan(flat, "/r1", controls("/r1", local, "/r2", rack2),
+        "/r1", "/r2", "/r2", "/r2", "/r1", "/r1");
     long start = System.nanoTime();
     IOException e = assertThrows(IOException.class, () -> rebuild(plan, new ArrayList<>()));
     // the child ends with its parent's connection, not at its own 5 s without progress
@@ -239,8 +255,8 @@ class SwitchRacksTest {
     SoftwareSwitch rack2 = startSwitch(32, PAYLOAD);
     SoftwareSwitch spine = startSwitch(32, PAYLOAD);
     SetupRequest flat = flat(g, false);
-    SwitchRackPlan plan = SwitchRackPlan.plan(flat, racks("/r1", "/r2", "/r2", "/r2", "/r1",
-        "/r1"), "/r1", Map.of("/r1", control(small), "/r2", control(rack2)), null);
+    SwitchRackPlan plan = plan(flat, "/r1", controls("/r1", small, "/r2", rack2),
+        "/r1", "/r2", "/r2", "/r2", "/r1", "/r1");
     Rebuilt r = new Rebuilt();
     assertArrayEquals(g.units[4], rebuild(plan, spine.controlAddress(), r));
     assertEquals(1, r.notTaken.size(), r.notTaken.toString());
@@ -261,8 +277,8 @@ class SwitchRacksTest {
     SoftwareSwitch local = startSwitch(8, PAYLOAD);
     SoftwareSwitch rack2 = startSwitch(64, PAYLOAD);
     SetupRequest flat = flat(g, false);
-    SwitchRackPlan plan = SwitchRackPlan.plan(flat, racks("/r2", "/r2", "/r2", "/r2", "/r2",
-        "/r1"), "/r1", Map.of("/r1", control(local), "/r2", control(rack2)), null);
+    SwitchRackPlan plan = plan(flat, "/r1", controls("/r1", local, "/r2", rack2),
+        "/r2", "/r2", "/r2", "/r2", "/r2", "/r1");
     assertArrayEquals(g.units[1], rebuild(plan, new ArrayList<>()));
     assertEquals(0, local.getPacketsDropped(), "the parent dropped packets");
     assertEquals(0, rack2.getPacketsDropped(), "the child dropped packets");
@@ -383,8 +399,8 @@ class SwitchRacksTest {
     SwitchTaskTest.Group g = new SwitchTaskTest.Group(6, 3, new int[] {0}, LENGTH, 18);
     SoftwareSwitch rack2 = startSwitch(32, PAYLOAD);
     SetupRequest flat = flat(g, false);
-    SwitchRackPlan plan = SwitchRackPlan.plan(flat, racks("/r1", "/r2", "/r2", "/r2", "/r1",
-        "/r1"), "/r1", Map.of("/r1", "127.0.0.1:1", "/r2", control(rack2)), null);
+    SwitchRackPlan plan = plan(flat, "/r1", controls("/r1", "127.0.0.1:1", "/r2", rack2),
+        "/r1", "/r2", "/r2", "/r2", "/r1", "/r1");
     SetupRequest child = plan.children().get(0).setup;
     try (java.net.Socket held = new java.net.Socket()) {
       held.connect(rack2.controlAddress());
@@ -393,30 +409,25 @@ class SwitchRacksTest {
       SetupAnswer a = SetupAnswer.fromJson(io.netec.hdfs.switchroute.wire.ControlFrames.read(
           new java.io.DataInputStream(held.getInputStream())));
       assertTrue(a.ok(), a.reason());
-      try (java.net.Socket vip = new java.net.Socket("127.0.0.1",
-          rack2.dataAddress().getPort())) {
-        NetecPacket forged = new ParentLink(1, 0, 0, 32, 16, PAYLOAD, 0, LENGTH).toHello(
-            a.task(), a.slotArray(),
-            "ffffffffffffffffffffffffffffffff");
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(forged.encodedLength());
-        forged.encode(b);
-        vip.getOutputStream().write(b.array());
-        vip.setSoTimeout(5_000);
-        assertEquals(-1, vip.getInputStream().read(), "closed, nothing sent");
-      }
+      assertClosedUnanswered(rack2, new ParentLink(1, 0, 0, 32, 16, PAYLOAD, 0, LENGTH)
+          .toHello(a.task(), a.slotArray(), "ffffffffffffffffffffffffffffffff"));
       // the right secret with a parent whose stripes are not the task's: closed, unclaimed
-      try (java.net.Socket vip = new java.net.Socket("127.0.0.1",
-          rack2.dataAddress().getPort())) {
-        NetecPacket other = new ParentLink(1, 0, 0, 32, 16, PAYLOAD, 0, LENGTH + 64)
-            .toHello(a.task(), a.slotArray(), a.secret());
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(other.encodedLength());
-        other.encode(b);
-        vip.getOutputStream().write(b.array());
-        vip.setSoTimeout(5_000);
-        assertEquals(-1, vip.getInputStream().read(), "closed, nothing sent");
-      }
+      assertClosedUnanswered(rack2, new ParentLink(1, 0, 0, 32, 16, PAYLOAD, 0, LENGTH + 64)
+          .toHello(a.task(), a.slotArray(), a.secret()));
       assertEquals(0, rack2.getTasksPartialSums());
       assertEquals(1, rack2.getSlotArraysInUse(), "the task stays its reader's");
+    }
+  }
+
+  /** {@code hello} sent to {@code sw}'s VIP: the switch closes the connection, sending nothing. */
+  private static void assertClosedUnanswered(SoftwareSwitch sw, NetecPacket hello)
+      throws IOException {
+    try (java.net.Socket vip = new java.net.Socket("127.0.0.1", sw.dataAddress().getPort())) {
+      java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(hello.encodedLength());
+      hello.encode(b);
+      vip.getOutputStream().write(b.array());
+      vip.setSoTimeout(5_000);
+      assertEquals(-1, vip.getInputStream().read(), "closed, nothing sent");
     }
   }
 }
