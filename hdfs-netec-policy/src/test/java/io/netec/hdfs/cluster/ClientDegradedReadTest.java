@@ -42,10 +42,7 @@ class ClientDegradedReadTest {
 
   /** The codes, by id. */
   static Stream<Arguments> shapes() {
-    return new Shapes()
-        .add("rs32", 3, 2)
-        .add("rs63", 6, 3)
-        .selected();
+    return Shapes.codes().selected();
   }
 
   @ParameterizedTest(name = "RS({0},{1})")

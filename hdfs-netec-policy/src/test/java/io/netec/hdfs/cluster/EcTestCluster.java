@@ -320,6 +320,22 @@ public final class EcTestCluster implements AutoCloseable {
     return null;
   }
 
+  /**
+   * One round of a route suite, before it loses {@code lost} DataNodes: {@code dir}/lost-L (two
+   * groups and a partial stripe) and {@code dir}/small-L (under a cell: one data unit, the
+   * other k-1 empty), written and recorded in {@code files} (their bytes) and {@code original}
+   * (their internal block files). Returns the two paths, the big file's first.
+   */
+  public String[] writeRound(String dir, int k, int lost, Map<String, byte[]> files,
+      Map<Long, byte[]> original) throws Exception {
+    String path = dir + "/lost-" + lost;
+    files.put(path, writeFile(path, 2 * k * (int) BLOCK_SIZE + k * CELL + 4097, lost));
+    String small = dir + "/small-" + lost;
+    files.put(small, writeFile(small, CELL / 3, lost + 100));
+    original.putAll(snapshotInternalBlocks(path, small));
+    return new String[] {path, small};
+  }
+
   /** Block id -> bytes of the block file, for every stored internal block of the files. */
   public Map<Long, byte[]> snapshotInternalBlocks(String... paths) throws Exception {
     Map<Long, byte[]> snap = new HashMap<>();

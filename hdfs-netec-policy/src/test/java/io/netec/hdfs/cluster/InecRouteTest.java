@@ -49,24 +49,18 @@ class InecRouteTest {
     try (EcTestCluster c = new EcTestCluster(EcTestCluster.inecConf(scheme, 10_000, transport),
         k + m + 1 + m + 1)) {
       c.useNetecPolicy(policy, "/inec");
-      int size = 2 * k * (int) EcTestCluster.BLOCK_SIZE + k * EcTestCluster.CELL + 4097;
       Map<String, byte[]> files = new LinkedHashMap<>();
       Map<Long, byte[]> original = new HashMap<>();
       for (int lost : new int[] {1, m}) {
-        String path = "/inec/lost-" + lost;
-        files.put(path, c.writeFile(path, size, lost));
-        original.putAll(c.snapshotInternalBlocks(path));
-        // Under a cell: one data unit; the other k-1 are empty and streamed as zeros.
-        String small = "/inec/small-" + lost;
-        files.put(small, c.writeFile(small, EcTestCluster.CELL / 3, lost + 100));
-        original.putAll(c.snapshotInternalBlocks(small));
+        // the small file's k-1 empty units are streamed as zeros
+        String[] round = c.writeRound("/inec", k, lost, files, original);
         long tasks = c.routerMetric("Tasks");
         long served = c.routerMetric("inec.Served");
         long rebuilt = c.routerMetric("inec.Bytes");
         long ingress = InecRoute.bytesReceived();
         long over = InecRoute.servedOver(InecEngine.Transport.valueOf(
             transport.toUpperCase(java.util.Locale.ROOT)));
-        c.loseHolders(small, path, k, lost);
+        c.loseHolders(round[1], round[0], k, lost);
         // this round's victims may also have held blocks of earlier rounds' files
         c.verifyRebuilt(files, original);
         long routed = c.routerMetric("Tasks") - tasks;

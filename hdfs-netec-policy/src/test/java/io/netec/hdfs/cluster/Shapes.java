@@ -18,6 +18,11 @@ final class Shapes {
   static final String PROPERTY = "netec.test.shapes";
   private final Map<String, Arguments> all = new LinkedHashMap<>();
 
+  /** The codes a suite runs in, with no other variable: rs32 (3, 2) and rs63 (6, 3). */
+  static Shapes codes() {
+    return new Shapes().add("rs32", 3, 2).add("rs63", 6, 3);
+  }
+
   /** Shape {@code id}, the test method's arguments {@code args}. */
   Shapes add(String id, Object... args) {
     if (all.put(id, Arguments.of(args)) != null) {

@@ -59,13 +59,8 @@ class SwitchRouteTest {
       Map<String, byte[]> files = new java.util.LinkedHashMap<>();
       Map<Long, byte[]> original = new java.util.HashMap<>();
       for (int lost : new int[] {1, m}) {
-        String path = "/sw/lost-" + lost;
-        files.put(path, c.writeFile(path, size, lost));
-        original.putAll(c.snapshotInternalBlocks(path));
-        // Under a cell: one data unit, the other k-1 are empty (zeros, never streamed).
-        String small = "/sw/small-" + lost;
-        files.put(small, c.writeFile(small, EcTestCluster.CELL / 3, lost + 100));
-        original.putAll(c.snapshotInternalBlocks(small));
+        // the small file's k-1 empty units are zeros, never streamed
+        String[] round = c.writeRound("/sw", k, lost, files, original);
         long tasks = c.routerMetric("Tasks");
         long served = c.routerMetric("switch.Served");
         long rebuilt = c.routerMetric("switch.Bytes");
@@ -73,7 +68,7 @@ class SwitchRouteTest {
         long completed = sw.getTasksCompleted();
         long pre = sw.getTasksPremultiplied();
         java.util.Set<String> earlier = new java.util.HashSet<>(c.recentTasks());
-        c.loseHolders(small, path, k, lost);
+        c.loseHolders(round[1], round[0], k, lost);
         // this round's victims may also have held blocks of earlier rounds' files
         c.verifyRebuilt(files, original);
         long routed = c.routerMetric("Tasks") - tasks;
