@@ -2,8 +2,8 @@ package io.netec.hdfs;
 
 /**
  * The name of every configuration key of NetEC-HDFS. Defaults, types and ranges are in
- * {@link NetecSettings}, the one parse both the DataNode and the client use; README.md
- * documents them for operators.
+ * {@link NetecKeyTable}, read by {@link NetecSettings}, the one parse both the DataNode and the
+ * client use; README.md documents them for operators.
  */
 public final class NetecConfigKeys {
   private NetecConfigKeys() {

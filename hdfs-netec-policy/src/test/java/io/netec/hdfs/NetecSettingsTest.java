@@ -169,7 +169,7 @@ class NetecSettingsTest {
       documented.put(key, def.equals("—") ? "" : def.replace("`", ""));
     }
     Map<String, String> actual = new LinkedHashMap<>();
-    NetecSettings.KEYS.values().forEach(k -> actual.put(k.name, k.defaultValue));
-    assertEquals(actual, documented, "README.md's configuration table vs NetecSettings.KEYS");
+    NetecKeyTable.KEYS.values().forEach(k -> actual.put(k.name, k.defaultValue));
+    assertEquals(actual, documented, "README.md's configuration table vs NetecKeyTable.KEYS");
   }
 }
