@@ -329,11 +329,19 @@ public final class EcTestCluster implements AutoCloseable {
   public String[] writeRound(String dir, int k, int lost, Map<String, byte[]> files,
       Map<Long, byte[]> original) throws Exception {
     String path = dir + "/lost-" + lost;
-    files.put(path, writeFile(path, 2 * k * (int) BLOCK_SIZE + k * CELL + 4097, lost));
+    files.put(path, writeFile(path, roundFileSize(k), lost));
     String small = dir + "/small-" + lost;
     files.put(small, writeFile(small, CELL / 3, lost + 100));
     original.putAll(snapshotInternalBlocks(path, small));
     return new String[] {path, small};
+  }
+
+  /**
+   * The big file of a {@link #writeRound}: two whole block groups, then a third of one whole
+   * stripe and 4,097 bytes, so that full groups and a short, ragged one are rebuilt.
+   */
+  public static int roundFileSize(int k) {
+    return 2 * k * (int) BLOCK_SIZE + k * CELL + 4097;
   }
 
   /** Block id -> bytes of the block file, for every stored internal block of the files. */

@@ -55,7 +55,7 @@ class SwitchRouteTest {
     String policy = "NETEC-" + k + "-" + m + "-1024k";
     try (EcTestCluster c = new EcTestCluster(conf, k + m + 1 + m + 1)) {
       c.useNetecPolicy(policy, "/sw");
-      int size = 2 * k * (int) EcTestCluster.BLOCK_SIZE + k * EcTestCluster.CELL + 4097;
+      int size = EcTestCluster.roundFileSize(k);
       Map<String, byte[]> files = new java.util.LinkedHashMap<>();
       Map<Long, byte[]> original = new java.util.HashMap<>();
       for (int lost : new int[] {1, m}) {
