@@ -216,8 +216,9 @@ final class RoutedRead {
             shared.chooser.routeLostToHadoop(route);
             LOG.warn("{}: {} through route {} left after {} ms, {}% delivered: Hadoop's "
                 + "stream, started at the read's budget of {} ms (Hadoop's expected time, at "
-                + "least twice the route's), answered first", src, req, route, Math.round(ms),
-                Math.round(100 * sink.delivered()), Math.round(budgetMillis));
+                + "least twice the route's, {} ms more while the route is cold), answered first", src, req, route, Math.round(ms),
+                Math.round(100 * sink.delivered()), Math.round(budgetMillis),
+                Math.round(ReadChooser.COLD_ALLOWANCE_MS));
             return null;
           }
           if (hedge.isCompletedExceptionally()) { // Hadoop's stream failed: the route alone
