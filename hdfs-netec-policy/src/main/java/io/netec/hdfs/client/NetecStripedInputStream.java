@@ -146,7 +146,7 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
       }
       return new Planned(routed, new RoutedRead(routed, src,
           policy.getCellSize() * policy.getNumDataUnits(), shared, hadoopReads, route, order,
-          c.budgetMillis));
+          c.budgetMillis, c.coldMillis));
     } catch (InterruptedIOException e) {
       throw e;
     } catch (IOException | RuntimeException | LinkageError e) {

@@ -22,7 +22,8 @@ import java.util.function.Supplier;
  * it is the floor the plugin must never fall below. A read given to the routes has a budget
  * ({@link Choice#budgetMillis}): past it Hadoop's stream reads too, and a route slower than
  * that (a reconstruction loading it) is abandoned when Hadoop's stream answers first, the time
- * it had counted against it, and no route chosen again for {@link ReadCost#RECENT_MS} ms.
+ * it had counted against it, and (unless it was cold) no route chosen again for {@link
+ * ReadCost#RECENT_MS} ms.
  */
 final class ReadChooser {
   /** A route's least fixed cost once measured: set-up, proof. */
@@ -73,22 +74,30 @@ final class ReadChooser {
      * reads the range too, the first answer serving the read (0: no budget, the routes' own
      * timeouts alone): Hadoop's stream's expected time for the whole read, and at least twice
      * the route's estimate (a route a little slower than its measurements is not hedged for
-     * nothing). A route's first {@value ReadCost#MIN_TRUSTED} tasks (cold: connections, JIT)
-     * have {@value #COLD_ALLOWANCE_MS} ms more, so that a cold route is measured rather than
-     * left on its first task, yet no read waits on a route's own timeouts: on the testbed one
-     * such read, its route cold while a reconstruction ran, went through four failing attempts
-     * (two routes, two tries each, 5-8 s apiece) and took 38.5 s against Hadoop's 1.4 s.
+     * nothing). A route with fewer than {@value ReadCost#MIN_TRUSTED} measurements (cold:
+     * connections, JIT) has {@value ReadChooser#COLD_ALLOWANCE_MS} ms more, so that it is
+     * measured rather than left on its first task, and is hedged past that as any route is:
+     * without a budget, one such read on the testbed, its route cold while a reconstruction
+     * ran, went through four failing attempts (two routes, two tries each, 5-8 s apiece) and
+     * took 38.5 s against Hadoop's 1.4 s.
      */
     final double budgetMillis;
+    /**
+     * The part of {@link #budgetMillis} a cold route is given ({@value
+     * ReadChooser#COLD_ALLOWANCE_MS} ms, or 0): a cold route that loses to Hadoop's stream was
+     * cold, not loaded, so the other reads do not leave the routes for it.
+     */
+    final double coldMillis;
 
     Choice(boolean routes, String reason) {
-      this(routes, () -> reason, 0);
+      this(routes, () -> reason, 0, 0);
     }
 
-    Choice(boolean routes, Supplier<String> reason, double budgetMillis) {
+    Choice(boolean routes, Supplier<String> reason, double budgetMillis, double coldMillis) {
       this.routes = routes;
       this.reason = reason;
       this.budgetMillis = budgetMillis;
+      this.coldMillis = coldMillis;
     }
 
     String reason() {
@@ -177,7 +186,7 @@ final class ReadChooser {
     if (sinceLost <= ReadCost.RECENT_MS) {
       return new Choice(false, () -> String.format("a read through %s lost to Hadoop's stream "
           + "%d ms ago: what loads one route's survivors loads every route's (Hadoop's stream "
-          + "for %d s after that)", last.route, sinceLost, ReadCost.RECENT_MS / 1000), 0);
+          + "for %d s after that)", last.route, sinceLost, ReadCost.RECENT_MS / 1000), 0, 0);
     }
     // a route measured fewer than MIN_TRUSTED times is judged by the prior (and so measured)
     double perByte = linkBytesPerMs > 0 ? 1 / linkBytesPerMs
@@ -202,9 +211,8 @@ final class ReadChooser {
         viaHadoop, read.hadoopBytes);
     // a route's first tasks are slow by nature (connections, JIT): they are given more time,
     // as they must be to measure the route at all; a read the route overruns is hedged
-    double budget = Math.max(viaHadoop, 2 * rebuilt)
-        + (routeCost.samples() < ReadCost.MIN_TRUSTED ? COLD_ALLOWANCE_MS : 0);
-    return new Choice(viaRoute < viaHadoop, why, budget);
+    double cold = routeCost.samples() < ReadCost.MIN_TRUSTED ? COLD_ALLOWANCE_MS : 0;
+    return new Choice(viaRoute < viaHadoop, why, Math.max(viaHadoop, 2 * rebuilt) + cold, cold);
   }
 
   /** Hadoop's stream's time for {@code bytes}: measured, or at the configured link rate. */

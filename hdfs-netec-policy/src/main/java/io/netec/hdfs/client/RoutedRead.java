@@ -68,6 +68,8 @@ final class RoutedRead {
   private final ReconstructionRouter.Order order;
   /** How long the routes may take before the read leaves them (0: no limit of its own). */
   private final double budgetMillis;
+  /** The part of the budget given because the route is cold (0 when it is measured). */
+  private final double coldMillis;
   /** Hadoop's stream reading the whole range once the routes ran past the budget. */
   private CompletableFuture<byte[]> hedge;
   /** The route answered first: the hedge stops. */
@@ -76,7 +78,8 @@ final class RoutedRead {
   private byte[] hedged;
 
   RoutedRead(ReadPlan plan, String src, int stripeBytes, Shared shared, HadoopReads stream,
-      String route, ReconstructionRouter.Order order, double budgetMillis) {
+      String route, ReconstructionRouter.Order order, double budgetMillis,
+      double coldMillis) {
     this.plan = plan;
     this.src = src;
     this.stripeBytes = stripeBytes;
@@ -85,6 +88,7 @@ final class RoutedRead {
     this.route = route;
     this.order = order;
     this.budgetMillis = budgetMillis;
+    this.coldMillis = coldMillis;
   }
 
   /**
@@ -210,15 +214,19 @@ final class RoutedRead {
             sink.abandon();
             double ms = (System.nanoTime() - readStart) / 1e6;
             // the route took at least as long as Hadoop's stream started at its budget: a
-            // measurement of it (a lower bound), and every route left a while (the chooser)
+            // measurement of it (a lower bound); a measured route that lost was loaded, and
+            // every route is left a while (the chooser), a cold one is measured on
             shared.router.metrics().cost(route).add(plan.routedBytes(), ms);
             ClientReadCounters.ROUTES_ABANDONED.increment();
-            shared.chooser.routeLostToHadoop(route);
+            if (coldMillis <= 0) {
+              shared.chooser.routeLostToHadoop(route);
+            }
             LOG.warn("{}: {} through route {} left after {} ms, {}% delivered: Hadoop's "
                 + "stream, started at the read's budget of {} ms (Hadoop's expected time, at "
-                + "least twice the route's, {} ms more while the route is cold), answered first", src, req, route, Math.round(ms),
-                Math.round(100 * sink.delivered()), Math.round(budgetMillis),
-                Math.round(ReadChooser.COLD_ALLOWANCE_MS));
+                + "least twice the route's{}), answered first", src, req, route,
+                Math.round(ms), Math.round(100 * sink.delivered()), Math.round(budgetMillis),
+                coldMillis > 0 ? ", and " + Math.round(coldMillis) + " ms for a cold route"
+                    : "");
             return null;
           }
           if (hedge.isCompletedExceptionally()) { // Hadoop's stream failed: the route alone

@@ -98,19 +98,21 @@ class ReadChooserTest {
   @Test
   void aRoutesFirstTasksHaveALargerBudgetNotNone() {
     ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
-    ReadCost cold = new ReadCost();
+    ReadCost route = new ReadCost();
     double hadoop = 2 + K * (1 << 20) / SLOW;
     double unmeasured = ReadChooser.UNMEASURED_ROUTE_LATENCY_MS + (1 << 20) / SLOW;
     for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
-      ReadChooser.Choice c = ch.choose(insideLostUnit(1 << 20), "switch", cold);
+      ReadChooser.Choice c = ch.choose(insideLostUnit(1 << 20), "switch", route);
       assertTrue(c.routes, c.reason());
       assertEquals(Math.max(hadoop, 2 * unmeasured) + ReadChooser.COLD_ALLOWANCE_MS,
           c.budgetMillis, 1, "a cold task: " + c.reason());
-      cold.add(1 << 20, 700); // cold: connections, JIT
+      assertEquals(ReadChooser.COLD_ALLOWANCE_MS, c.coldMillis);
+      route.add(1 << 20, 100);
     }
-    ReadChooser.Choice measured = ch.choose(insideLostUnit(1 << 20), "switch", cold);
-    assertEquals(Math.max(hadoop, 2 * 700), measured.budgetMillis, 1,
-        "no cold allowance once measured: " + measured.reason());
+    ReadChooser.Choice measured = ch.choose(insideLostUnit(1 << 20), "switch", route);
+    assertTrue(measured.routes, measured.reason());
+    assertEquals(hadoop, measured.budgetMillis, 1, "no cold allowance once measured");
+    assertEquals(0.0, measured.coldMillis);
   }
 
   @Test

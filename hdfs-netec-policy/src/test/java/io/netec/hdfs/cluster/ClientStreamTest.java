@@ -392,6 +392,51 @@ class ClientStreamTest {
   }
 
   /**
+   * A cold route (never measured) that stalls is hedged too, after the warm budget and the
+   * cold allowance, not waited for through its own 30 s: on the testbed such a read once took
+   * 38.5 s. Its loss is measured (a lower bound) but does not make the other reads leave the
+   * routes: it was cold, not loaded, and the next read tries it again.
+   */
+  @Test
+  void aColdRouteThatStallsIsHedgedAndTriedAgain() throws Exception {
+    Configuration slow = new Configuration(c.fs().getConf());
+    slow.set(NetecConfigKeys.CLIENT_READS, "cost");
+    slow.setInt(NetecConfigKeys.CLIENT_LINK_MBPS, 10); // Hadoop's 768 KiB: 629 ms
+    slow.setInt("dfs.client.socket-timeout", 30_000); // the stall's limit
+    try (NetecDistributedFileSystem fs = new NetecDistributedFileSystem()) {
+      fs.initialize(c.fs().getUri(), slow);
+      io.netec.hdfs.route.ReadCost cost = fs.router().metrics().cost("scripted");
+      assertEquals(0, cost.samples(), "cold");
+      ScriptedRoute.mode = ScriptedRoute.Mode.STALL;
+      long abandoned = ClientReadCounters.routesAbandoned();
+      long hedged = ClientReadCounters.hedged();
+      long routes = ClientReadCounters.routesChosen();
+      long served = ScriptedRoute.SERVED_ON_CLIENTS.get();
+      byte[] b = new byte[CELL / 4];
+      long at = (long) lostUnit * CELL + 100;
+      long t0 = System.nanoTime();
+      try (FSDataInputStream in = fs.open(new Path(lostPath))) {
+        in.readFully(at, b);
+      }
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      assertArrayEquals(Arrays.copyOfRange(lostData, (int) at, (int) at + b.length), b);
+      assertEquals(routes + 1, ClientReadCounters.routesChosen(), "the cold route was chosen");
+      assertEquals(hedged + 1, ClientReadCounters.hedged(), "and hedged");
+      assertEquals(abandoned + 1, ClientReadCounters.routesAbandoned());
+      assertTrue(ms < 15_000, "read took " + ms + " ms: the route's 30 s stall waited out");
+      assertTrue(ms >= 2_000, "read took " + ms + " ms: under the cold allowance");
+      assertEquals(1, cost.samples(), "the loss measured");
+      ScriptedRoute.mode = ScriptedRoute.Mode.DECODE;
+      try (FSDataInputStream in = fs.open(new Path(lostPath))) {
+        in.readFully(at, b);
+      }
+      assertArrayEquals(Arrays.copyOfRange(lostData, (int) at, (int) at + b.length), b);
+      assertEquals(routes + 2, ClientReadCounters.routesChosen(), "the routes not left");
+      assertEquals(served + 1, ScriptedRoute.SERVED_ON_CLIENTS.get(), "the route served");
+    }
+  }
+
+  /**
    * Every block a DataNode of the cluster starts sending (Hadoop's stream's reads; the
    * scripted route and the proofs read the datasets directly) waits until {@code gate} opens
    * (at most 60 s), as DataNodes a reconstruction loads answer late. Returns the injector to
