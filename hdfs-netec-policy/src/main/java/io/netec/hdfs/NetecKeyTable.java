@@ -86,7 +86,7 @@ public final class NetecKeyTable {
     add(k, NetecConfigKeys.SWITCH_PREMULTIPLY, "false", "true or false",
         NetecKeyTable::parseBoolean);
     add(k, NetecConfigKeys.SWITCH_TRANSPORT, "tcp", "tcp or udp", (key, v) -> {
-      String t = v.trim().toLowerCase(java.util.Locale.ROOT);
+      String t = v.trim().toLowerCase(Locale.ROOT);
       if (!t.equals("tcp") && !t.equals("udp")) {
         throw bad(key, v, "not tcp or udp");
       }
@@ -135,7 +135,6 @@ public final class NetecKeyTable {
     add(k, NetecConfigKeys.INEC_TIMEOUT_MS, "30000", "100..3600000", intIn(100, MAX_MS));
     KEYS = Collections.unmodifiableMap(k);
   }
-
 
   private static void add(Map<String, Key> keys, String name, String def, String accepts,
       Parser p) {

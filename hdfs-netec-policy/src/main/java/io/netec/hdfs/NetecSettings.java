@@ -17,8 +17,9 @@ import org.apache.hadoop.conf.Configuration;
  * names and duplicate route names. The DataNode plugin and the client build their routing from
  * the same object, so both sides read every key the same way and with the same defaults (the
  * defaults and checks live in {@link NetecKeyTable} and nowhere else). A bad value is an
- * {@link IllegalArgumentException} whose message names the key and the value: the DataNode plugin then stays inactive (Hadoop does all EC work) and a
- * client's FileSystem fails to initialize. Each concern reads its own immutable options
+ * {@link IllegalArgumentException} whose message names the key and the value: the DataNode
+ * plugin then stays inactive (Hadoop does all EC work) and a client's FileSystem fails to
+ * initialize. Each concern reads its own immutable options
  * ({@link SwitchOptions}, {@link AgentOptions}, {@link InecOptions}, {@link ClientOptions});
  * the router's own (route order, retries, back-off, proofs, cleartext) are here.
  */
@@ -193,7 +194,6 @@ public final class NetecSettings {
   public boolean fabricTrusted() {
     return fabricTrusted;
   }
-
 
   /** Routes to try, in order; native last. */
   public List<String> routeOrder() {

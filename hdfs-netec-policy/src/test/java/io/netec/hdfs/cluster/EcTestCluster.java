@@ -337,8 +337,8 @@ public final class EcTestCluster implements AutoCloseable {
   }
 
   /**
-   * The big file of a {@link #writeRound}: two whole block groups, then a third of one whole
-   * stripe and 4,097 bytes, so that full groups and a short, ragged one are rebuilt.
+   * The big file of a {@link #writeRound}: two whole block groups, then a third group of one
+   * whole stripe and 4,097 bytes, so that full groups and a short, ragged one are rebuilt.
    */
   public static int roundFileSize(int k) {
     return 2 * k * (int) BLOCK_SIZE + k * CELL + 4097;

@@ -855,7 +855,7 @@ class SoftwareSwitchTest {
   void aRequesterThatGoesAwayTakesItsUnclaimedTasksWithIt() throws Exception {
     SoftwareSwitch.Options o = new SoftwareSwitch.Options();
     o.tasksPerPeer = 4;
-    o.claimTimeoutMs = 60_000;
+    o.claimTimeoutMs = 600_000; // the other address's tasks stay for the whole test
     SoftwareSwitch sw = new SoftwareSwitch(o);
     open.add(sw);
     SetupRequest plain = unclaimedSetup("plain");
@@ -881,14 +881,16 @@ class SoftwareSwitchTest {
       }
     } // the requester goes away
     long t0 = System.nanoTime();
-    waitFor(() -> sw.getTasksFailed() == failed + 4);
+    waitFor(() -> sw.getTasksFailed() == failed + 4,
+        () -> "failed " + sw.getTasksFailed() + ", expected " + (failed + 4));
     assertTrue(controlFrom(sw, requester, plain.held().toJson()).ok(), "its tasks were freed");
     assertTrue((System.nanoTime() - t0) / 1e6 < 10_000, "freed at once, not at the timeout");
     assertFalse(controlFrom(sw, other, plain.toJson()).ok(), "the others' still held");
     // the held task set up just now went with its connection too; counted before the loop
     // below reads its baseline (under load the switch counted it late, and the loop's count
     // was then one off for good)
-    waitFor(() -> sw.getTasksFailed() == failed + 5);
+    waitFor(() -> sw.getTasksFailed() == failed + 5,
+        () -> "failed " + sw.getTasksFailed() + ", expected " + (failed + 5));
 
     // our client holds: a reader that fails before its claim (no sinks) frees its task
     for (int i = 0; i < 4; i++) {
@@ -898,7 +900,8 @@ class SoftwareSwitchTest {
             throw new IOException("scripted: no sink");
           }));
       assertEquals("scripted: no sink", e.getMessage());
-      waitFor(() -> sw.getTasksFailed() == before + 1); // freed, not left for 60 s
+      waitFor(() -> sw.getTasksFailed() == before + 1, // freed, not left for the timeout
+          () -> "failed " + sw.getTasksFailed() + ", expected " + (before + 1));
     }
   }
 
