@@ -399,12 +399,7 @@ class ClientStreamTest {
    */
   @Test
   void aColdRouteThatStallsIsHedgedAndTriedAgain() throws Exception {
-    Configuration slow = new Configuration(c.fs().getConf());
-    slow.set(NetecConfigKeys.CLIENT_READS, "cost");
-    slow.setInt(NetecConfigKeys.CLIENT_LINK_MBPS, 10); // Hadoop's 768 KiB: 629 ms
-    slow.setInt("dfs.client.socket-timeout", 30_000); // the stall's limit
-    try (NetecDistributedFileSystem fs = new NetecDistributedFileSystem()) {
-      fs.initialize(c.fs().getUri(), slow);
+    try (NetecDistributedFileSystem fs = onASlowLink(30_000)) { // 30 s: the stall's limit
       io.netec.hdfs.route.ReadCost cost = fs.router().metrics().cost("scripted");
       assertEquals(0, cost.samples(), "cold");
       ScriptedRoute.mode = ScriptedRoute.Mode.STALL;
@@ -457,15 +452,21 @@ class ClientStreamTest {
     return old;
   }
 
-  /** A file system reading by cost on a 10 Mbit/s link, its route measured and trusted. */
-  private NetecDistributedFileSystem measuredOnASlowLink(int socketTimeoutMs)
-      throws IOException {
+  /** A file system reading by cost on a 10 Mbit/s link, its route not yet measured. */
+  private NetecDistributedFileSystem onASlowLink(int socketTimeoutMs) throws IOException {
     Configuration slow = new Configuration(c.fs().getConf());
     slow.set(NetecConfigKeys.CLIENT_READS, "cost");
     slow.setInt(NetecConfigKeys.CLIENT_LINK_MBPS, 10); // budget: Hadoop's 768 KiB, 629 ms
     slow.setInt("dfs.client.socket-timeout", socketTimeoutMs);
     NetecDistributedFileSystem fs = new NetecDistributedFileSystem();
     fs.initialize(c.fs().getUri(), slow);
+    return fs;
+  }
+
+  /** A file system reading by cost on a 10 Mbit/s link, its route measured and trusted. */
+  private NetecDistributedFileSystem measuredOnASlowLink(int socketTimeoutMs)
+      throws IOException {
+    NetecDistributedFileSystem fs = onASlowLink(socketTimeoutMs);
     byte[] b = new byte[CELL / 4];
     try (FSDataInputStream in = fs.open(new Path(lostPath))) {
       for (int i = 0; i < io.netec.hdfs.route.ReadCost.MIN_TRUSTED; i++) {

@@ -881,16 +881,14 @@ class SoftwareSwitchTest {
       }
     } // the requester goes away
     long t0 = System.nanoTime();
-    waitFor(() -> sw.getTasksFailed() == failed + 4,
-        () -> "failed " + sw.getTasksFailed() + ", expected " + (failed + 4));
+    awaitTasksFailed(sw, failed + 4);
     assertTrue(controlFrom(sw, requester, plain.held().toJson()).ok(), "its tasks were freed");
     assertTrue((System.nanoTime() - t0) / 1e6 < 10_000, "freed at once, not at the timeout");
     assertFalse(controlFrom(sw, other, plain.toJson()).ok(), "the others' still held");
     // the held task set up just now went with its connection too; counted before the loop
     // below reads its baseline (under load the switch counted it late, and the loop's count
     // was then one off for good)
-    waitFor(() -> sw.getTasksFailed() == failed + 5,
-        () -> "failed " + sw.getTasksFailed() + ", expected " + (failed + 5));
+    awaitTasksFailed(sw, failed + 5);
 
     // our client holds: a reader that fails before its claim (no sinks) frees its task
     for (int i = 0; i < 4; i++) {
@@ -900,8 +898,7 @@ class SoftwareSwitchTest {
             throw new IOException("scripted: no sink");
           }));
       assertEquals("scripted: no sink", e.getMessage());
-      waitFor(() -> sw.getTasksFailed() == before + 1, // freed, not left for the timeout
-          () -> "failed " + sw.getTasksFailed() + ", expected " + (before + 1));
+      awaitTasksFailed(sw, before + 1); // freed, not left for the timeout
     }
   }
 
@@ -1256,6 +1253,12 @@ class SoftwareSwitchTest {
   /** A condition on the switch's counters: read without I/O, throws nothing. */
   private interface Condition {
     boolean holds();
+  }
+
+  /** Waits until the switch has counted exactly {@code n} failed tasks; a miss says how many. */
+  private static void awaitTasksFailed(SoftwareSwitch sw, long n) throws InterruptedException {
+    waitFor(() -> sw.getTasksFailed() == n,
+        () -> "failed " + sw.getTasksFailed() + ", expected " + n);
   }
 
   private static void waitFor(Condition c) throws InterruptedException {
