@@ -255,7 +255,7 @@ public final class InecParticipant implements Closeable {
         stopWaiting(ctx);
         refused = true;
         ctx.channel().config().setAutoRead(false);
-        answer(ctx.channel(), 1, String.valueOf(e.getMessage()))
+        answer(ctx.channel(), VertexReport.FAILED, String.valueOf(e.getMessage()))
             .addListener(ChannelFutureListener.CLOSE);
         return;
       } finally {
@@ -270,7 +270,8 @@ public final class InecParticipant implements Closeable {
       try {
         joins.execute(() -> serve(ch, req, vertex, requester));
       } catch (RejectedExecutionException | OutOfMemoryError e) { // the pool full, or no thread
-        answer(ch, 1, "participant busy").addListener(ChannelFutureListener.CLOSE);
+        answer(ch, VertexReport.SURVIVOR_FAULT, "participant busy")
+            .addListener(ChannelFutureListener.CLOSE);
       }
     }
 
@@ -340,7 +341,7 @@ public final class InecParticipant implements Closeable {
     try {
       long bytes = runner.run(req, vertex, requester, e -> fail(ch, req, vertex, e));
       served.increment();
-      answer(ch, 0, "streamed " + bytes + " bytes");
+      answer(ch, VertexReport.DONE, "streamed " + bytes + " bytes");
     } catch (IOException | RuntimeException e) {
       // run reported it, before its teardown
     } finally {
@@ -356,10 +357,10 @@ public final class InecParticipant implements Closeable {
     String why = vertex.cancelled() ? "its requester left" : LogLimiter.oneLine(e);
     logs.warn("vertex-failed", "INEC vertex of task {} failed: {}",
         LogLimiter.oneLine(req.task), why);
-    // 2: one of its streams was lost (another vertex failed); 3: its own block failed it;
-    // 1: it failed otherwise
-    answer(ch, e instanceof InecEngine.StreamLost ? 2
-        : e instanceof VertexRunner.LocalBlockFault ? 3 : 1, String.valueOf(e.getMessage()));
+    answer(ch, e instanceof InecEngine.StreamLost ? VertexReport.STREAM_LOST
+        : e instanceof VertexRunner.LocalBlockFault ? VertexReport.SURVIVOR_FAULT
+        : e instanceof VertexRunner.OutputUnreachable ? VertexReport.OUTPUT_UNREACHABLE
+        : VertexReport.FAILED, String.valueOf(e.getMessage()));
   }
 
   /**

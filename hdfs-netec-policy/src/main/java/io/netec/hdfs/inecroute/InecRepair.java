@@ -261,7 +261,9 @@ public final class InecRepair {
           c.connect(host.control, s.timeoutMs);
           c.setTcpNoDelay(true);
         } catch (IOException e) {
-          throw new IOException("INEC participant " + host.control + " unreachable: " + e, e);
+          // as Hadoop's striped reader takes a DataNode it cannot connect to for a dead source
+          throw new SurvivorFault(host.index, "INEC participant " + host.control
+              + " unreachable: " + e);
         }
         RepairGraph.Vertex vx = g.vertices().get(v);
         byte[] coefficients = new byte[rows];
@@ -295,7 +297,9 @@ public final class InecRepair {
         String who = host.control + (zeros ? " (zeros of unit " : " (unit ")
             + survivors[v - 1] + ")";
         int unit = host.index;
-        watchers.add(WATCHERS.submit(() -> watch(c, who, unit, failure, reports, inputs)));
+        int outputUnit = vx.output() == 0 ? -1 : at[vx.output()].index;
+        watchers.add(WATCHERS.submit(
+            () -> watch(c, who, unit, outputUnit, failure, reports, inputs)));
       }
       RepairGraph.Vertex root = g.rebuilder();
       InecEngine.Conn[] in = new InecEngine.Conn[root.inputs().size()];
@@ -411,8 +415,13 @@ public final class InecRepair {
     }
   }
 
-  /** Reads one participant's report; a failure closes our inputs, ending the repair now. */
-  private static void watch(Socket c, String who, int unit,
+  /**
+   * Reads one participant's report; a failure closes our inputs, ending the repair now.
+   *
+   * @param unit the survivor the participant serves (a zeros vertex: its host's own unit)
+   * @param outputUnit the unit of the participant its output goes to, -1 for ours
+   */
+  private static void watch(Socket c, String who, int unit, int outputUnit,
       AtomicReference<IOException> failure, List<IOException> reports,
       List<InecEngine.Conn> inputs) {
     IOException bad;
@@ -420,13 +429,19 @@ public final class InecRepair {
       DataInputStream in = new DataInputStream(new BufferedInputStream(c.getInputStream()));
       int status = in.readUnsignedByte();
       String message = in.readUTF();
-      if (status == 0) {
+      if (status == VertexReport.DONE) {
         return;
       }
       String text = "INEC participant " + who + " failed: " + message;
-      // 3: its own block failed it (refused, unreadable, corrupt): the survivor's fault
-      bad = status == 2 ? new InecEngine.StreamLost(text)
-          : status == 3 ? new SurvivorFault(unit, text) : new IOException(text);
+      if (status == VertexReport.STREAM_LOST) {
+        bad = new InecEngine.StreamLost(text);
+      } else if (status == VertexReport.SURVIVOR_FAULT) {
+        bad = new SurvivorFault(unit, text);
+      } else if (status == VertexReport.OUTPUT_UNREACHABLE && outputUnit >= 0) {
+        bad = new SurvivorFault(outputUnit, text + " (unit " + outputUnit + "'s participant)");
+      } else {
+        bad = new IOException(text);
+      }
     } catch (EOFException e) {
       bad = new InecEngine.StreamLost("INEC participant " + who + " closed without a report");
     } catch (IOException e) {

@@ -131,7 +131,12 @@ final class VertexRunner {
       // refusal here is the requester's (a token) as often as the replica's: not reported as
       // the survivor's fault (a replica that is gone fails its proof too, which tells).
       source.check(req.block, req.token, Math.min(req.unitLength, end));
-      InecEngine.Conn out = engine.dial(req.output, req.outputTag, req.transport, timeoutMs);
+      InecEngine.Conn out;
+      try {
+        out = engine.dial(req.output, req.outputTag, req.transport, timeoutMs);
+      } catch (IOException e) {
+        throw new OutputUnreachable(req.output, e);
+      }
       vertex.add(out);
       InecEngine.Conn[] inputs = new InecEngine.Conn[req.inputTags.length];
       for (int i = 0; i < inputs.length; i++) {
@@ -191,13 +196,28 @@ final class VertexRunner {
 
   /**
    * A vertex failed on its own block (unreadable, corrupt, no transfer free): the survivor's
-   * fault, reported with status 3 so the rebuilding node replaces this unit.
+   * fault, reported with {@link VertexReport#SURVIVOR_FAULT} so the rebuilding node replaces
+   * this unit.
    */
   static final class LocalBlockFault extends IOException {
     private static final long serialVersionUID = 1L;
 
     LocalBlockFault(IOException cause) {
       super(cause.getMessage(), cause);
+    }
+  }
+
+  /**
+   * The vertex could not dial its output (refused, unreachable, no handshake in time): the
+   * fault of the participant there, reported with {@link VertexReport#OUTPUT_UNREACHABLE} so
+   * the requester replaces its unit (unless the output is the requester itself).
+   */
+  static final class OutputUnreachable extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    OutputUnreachable(InetSocketAddress output, IOException cause) {
+      super("output " + output.getAddress().getHostAddress() + ":" + output.getPort()
+          + " unreachable: " + cause.getMessage(), cause);
     }
   }
 

@@ -121,6 +121,52 @@ class InecRouteFaultTest {
     }
   }
 
+  /** An address nothing listens on: a connection there is refused at once. */
+  private static java.net.InetSocketAddress nobodyListens() throws IOException {
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1,
+        java.net.InetAddress.getLoopbackAddress())) {
+      return new java.net.InetSocketAddress(s.getInetAddress(), s.getLocalPort());
+    }
+  }
+
+  /**
+   * A survivor's participant that cannot be reached, on its control port or on its data port
+   * (which the chain's previous vertex dials), is that survivor's fault, as a DataNode Hadoop's
+   * striped reader cannot connect to is a dead source: INEC runs again from a spare at once,
+   * the route not failed, and the block rebuilt through INEC equals the original.
+   */
+  private static void unreachableParticipant(Service broken, int unit) throws Exception {
+    try (EcTestCluster c = new EcTestCluster(conf(), 7)) {
+      c.useNetecPolicy("NETEC-3-2-1024k", "/f");
+      byte[] data = c.writeFile("/f/a", 3 * (int) EcTestCluster.BLOCK_SIZE, 4); // one group
+      Map<Long, byte[]> original = c.snapshotInternalBlocks("/f/a");
+      DataNode unreachable = c.holder("/f/a", 0, unit);
+      ServiceDirectory.register(broken, unreachable.getXferPort(), nobodyListens());
+      DataNode victim = c.holder("/f/a", 0, 0);
+      c.stop(victim);
+      c.markDead(victim);
+      c.verifyRebuilt(Map.of("/f/a", data), original);
+      assertTrue(c.routerMetric("inec.SurvivorFaults") >= 1,
+          "the unreachable participant was its survivor's fault: " + c.recentTasks());
+      assertTrue(c.routerMetric("inec.Failed") == 0,
+          "no attempt failed the route: " + c.recentTasks());
+      assertTrue(c.routerMetric("inec.Served") >= 1, "INEC served from a spare: "
+          + c.recentTasks());
+      assertTrue(c.routerMetric("native.Served") == 0, "native ran no task");
+    }
+  }
+
+  @Test
+  void aParticipantWhoseControlPortRefusesIsReplacedByASpare() throws Exception {
+    unreachableParticipant(Service.INEC_CONTROL, 1); // the chain's first vertex
+  }
+
+  @Test
+  void aParticipantWhoseDataPortRefusesIsReplacedByASpare() throws Exception {
+    // unit 2's vertex is the chain's second: the first dials its data port and cannot
+    unreachableParticipant(Service.INEC_DATA, 2);
+  }
+
   @Test
   void aCorruptSurvivorReplicaFailsTheRouteNeverTheBlock() throws Exception {
     Configuration conf = conf();
