@@ -211,6 +211,25 @@ public final class SwitchClient {
     return result;
   }
 
+  /**
+   * The switch failed the task for survivors it could not reach or never heard from: their
+   * internal blocks (the route maps them to units and runs again from spares).
+   */
+  public static final class SurvivorsFailed extends IOException {
+    private static final long serialVersionUID = 1L;
+    private final java.util.List<String> blocks;
+
+    SurvivorsFailed(java.util.List<String> blocks, String message) {
+      super(message);
+      this.blocks = java.util.List.copyOf(blocks);
+    }
+
+    /** The failed survivors' internal blocks, as the setup named them. */
+    public java.util.List<String> blocks() {
+      return blocks;
+    }
+  }
+
   private static SetupAnswer setUp(Socket s, InetSocketAddress control, SetupRequest setup)
       throws IOException {
     return setUp(s, control, setup, Integer.MAX_VALUE);
@@ -275,6 +294,33 @@ public final class SwitchClient {
           setup.rows(), setup.length(), setup.payload(), rowLength, sinks);
     }
 
+    /**
+     * The switch's failure of the task, from its error HELLO: the senders it names at fault
+     * ({@link SurvivorsFailed}), else a stall when no data came for most of the timeout (its
+     * watchdog saw what ours was about to), else a plain failure.
+     */
+    private IOException failed(NetecPacket hello, long lastProgress, long timeout) {
+      StreamRequest.Failure f = StreamRequest.errorOf(hello);
+      String what = "switch failed task " + answer.task() + ": " + (f != null ? f.reason
+          : new String(hello.payload(), java.nio.charset.StandardCharsets.UTF_8));
+      java.util.List<String> blocks = new java.util.ArrayList<>();
+      for (int sender : f == null ? new int[0] : f.survivors) {
+        // a sender this task has, and a survivor agent (a rack switch's partial sum is not a
+        // unit: its own survivors are its task's)
+        if (sender < setup.survivors().size()
+            && setup.survivors().get(sender).child() == null) {
+          blocks.add(setup.survivors().get(sender).block());
+        }
+      }
+      if (!blocks.isEmpty()) {
+        return new SurvivorsFailed(blocks, what);
+      }
+      if (System.nanoTime() - lastProgress >= timeout * 9 / 10) {
+        return new io.netec.hdfs.route.RouteStalledException(what);
+      }
+      return new IOException(what);
+    }
+
     void run(SocketChannel ch, Selector selector) throws IOException {
       int maxFrame = NetecPacket.HEADER_BYTES + setup.payload();
       ByteBuffer buf = ByteBuffer.allocate(RECEIVE_PACKETS * maxFrame);
@@ -316,7 +362,11 @@ public final class SwitchClient {
               throw new ProtocolException("a packet of " + len + " bytes, more than the task's "
                   + maxFrame);
             }
-            window.accept(NetecPacket.decodeFrame(buf.array(), at, len)); // a view: no copy
+            NetecPacket p = NetecPacket.decodeFrame(buf.array(), at, len); // a view: no copy
+            if (p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER) {
+              throw failed(p, lastProgress, timeout); // the switch says why it ends the task
+            }
+            window.accept(p);
           } catch (ProtocolException e) {
             throw new IOException("corrupt packet from the switch: " + e.getMessage());
           }
@@ -390,12 +440,7 @@ public final class SwitchClient {
             continue;
           }
           if (p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER) {
-            String what = "switch failed task " + answer.task() + ": "
-                + new String(p.payload(), java.nio.charset.StandardCharsets.UTF_8);
-            if (System.nanoTime() - lastProgress >= timeout * 9 / 10) {
-              throw new io.netec.hdfs.route.RouteStalledException(what);
-            }
-            throw new IOException(what);
+            throw failed(p, lastProgress, timeout);
           }
           if (!window.expected(p)) {
             result.droppedPackets++;

@@ -10,6 +10,7 @@ import io.netec.hdfs.route.RepairSink;
 import io.netec.hdfs.route.RouteContext;
 import io.netec.hdfs.route.RouteDeclinedException;
 import io.netec.hdfs.route.ServiceDirectory;
+import io.netec.hdfs.route.SurvivorFault;
 import io.netec.hdfs.route.TokenProof;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
@@ -140,6 +141,34 @@ public final class SwitchRoute implements ReconstructionRoute {
           : "no switch for the reader's rack " + req.readerRack()));
     }
     SwitchClient.Result res;
+    try {
+      res = rebuild(req, setup, plan, byRack, flat, opener);
+    } catch (SwitchClient.SurvivorsFailed e) {
+      // as Hadoop's striped reader takes a DataNode it cannot connect to for a dead source
+      List<Integer> units = new ArrayList<>();
+      for (RepairRequest.Survivor s : survivors) {
+        if (e.blocks().contains(s.block.toString())) {
+          units.add(s.index);
+        }
+      }
+      if (units.isEmpty()) {
+        throw e;
+      }
+      throw new SurvivorFault(units, e.getMessage());
+    }
+    if (ctx.dataNode() != null) {
+      BYTES_RECEIVED.add(res.bytesReceived);
+    }
+    LOG.debug("{}: switch task {} delivered {} bytes, {} RETX", req, res.task,
+        res.bytesReceived, res.retransmitRequests);
+    return res.bytesReceived;
+  }
+
+  /** The task through the rack switches' plan, else flat on {@code flat}. */
+  private SwitchClient.Result rebuild(RepairRequest req, SetupRequest setup,
+      SwitchRackPlan plan, boolean byRack, InetSocketAddress flat,
+      SwitchClient.SinkOpener opener) throws IOException {
+    SwitchClient.Result res;
     if (plan != null) {
       // said once in a while: where the parent ran and which racks summed their survivors
       PLANS.info("racks", "{}: switch by rack at {}, {}", req, ctx.dataNode() != null
@@ -160,11 +189,6 @@ public final class SwitchRoute implements ReconstructionRoute {
       }
       res = SwitchClient.rebuild(flat, setup, req.rowLengths(), opener);
     }
-    if (ctx.dataNode() != null) {
-      BYTES_RECEIVED.add(res.bytesReceived);
-    }
-    LOG.debug("{}: switch task {} delivered {} bytes, {} RETX", req, res.task,
-        res.bytesReceived, res.retransmitRequests);
-    return res.bytesReceived;
+    return res;
   }
 }

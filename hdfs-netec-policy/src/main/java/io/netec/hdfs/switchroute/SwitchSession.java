@@ -44,6 +44,8 @@ final class SwitchSession extends TaskTable.Entry {
    */
   ParentLink parent;
   long lastProgress = System.nanoTime();
+  /** A stripe was completed: every survivor has been heard from. */
+  private boolean completedAny;
   ScheduledFuture<?> watchdog;
   /** Datagram mode: the UDP channel, the reader's and the agents' addresses. */
   Channel datagramChannel;
@@ -93,7 +95,7 @@ final class SwitchSession extends TaskTable.Entry {
           }).connect(HostPort.parse(sv.agent())).addListener((ChannelFutureListener) f -> {
             if (!f.isSuccess()) {
               fail("cannot reach survivor " + sender + " at " + sv.agent() + ": "
-                  + f.cause());
+                  + f.cause(), sender);
             }
           }).channel();
     }
@@ -184,7 +186,17 @@ final class SwitchSession extends TaskTable.Entry {
       if (done()) {
         cancelWatchdog(); // failed between claim and bind: stop, do not leak
       } else if (System.nanoTime() - lastProgress > TimeUnit.MILLISECONDS.toNanos(timeoutMs)) {
-        fail("no progress for " + timeoutMs + " ms");
+        int[] silent = neverHeard();
+        fail("no progress for " + timeoutMs + " ms" + (silent.length == 0 ? ""
+            : ", survivors " + java.util.Arrays.toString(silent) + " never answered"), silent);
+      } else if (!completedAny && neverHeard().length > 0 && System.nanoTime() - lastProgress
+          > TimeUnit.MILLISECONDS.toNanos(timeoutMs) / 2) {
+        // Datagram mode: the others answered and these did not, HELLO after HELLO, for half
+        // the timeout: said now, before the reader's own timeout ends the task without a
+        // word of whose fault it was (it then runs again from spares in their place).
+        int[] silent = neverHeard();
+        fail("survivors " + java.util.Arrays.toString(silent) + " did not answer within "
+            + timeoutMs / 2 + " ms while the others did", silent);
       }
     }, period, period, TimeUnit.MILLISECONDS);
   }
@@ -199,6 +211,7 @@ final class SwitchSession extends TaskTable.Entry {
       toReader.accept(r);
     });
     if (v == SwitchTask.Verdict.COMPLETED) {
+      completedAny = true;
       lastProgress = System.nanoTime();
     } else if (v != SwitchTask.Verdict.AGGREGATED) {
       sw.counters.dropped.increment();
@@ -286,13 +299,35 @@ final class SwitchSession extends TaskTable.Entry {
     reader.close(); // the reader waits for this close after its FIN
   }
 
+  /**
+   * Datagram mode: the survivor agents that never answered a HELLO, when some did (none
+   * answering says more of the path to them, or of this switch, than of them); else none.
+   */
+  private int[] neverHeard() {
+    if (heard == null) {
+      return new int[0];
+    }
+    int[] silent = java.util.stream.IntStream.range(0, heard.length)
+        .filter(i -> !heard[i] && !isChild(i)).toArray();
+    return silent.length < heard.length ? silent : new int[0];
+  }
+
   void fail(String reason) {
+    fail(reason, new int[0]);
+  }
+
+  /**
+   * Ends the task as failed; the reader learns why, and which of the task's senders were at
+   * fault ({@code faulty}: survivors this switch could not reach or never heard from), so
+   * that its route can run again from spares in their place.
+   */
+  void fail(String reason, int... faulty) {
     if (reader != null && !reader.eventLoop().inEventLoop()) {
-      reader.eventLoop().execute(() -> fail(reason));
+      reader.eventLoop().execute(() -> fail(reason, faulty));
       return;
     }
     if (datagramChannel != null && !datagramChannel.eventLoop().inEventLoop()) {
-      datagramChannel.eventLoop().execute(() -> fail(reason));
+      datagramChannel.eventLoop().execute(() -> fail(reason, faulty));
       return;
     }
     if (!sw.table.end(this)) {
@@ -305,7 +340,7 @@ final class SwitchSession extends TaskTable.Entry {
     if (datagramChannel != null) {
       // no connection to close: the reader learns it from a HELLO carrying the error
       sendDatagram(StreamRequest.errorHello(task.taskId(), task.slotArray(),
-          NetecPacket.READER, reason), readerAddress);
+          NetecPacket.READER, reason, faulty), readerAddress);
       datagramChannel.flush();
       return;
     }
@@ -321,7 +356,10 @@ final class SwitchSession extends TaskTable.Entry {
           parent.sender(), "partial sum of task " + task.taskId() + " at " + reader.localAddress()
           + ": " + reason)).addListener(ChannelFutureListener.CLOSE);
     } else if (reader != null) {
-      reader.close(); // the reader sees the stream end early: its route fails
+      // the reader learns why before the stream ends early (a reader from before this HELLO
+      // sees only the end): its route fails, or runs again from spares for the faulty
+      reader.writeAndFlush(StreamRequest.errorHello(task.taskId(), task.slotArray(),
+          NetecPacket.READER, reason, faulty)).addListener(ChannelFutureListener.CLOSE);
     }
   }
 

@@ -132,6 +132,17 @@ public final class EcTestCluster implements AutoCloseable {
     return conf;
   }
 
+  /**
+   * A loopback address nothing listens on (a port just let go): a connection there is
+   * refused at once, a datagram goes unanswered.
+   */
+  public static java.net.InetSocketAddress nobodyListens() throws IOException {
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1,
+        java.net.InetAddress.getLoopbackAddress())) {
+      return new java.net.InetSocketAddress(s.getInetAddress(), s.getLocalPort());
+    }
+  }
+
   public MiniDFSCluster mini() {
     return cluster;
   }

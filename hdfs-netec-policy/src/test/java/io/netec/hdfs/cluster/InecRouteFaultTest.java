@@ -121,14 +121,6 @@ class InecRouteFaultTest {
     }
   }
 
-  /** An address nothing listens on: a connection there is refused at once. */
-  private static java.net.InetSocketAddress nobodyListens() throws IOException {
-    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1,
-        java.net.InetAddress.getLoopbackAddress())) {
-      return new java.net.InetSocketAddress(s.getInetAddress(), s.getLocalPort());
-    }
-  }
-
   /**
    * A survivor's participant that cannot be reached, on its control port or on its data port
    * (which the chain's previous vertex dials), is that survivor's fault, as a DataNode Hadoop's
@@ -141,7 +133,7 @@ class InecRouteFaultTest {
       byte[] data = c.writeFile("/f/a", 3 * (int) EcTestCluster.BLOCK_SIZE, 4); // one group
       Map<Long, byte[]> original = c.snapshotInternalBlocks("/f/a");
       DataNode unreachable = c.holder("/f/a", 0, unit);
-      ServiceDirectory.register(broken, unreachable.getXferPort(), nobodyListens());
+      ServiceDirectory.register(broken, unreachable.getXferPort(), EcTestCluster.nobodyListens());
       DataNode victim = c.holder("/f/a", 0, 0);
       c.stop(victim);
       c.markDead(victim);

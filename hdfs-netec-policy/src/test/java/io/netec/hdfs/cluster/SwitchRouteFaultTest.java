@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.datanode.DataNodeBlockSource;
+import io.netec.hdfs.route.ServiceDirectory;
+import io.netec.hdfs.route.ServiceDirectory.Service;
 import io.netec.hdfs.switchroute.SoftwareSwitch;
 import java.io.IOException;
 import java.util.Map;
@@ -50,6 +52,51 @@ class SwitchRouteFaultTest {
     }, "fault-injector");
     t.start();
     return t;
+  }
+
+  /**
+   * A survivor agent the switch cannot reach (TCP: its port refuses) or never hears from
+   * (datagrams: its HELLOs go unanswered for half the task's timeout while the others
+   * answer) is that survivor's fault, as a DataNode Hadoop's striped reader cannot connect to
+   * is a dead source: the switch names it to the reader, and the route runs again from a spare
+   * at once, not failed; the block rebuilt through the switch equals the original.
+   */
+  private static void unreachableAgent(String transport) throws Exception {
+    SoftwareSwitch sw = new SoftwareSwitch(new SoftwareSwitch.Options());
+    Configuration conf = EcTestCluster.switchConf(sw, 5_000);
+    conf.set(NetecConfigKeys.SWITCH_TRANSPORT, transport);
+    conf.setInt(NetecConfigKeys.SWITCH_PAYLOAD, 1024);
+    try (EcTestCluster c = new EcTestCluster(conf, 7)) {
+      c.useNetecPolicy("NETEC-3-2-1024k", "/f");
+      byte[] data = c.writeFile("/f/a", 3 * (int) EcTestCluster.BLOCK_SIZE, 5); // one group
+      Map<Long, byte[]> original = c.snapshotInternalBlocks("/f/a");
+      DataNode unreachable = c.holder("/f/a", 0, 1);
+      ServiceDirectory.register(Service.SWITCH_AGENT, unreachable.getXferPort(),
+          EcTestCluster.nobodyListens());
+      DataNode victim = c.holder("/f/a", 0, 0);
+      c.stop(victim);
+      c.markDead(victim);
+      c.verifyRebuilt(Map.of("/f/a", data), original);
+      String tasks = c.recentTasks().toString();
+      assertTrue(c.routerMetric("switch.SurvivorFaults") >= 1,
+          "the unreachable agent was its survivor's fault: " + tasks);
+      assertTrue(c.routerMetric("switch.Failed") == 0, "no attempt failed the route: " + tasks);
+      assertTrue(c.routerMetric("switch.Served") >= 1, "the switch served from a spare: " + tasks);
+      assertTrue(c.routerMetric("native.Served") == 0, "native ran no task: " + tasks);
+      assertTrue(sw.getTasksFailed() >= 1, "the switch failed the first task");
+    } finally {
+      sw.close();
+    }
+  }
+
+  @Test
+  void anAgentThatRefusesIsReplacedByASpare() throws Exception {
+    unreachableAgent("tcp");
+  }
+
+  @Test
+  void anAgentThatNeverAnswersIsReplacedByASpare() throws Exception {
+    unreachableAgent("udp");
   }
 
   @Test

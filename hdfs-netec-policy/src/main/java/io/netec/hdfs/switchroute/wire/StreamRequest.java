@@ -1,6 +1,7 @@
 package io.netec.hdfs.switchroute.wire;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -274,9 +275,71 @@ public final class StreamRequest {
 
   /** The agent's refusal: a HELLO whose payload is {"error": reason}. */
   public static NetecPacket errorHello(int task, int slotArray, int sender, String reason) {
-    ObjectNode o = SetupRequest.JSON.createObjectNode().put("error", reason);
-    byte[] b = o.toString().getBytes(StandardCharsets.UTF_8);
+    return errorHello(task, slotArray, sender, reason, new int[0]);
+  }
+
+  /**
+   * A refusal or a task's failure: a HELLO whose payload is {"error": reason}, with
+   * "survivors": the senders at fault (a switch telling its reader which survivors it could not
+   * reach or never heard from), when any. The reason is cut to {@value #MAX_REASON} characters,
+   * so the payload is whole JSON within 4 KiB however it is escaped.
+   */
+  public static NetecPacket errorHello(int task, int slotArray, int sender, String reason,
+      int[] survivors) {
+    String cut = reason.length() > MAX_REASON ? reason.substring(0, MAX_REASON) + "..." : reason;
+    ObjectNode o = SetupRequest.JSON.createObjectNode().put("error", cut);
+    if (survivors.length > 0) {
+      ArrayNode a = o.putArray("survivors");
+      for (int i = 0; i < Math.min(survivors.length, MAX_FAULTY); i++) {
+        a.add(survivors[i]);
+      }
+    }
     return new NetecPacket(NetecPacket.HELLO, task, slotArray, sender, 0, 0, 0, 0,
-        b.length > 4096 ? java.util.Arrays.copyOf(b, 4096) : b);
+        o.toString().getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static final int MAX_REASON = 500;
+  private static final int MAX_FAULTY = 64;
+
+  /** What an error HELLO says. */
+  public static final class Failure {
+    /** Why, as its sender wrote it (peer text: escape it before logging). */
+    public final String reason;
+    /** The senders at fault, as named (the reader checks them against its task). */
+    public final int[] survivors;
+
+    Failure(String reason, int[] survivors) {
+      this.reason = reason;
+      this.survivors = survivors;
+    }
+  }
+
+  /**
+   * The failure an {@link #errorHello} carries; null when the HELLO is not one. A payload that
+   * is no JSON object with a textual "error" is not one; survivors that are not numbers in
+   * 0..255 are left out.
+   */
+  public static Failure errorOf(NetecPacket hello) {
+    if (hello.type() != NetecPacket.HELLO || hello.payloadLength() > 4096) {
+      return null;
+    }
+    JsonNode o;
+    try {
+      o = JsonLimits.parse(hello.payload(), 4096);
+    } catch (ProtocolException e) {
+      return null;
+    }
+    JsonNode error = o == null ? null : o.get("error");
+    if (error == null || !error.isTextual()) {
+      return null;
+    }
+    java.util.List<Integer> named = new java.util.ArrayList<>();
+    JsonNode list = o.path("survivors");
+    for (JsonNode n : list.isArray() ? list : SetupRequest.JSON.createArrayNode()) {
+      if (n.isInt() && n.asInt() >= 0 && n.asInt() <= 255 && named.size() < MAX_FAULTY) {
+        named.add(n.asInt());
+      }
+    }
+    return new Failure(error.asText(), named.stream().mapToInt(Integer::intValue).toArray());
   }
 }

@@ -138,7 +138,8 @@ class WireFuzzTest {
 
   @FuzzTest
   @DictionaryEntries({"\"role\"", "\"reader\"", "\"secret\"", "\"cookie\"", "\"error\"",
-      "\"parent\"", "\"task\"", "\"slotArray\"", "\"sender\"", "\"slots\"", "\"window\""})
+      "\"parent\"", "\"task\"", "\"slotArray\"", "\"sender\"", "\"slots\"", "\"window\"",
+      "\"survivors\""})
   void readerHello(byte[] payload) {
     checkReaderHello(payload);
   }
@@ -146,7 +147,7 @@ class WireFuzzTest {
   /**
    * The switch's reading of a reader's datagram HELLO (secret and cookie), of a parent
    * switch's (its link: docs/protocol.md, "Partial sums") and the reader's of the switch's
-   * answer: never an exception but a refusal, strings never null; what is read is what a
+   * answer and of its failure (reason, survivors at fault): never an exception but a refusal, strings never null; what is read is what a
    * HELLO we write carries.
    */
   static void checkReaderHello(byte[] payload) {
@@ -158,6 +159,15 @@ class WireFuzzTest {
     String[] f = StreamRequest.readerFields(hello);
     assertTrue(f.length == 2 && f[0] != null && f[1] != null);
     StreamRequest.cookieOf(hello); // null when not a cookie
+    StreamRequest.Failure failure = StreamRequest.errorOf(hello); // null when not an error
+    if (failure != null) { // the reader reads it; as the switch writes it, read back whole
+      assertTrue(failure.reason != null
+          && java.util.Arrays.stream(failure.survivors).allMatch(s -> s >= 0 && s <= 255));
+      StreamRequest.Failure again = StreamRequest.errorOf(StreamRequest.errorHello(1, 1,
+          NetecPacket.READER, failure.reason, failure.survivors));
+      assertTrue(again != null && java.util.Arrays.equals(failure.survivors, again.survivors)
+          && (failure.reason.length() > 500 || failure.reason.equals(again.reason)));
+    }
     if (f[1].matches("[0-9a-f]{32}")) { // a cookie as the switch writes them: read back whole
       assertEquals(f[1], StreamRequest.cookieOf(StreamRequest.cookieHello(1, 1, f[1])));
     }
