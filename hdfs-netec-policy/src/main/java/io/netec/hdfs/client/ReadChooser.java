@@ -200,7 +200,7 @@ final class ReadChooser {
     // measurements older than ReadCost.RECENT_MS no longer speak: the route is tried again
     // as if unmeasured (one left for being slow would else be shunned until they expire)
     long age = routeCost.millisSinceNewest();
-    double rebuilt = routeCost.samples() >= ReadCost.MIN_TRUSTED && age <= ReadCost.RECENT_MS
+    double rebuilt = routeCost.trusted() && age <= ReadCost.RECENT_MS
         ? Math.max(Math.max(routeCost.estimateMillis(read.routedBytes, perByte),
             routeCost.recentMillis(read.routedBytes, perByte, ReadCost.MIN_TRUSTED)),
             PRIOR_ROUTE_LATENCY_MS + atLink)
@@ -211,7 +211,7 @@ final class ReadChooser {
         viaHadoop, read.hadoopBytes);
     // a route's first tasks are slow by nature (connections, JIT): they are given more time,
     // as they must be to measure the route at all; a read the route overruns is hedged
-    double cold = routeCost.samples() < ReadCost.MIN_TRUSTED ? COLD_ALLOWANCE_MS : 0;
+    double cold = !routeCost.trusted() ? COLD_ALLOWANCE_MS : 0;
     return new Choice(viaRoute < viaHadoop, why, Math.max(viaHadoop, 2 * rebuilt) + cold, cold);
   }
 

@@ -55,7 +55,7 @@ final class CostOrder {
     int unmeasured = -1;
     for (int i = 0; i < n; i++) {
       ReadCost c = metrics.cost(configured.get(i).name());
-      if (c.samples() < ReadCost.MIN_TRUSTED) {
+      if (!c.trusted()) {
         unmeasured = unmeasured < 0 ? i : unmeasured;
       } else {
         est[i] = c.estimateMillis(bytes);

@@ -73,6 +73,11 @@ public final class ReadCost {
     return count == 0 ? -1 : clockMs.getAsLong() - at[idx(count - 1)];
   }
 
+  /** Whether a choice may trust this way's estimates: measured {@value #MIN_TRUSTED} times. */
+  public boolean trusted() {
+    return samples() >= MIN_TRUSTED;
+  }
+
   /** Measurements held (at most {@value #SAMPLES}), after forgetting the old ones. */
   public synchronized int samples() {
     forgetOld();

@@ -59,7 +59,7 @@ final class RepairTask {
       for (ReconstructionRoute r : order.subList(0, order.size() - 1)) {
         ReadCost c = router.metrics.cost(r.name());
         why.append(why.length() > 0 ? ", " : "").append(r.name()).append(
-            c.samples() < ReadCost.MIN_TRUSTED
+            !c.trusted()
                 ? " (measured " + c.samples() + " times: tried to measure it)"
                 : String.format(java.util.Locale.ROOT, " %.0f ms",
                     c.estimateMillis(req.bytesToRebuild())));

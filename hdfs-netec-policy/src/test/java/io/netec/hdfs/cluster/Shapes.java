@@ -13,6 +13,7 @@ import org.junit.jupiter.params.provider.Arguments;
  * id: all of them, or only those whose ids {@code -Dnetec.test.shapes} lists (comma-separated),
  * so a pass of scripts/test.sh reruns one shape of a suite, not all. A suite left with no shape
  * fails (JUnit wants at least one): a pass naming a suite but none of its shapes is a mistake.
+ * An id no suite declares is a typo that {@link ShapesTest} catches in scripts/test.sh.
  */
 final class Shapes {
   static final String PROPERTY = "netec.test.shapes";
