@@ -68,7 +68,19 @@ def summarize(o, tb):
             "cross_rack_per_byte": round(o.cross_rack_per_byte, 3),
             "uplinks": {str(r): v for r, v in sorted(o.uplinks.items())},
             "cores_busy": round(roles / o.window_s, 2) if o.bytes else 0,
-            "equal": o.all_equal}
+            "equal": o.all_equal,
+            # each routed task (start in ms from the first, its route, ms, bytes): what a
+            # long window was made of
+            "task_log": _task_log(o.tasks)}
+
+
+def _task_log(tasks):
+    if not tasks:
+        return []
+    first = min(t["start"] for t in tasks)
+    return [{"at_ms": t["start"] - first, "dn": t["dn"], "route": t["route"], "ms": t["ms"],
+             "bytes": t["bytes"], "others": t["others"][:200]}
+            for t in sorted(tasks, key=lambda t: t["start"])]
 
 
 def main(argv=None):
