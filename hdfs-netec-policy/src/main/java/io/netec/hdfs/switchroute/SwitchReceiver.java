@@ -1,19 +1,34 @@
 package io.netec.hdfs.switchroute;
 
+import io.netec.hdfs.route.RouteStalledException;
+import io.netec.hdfs.route.Transport;
 import io.netec.hdfs.switchroute.wire.NetecPacket;
+import io.netec.hdfs.switchroute.wire.NetecPacketCodec;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
 import io.netec.hdfs.switchroute.wire.SetupAnswer;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
 import io.netec.hdfs.switchroute.wire.StreamRequest;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.FixedRecvByteBufAllocator;
+import io.netty.channel.socket.DatagramPacket;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.channels.DatagramChannel;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
-import java.nio.channels.SocketChannel;
-import java.nio.channels.WritableByteChannel;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The reader's receive side of a task its switch accepted ({@link SwitchClient} sets it up):
@@ -24,6 +39,13 @@ import java.util.concurrent.TimeUnit;
  * {@value #MAX_RTO_MS} ms: a RETX makes every survivor resend a window, so a false alarm is
  * costly), failing (IOException) after the task's timeout without progress, on any packet
  * that breaks the protocol, or when the switch says the task failed.
+ *
+ * <p>I/O is Netty's, as on every port of the plugin: the connection's event loop decodes
+ * packets into an {@link Inbox}, and the reader's own thread (the task's) takes them from it,
+ * runs the window and writes to the sinks, which may block (a DataNode's target, a client's
+ * buffer) without holding an event loop. The inbox stops reading while it holds {@value
+ * #INBOX_HIGH} packets (autoRead: TCP's window then holds the switch back) and reads again
+ * once the reader has taken it down to {@value #INBOX_LOW}.
  */
 final class SwitchReceiver {
   static final int INITIAL_RTO_MS = 1000;
@@ -34,8 +56,17 @@ final class SwitchReceiver {
   /** Datagram mode's first retransmission timeout: no TCP below recovers a loss. */
   static final int DATAGRAM_RTO_MS = 200;
   static final int DATAGRAM_FINS = 3;
-  /** Packets the receive buffer holds: one read takes many, each checked where it lies. */
-  static final int RECEIVE_PACKETS = 16;
+  /** Packets an inbox holds before its connection stops reading, and where it reads again. */
+  static final int INBOX_HIGH = 64;
+  static final int INBOX_LOW = 16;
+  /** The VIP's connection is made within this (a switch that is there answers at once). */
+  static final int CONNECT_MS = 5_000;
+
+  /** Every reader of this JVM: two I/O threads (the work is on the readers' own threads). */
+  private static final class Loops {
+    static final EventLoopGroup GROUP = Transport.group(2,
+        new io.netty.util.concurrent.DefaultThreadFactory("netec-switch-reader", true));
+  }
 
   private SwitchReceiver() {
   }
@@ -52,35 +83,148 @@ final class SwitchReceiver {
     result.task = answer.task();
     NetecPacket hello = StreamRequest.readerHello(setup, answer.task(), answer.slotArray(),
         answer.slots(), answer.secret());
+    int maxFrame = NetecPacket.HEADER_BYTES + setup.payload();
+    Inbox inbox = new Inbox(maxFrame);
+    Bootstrap b = new Bootstrap().group(Loops.GROUP)
+        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, CONNECT_MS);
     if (setup.datagram()) {
-      try (DatagramChannel ch = DatagramChannel.open(); Selector selector = Selector.open()) {
-        ch.setOption(java.net.StandardSocketOptions.SO_RCVBUF, 4 << 20);
-        ch.connect(vip);
-        ch.configureBlocking(false);
-        ch.register(selector, SelectionKey.OP_READ);
-        new Receiver(setup, answer, rowLength, sinks, result).runDatagrams(ch, selector, hello);
-      }
-      return result;
+      // one packet a datagram: a longer one than the task's shows as such, and is dropped
+      b.channel(Transport.datagramChannel())
+          .option(ChannelOption.SO_RCVBUF, 4 << 20)
+          .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(maxFrame + 1))
+          .handler(inbox);
+    } else {
+      b.channel(Transport.socketChannel())
+          .option(ChannelOption.TCP_NODELAY, true)
+          .option(ChannelOption.RCVBUF_ALLOCATOR, Transport.STREAM_READS)
+          .handler(new ChannelInitializer<SocketChannel>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+              ch.pipeline().addLast(new NetecPacketCodec.Decoder(), inbox);
+            }
+          });
     }
-    try (SocketChannel ch = SocketChannel.open(vip); Selector selector = Selector.open()) {
-      ch.socket().setTcpNoDelay(true);
-      ch.configureBlocking(false);
-      ch.register(selector, SelectionKey.OP_READ);
-      send(ch, hello);
-      new Receiver(setup, answer, rowLength, sinks, result).run(ch, selector);
+    ChannelFuture connected = b.connect(vip);
+    Channel ch = connected.channel();
+    try {
+      if (!connected.awaitUninterruptibly(CONNECT_MS + 1_000L) || !connected.isSuccess()) {
+        throw new IOException("cannot connect to the switch's VIP " + vip + ": "
+            + (connected.cause() == null ? "no answer" : connected.cause().getMessage()),
+            connected.cause());
+      }
+      Receiver r = new Receiver(setup, answer, rowLength, sinks, result, ch, vip, inbox);
+      if (setup.datagram()) {
+        r.runDatagrams(hello);
+      } else {
+        r.send(hello);
+        r.run();
+      }
+    } finally {
+      ch.close();
+      result.bytesReceived = inbox.bytes.get();
+      result.droppedPackets += inbox.undecodable.get();
     }
     return result;
   }
 
-  /** One packet: over TCP all of it, over UDP one datagram. */
-  private static void send(WritableByteChannel ch, NetecPacket p) throws IOException {
-    ByteBuffer b = ByteBuffer.allocate(p.encodedLength());
-    p.encode(b);
-    b.flip();
-    while (b.hasRemaining()) {
-      if (ch.write(b) == 0) {
-        Thread.onSpinWait(); // 20-60 byte control packets: the send buffer drains at once
+  /**
+   * The event loop's side of one task's connection: packets decoded (datagrams here, one a
+   * packet; a TCP stream by the decoder before it) into a queue the reader's thread takes
+   * from, then the connection's end or failure. Reading stops at {@value #INBOX_HIGH}
+   * packets held and starts again when the reader has taken the count down to {@value
+   * #INBOX_LOW} (the event loop does both, so neither can undo the other late).
+   */
+  static final class Inbox extends ChannelInboundHandlerAdapter {
+    /** The connection ended (the switch closed it). */
+    static final Object CLOSED = new Object();
+    private final BlockingQueue<Object> queue = new LinkedBlockingQueue<>();
+    private final AtomicInteger held = new AtomicInteger();
+    private final int maxFrame;
+    private volatile Channel channel;
+    /** After the FIN: late duplicates are read and dropped while the switch closes. */
+    private volatile boolean discard;
+    /** Bytes of packets received, headers included: the reader's ingress. */
+    final AtomicLong bytes = new AtomicLong();
+    /** Datagram mode: datagrams that were no packet (each travels alone: RETX recovers it). */
+    final AtomicLong undecodable = new AtomicLong();
+
+    Inbox(int maxFrame) {
+      this.maxFrame = maxFrame;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+      channel = ctx.channel();
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      Object item;
+      if (msg instanceof DatagramPacket) {
+        ByteBuf in = ((DatagramPacket) msg).content();
+        bytes.addAndGet(in.readableBytes());
+        byte[] frame = new byte[in.readableBytes()];
+        in.readBytes(frame);
+        ReferenceCountUtil.release(msg);
+        try {
+          item = NetecPacket.decodeFrame(frame, 0, frame.length);
+        } catch (ProtocolException e) {
+          undecodable.incrementAndGet();
+          return;
+        }
+      } else {
+        NetecPacket p = (NetecPacket) msg; // from the decoder: its own copy of the frame
+        bytes.addAndGet(p.encodedLength());
+        item = p.encodedLength() > maxFrame ? new ProtocolException("a packet of "
+            + p.encodedLength() + " bytes, more than the task's " + maxFrame) : p;
       }
+      if (discard) {
+        return;
+      }
+      queue.add(item);
+      if (held.incrementAndGet() >= INBOX_HIGH) {
+        ctx.channel().config().setAutoRead(false);
+      }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      queue.add(CLOSED);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      queue.add(cause); // a corrupt frame, a reset; datagrams: an ICMP unreachable
+      ctx.close();
+    }
+
+    /**
+     * The next packet, the connection's end ({@link #CLOSED}) or its failure (a Throwable);
+     * null when nothing came within {@code ms}.
+     */
+    Object poll(long ms) throws InterruptedIOException {
+      Object m;
+      try {
+        m = ms > 0 ? queue.poll(ms, TimeUnit.MILLISECONDS) : queue.poll();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new InterruptedIOException("interrupted while reading from the switch");
+      }
+      if (m instanceof NetecPacket || m instanceof ProtocolException) {
+        if (held.decrementAndGet() == INBOX_LOW) {
+          Channel c = channel;
+          c.eventLoop().execute(() -> c.config().setAutoRead(true));
+        }
+      }
+      return m;
+    }
+
+    /** From the FIN on: whatever comes is dropped, and read, so the switch's close is seen. */
+    void discard() {
+      discard = true;
+      queue.clear();
+      Channel c = channel;
+      c.eventLoop().execute(() -> c.config().setAutoRead(true));
     }
   }
 
@@ -90,20 +234,27 @@ final class SwitchReceiver {
     private final SetupAnswer answer;
     private final SwitchClient.Result result;
     private final ReceiveWindow window;
+    private final Channel ch;
+    private final InetSocketAddress vip;
+    private final Inbox inbox;
 
     Receiver(SetupRequest setup, SetupAnswer answer, long[] rowLength,
-        SwitchClient.Sink[] sinks, SwitchClient.Result result) {
+        SwitchClient.Sink[] sinks, SwitchClient.Result result, Channel ch, InetSocketAddress vip,
+        Inbox inbox) {
       this.setup = setup;
       this.answer = answer;
       this.result = result;
+      this.ch = ch;
+      this.vip = vip;
+      this.inbox = inbox;
       this.window = new ReceiveWindow(answer.task(), answer.slotArray(), answer.slots(),
           setup.rows(), setup.length(), setup.payload(), rowLength, sinks);
     }
 
     /**
      * The switch's failure of the task, from its error HELLO: the senders it names at fault
-     * ({@link SwitchClient.SurvivorsFailed}), else a stall when no data came for most of the timeout (its
-     * watchdog saw what ours was about to), else a plain failure.
+     * ({@link SwitchClient.SurvivorsFailed}), else a stall when no data came for most of the
+     * timeout (its watchdog saw what ours was about to), else a plain failure.
      */
     private IOException failed(NetecPacket hello, long lastProgress, long timeout) {
       StreamRequest.Failure f = StreamRequest.errorOf(hello);
@@ -122,70 +273,57 @@ final class SwitchReceiver {
         return new SwitchClient.SurvivorsFailed(blocks, what);
       }
       if (System.nanoTime() - lastProgress >= timeout * 9 / 10) {
-        return new io.netec.hdfs.route.RouteStalledException(what);
+        return new RouteStalledException(what);
       }
       return new IOException(what);
     }
 
-    void run(SocketChannel ch, Selector selector) throws IOException {
-      int maxFrame = NetecPacket.HEADER_BYTES + setup.payload();
-      ByteBuffer buf = ByteBuffer.allocate(RECEIVE_PACKETS * maxFrame);
+    void run() throws IOException {
       long lastProgress = System.nanoTime();
       long timeout = TimeUnit.MILLISECONDS.toNanos(setup.timeoutMs());
       int rto = INITIAL_RTO_MS;
       while (!window.done()) {
-        if (selector.select(rto) == 0) {
+        Object m = inbox.poll(rto);
+        if (m == null) {
           if (System.nanoTime() - lastProgress > timeout) {
-            throw new io.netec.hdfs.route.RouteStalledException("switch task " + answer.task()
-                + ": no data for " + setup.timeoutMs() + " ms at stripe "
-                + window.firstMissing() + " of " + window.stripes());
+            throw new RouteStalledException("switch task " + answer.task() + ": no data for "
+                + setup.timeoutMs() + " ms at stripe " + window.firstMissing() + " of "
+                + window.stripes());
           }
           result.retransmitRequests++;
-          ack(ch, NetecPacket.FLAG_RETX);
+          ack(NetecPacket.FLAG_RETX);
           rto = Math.min(2 * rto, MAX_RTO_MS);
           continue;
         }
-        selector.selectedKeys().clear();
-        int n = ch.read(buf);
-        if (n < 0) {
-          String what = "switch closed task " + answer.task() + " at stripe "
-              + window.firstMissing() + " of " + window.stripes();
-          if (System.nanoTime() - lastProgress >= timeout * 9 / 10) {
-            // its watchdog saw what ours was about to: no data for the task's timeout
-            throw new io.netec.hdfs.route.RouteStalledException(what + " after no data for "
-                + setup.timeoutMs() + " ms");
-          }
-          throw new IOException(what);
-        }
-        result.bytesReceived += n;
-        buf.flip();
         long before = window.firstMissing();
-        int len;
-        while ((len = NetecPacket.frameLength(buf)) > 0 && buf.remaining() >= len) {
-          int at = buf.position();
-          try {
-            if (len > maxFrame) {
-              throw new ProtocolException("a packet of " + len + " bytes, more than the task's "
-                  + maxFrame);
+        for (; m != null; m = window.done() ? null : inbox.poll(0)) { // what came, at once
+          if (m == Inbox.CLOSED) {
+            String what = "switch closed task " + answer.task() + " at stripe "
+                + window.firstMissing() + " of " + window.stripes();
+            if (System.nanoTime() - lastProgress >= timeout * 9 / 10) {
+              // its watchdog saw what ours was about to: no data for the task's timeout
+              throw new RouteStalledException(what + " after no data for "
+                  + setup.timeoutMs() + " ms");
             }
-            NetecPacket p = NetecPacket.decodeFrame(buf.array(), at, len); // a view: no copy
-            if (p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER) {
-              throw failed(p, lastProgress, timeout); // the switch says why it ends the task
-            }
-            window.accept(p);
-          } catch (ProtocolException e) {
-            throw new IOException("corrupt packet from the switch: " + e.getMessage());
+            throw new IOException(what);
           }
-          buf.position(at + len);
+          if (m instanceof Throwable) {
+            Throwable t = (Throwable) m;
+            throw new IOException("corrupt packet from the switch: " + t.getMessage(), t);
+          }
+          NetecPacket p = (NetecPacket) m;
+          if (p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER) {
+            throw failed(p, lastProgress, timeout); // the switch says why it ends the task
+          }
+          window.accept(p);
         }
-        buf.compact();
-        if (ackProgress(ch, before)) {
+        if (ackProgress(before)) {
           lastProgress = System.nanoTime();
           rto = INITIAL_RTO_MS;
         }
       }
-      ack(ch, NetecPacket.FLAG_FIN);
-      awaitClose(ch, selector);
+      ack(NetecPacket.FLAG_FIN);
+      awaitClose();
     }
 
     /**
@@ -195,44 +333,39 @@ final class SwitchReceiver {
      * {@value #DATAGRAM_RTO_MS} ms without progress, the FIN sent {@value #DATAGRAM_FINS} times
      * (nothing acknowledges it: a lost one costs the switch its task timeout, never bytes).
      */
-    void runDatagrams(DatagramChannel ch, Selector selector, NetecPacket firstHello)
-        throws IOException {
+    void runDatagrams(NetecPacket firstHello) throws IOException {
       NetecPacket hello = firstHello;
-      int maxFrame = NetecPacket.HEADER_BYTES + setup.payload();
-      ByteBuffer buf = ByteBuffer.allocate(maxFrame + 1); // a longer datagram shows as such
-      long start = System.nanoTime();
-      long lastProgress = start;
+      long lastProgress = System.nanoTime();
       long timeout = TimeUnit.MILLISECONDS.toNanos(setup.timeoutMs());
       boolean started = false;
       int rto = DATAGRAM_RTO_MS;
-      send(ch, hello);
+      send(hello);
       while (!window.done()) {
-        if (selector.select(started ? rto : DATAGRAM_HELLO_MS) == 0) {
+        Object m = inbox.poll(started ? rto : DATAGRAM_HELLO_MS);
+        if (m == null) {
           if (System.nanoTime() - lastProgress > timeout) {
-            throw new io.netec.hdfs.route.RouteStalledException("switch task " + answer.task()
-                + ": no data for " + setup.timeoutMs() + " ms at stripe "
-                + window.firstMissing() + " of " + window.stripes() + " (datagrams)");
+            throw new RouteStalledException("switch task " + answer.task() + ": no data for "
+                + setup.timeoutMs() + " ms at stripe " + window.firstMissing() + " of "
+                + window.stripes() + " (datagrams)");
           }
           if (!started) {
-            send(ch, hello);
+            send(hello);
           } else {
             result.retransmitRequests++;
-            ack(ch, NetecPacket.FLAG_RETX);
+            ack(NetecPacket.FLAG_RETX);
             rto = Math.min(2 * rto, MAX_RTO_MS);
           }
           continue;
         }
-        selector.selectedKeys().clear();
         long before = window.firstMissing();
-        for (int n; (n = ch.read(buf.clear())) > 0; ) {
-          result.bytesReceived += n;
-          NetecPacket p;
-          try {
-            p = NetecPacket.decodeFrame(buf.array(), 0, n);
-          } catch (ProtocolException e) {
-            result.droppedPackets++;
-            continue;
+        for (; m != null; m = window.done() ? null : inbox.poll(0)) { // what came, at once
+          if (m == Inbox.CLOSED || m instanceof Throwable) {
+            // a connected datagram channel ends only on an error (an ICMP unreachable)
+            throw new IOException("switch task " + answer.task() + ": the VIP " + vip
+                + " cannot be reached" + (m instanceof Throwable ? ": "
+                + ((Throwable) m).getMessage() : ""));
           }
+          NetecPacket p = (NetecPacket) m;
           if (p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER
               && StreamRequest.cookieOf(p) != null) {
             // the switch proves this address before it sends it anything more: the HELLO
@@ -241,7 +374,7 @@ final class SwitchReceiver {
             if (!started && p.task() == answer.task()) {
               hello = StreamRequest.readerHello(setup, answer.task(), answer.slotArray(),
                   answer.slots(), answer.secret(), StreamRequest.cookieOf(p));
-              send(ch, hello);
+              send(hello);
             }
             continue;
           }
@@ -255,13 +388,13 @@ final class SwitchReceiver {
           started = true;
           window.accept(p);
         }
-        if (ackProgress(ch, before)) {
+        if (ackProgress(before)) {
           lastProgress = System.nanoTime();
           rto = DATAGRAM_RTO_MS;
         }
       }
       for (int i = 0; i < DATAGRAM_FINS; i++) {
-        ack(ch, NetecPacket.FLAG_FIN);
+        ack(NetecPacket.FLAG_FIN);
       }
     }
 
@@ -270,33 +403,36 @@ final class SwitchReceiver {
      * FIN, discarding late duplicates: closing with unread data would send a reset that can
      * destroy the FIN in flight, and the switch would count a finished task as failed.
      */
-    private void awaitClose(SocketChannel ch, Selector selector) throws IOException {
-      ch.shutdownOutput();
-      ByteBuffer drain = ByteBuffer.allocate(64 * 1024);
-      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MS);
-      while (System.nanoTime() < deadline) {
-        selector.select(50);
-        selector.selectedKeys().clear();
-        drain.clear();
-        if (ch.read(drain) < 0) {
-          return;
-        }
-      }
+    private void awaitClose() {
+      inbox.discard();
+      ((SocketChannel) ch).shutdownOutput().awaitUninterruptibly(CLOSE_WAIT_MS);
+      ch.closeFuture().awaitUninterruptibly(CLOSE_WAIT_MS);
     }
 
     /** Whether {@link #window} moved past {@code before}; if so, ACKs when one is due. */
-    private boolean ackProgress(WritableByteChannel ch, long before) throws IOException {
+    private boolean ackProgress(long before) throws IOException {
       if (!window.moved(before)) {
         return false;
       }
       if (window.takeAckDue()) {
-        ack(ch, 0);
+        ack(0);
       }
       return true;
     }
 
-    private void ack(WritableByteChannel ch, int flags) throws IOException {
-      send(ch, window.ack(flags));
+    private void ack(int flags) throws IOException {
+      send(window.ack(flags));
+    }
+
+    /** One packet: over TCP in the stream, in datagram mode a datagram of its own. */
+    private void send(NetecPacket p) throws IOException {
+      ByteBuf frame = NetecPacketCodec.frame(p, ch.alloc());
+      ChannelFuture f = ch.writeAndFlush(setup.datagram() ? new DatagramPacket(frame, vip)
+          : frame);
+      if (f.isDone() && !f.isSuccess()) {
+        throw new IOException("cannot write to the switch's VIP " + vip + ": "
+            + f.cause().getMessage(), f.cause());
+      }
     }
   }
 }

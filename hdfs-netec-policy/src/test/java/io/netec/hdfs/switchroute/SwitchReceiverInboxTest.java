@@ -1,0 +1,90 @@
+package io.netec.hdfs.switchroute;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netec.hdfs.switchroute.wire.NetecPacket;
+import io.netec.hdfs.switchroute.wire.ProtocolException;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.channel.socket.DatagramPacket;
+import java.net.InetSocketAddress;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The reader's inbox on a channel without sockets: packets in order, reading stopped while it
+ * holds {@value SwitchReceiver#INBOX_HIGH} and started again once the reader took it down to
+ * {@value SwitchReceiver#INBOX_LOW} (back-pressure: a reader whose sink is slow holds the switch
+ * back through TCP's window, it does not queue the stream in memory), the end after the
+ * packets, a frame longer than the task's refused, datagrams that are no packet counted.
+ */
+class SwitchReceiverInboxTest {
+  private static final int PAYLOAD = 1024;
+  private static final int MAX_FRAME = NetecPacket.HEADER_BYTES + PAYLOAD;
+
+  private static NetecPacket result(long seq, int payload) {
+    return new NetecPacket(NetecPacket.RESULT, 1, 0, 0, 0, 0, seq, 0, new byte[payload]);
+  }
+
+  @Test
+  void readingStopsAtTheHighMarkAndStartsAgainAtTheLowOne() throws Exception {
+    SwitchReceiver.Inbox inbox = new SwitchReceiver.Inbox(MAX_FRAME);
+    EmbeddedChannel ch = new EmbeddedChannel(inbox);
+    for (int i = 0; i < SwitchReceiver.INBOX_HIGH - 1; i++) {
+      ch.writeInbound(result(i, PAYLOAD));
+    }
+    assertTrue(ch.config().isAutoRead(), "below the high mark: reading");
+    ch.writeInbound(result(SwitchReceiver.INBOX_HIGH - 1, PAYLOAD));
+    assertFalse(ch.config().isAutoRead(), "at the high mark: reading stops");
+    long seq = 0;
+    for (; seq < SwitchReceiver.INBOX_HIGH - SwitchReceiver.INBOX_LOW - 1; seq++) {
+      assertEquals(seq, ((NetecPacket) inbox.poll(0)).seq(), "in order");
+    }
+    ch.runPendingTasks();
+    assertFalse(ch.config().isAutoRead(), "above the low mark: still stopped");
+    assertEquals(seq++, ((NetecPacket) inbox.poll(0)).seq());
+    ch.runPendingTasks(); // the event loop starts reading again: the reader asked it to
+    assertTrue(ch.config().isAutoRead(), "at the low mark: reading again");
+    for (; seq < SwitchReceiver.INBOX_HIGH; seq++) {
+      assertEquals(seq, ((NetecPacket) inbox.poll(0)).seq());
+    }
+    assertNull(inbox.poll(10), "nothing more: null after the wait");
+    assertEquals((long) SwitchReceiver.INBOX_HIGH * (NetecPacket.HEADER_BYTES + PAYLOAD),
+        inbox.bytes.get(), "every packet's bytes counted");
+    ch.close();
+    assertSame(SwitchReceiver.Inbox.CLOSED, inbox.poll(0), "the end after the packets");
+  }
+
+  @Test
+  void aFrameLongerThanTheTasksIsAFailureInItsPlace() throws Exception {
+    SwitchReceiver.Inbox inbox = new SwitchReceiver.Inbox(MAX_FRAME);
+    EmbeddedChannel ch = new EmbeddedChannel(inbox);
+    ch.writeInbound(result(0, PAYLOAD));
+    ch.writeInbound(result(1, PAYLOAD + 4));
+    assertEquals(0L, ((NetecPacket) inbox.poll(0)).seq());
+    Object m = inbox.poll(0);
+    assertTrue(m instanceof ProtocolException && ((Throwable) m).getMessage().contains(
+        "more than the task's " + MAX_FRAME), String.valueOf(m));
+    ch.finishAndReleaseAll();
+  }
+
+  @Test
+  void datagramsThatAreNoPacketAreCountedAndDropped() throws Exception {
+    SwitchReceiver.Inbox inbox = new SwitchReceiver.Inbox(MAX_FRAME);
+    EmbeddedChannel ch = new EmbeddedChannel(inbox);
+    InetSocketAddress vip = new InetSocketAddress("127.0.0.1", 9);
+    byte[] good = result(7, PAYLOAD).toBytes();
+    byte[] bad = good.clone();
+    bad[NetecPacket.HEADER_BYTES + 3] ^= 1; // a payload bit flipped: its checksum fails
+    ch.writeInbound(new DatagramPacket(Unpooled.wrappedBuffer(bad), vip, vip));
+    ch.writeInbound(new DatagramPacket(Unpooled.wrappedBuffer(good), vip, vip));
+    assertEquals(7L, ((NetecPacket) inbox.poll(0)).seq(), "the good one passed");
+    assertNull(inbox.poll(0), "the bad one dropped");
+    assertEquals(1, inbox.undecodable.get());
+    assertEquals(2L * good.length, inbox.bytes.get(), "both datagrams' bytes counted");
+    ch.finishAndReleaseAll();
+  }
+}
