@@ -24,6 +24,9 @@ import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -130,7 +133,9 @@ final class SwitchReceiver {
   /**
    * The event loop's side of one task's connection: packets decoded (datagrams here, one a
    * packet; a TCP stream by the decoder before it) into a queue the reader's thread takes
-   * from, then the connection's end or failure. Reading stops at {@value #INBOX_HIGH}
+   * from, then the connection's end or failure. A read's packets go to the reader together,
+   * when the read completes: one wake-up a socket read, not one a packet (which cost a 4 MiB
+   * unit 10-80 ms at 1 Gbit/s in 1 KiB packets). Reading stops at {@value #INBOX_HIGH}
    * packets held and starts again when the reader has taken the count down to {@value
    * #INBOX_LOW} (the event loop does both, so neither can undo the other late).
    */
@@ -138,6 +143,10 @@ final class SwitchReceiver {
     /** The connection ended (the switch closed it). */
     static final Object CLOSED = new Object();
     private final BlockingQueue<Object> queue = new LinkedBlockingQueue<>();
+    /** The event loop's: this read's packets, queued as one item when the read completes. */
+    private List<Object> batch = new ArrayList<>();
+    /** The reader's: the packets of a batch it took and has not yet returned. */
+    private final ArrayDeque<Object> taken = new ArrayDeque<>();
     private final AtomicInteger held = new AtomicInteger();
     private final int maxFrame;
     private volatile Channel channel;
@@ -181,19 +190,33 @@ final class SwitchReceiver {
       if (discard) {
         return;
       }
-      queue.add(item);
+      batch.add(item);
       if (held.incrementAndGet() >= INBOX_HIGH) {
         ctx.channel().config().setAutoRead(false);
       }
     }
 
     @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+      handOver();
+    }
+
+    private void handOver() {
+      if (!batch.isEmpty()) {
+        queue.add(batch);
+        batch = new ArrayList<>();
+      }
+    }
+
+    @Override
     public void channelInactive(ChannelHandlerContext ctx) {
+      handOver();
       queue.add(CLOSED);
     }
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      handOver();
       queue.add(cause); // a corrupt frame, a reset; datagrams: an ICMP unreachable
       ctx.close();
     }
@@ -203,12 +226,18 @@ final class SwitchReceiver {
      * null when nothing came within {@code ms}.
      */
     Object poll(long ms) throws InterruptedIOException {
-      Object m;
-      try {
-        m = ms > 0 ? queue.poll(ms, TimeUnit.MILLISECONDS) : queue.poll();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new InterruptedIOException("interrupted while reading from the switch");
+      Object m = taken.poll();
+      if (m == null) {
+        try {
+          m = ms > 0 ? queue.poll(ms, TimeUnit.MILLISECONDS) : queue.poll();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new InterruptedIOException("interrupted while reading from the switch");
+        }
+        if (m instanceof List) {
+          taken.addAll((List<?>) m);
+          m = taken.poll();
+        }
       }
       if (m instanceof NetecPacket || m instanceof ProtocolException) {
         if (held.decrementAndGet() == INBOX_LOW) {
@@ -223,6 +252,7 @@ final class SwitchReceiver {
     void discard() {
       discard = true;
       queue.clear();
+      taken.clear();
       Channel c = channel;
       c.eventLoop().execute(() -> c.config().setAutoRead(true));
     }

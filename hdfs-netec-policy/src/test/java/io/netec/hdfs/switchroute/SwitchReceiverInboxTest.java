@@ -15,7 +15,8 @@ import java.net.InetSocketAddress;
 import org.junit.jupiter.api.Test;
 
 /**
- * The reader's inbox on a channel without sockets: packets in order, reading stopped while it
+ * The reader's inbox on a channel without sockets: packets in order, a read's together when it
+ * completes, reading stopped while it
  * holds {@value SwitchReceiver#INBOX_HIGH} and started again once the reader took it down to
  * {@value SwitchReceiver#INBOX_LOW} (back-pressure: a reader whose sink is slow holds the switch
  * back through TCP's window, it does not queue the stream in memory), the end after the
@@ -56,6 +57,22 @@ class SwitchReceiverInboxTest {
         inbox.bytes.get(), "every packet's bytes counted");
     ch.close();
     assertSame(SwitchReceiver.Inbox.CLOSED, inbox.poll(0), "the end after the packets");
+  }
+
+  @Test
+  void aReadsPacketsGoToTheReaderTogetherWhenTheReadCompletes() throws Exception {
+    SwitchReceiver.Inbox inbox = new SwitchReceiver.Inbox(MAX_FRAME);
+    EmbeddedChannel ch = new EmbeddedChannel(inbox);
+    ch.pipeline().fireChannelRead(result(0, PAYLOAD));
+    ch.pipeline().fireChannelRead(result(1, PAYLOAD));
+    assertNull(inbox.poll(0), "mid-read: nothing handed over yet (one wake-up a read)");
+    ch.pipeline().fireChannelReadComplete();
+    assertEquals(0L, ((NetecPacket) inbox.poll(0)).seq());
+    assertEquals(1L, ((NetecPacket) inbox.poll(0)).seq());
+    ch.pipeline().fireChannelRead(result(2, PAYLOAD));
+    ch.close(); // what a read brought before the end comes before the end
+    assertEquals(2L, ((NetecPacket) inbox.poll(0)).seq());
+    assertSame(SwitchReceiver.Inbox.CLOSED, inbox.poll(0));
   }
 
   @Test
