@@ -19,10 +19,11 @@ final class VertexReport {
    */
   static final int SURVIVOR_FAULT = 3;
   /**
-   * It could not reach its output, another participant's data listener (refused, or no
-   * handshake within the timeout): that participant's fault, as Hadoop's striped reader
-   * takes a DataNode it cannot connect to for a dead source. An output that is the requester
-   * itself is no survivor's fault.
+   * It could not reach its output, another participant's data listener, and was told so at
+   * once (refused, no route; a dial that timed out is {@link #FAILED}: a stuck vertex further
+   * down the chain times out every dial before it): that participant's fault, as Hadoop's
+   * striped reader takes a DataNode it cannot connect to for a dead source. An output that is
+   * the requester itself is no survivor's fault.
    */
   static final int OUTPUT_UNREACHABLE = 4;
 

@@ -9,6 +9,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -132,10 +133,19 @@ final class VertexRunner {
       // the survivor's fault (a replica that is gone fails its proof too, which tells).
       source.check(req.block, req.token, Math.min(req.unitLength, end));
       InecEngine.Conn out;
+      long dialed = System.nanoTime();
       try {
         out = engine.dial(req.output, req.outputTag, req.transport, timeoutMs);
       } catch (IOException e) {
-        throw new OutputUnreachable(req.output, e);
+        // Refused, or no route, at once: nothing listens there, that participant's fault. A
+        // dial that timed out tells nothing: the next vertex finishes our handshake only once
+        // its own output is dialled, so a stuck vertex further down times out every dial
+        // before it (blaming the next would swap out healthy units).
+        if (System.nanoTime() - dialed < TimeUnit.MILLISECONDS.toNanos(timeoutMs) / 2) {
+          throw new OutputUnreachable(req.output, e);
+        }
+        throw new IOException("output " + req.output.getAddress().getHostAddress() + ":"
+            + req.output.getPort() + ": " + e.getMessage(), e);
       }
       vertex.add(out);
       InecEngine.Conn[] inputs = new InecEngine.Conn[req.inputTags.length];
@@ -208,7 +218,7 @@ final class VertexRunner {
   }
 
   /**
-   * The vertex could not dial its output (refused, unreachable, no handshake in time): the
+   * The vertex could not dial its output, and was told so at once (refused, no route): the
    * fault of the participant there, reported with {@link VertexReport#OUTPUT_UNREACHABLE} so
    * the requester replaces its unit (unless the output is the requester itself).
    */

@@ -62,6 +62,11 @@ final class SwitchReceiver {
   /** Packets an inbox holds before its connection stops reading, and where it reads again. */
   static final int INBOX_HIGH = 64;
   static final int INBOX_LOW = 16;
+  /**
+   * The longest HELLO the switch sends a reader (a cookie, a task's failure): its JSON within
+   * 4 KiB, whatever the task's payload (which may be as small as 64 bytes).
+   */
+  static final int MAX_HELLO_FRAME = NetecPacket.HEADER_BYTES + 4096;
   /** The VIP's connection is made within this (a switch that is there answers at once). */
   static final int CONNECT_MS = 5_000;
 
@@ -94,7 +99,8 @@ final class SwitchReceiver {
       // one packet a datagram: a longer one than the task's shows as such, and is dropped
       b.channel(Transport.datagramChannel())
           .option(ChannelOption.SO_RCVBUF, 4 << 20)
-          .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(maxFrame + 1))
+          .option(ChannelOption.RCVBUF_ALLOCATOR,
+              new FixedRecvByteBufAllocator(Math.max(maxFrame, MAX_HELLO_FRAME) + 1))
           .handler(inbox);
     } else {
       b.channel(Transport.socketChannel())
@@ -181,11 +187,15 @@ final class SwitchReceiver {
           undecodable.incrementAndGet();
           return;
         }
+        if (tooLong((NetecPacket) item)) {
+          undecodable.incrementAndGet();
+          return;
+        }
       } else {
         NetecPacket p = (NetecPacket) msg; // from the decoder: its own copy of the frame
         bytes.addAndGet(p.encodedLength());
-        item = p.encodedLength() > maxFrame ? new ProtocolException("a packet of "
-            + p.encodedLength() + " bytes, more than the task's " + maxFrame) : p;
+        item = tooLong(p) ? new ProtocolException("a packet of " + p.encodedLength()
+            + " bytes, more than the task's " + maxFrame) : p;
       }
       if (discard) {
         return;
@@ -194,6 +204,12 @@ final class SwitchReceiver {
       if (held.incrementAndGet() >= INBOX_HIGH) {
         ctx.channel().config().setAutoRead(false);
       }
+    }
+
+    /** Longer than the task's packets (a HELLO: than {@link #MAX_HELLO_FRAME}). */
+    private boolean tooLong(NetecPacket p) {
+      return p.encodedLength() > (p.type() == NetecPacket.HELLO ? Math.max(maxFrame,
+          MAX_HELLO_FRAME) : maxFrame);
     }
 
     @Override
@@ -308,6 +324,11 @@ final class SwitchReceiver {
       return new IOException(what);
     }
 
+    /** Whether a HELLO is this task's (its task and slot array). */
+    private boolean ours(NetecPacket hello) {
+      return hello.task() == answer.task() && hello.slotArray() == answer.slotArray();
+    }
+
     void run() throws IOException {
       long lastProgress = System.nanoTime();
       long timeout = TimeUnit.MILLISECONDS.toNanos(setup.timeoutMs());
@@ -343,6 +364,10 @@ final class SwitchReceiver {
           }
           NetecPacket p = (NetecPacket) m;
           if (p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER) {
+            if (!ours(p)) {
+              throw new IOException("corrupt packet from the switch: a HELLO of task "
+                  + p.task() + " slot array " + p.slotArray());
+            }
             throw failed(p, lastProgress, timeout); // the switch says why it ends the task
           }
           window.accept(p);
@@ -409,6 +434,10 @@ final class SwitchReceiver {
             continue;
           }
           if (p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER) {
+            if (!ours(p)) {
+              result.droppedPackets++; // another task's, or forged: names nobody
+              continue;
+            }
             throw failed(p, lastProgress, timeout);
           }
           if (!window.expected(p)) {

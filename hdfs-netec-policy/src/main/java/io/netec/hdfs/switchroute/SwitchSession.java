@@ -33,6 +33,8 @@ final class SwitchSession extends TaskTable.Entry {
    * survivor silent after them is left to the task's own timeout.
    */
   static final int DATAGRAM_HELLO_ROUNDS = 32;
+  /** A failed task's reader connection is closed this long after its error HELLO at most. */
+  static final int ERROR_CLOSE_MS = 1000;
   /** How long a child switch has to close its connection after the parent's FIN. */
   static final int CHILD_CLOSE_MS = 2_000;
   private final SoftwareSwitch sw;
@@ -92,10 +94,11 @@ final class SwitchSession extends TaskTable.Entry {
                   new NetecPacketCodec.Encoder(),
                   new SurvivorStreamHandler(SwitchSession.this, sender, sw.counters));
             }
-          }).connect(HostPort.parse(sv.agent())).addListener((ChannelFutureListener) f -> {
+          }).option(ChannelOption.CONNECT_TIMEOUT_MILLIS, Math.max(500, s.timeoutMs() / 2))
+          .connect(HostPort.parse(sv.agent())).addListener((ChannelFutureListener) f -> {
             if (!f.isSuccess()) {
               fail("cannot reach survivor " + sender + " at " + sv.agent() + ": "
-                  + f.cause(), sender);
+                  + f.cause(), unreachable(sender, f.cause()) ? new int[] {sender} : new int[0]);
             }
           }).channel();
     }
@@ -300,6 +303,24 @@ final class SwitchSession extends TaskTable.Entry {
   }
 
   /**
+   * Whether a survivor agent's failed connection is its own fault, to be named to the reader:
+   * refused (a reset came back: nothing listens there), or not made within half the task's
+   * timeout while another survivor's was. Anything else (this host out of sockets or ports,
+   * every connection timing out alike) names nobody.
+   */
+  private boolean unreachable(int sender, Throwable cause) {
+    if (cause instanceof io.netty.channel.ConnectTimeoutException) {
+      for (int j = 0; j < survivors.length; j++) {
+        if (j != sender && survivors[j] != null && survivors[j].isActive()) {
+          return true;
+        }
+      }
+      return false;
+    }
+    return cause instanceof java.net.ConnectException;
+  }
+
+  /**
    * Datagram mode: the survivor agents that never answered a HELLO, when some did (none
    * answering says more of the path to them, or of this switch, than of them); else none.
    */
@@ -355,12 +376,23 @@ final class SwitchSession extends TaskTable.Entry {
       reader.writeAndFlush(StreamRequest.errorHello(parent.task(), parent.slotArray(),
           parent.sender(), "partial sum of task " + task.taskId() + " at " + reader.localAddress()
           + ": " + reason)).addListener(ChannelFutureListener.CLOSE);
+      closeSoon(reader);
     } else if (reader != null) {
       // the reader learns why before the stream ends early (a reader from before this HELLO
       // sees only the end): its route fails, or runs again from spares for the faulty
       reader.writeAndFlush(StreamRequest.errorHello(task.taskId(), task.slotArray(),
           NetecPacket.READER, reason, faulty)).addListener(ChannelFutureListener.CLOSE);
+      closeSoon(reader);
     }
+  }
+
+  /**
+   * Closes a failed task's reader connection within {@value #ERROR_CLOSE_MS} ms whether or not
+   * its error HELLO could be written: a reader that stopped reading (why a task stalls) would
+   * else hold the connection, and a descriptor, for good.
+   */
+  private static void closeSoon(Channel c) {
+    c.eventLoop().schedule(() -> c.close(), ERROR_CLOSE_MS, TimeUnit.MILLISECONDS);
   }
 
   private void cancelWatchdog() {

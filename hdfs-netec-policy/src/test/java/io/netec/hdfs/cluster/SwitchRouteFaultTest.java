@@ -84,6 +84,10 @@ class SwitchRouteFaultTest {
       assertTrue(c.routerMetric("switch.Served") >= 1, "the switch served from a spare: " + tasks);
       assertTrue(c.routerMetric("native.Served") == 0, "native ran no task: " + tasks);
       assertTrue(sw.getTasksFailed() >= 1, "the switch failed the first task");
+      // named by the switch: at once over TCP, after half the timeout in datagrams (the
+      // reader's own timeout would name nobody)
+      assertTrue(tasks.contains(transport.equals("tcp") ? "cannot reach survivor"
+          : "did not answer within 2500 ms"), tasks);
     } finally {
       sw.close();
     }

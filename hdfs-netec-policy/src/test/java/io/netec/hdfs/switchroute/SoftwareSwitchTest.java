@@ -569,12 +569,13 @@ class SoftwareSwitchTest {
             a.slotArray(), a.slots(), a.secret()));
         long t0 = System.nanoTime();
         boolean closed = false;
+        java.io.ByteArrayOutputStream told = new java.io.ByteArrayOutputStream();
         while (!closed && System.nanoTime() - t0 < 8_000_000_000L) {
           write(out, new NetecPacket(NetecPacket.ACK, a.task(), a.slotArray(),
               NetecPacket.READER, 0, 0, 0, 32, new byte[0])); // the same ACK, again and again
           try {
-            while (r.getInputStream().read() != -1) {
-              // the switch's error HELLO, then its close
+            for (int b; (b = r.getInputStream().read()) != -1; ) {
+              told.write(b); // the switch's error HELLO, then its close
             }
             closed = true;
           } catch (java.net.SocketTimeoutException e) {
@@ -584,6 +585,12 @@ class SoftwareSwitchTest {
           }
         }
         assertTrue(closed, "the task outlived its 1 s timeout on ACKs alone");
+        byte[] hello = told.toByteArray();
+        io.netec.hdfs.switchroute.wire.StreamRequest.Failure why =
+            io.netec.hdfs.switchroute.wire.StreamRequest.errorOf(
+                NetecPacket.decodeFrame(hello, 0, hello.length));
+        assertTrue(why != null && why.reason.contains("no progress"),
+            "the reader was told why: " + (why == null ? "nothing" : why.reason));
       }
       assertEquals(1, sw.getTasksFailed());
     } finally {

@@ -89,6 +89,27 @@ class SwitchReceiverInboxTest {
   }
 
   @Test
+  void theSwitchsErrorHelloPassesWhateverTheTasksPayload() throws Exception {
+    int small = NetecPacket.HEADER_BYTES + 64; // a task of 64-byte packets
+    SwitchReceiver.Inbox inbox = new SwitchReceiver.Inbox(small);
+    EmbeddedChannel ch = new EmbeddedChannel(inbox);
+    NetecPacket error = io.netec.hdfs.switchroute.wire.StreamRequest.errorHello(1, 0,
+        NetecPacket.READER, "cannot reach survivor 0 at 127.0.0.1:1: " + "x".repeat(300),
+        new int[] {0});
+    assertTrue(error.encodedLength() > small);
+    ch.writeInbound(error);
+    InetSocketAddress vip = new InetSocketAddress("127.0.0.1", 9);
+    ch.writeInbound(new DatagramPacket(Unpooled.wrappedBuffer(error.toBytes()), vip, vip));
+    for (int i = 0; i < 2; i++) { // over TCP and in a datagram
+      Object m = inbox.poll(0);
+      assertTrue(m instanceof NetecPacket && ((NetecPacket) m).type() == NetecPacket.HELLO,
+          String.valueOf(m));
+    }
+    assertEquals(0, inbox.undecodable.get());
+    ch.finishAndReleaseAll();
+  }
+
+  @Test
   void datagramsThatAreNoPacketAreCountedAndDropped() throws Exception {
     SwitchReceiver.Inbox inbox = new SwitchReceiver.Inbox(MAX_FRAME);
     EmbeddedChannel ch = new EmbeddedChannel(inbox);
