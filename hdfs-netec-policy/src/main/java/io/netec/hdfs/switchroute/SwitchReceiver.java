@@ -329,6 +329,13 @@ final class SwitchReceiver {
       return hello.task() == answer.task() && hello.slotArray() == answer.slotArray();
     }
 
+    /** Nothing came for the task's timeout: the route stalled. */
+    private RouteStalledException noData(String mode) {
+      return new RouteStalledException("switch task " + answer.task() + ": no data for "
+          + setup.timeoutMs() + " ms at stripe " + window.firstMissing() + " of "
+          + window.stripes() + mode);
+    }
+
     void run() throws IOException {
       long lastProgress = System.nanoTime();
       long timeout = TimeUnit.MILLISECONDS.toNanos(setup.timeoutMs());
@@ -337,9 +344,7 @@ final class SwitchReceiver {
         Object m = inbox.poll(rto);
         if (m == null) {
           if (System.nanoTime() - lastProgress > timeout) {
-            throw new RouteStalledException("switch task " + answer.task() + ": no data for "
-                + setup.timeoutMs() + " ms at stripe " + window.firstMissing() + " of "
-                + window.stripes());
+            throw noData("");
           }
           result.retransmitRequests++;
           ack(NetecPacket.FLAG_RETX);
@@ -399,9 +404,7 @@ final class SwitchReceiver {
         Object m = inbox.poll(started ? rto : DATAGRAM_HELLO_MS);
         if (m == null) {
           if (System.nanoTime() - lastProgress > timeout) {
-            throw new RouteStalledException("switch task " + answer.task() + ": no data for "
-                + setup.timeoutMs() + " ms at stripe " + window.firstMissing() + " of "
-                + window.stripes() + " (datagrams)");
+            throw noData(" (datagrams)");
           }
           if (!started) {
             send(hello);
