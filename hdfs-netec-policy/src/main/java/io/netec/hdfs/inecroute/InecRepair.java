@@ -253,7 +253,6 @@ public final class InecRepair {
         at[v] = hosts.get(v - 1) == null ? zeroHost : hosts.get(v - 1);
       }
       plan = RepairRackPlan.of(g, at, readerRack, byRack);
-      int reached = 0; // participants whose control port answered
       for (int v = 1; v <= k; v++) { // vertex v holds survivors[v - 1]
         Source host = at[v];
         Socket c = new Socket();
@@ -265,15 +264,14 @@ public final class InecRepair {
           String why = "INEC participant " + host.control + " unreachable: " + e;
           // Its survivor's fault, as Hadoop's striped reader takes a DataNode it cannot
           // connect to for a dead source, when that host said so (refused: a reset came
-          // back) or other participants were reached; a timeout before any was reached may
-          // be this node's own network, and blames no survivor.
+          // back) or the vertices before this one reached theirs; a timeout before any was
+          // reached may be this node's own network, and blames no survivor.
           boolean refused = e instanceof java.net.ConnectException;
-          if (refused || reached > 0) {
+          if (refused || v > 1) {
             throw new SurvivorFault(host.index, why);
           }
           throw new IOException(why, e);
         }
-        reached++;
         RepairGraph.Vertex vx = g.vertices().get(v);
         byte[] coefficients = new byte[rows];
         if (s.scheme == RepairGraph.Scheme.RS_STAR) {

@@ -329,6 +329,13 @@ final class SwitchReceiver {
       return hello.task() == answer.task() && hello.slotArray() == answer.slotArray();
     }
 
+    /** Asks for a window again (RETX); returns the next timeout, {@code rto} doubled. */
+    private int retransmit(int rto) throws IOException {
+      result.retransmitRequests++;
+      ack(NetecPacket.FLAG_RETX);
+      return Math.min(2 * rto, MAX_RTO_MS);
+    }
+
     /** Nothing came for the task's timeout: the route stalled. */
     private RouteStalledException noData(String mode) {
       return new RouteStalledException("switch task " + answer.task() + ": no data for "
@@ -346,9 +353,7 @@ final class SwitchReceiver {
           if (System.nanoTime() - lastProgress > timeout) {
             throw noData("");
           }
-          result.retransmitRequests++;
-          ack(NetecPacket.FLAG_RETX);
-          rto = Math.min(2 * rto, MAX_RTO_MS);
+          rto = retransmit(rto);
           continue;
         }
         long before = window.firstMissing();
@@ -409,9 +414,7 @@ final class SwitchReceiver {
           if (!started) {
             send(hello);
           } else {
-            result.retransmitRequests++;
-            ack(NetecPacket.FLAG_RETX);
-            rto = Math.min(2 * rto, MAX_RTO_MS);
+            rto = retransmit(rto);
           }
           continue;
         }

@@ -188,16 +188,18 @@ final class SwitchSession extends TaskTable.Entry {
     watchdog = loop.scheduleAtFixedRate(() -> {
       if (done()) {
         cancelWatchdog(); // failed between claim and bind: stop, do not leak
-      } else if (System.nanoTime() - lastProgress > TimeUnit.MILLISECONDS.toNanos(timeoutMs)) {
-        int[] silent = neverHeard();
+        return;
+      }
+      long idle = System.nanoTime() - lastProgress;
+      long limit = TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+      int[] silent = neverHeard();
+      if (idle > limit) {
         fail("no progress for " + timeoutMs + " ms" + (silent.length == 0 ? ""
             : ", survivors " + java.util.Arrays.toString(silent) + " never answered"), silent);
-      } else if (!completedAny && neverHeard().length > 0 && System.nanoTime() - lastProgress
-          > TimeUnit.MILLISECONDS.toNanos(timeoutMs) / 2) {
+      } else if (!completedAny && silent.length > 0 && idle > limit / 2) {
         // Datagram mode: the others answered and these did not, HELLO after HELLO, for half
         // the timeout: said now, before the reader's own timeout ends the task without a
         // word of whose fault it was (it then runs again from spares in their place).
-        int[] silent = neverHeard();
         fail("survivors " + java.util.Arrays.toString(silent) + " did not answer within "
             + timeoutMs / 2 + " ms while the others did", silent);
       }

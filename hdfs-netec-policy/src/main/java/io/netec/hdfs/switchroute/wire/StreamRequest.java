@@ -186,16 +186,24 @@ public final class StreamRequest {
    * reader's HELLO, or not JSON within the limits).
    */
   public static String[] readerFields(NetecPacket hello) {
-    if (hello.type() != NetecPacket.HELLO || hello.sender() != NetecPacket.READER
-        || hello.payloadLength() > 4096) {
-      return new String[] {"", ""};
+    JsonNode o = hello.sender() == NetecPacket.READER ? jsonOf(hello) : null;
+    return o == null ? new String[] {"", ""}
+        : new String[] {o.path("secret").asText(""), o.path("cookie").asText("")};
+  }
+
+  /**
+   * A HELLO's JSON, read leniently: null when the packet is no HELLO, or its payload is not
+   * JSON within the limits (4096 bytes, {@link JsonLimits}' depth). For the fields a peer may
+   * leave out; a HELLO that must be well formed is read by {@link #fromHello}.
+   */
+  private static JsonNode jsonOf(NetecPacket hello) {
+    if (hello.type() != NetecPacket.HELLO || hello.payloadLength() > 4096) {
+      return null;
     }
     try {
-      JsonNode o = JsonLimits.parse(hello.payload(), 4096);
-      return o == null ? new String[] {"", ""}
-          : new String[] {o.path("secret").asText(""), o.path("cookie").asText("")};
+      return JsonLimits.parse(hello.payload(), 4096);
     } catch (ProtocolException e) {
-      return new String[] {"", ""};
+      return null;
     }
   }
 
@@ -213,16 +221,9 @@ public final class StreamRequest {
 
   /** The cookie of a switch's {@link #cookieHello}, or null when the HELLO is not one. */
   public static String cookieOf(NetecPacket hello) {
-    if (hello.type() != NetecPacket.HELLO || hello.payloadLength() > 4096) {
-      return null;
-    }
-    try {
-      JsonNode o = JsonLimits.parse(hello.payload(), 4096);
-      JsonNode c = o == null ? null : o.get("cookie");
-      return c != null && c.isTextual() ? c.asText() : null;
-    } catch (ProtocolException e) {
-      return null;
-    }
+    JsonNode o = jsonOf(hello);
+    JsonNode c = o == null ? null : o.get("cookie");
+    return c != null && c.isTextual() ? c.asText() : null;
   }
 
   public NetecPacket toHello(int task, int slotArray, int sender) {
@@ -320,15 +321,7 @@ public final class StreamRequest {
    * 0..255 are left out.
    */
   public static Failure errorOf(NetecPacket hello) {
-    if (hello.type() != NetecPacket.HELLO || hello.payloadLength() > 4096) {
-      return null;
-    }
-    JsonNode o;
-    try {
-      o = JsonLimits.parse(hello.payload(), 4096);
-    } catch (ProtocolException e) {
-      return null;
-    }
+    JsonNode o = jsonOf(hello);
     JsonNode error = o == null ? null : o.get("error");
     if (error == null || !error.isTextual()) {
       return null;
