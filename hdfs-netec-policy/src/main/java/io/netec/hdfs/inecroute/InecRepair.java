@@ -245,6 +245,10 @@ public final class InecRepair {
     List<Future<?>> watchers = new ArrayList<>();
     InecEngine.Op op = null;
     RepairRackPlan plan;
+    // a participant this node could not reach at its join: known first-hand, it outranks what
+    // the vertices joined before it report (one whose output it is cannot finish its
+    // handshake with it, and fails too)
+    SurvivorFault unreachable = null;
     try {
       // a path may hold control characters; a join carries printable text only
       String wireLabel = LogLimiter.escape(label, 200);
@@ -268,7 +272,8 @@ public final class InecRepair {
           // reached may be this node's own network, and blames no survivor.
           boolean refused = e instanceof java.net.ConnectException;
           if (refused || v > 1) {
-            throw new SurvivorFault(host.index, why);
+            unreachable = new SurvivorFault(host.index, why);
+            throw unreachable;
           }
           throw new IOException(why, e);
         }
@@ -370,7 +375,7 @@ public final class InecRepair {
       }
       return new Result(received, in[0].transport(), hosts.size(), plan);
     } catch (IOException e) {
-      throw rootCause(e, reports, watchers);
+      throw e == unreachable ? e : rootCause(e, reports, watchers);
     } finally {
       synchronized (inputs) {
         failure.compareAndSet(null, new IOException("repair over")); // stops the watchers' work

@@ -143,6 +143,45 @@ public final class EcTestCluster implements AutoCloseable {
     }
   }
 
+  /**
+   * An address that never answers a connection, as a host that drops packets does (no reset
+   * comes back: the connecting side times out, where {@link #nobodyListens} refuses at once): a
+   * listening socket nobody accepts on, whose accept queue this fills, after which the kernel
+   * drops every further SYN. Closing it ends the hole.
+   */
+  public static final class Blackhole implements AutoCloseable {
+    private final java.net.ServerSocket server;
+    private final List<java.net.Socket> queued = new ArrayList<>();
+
+    public Blackhole() throws IOException {
+      server = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+      for (int i = 0; i < 16; i++) {
+        java.net.Socket s = new java.net.Socket();
+        try {
+          s.connect(address(), 200);
+          queued.add(s);
+        } catch (java.net.SocketTimeoutException full) {
+          s.close();
+          return; // the queue is full: the next SYN is dropped too
+        }
+      }
+      close();
+      throw new IOException("the accept queue of " + address() + " never filled: no blackhole");
+    }
+
+    public java.net.InetSocketAddress address() {
+      return new java.net.InetSocketAddress(server.getInetAddress(), server.getLocalPort());
+    }
+
+    @Override
+    public void close() throws IOException {
+      for (java.net.Socket s : queued) {
+        s.close();
+      }
+      server.close();
+    }
+  }
+
   public MiniDFSCluster mini() {
     return cluster;
   }

@@ -127,13 +127,14 @@ class InecRouteFaultTest {
    * striped reader cannot connect to is a dead source: INEC runs again from a spare at once,
    * the route not failed, and the block rebuilt through INEC equals the original.
    */
-  private static void unreachableParticipant(Service broken, int unit) throws Exception {
+  private static void unreachableParticipant(Service broken, int unit,
+      java.net.InetSocketAddress at) throws Exception {
     try (EcTestCluster c = new EcTestCluster(conf(), 7)) {
       c.useNetecPolicy("NETEC-3-2-1024k", "/f");
       byte[] data = c.writeFile("/f/a", 3 * (int) EcTestCluster.BLOCK_SIZE, 4); // one group
       Map<Long, byte[]> original = c.snapshotInternalBlocks("/f/a");
       DataNode unreachable = c.holder("/f/a", 0, unit);
-      ServiceDirectory.register(broken, unreachable.getXferPort(), EcTestCluster.nobodyListens());
+      ServiceDirectory.register(broken, unreachable.getXferPort(), at);
       DataNode victim = c.holder("/f/a", 0, 0);
       c.stop(victim);
       c.markDead(victim);
@@ -150,13 +151,27 @@ class InecRouteFaultTest {
 
   @Test
   void aParticipantWhoseControlPortRefusesIsReplacedByASpare() throws Exception {
-    unreachableParticipant(Service.INEC_CONTROL, 1); // the chain's first vertex
+    // the chain's first vertex
+    unreachableParticipant(Service.INEC_CONTROL, 1, EcTestCluster.nobodyListens());
   }
 
   @Test
   void aParticipantWhoseDataPortRefusesIsReplacedByASpare() throws Exception {
     // unit 2's vertex is the chain's second: the first dials its data port and cannot
-    unreachableParticipant(Service.INEC_DATA, 2);
+    unreachableParticipant(Service.INEC_DATA, 2, EcTestCluster.nobodyListens());
+  }
+
+  /**
+   * A participant whose host drops packets refuses nothing: its control connection times out
+   * (the task's timeout) after the chain's first vertex was reached, which makes it its
+   * survivor's fault (a timeout before any participant was reached blames none: it may be this
+   * node's own network).
+   */
+  @Test
+  void aParticipantWhoseHostDropsPacketsIsReplacedByASpare() throws Exception {
+    try (EcTestCluster.Blackhole hole = new EcTestCluster.Blackhole()) {
+      unreachableParticipant(Service.INEC_CONTROL, 2, hole.address());
+    }
   }
 
   @Test

@@ -61,7 +61,8 @@ class SwitchRouteFaultTest {
    * is a dead source: the switch names it to the reader, and the route runs again from a spare
    * at once, not failed; the block rebuilt through the switch equals the original.
    */
-  private static void unreachableAgent(String transport) throws Exception {
+  private static void unreachableAgent(String transport, java.net.InetSocketAddress agent)
+      throws Exception {
     SoftwareSwitch sw = new SoftwareSwitch(new SoftwareSwitch.Options());
     Configuration conf = EcTestCluster.switchConf(sw, 5_000);
     conf.set(NetecConfigKeys.SWITCH_TRANSPORT, transport);
@@ -71,8 +72,7 @@ class SwitchRouteFaultTest {
       byte[] data = c.writeFile("/f/a", 3 * (int) EcTestCluster.BLOCK_SIZE, 5); // one group
       Map<Long, byte[]> original = c.snapshotInternalBlocks("/f/a");
       DataNode unreachable = c.holder("/f/a", 0, 1);
-      ServiceDirectory.register(Service.SWITCH_AGENT, unreachable.getXferPort(),
-          EcTestCluster.nobodyListens());
+      ServiceDirectory.register(Service.SWITCH_AGENT, unreachable.getXferPort(), agent);
       DataNode victim = c.holder("/f/a", 0, 0);
       c.stop(victim);
       c.markDead(victim);
@@ -95,12 +95,23 @@ class SwitchRouteFaultTest {
 
   @Test
   void anAgentThatRefusesIsReplacedByASpare() throws Exception {
-    unreachableAgent("tcp");
+    unreachableAgent("tcp", EcTestCluster.nobodyListens());
   }
 
   @Test
   void anAgentThatNeverAnswersIsReplacedByASpare() throws Exception {
-    unreachableAgent("udp");
+    unreachableAgent("udp", EcTestCluster.nobodyListens());
+  }
+
+  /**
+   * A TCP agent whose host drops packets refuses nothing: the switch's connection to it times
+   * out (half the task's timeout) while the other survivors' connect, which names it.
+   */
+  @Test
+  void anAgentWhoseHostDropsPacketsIsReplacedByASpare() throws Exception {
+    try (EcTestCluster.Blackhole hole = new EcTestCluster.Blackhole()) {
+      unreachableAgent("tcp", hole.address());
+    }
   }
 
   @Test
