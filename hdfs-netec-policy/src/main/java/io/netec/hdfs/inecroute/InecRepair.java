@@ -8,25 +8,15 @@ import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.route.RackAware;
 import io.netec.hdfs.route.RouteDeclinedException;
 import io.netec.hdfs.route.SurvivorFault;
-import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
-import java.io.DataInputStream;
 import java.io.DataOutputStream;
-import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicReference;
 import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
 import org.apache.hadoop.io.IOUtils;
 
@@ -41,11 +31,6 @@ import org.apache.hadoop.io.IOUtils;
  */
 public final class InecRepair {
   private static final SecureRandom RANDOM = new SecureRandom();
-  private static final ExecutorService WATCHERS = Executors.newCachedThreadPool(r -> {
-    Thread t = new Thread(r, "inec-repair-watch");
-    t.setDaemon(true);
-    return t;
-  });
 
   /** A unit a participant can stream. */
   public static final class Source {
@@ -239,10 +224,7 @@ public final class InecRepair {
       RANDOM.nextBytes(t);
     }
     List<Socket> controls = new ArrayList<>();
-    List<InecEngine.Conn> inputs = new ArrayList<>();
-    AtomicReference<IOException> failure = new AtomicReference<>();
-    List<IOException> reports = Collections.synchronizedList(new ArrayList<>());
-    List<Future<?>> watchers = new ArrayList<>();
+    RepairReports reports = new RepairReports();
     InecEngine.Op op = null;
     RepairRackPlan plan;
     // a participant this node could not reach at its join: known first-hand, it outranks what
@@ -310,20 +292,14 @@ public final class InecRepair {
             + survivors[v - 1] + ")";
         int unit = host.index;
         int outputUnit = vx.output() == 0 ? -1 : at[vx.output()].index;
-        watchers.add(WATCHERS.submit(
-            () -> watch(c, who, unit, outputUnit, failure, reports, inputs)));
+        reports.watch(c, who, unit, outputUnit);
       }
       RepairGraph.Vertex root = g.rebuilder();
       InecEngine.Conn[] in = new InecEngine.Conn[root.inputs().size()];
       for (int i = 0; i < in.length; i++) {
         in[i] = engine.take(tags[root.inputs().get(i)], s.transport, s.timeoutMs,
-            () -> failure.get() != null);
-        synchronized (inputs) {
-          inputs.add(in[i]);
-          if (failure.get() != null) {
-            throw failure.get();
-          }
-        }
+            reports::failed);
+        reports.addInput(in[i]);
       }
       byte[] matrix = null;
       if (s.scheme == RepairGraph.Scheme.RS_STAR) {
@@ -348,7 +324,7 @@ public final class InecRepair {
                 + " ms");
           }
         } catch (IOException e) {
-          throw failure.get() != null ? failure.get() : e;
+          throw reports.failed() ? reports.failure() : e;
         }
         op.close();
         op = null;
@@ -357,114 +333,22 @@ public final class InecRepair {
           sink.accept(r, out[r], base, n);
         }
       }
-      for (Future<?> w : watchers) {
-        try {
-          w.get(s.timeoutMs, TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
-          throw new IOException("a participant did not report within " + s.timeoutMs + " ms");
-        } catch (Exception e) {
-          throw new IOException(e);
-        }
-        if (failure.get() != null) {
-          throw failure.get();
-        }
-      }
+      reports.awaitAll(s.timeoutMs);
       long received = 0;
       for (InecEngine.Conn c : in) {
         received += c.bytesIn();
       }
       return new Result(received, in[0].transport(), hosts.size(), plan);
     } catch (IOException e) {
-      throw e == unreachable ? e : rootCause(e, reports, watchers);
+      throw e == unreachable ? e : reports.rootCause(e);
     } finally {
-      synchronized (inputs) {
-        failure.compareAndSet(null, new IOException("repair over")); // stops the watchers' work
-        for (InecEngine.Conn c : inputs) {
-          c.close();
-        }
-      }
+      reports.end(); // stops the watchers' work, closes our inputs
       if (op != null) {
         op.awaitEnd();
         op.close();
       }
       for (Socket c : controls) {
         IOUtils.closeSocket(c);
-      }
-    }
-  }
-
-  /**
-   * The failure to report for a broken repair. When one participant fails, its streams close
-   * and its neighbours fail too ("closed by the peer"): wait briefly for every report and name
-   * the first that is not such a consequence (a checksum error, a refused token), else the
-   * first report, else what the rebuilding node itself saw. A failing participant sends its
-   * report before it closes its streams, so the wait is for threads, not for its teardown.
-   */
-  private static IOException rootCause(IOException seen, List<IOException> reports,
-      List<Future<?>> watchers) {
-    long deadline = System.nanoTime() + 2_000_000_000L;
-    while (true) {
-      synchronized (reports) {
-        for (IOException r : reports) {
-          if (!(r instanceof InecEngine.StreamLost)) {
-            return r;
-          }
-        }
-      }
-      boolean allIn = watchers.stream().allMatch(Future::isDone);
-      if (allIn || System.nanoTime() > deadline) {
-        break;
-      }
-      try {
-        Thread.sleep(10);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        break;
-      }
-    }
-    synchronized (reports) {
-      return reports.isEmpty() ? seen : reports.get(0);
-    }
-  }
-
-  /**
-   * Reads one participant's report; a failure closes our inputs, ending the repair now.
-   *
-   * @param unit the survivor the participant serves (a zeros vertex: its host's own unit)
-   * @param outputUnit the unit of the participant its output goes to, -1 for ours
-   */
-  private static void watch(Socket c, String who, int unit, int outputUnit,
-      AtomicReference<IOException> failure, List<IOException> reports,
-      List<InecEngine.Conn> inputs) {
-    IOException bad;
-    try {
-      DataInputStream in = new DataInputStream(new BufferedInputStream(c.getInputStream()));
-      int status = in.readUnsignedByte();
-      String message = in.readUTF();
-      if (status == VertexReport.DONE) {
-        return;
-      }
-      String text = "INEC participant " + who + " failed: " + message;
-      if (status == VertexReport.STREAM_LOST) {
-        bad = new InecEngine.StreamLost(text);
-      } else if (status == VertexReport.SURVIVOR_FAULT) {
-        bad = new SurvivorFault(unit, text);
-      } else if (status == VertexReport.OUTPUT_UNREACHABLE && outputUnit >= 0) {
-        bad = new SurvivorFault(outputUnit, text + " (unit " + outputUnit + "'s participant)");
-      } else {
-        bad = new IOException(text);
-      }
-    } catch (EOFException e) {
-      bad = new InecEngine.StreamLost("INEC participant " + who + " closed without a report");
-    } catch (IOException e) {
-      bad = new IOException("INEC participant " + who + ": " + e);
-    }
-    reports.add(bad);
-    synchronized (inputs) {
-      if (failure.compareAndSet(null, bad)) {
-        for (InecEngine.Conn conn : inputs) {
-          conn.close();
-        }
       }
     }
   }

@@ -44,11 +44,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * that breaks the protocol, or when the switch says the task failed.
  *
  * <p>I/O is Netty's, as on every port of the plugin: the connection's event loop decodes
- * packets into an {@link Inbox}, and the reader's own thread (the task's) takes them from it,
- * runs the window and writes to the sinks, which may block (a DataNode's target, a client's
- * buffer) without holding an event loop. The inbox stops reading while it holds {@value
- * #INBOX_HIGH} packets (autoRead: TCP's window then holds the switch back) and reads again
- * once the reader has taken it down to {@value #INBOX_LOW}.
+ * packets into a {@link ReaderInbox}, and the reader's own thread (the task's) takes them from
+ * it, runs the window and writes to the sinks, which may block (a DataNode's target, a
+ * client's buffer) without holding an event loop. The inbox stops reading while it holds {@value
+ * ReaderInbox#HIGH} packets (autoRead: TCP's window then holds the switch back) and reads again
+ * once the reader has taken it down to {@value ReaderInbox#LOW}.
  */
 final class SwitchReceiver {
   static final int INITIAL_RTO_MS = 1000;
@@ -59,14 +59,6 @@ final class SwitchReceiver {
   /** Datagram mode's first retransmission timeout: no TCP below recovers a loss. */
   static final int DATAGRAM_RTO_MS = 200;
   static final int DATAGRAM_FINS = 3;
-  /** Packets an inbox holds before its connection stops reading, and where it reads again. */
-  static final int INBOX_HIGH = 64;
-  static final int INBOX_LOW = 16;
-  /**
-   * The longest HELLO the switch sends a reader (a cookie, a task's failure): its JSON within
-   * 4 KiB, whatever the task's payload (which may be as small as 64 bytes).
-   */
-  static final int MAX_HELLO_FRAME = NetecPacket.HEADER_BYTES + 4096;
   /** The VIP's connection is made within this (a switch that is there answers at once). */
   static final int CONNECT_MS = 5_000;
 
@@ -92,7 +84,7 @@ final class SwitchReceiver {
     NetecPacket hello = StreamRequest.readerHello(setup, answer.task(), answer.slotArray(),
         answer.slots(), answer.secret());
     int maxFrame = NetecPacket.HEADER_BYTES + setup.payload();
-    Inbox inbox = new Inbox(maxFrame);
+    ReaderInbox inbox = new ReaderInbox(maxFrame);
     Bootstrap b = new Bootstrap().group(Loops.GROUP)
         .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, CONNECT_MS);
     if (setup.datagram()) {
@@ -100,7 +92,7 @@ final class SwitchReceiver {
       b.channel(Transport.datagramChannel())
           .option(ChannelOption.SO_RCVBUF, 4 << 20)
           .option(ChannelOption.RCVBUF_ALLOCATOR,
-              new FixedRecvByteBufAllocator(Math.max(maxFrame, MAX_HELLO_FRAME) + 1))
+              new FixedRecvByteBufAllocator(Math.max(maxFrame, ReaderInbox.MAX_HELLO_FRAME) + 1))
           .handler(inbox);
     } else {
       b.channel(Transport.socketChannel())
@@ -136,144 +128,6 @@ final class SwitchReceiver {
     return result;
   }
 
-  /**
-   * The event loop's side of one task's connection: packets decoded (datagrams here, one a
-   * packet; a TCP stream by the decoder before it) into a queue the reader's thread takes
-   * from, then the connection's end or failure. A read's packets go to the reader together,
-   * when the read completes: one wake-up a socket read, not one a packet (which cost a 4 MiB
-   * unit 10-80 ms at 1 Gbit/s in 1 KiB packets). Reading stops at {@value #INBOX_HIGH}
-   * packets held and starts again when the reader has taken the count down to {@value
-   * #INBOX_LOW} (the event loop does both, so neither can undo the other late).
-   */
-  static final class Inbox extends ChannelInboundHandlerAdapter {
-    /** The connection ended (the switch closed it). */
-    static final Object CLOSED = new Object();
-    private final BlockingQueue<Object> queue = new LinkedBlockingQueue<>();
-    /** The event loop's: this read's packets, queued as one item when the read completes. */
-    private List<Object> batch = new ArrayList<>();
-    /** The reader's: the packets of a batch it took and has not yet returned. */
-    private final ArrayDeque<Object> taken = new ArrayDeque<>();
-    private final AtomicInteger held = new AtomicInteger();
-    private final int maxFrame;
-    private volatile Channel channel;
-    /** After the FIN: late duplicates are read and dropped while the switch closes. */
-    private volatile boolean discard;
-    /** Bytes of packets received, headers included: the reader's ingress. */
-    final AtomicLong bytes = new AtomicLong();
-    /** Datagram mode: datagrams that were no packet (each travels alone: RETX recovers it). */
-    final AtomicLong undecodable = new AtomicLong();
-
-    Inbox(int maxFrame) {
-      this.maxFrame = maxFrame;
-    }
-
-    @Override
-    public void handlerAdded(ChannelHandlerContext ctx) {
-      channel = ctx.channel();
-    }
-
-    @Override
-    public void channelRead(ChannelHandlerContext ctx, Object msg) {
-      Object item;
-      if (msg instanceof DatagramPacket) {
-        ByteBuf in = ((DatagramPacket) msg).content();
-        bytes.addAndGet(in.readableBytes());
-        byte[] frame = new byte[in.readableBytes()];
-        in.readBytes(frame);
-        ReferenceCountUtil.release(msg);
-        try {
-          item = NetecPacket.decodeFrame(frame, 0, frame.length);
-        } catch (ProtocolException e) {
-          undecodable.incrementAndGet();
-          return;
-        }
-        if (tooLong((NetecPacket) item)) {
-          undecodable.incrementAndGet();
-          return;
-        }
-      } else {
-        NetecPacket p = (NetecPacket) msg; // from the decoder: its own copy of the frame
-        bytes.addAndGet(p.encodedLength());
-        item = tooLong(p) ? new ProtocolException("a packet of " + p.encodedLength()
-            + " bytes, more than the task's " + maxFrame) : p;
-      }
-      if (discard) {
-        return;
-      }
-      batch.add(item);
-      if (held.incrementAndGet() >= INBOX_HIGH) {
-        ctx.channel().config().setAutoRead(false);
-      }
-    }
-
-    /** Longer than the task's packets (a HELLO: than {@link #MAX_HELLO_FRAME}). */
-    private boolean tooLong(NetecPacket p) {
-      return p.encodedLength() > (p.type() == NetecPacket.HELLO ? Math.max(maxFrame,
-          MAX_HELLO_FRAME) : maxFrame);
-    }
-
-    @Override
-    public void channelReadComplete(ChannelHandlerContext ctx) {
-      handOver();
-    }
-
-    private void handOver() {
-      if (!batch.isEmpty()) {
-        queue.add(batch);
-        batch = new ArrayList<>();
-      }
-    }
-
-    @Override
-    public void channelInactive(ChannelHandlerContext ctx) {
-      handOver();
-      queue.add(CLOSED);
-    }
-
-    @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      handOver();
-      queue.add(cause); // a corrupt frame, a reset; datagrams: an ICMP unreachable
-      ctx.close();
-    }
-
-    /**
-     * The next packet, the connection's end ({@link #CLOSED}) or its failure (a Throwable);
-     * null when nothing came within {@code ms}.
-     */
-    Object poll(long ms) throws InterruptedIOException {
-      Object m = taken.poll();
-      if (m == null) {
-        try {
-          m = ms > 0 ? queue.poll(ms, TimeUnit.MILLISECONDS) : queue.poll();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new InterruptedIOException("interrupted while reading from the switch");
-        }
-        if (m instanceof List) {
-          taken.addAll((List<?>) m);
-          m = taken.poll();
-        }
-      }
-      if (m instanceof NetecPacket || m instanceof ProtocolException) {
-        if (held.decrementAndGet() == INBOX_LOW) {
-          Channel c = channel;
-          c.eventLoop().execute(() -> c.config().setAutoRead(true));
-        }
-      }
-      return m;
-    }
-
-    /** From the FIN on: whatever comes is dropped, and read, so the switch's close is seen. */
-    void discard() {
-      discard = true;
-      queue.clear();
-      taken.clear();
-      Channel c = channel;
-      c.eventLoop().execute(() -> c.config().setAutoRead(true));
-    }
-  }
-
   /** The receive loops of one task, TCP and datagram, around its {@link ReceiveWindow}. */
   private static final class Receiver {
     private final SetupRequest setup;
@@ -282,11 +136,11 @@ final class SwitchReceiver {
     private final ReceiveWindow window;
     private final Channel ch;
     private final InetSocketAddress vip;
-    private final Inbox inbox;
+    private final ReaderInbox inbox;
 
     Receiver(SetupRequest setup, SetupAnswer answer, long[] rowLength,
         SwitchClient.Sink[] sinks, SwitchClient.Result result, Channel ch, InetSocketAddress vip,
-        Inbox inbox) {
+        ReaderInbox inbox) {
       this.setup = setup;
       this.answer = answer;
       this.result = result;
@@ -358,7 +212,7 @@ final class SwitchReceiver {
         }
         long before = window.firstMissing();
         for (; m != null; m = window.done() ? null : inbox.poll(0)) { // what came, at once
-          if (m == Inbox.CLOSED) {
+          if (m == ReaderInbox.CLOSED) {
             String what = "switch closed task " + answer.task() + " at stripe "
                 + window.firstMissing() + " of " + window.stripes();
             if (System.nanoTime() - lastProgress >= timeout * 9 / 10) {
@@ -420,7 +274,7 @@ final class SwitchReceiver {
         }
         long before = window.firstMissing();
         for (; m != null; m = window.done() ? null : inbox.poll(0)) { // what came, at once
-          if (m == Inbox.CLOSED || m instanceof Throwable) {
+          if (m == ReaderInbox.CLOSED || m instanceof Throwable) {
             // a connected datagram channel ends only on an error (an ICMP unreachable)
             throw new IOException("switch task " + answer.task() + ": the VIP " + vip
                 + " cannot be reached" + (m instanceof Throwable ? ": "

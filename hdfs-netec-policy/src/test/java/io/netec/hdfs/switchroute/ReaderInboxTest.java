@@ -17,12 +17,12 @@ import org.junit.jupiter.api.Test;
 /**
  * The reader's inbox on a channel without sockets: packets in order, a read's together when it
  * completes, reading stopped while it
- * holds {@value SwitchReceiver#INBOX_HIGH} and started again once the reader took it down to
- * {@value SwitchReceiver#INBOX_LOW} (back-pressure: a reader whose sink is slow holds the switch
+ * holds {@value ReaderInbox#HIGH} and started again once the reader took it down to
+ * {@value ReaderInbox#LOW} (back-pressure: a reader whose sink is slow holds the switch
  * back through TCP's window, it does not queue the stream in memory), the end after the
  * packets, a frame longer than the task's refused, datagrams that are no packet counted.
  */
-class SwitchReceiverInboxTest {
+class ReaderInboxTest {
   private static final int PAYLOAD = 1024;
   private static final int MAX_FRAME = NetecPacket.HEADER_BYTES + PAYLOAD;
 
@@ -32,16 +32,16 @@ class SwitchReceiverInboxTest {
 
   @Test
   void readingStopsAtTheHighMarkAndStartsAgainAtTheLowOne() throws Exception {
-    SwitchReceiver.Inbox inbox = new SwitchReceiver.Inbox(MAX_FRAME);
+    ReaderInbox inbox = new ReaderInbox(MAX_FRAME);
     EmbeddedChannel ch = new EmbeddedChannel(inbox);
-    for (int i = 0; i < SwitchReceiver.INBOX_HIGH - 1; i++) {
+    for (int i = 0; i < ReaderInbox.HIGH - 1; i++) {
       ch.writeInbound(result(i, PAYLOAD));
     }
     assertTrue(ch.config().isAutoRead(), "below the high mark: reading");
-    ch.writeInbound(result(SwitchReceiver.INBOX_HIGH - 1, PAYLOAD));
+    ch.writeInbound(result(ReaderInbox.HIGH - 1, PAYLOAD));
     assertFalse(ch.config().isAutoRead(), "at the high mark: reading stops");
     long seq = 0;
-    for (; seq < SwitchReceiver.INBOX_HIGH - SwitchReceiver.INBOX_LOW - 1; seq++) {
+    for (; seq < ReaderInbox.HIGH - ReaderInbox.LOW - 1; seq++) {
       assertEquals(seq, ((NetecPacket) inbox.poll(0)).seq(), "in order");
     }
     ch.runPendingTasks();
@@ -49,19 +49,19 @@ class SwitchReceiverInboxTest {
     assertEquals(seq++, ((NetecPacket) inbox.poll(0)).seq());
     ch.runPendingTasks(); // the event loop starts reading again: the reader asked it to
     assertTrue(ch.config().isAutoRead(), "at the low mark: reading again");
-    for (; seq < SwitchReceiver.INBOX_HIGH; seq++) {
+    for (; seq < ReaderInbox.HIGH; seq++) {
       assertEquals(seq, ((NetecPacket) inbox.poll(0)).seq());
     }
     assertNull(inbox.poll(10), "nothing more: null after the wait");
-    assertEquals((long) SwitchReceiver.INBOX_HIGH * (NetecPacket.HEADER_BYTES + PAYLOAD),
+    assertEquals((long) ReaderInbox.HIGH * (NetecPacket.HEADER_BYTES + PAYLOAD),
         inbox.bytes.get(), "every packet's bytes counted");
     ch.close();
-    assertSame(SwitchReceiver.Inbox.CLOSED, inbox.poll(0), "the end after the packets");
+    assertSame(ReaderInbox.CLOSED, inbox.poll(0), "the end after the packets");
   }
 
   @Test
   void aReadsPacketsGoToTheReaderTogetherWhenTheReadCompletes() throws Exception {
-    SwitchReceiver.Inbox inbox = new SwitchReceiver.Inbox(MAX_FRAME);
+    ReaderInbox inbox = new ReaderInbox(MAX_FRAME);
     EmbeddedChannel ch = new EmbeddedChannel(inbox);
     ch.pipeline().fireChannelRead(result(0, PAYLOAD));
     ch.pipeline().fireChannelRead(result(1, PAYLOAD));
@@ -72,12 +72,12 @@ class SwitchReceiverInboxTest {
     ch.pipeline().fireChannelRead(result(2, PAYLOAD));
     ch.close(); // what a read brought before the end comes before the end
     assertEquals(2L, ((NetecPacket) inbox.poll(0)).seq());
-    assertSame(SwitchReceiver.Inbox.CLOSED, inbox.poll(0));
+    assertSame(ReaderInbox.CLOSED, inbox.poll(0));
   }
 
   @Test
   void aFrameLongerThanTheTasksIsAFailureInItsPlace() throws Exception {
-    SwitchReceiver.Inbox inbox = new SwitchReceiver.Inbox(MAX_FRAME);
+    ReaderInbox inbox = new ReaderInbox(MAX_FRAME);
     EmbeddedChannel ch = new EmbeddedChannel(inbox);
     ch.writeInbound(result(0, PAYLOAD));
     ch.writeInbound(result(1, PAYLOAD + 4));
@@ -91,7 +91,7 @@ class SwitchReceiverInboxTest {
   @Test
   void theSwitchsErrorHelloPassesWhateverTheTasksPayload() throws Exception {
     int small = NetecPacket.HEADER_BYTES + 64; // a task of 64-byte packets
-    SwitchReceiver.Inbox inbox = new SwitchReceiver.Inbox(small);
+    ReaderInbox inbox = new ReaderInbox(small);
     EmbeddedChannel ch = new EmbeddedChannel(inbox);
     NetecPacket error = io.netec.hdfs.switchroute.wire.StreamRequest.errorHello(1, 0,
         NetecPacket.READER, "cannot reach survivor 0 at 127.0.0.1:1: " + "x".repeat(300),
@@ -111,7 +111,7 @@ class SwitchReceiverInboxTest {
 
   @Test
   void datagramsThatAreNoPacketAreCountedAndDropped() throws Exception {
-    SwitchReceiver.Inbox inbox = new SwitchReceiver.Inbox(MAX_FRAME);
+    ReaderInbox inbox = new ReaderInbox(MAX_FRAME);
     EmbeddedChannel ch = new EmbeddedChannel(inbox);
     InetSocketAddress vip = new InetSocketAddress("127.0.0.1", 9);
     byte[] good = result(7, PAYLOAD).toBytes();
