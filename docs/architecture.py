@@ -36,7 +36,8 @@ LAYERS = [
       "ClientOptions"],
      "#e8f3e0"),
     (2, 0, 4, "switch route (switchroute)",
-     ["SwitchRoute, SwitchClient: set up, read the VIP",
+     ["SwitchRoute, SwitchClient: set up the task",
+      "  SwitchReceiver (VIP) | ReaderInbox",
       "  ReceiveWindow (order, window, ACKs)",
       "SoftwareSwitch: ports, MXBean",
       "  TaskTable | SwitchTask (EBSN) | ReturnCookies",
@@ -46,6 +47,7 @@ LAYERS = [
      "#fdebd3"),
     (2, 4, 4, "INEC route (inecroute)",
      ["InecRoute, InecRepair: plan a graph, root",
+      "  RepairReports: the vertices' reports",
       "RepairGraph: RS star, PPR tree, ECPipe chain",
       "InecParticipant: join server (Netty)",
       "VertexRunner: one vertex's segments",
@@ -67,12 +69,12 @@ LAYERS = [
      "#eeeeee"),
 ]
 
-ROW_HEIGHT = [1.5, 1.2, 2.15, 0.8]
+ROW_HEIGHT = [1.5, 1.2, 2.4, 0.8]
 GAP = 0.25
 
 
 def draw(out):
-    fig, ax = plt.subplots(figsize=(14, 8.4))
+    fig, ax = plt.subplots(figsize=(14, 8.8))
     ax.set_xlim(0, 12)
     total = sum(ROW_HEIGHT) + GAP * (len(ROW_HEIGHT) + 1)
     ax.set_ylim(0, total)
