@@ -155,6 +155,25 @@ public final class InecRepair {
   }
 
   /**
+   * Whether another participant than the one at {@code failed} answers a connection within
+   * {@code timeoutMs}: the next in the plan with another control address, connected to and
+   * closed at once (a participant drops a connection that never sends a join, silently).
+   */
+  private static boolean reachesAnother(Source[] at, InetSocketAddress failed, int timeoutMs) {
+    for (int v = 1; v < at.length; v++) {
+      if (!at[v].control.equals(failed)) {
+        try (Socket probe = new Socket()) {
+          probe.connect(at[v].control, timeoutMs);
+          return true;
+        } catch (IOException e) {
+          return false;
+        }
+      }
+    }
+    return false;
+  }
+
+  /**
    * Rebuilds units {@code erased} over {@code [offset, offset + length)}.
    *
    * @param unitLength length of every unit of the group (k+m entries)
@@ -250,10 +269,12 @@ public final class InecRepair {
           String why = "INEC participant " + host.control + " unreachable: " + e;
           // Its survivor's fault, as Hadoop's striped reader takes a DataNode it cannot
           // connect to for a dead source, when that host said so (refused: a reset came
-          // back) or the vertices before this one reached theirs; a timeout before any was
-          // reached may be this node's own network, and blames no survivor.
+          // back) or this node reaches another participant (the vertices before this one
+          // reached theirs, or the first's timeout is followed by a probe of the next that
+          // answers); a timeout while no other answers may be this node's own network, and
+          // blames no survivor.
           boolean refused = e instanceof java.net.ConnectException;
-          if (refused || v > 1) {
+          if (refused || v > 1 || reachesAnother(at, host.control, s.timeoutMs)) {
             unreachable = new SurvivorFault(host.index, why);
             throw unreachable;
           }
