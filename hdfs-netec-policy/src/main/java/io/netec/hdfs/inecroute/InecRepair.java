@@ -156,9 +156,12 @@ public final class InecRepair {
 
   /**
    * Whether another participant than the one at {@code failed} answers a connection within
-   * {@code timeoutMs}: the next in the plan with another control address, connected to and
-   * closed at once (a participant drops a connection that never sends a join, silently).
+   * {@code timeoutMs} (at most {@value #PROBE_MS} ms: the repair has already waited its timeout
+   * for the first): the next in the plan with another control address, connected to and closed
+   * at once (a participant drops a connection that never sends a join, silently).
    */
+  private static final int PROBE_MS = 2_000;
+
   private static boolean reachesAnother(Source[] at, InetSocketAddress failed, int timeoutMs) {
     for (int v = 1; v < at.length; v++) {
       if (!at[v].control.equals(failed)) {
@@ -273,8 +276,11 @@ public final class InecRepair {
           // reached theirs, or the first's timeout is followed by a probe of the next that
           // answers); a timeout while no other answers may be this node's own network, and
           // blames no survivor.
-          boolean refused = e instanceof java.net.ConnectException;
-          if (refused || v > 1 || reachesAnother(at, host.control, s.timeoutMs)) {
+          // (the kernel's own SYN timeout comes as a ConnectException too: a timeout)
+          boolean refused = e instanceof java.net.ConnectException
+              && !String.valueOf(e.getMessage()).contains("timed out");
+          if (refused || v > 1
+              || reachesAnother(at, host.control, Math.min(s.timeoutMs / 2, PROBE_MS))) {
             unreachable = new SurvivorFault(host.index, why);
             throw unreachable;
           }

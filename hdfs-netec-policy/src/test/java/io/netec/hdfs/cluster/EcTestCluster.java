@@ -163,6 +163,10 @@ public final class EcTestCluster implements AutoCloseable {
         } catch (java.net.SocketTimeoutException full) {
           s.close();
           return; // the queue is full: the next SYN is dropped too
+        } catch (IOException e) { // a stack that resets instead: no hole, and nothing left open
+          s.close();
+          close();
+          throw new IOException("no blackhole at " + address() + ": " + e, e);
         }
       }
       close();
