@@ -11,8 +11,11 @@ import io.netec.hdfs.route.SurvivorFault;
 import java.io.BufferedOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
 import java.net.Socket;
+import java.net.SocketException;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.util.ArrayList;
@@ -157,23 +160,57 @@ public final class InecRepair {
   /**
    * Whether another participant than the one at {@code failed} answers a connection within
    * {@code timeoutMs} (at most {@value #PROBE_MS} ms: the repair has already waited its timeout
-   * for the first): the next in the plan with another control address, connected to and closed
-   * at once (a participant drops a connection that never sends a join, silently).
+   * for the first): {@link #probeTarget}'s, connected to and closed at once (a participant
+   * drops a connection that never sends a join, silently).
    */
   private static final int PROBE_MS = 2_000;
 
   private static boolean reachesAnother(Source[] at, InetSocketAddress failed, int timeoutMs) {
+    InetSocketAddress target = probeTarget(at, failed);
+    if (target == null) {
+      return false;
+    }
+    try (Socket probe = new Socket()) {
+      probe.connect(target, timeoutMs);
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /**
+   * The participant whose answer shows that this node's network works though the one at
+   * {@code failed} timed out: the first in the plan with another control address that is
+   * reached over the same network, i.e. on another host than this one when {@code failed} is
+   * (a participant on this host answers over loopback even while this node's link is down, so a
+   * client reading on a DataNode's host would blame every survivor it cannot reach); null when
+   * there is none.
+   */
+  static InetSocketAddress probeTarget(Source[] at, InetSocketAddress failed) {
+    boolean failedHere = onThisHost(failed);
     for (int v = 1; v < at.length; v++) {
-      if (!at[v].control.equals(failed)) {
-        try (Socket probe = new Socket()) {
-          probe.connect(at[v].control, timeoutMs);
-          return true;
-        } catch (IOException e) {
-          return false;
-        }
+      InetSocketAddress a = at[v].control;
+      if (!a.equals(failed) && (failedHere || !onThisHost(a))) {
+        return a;
       }
     }
-    return false;
+    return null;
+  }
+
+  /** Whether {@code a} is an address of this host (unresolved: not known to be). */
+  static boolean onThisHost(InetSocketAddress a) {
+    InetAddress ip = a.getAddress();
+    if (ip == null) {
+      return false;
+    }
+    if (ip.isLoopbackAddress() || ip.isAnyLocalAddress()) {
+      return true;
+    }
+    try {
+      return NetworkInterface.getByInetAddress(ip) != null;
+    } catch (SocketException e) {
+      return false;
+    }
   }
 
   /**

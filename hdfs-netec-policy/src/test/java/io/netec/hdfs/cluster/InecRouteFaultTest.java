@@ -177,6 +177,39 @@ class InecRouteFaultTest {
     }
   }
 
+  /**
+   * Every participant's host drops packets, as it looks from a node whose own link is down: the
+   * first vertex times out and so does the probe of the next, so no survivor is blamed (none is
+   * replaced, no spare is spent); the route fails and Hadoop's own reconstruction rebuilds the
+   * block.
+   */
+  @Test
+  void noParticipantAnsweringBlamesNoSurvivorAndNativeServes() throws Exception {
+    List<EcTestCluster.Blackhole> holes = new ArrayList<>();
+    try (EcTestCluster c = new EcTestCluster(conf(), 7)) {
+      c.useNetecPolicy("NETEC-3-2-1024k", "/f");
+      byte[] data = c.writeFile("/f/a", 3 * (int) EcTestCluster.BLOCK_SIZE, 4); // one group
+      Map<Long, byte[]> original = c.snapshotInternalBlocks("/f/a");
+      for (DataNode dn : c.mini().getDataNodes()) { // a hole each: the probe dials another
+        EcTestCluster.Blackhole hole = new EcTestCluster.Blackhole();
+        holes.add(hole);
+        ServiceDirectory.register(Service.INEC_CONTROL, dn.getXferPort(), hole.address());
+      }
+      DataNode victim = c.holder("/f/a", 0, 0);
+      c.stop(victim);
+      c.markDead(victim);
+      c.verifyRebuilt(Map.of("/f/a", data), original);
+      assertTrue(c.routerMetric("inec.SurvivorFaults") == 0,
+          "no survivor was blamed: " + c.recentTasks());
+      assertTrue(c.routerMetric("inec.Failed") >= 1, "the route failed: " + c.recentTasks());
+      assertTrue(c.routerMetric("native.Served") >= 1, "native served: " + c.recentTasks());
+    } finally {
+      for (EcTestCluster.Blackhole hole : holes) {
+        hole.close();
+      }
+    }
+  }
+
   @Test
   void aCorruptSurvivorReplicaFailsTheRouteNeverTheBlock() throws Exception {
     Configuration conf = conf();
