@@ -186,7 +186,9 @@ class InecRouteFaultTest {
   @Test
   void noParticipantAnsweringBlamesNoSurvivorAndNativeServes() throws Exception {
     List<EcTestCluster.Blackhole> holes = new ArrayList<>();
-    try (EcTestCluster c = new EcTestCluster(conf(), 7)) {
+    Configuration conf = conf();
+    conf.setInt(NetecConfigKeys.INEC_TIMEOUT_MS, 2_000); // each attempt waits it, and a probe
+    try (EcTestCluster c = new EcTestCluster(conf, 7)) {
       c.useNetecPolicy("NETEC-3-2-1024k", "/f");
       byte[] data = c.writeFile("/f/a", 3 * (int) EcTestCluster.BLOCK_SIZE, 4); // one group
       Map<Long, byte[]> original = c.snapshotInternalBlocks("/f/a");
