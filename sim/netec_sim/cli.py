@@ -31,13 +31,14 @@ CODES = {"rs32": (3, 2), "rs63": (6, 3), "rs104": (10, 4)}
 
 
 def recover(cluster, code, route, lost, block_bytes, hadoop, cpu_profile=None, seed=1,
-            switch_cpu=False, overhead_s=0.05):
+            switch_cpu=False, overhead_s=0.05, written=None):
     """One whole-node recovery: (seconds from the first task given out to the last one's end,
     cross-rack bytes per rebuilt byte, {resource kind: utilization}). HADOOP: the NameNode's
-    and DataNodes' settings (Hadoop below)."""
+    and DataNodes' settings (Hadoop below); WRITTEN: workload.Recovery's, for replication."""
     k, m = CODES[code]
-    rec = workload.Recovery(cluster, k, m, lost, seed=seed,
-                            replicated=route == "replication")
+    replicated = route == "replication"
+    rec = workload.Recovery(cluster, k, m, lost, seed=seed, replicated=replicated,
+                            written=written if replicated else None)
     tasks = rec.tasks(route, block_bytes, cpu_profile=cpu_profile, switch_cpu=switch_cpu)
     per_round = max(1, int(hadoop.multiplier * (len(cluster.nodes) - 1)))  # live DataNodes
     starts = {t: (i // per_round) * hadoop.interval_s for i, t in enumerate(sorted(tasks))}
@@ -142,8 +143,9 @@ def validate(path, cores=None, out=sys.stdout):
     profile = "1gbit" if host_Bps * 8 >= 1e9 else "100mbit"
     print("bin/netec-bench racks' runs (`%s`) against the model: the testbed's layout, every "
           "daemon sharing %d cores, the testbed's CPU per byte at %s, its Hadoop settings "
-          "(a round a second of 8 tasks a live DataNode, 1 s heartbeats, max-streams 8); each "
-          "prediction the mean over 5 placements" % (res["command"], cores, profile), file=out)
+          "(a round a second of 8 tasks a live DataNode, 1 s heartbeats, max-streams 8), "
+          "replicated blocks written from its first rack and the DataNode holding most lost "
+          "as the benchmark does; each prediction the mean over 5 placements" % (res["command"], cores, profile), file=out)
     print("", file=out)
     print("| racks | oversub. | code | route | measured s | predicted s | error | measured "
           "cross-rack B/B | predicted | busiest (model) |", file=out)
@@ -154,11 +156,14 @@ def validate(path, cores=None, out=sys.stdout):
             continue
         c = network.Cluster(r["racks"], res["datanodes"] // r["racks"], host_Bps,
                             r["oversubscription"], cpu_pool=cores)
+        # what the benchmark wrote of replicated blocks: groups x k (older JSON: not known)
+        written = res["groups"] * CODES[r["code"]][0] if "groups" in res else None
         ends, crosses, utils = [], [], []
         for seed in range(1, 6):
             end, cross, util = recover(c, r["code"], r["route"], r["blocks"],
                                        res["block_mb"] << 20, TESTBED_HADOOP,
-                                       cpu_profile=profile, seed=seed, switch_cpu=True)
+                                       cpu_profile=profile, seed=seed, switch_cpu=True,
+                                       written=written)
             ends.append(end)
             crosses.append(cross)
             utils.append(util)

@@ -10,7 +10,11 @@ lost block is one task, given to a DataNode holding none of the group, in a rack
 fewest of its surviving units. Replication (the anchor): three replicas, one in a rack and two
 in another (BlockPlacementPolicyDefault); the lost one drawn uniformly; the source is a
 surviving replica, the new copy goes to the source's rack when the survivors span two racks,
-to another rack when they share one; Hadoop limits such a task at its source.
+to another rack when they share one; Hadoop limits such a task at its source. Or, as the
+testbed does it (`written`): blocks written from a client in the first rack, whose DataNodes
+get every first replica (the pair in another rack), and the lost DataNode the one holding most
+of them; which replicas it held follows from its rack (with 3 DataNodes a rack over 4 racks,
+most often the writer's: first replicas, alone in their rack, so every copy crosses racks).
 
 Every random draw (placement, target, the NameNode's order of the survivors) is made once per
 group in the constructor, so every route is judged on the same groups and targets.
@@ -81,13 +85,21 @@ class Recovery:
     """LOST block groups of RS(K, M) (or replicated blocks), each holding a unit on the lost
     DataNode, on CLUSTER."""
 
-    def __init__(self, cluster, k, m, lost, seed=1, replicated=False):
+    def __init__(self, cluster, k, m, lost, seed=1, replicated=False, written=None):
+        """WRITTEN (replicated only): that many blocks written from a client in the first
+        rack, the DataNode holding most of them lost (LOST of them)."""
         self.cluster = cluster
         self.k, self.m = k, m
         self.replicated = replicated
         self.rng = random.Random(seed)
         self.victim = cluster.nodes[0]
-        self.groups = [self._replicas() if replicated else self._group() for _ in range(lost)]
+        if written:
+            if not replicated:
+                raise ValueError("written: replicated blocks only")
+            self.groups = self._written(written, lost)
+        else:
+            self.groups = [self._replicas() if replicated else self._group()
+                           for _ in range(lost)]
 
     def _counts(self, n):
         c = self.cluster
@@ -149,6 +161,38 @@ class Recovery:
         else:
             # one of the pair: its partner in the same rack, the third in another
             survivors = [self.rng.choice(in_rack(mine)), self.rng.choice(in_rack(other))]
+        return self._copy(survivors)
+
+    def _written(self, blocks, lost):
+        """LOST groups of BLOCKS written from the first rack (BlockPlacementPolicyDefault: the
+        first replica on a DataNode of the writer's rack, the second in another rack, the third
+        beside it), the DataNode holding most of them lost: in the writer's rack it held first
+        replicas, alone in their rack; elsewhere one of a pair, its partner beside it."""
+        c = self.cluster
+        if c.racks < 2 or c.per_rack < 2:
+            raise ValueError("written replicas need 2 racks of 2 DataNodes at least")
+        held = {}
+        for _ in range(blocks):
+            pair = self.rng.sample(c.rack_nodes(self.rng.randrange(1, c.racks)), 2)
+            for x in [self.rng.choice(c.rack_nodes(0))] + pair:
+                held[x] = held.get(x, 0) + 1
+        most = max(held.values())
+        self.victim = self.rng.choice([x for x in c.nodes if held.get(x) == most])
+        mine = c.rack(self.victim)
+        groups = []
+        for _ in range(lost):
+            if mine == 0:
+                survivors = self.rng.sample(c.rack_nodes(self.rng.randrange(1, c.racks)), 2)
+            else:
+                survivors = [self.rng.choice([x for x in c.rack_nodes(mine)
+                                              if x != self.victim]),
+                             self.rng.choice(c.rack_nodes(0))]
+            groups.append(self._copy(survivors))
+        return groups
+
+    def _copy(self, survivors):
+        """The lost replica's group: a source among SURVIVORS, and the new copy's DataNode."""
+        c = self.cluster
         units = [self.victim] + survivors
         source = self.rng.choice(survivors)
         spans_two = c.rack(survivors[0]) != c.rack(survivors[1])

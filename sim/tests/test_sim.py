@@ -145,6 +145,28 @@ def test_the_replication_anchor_crosses_racks_a_third_of_the_time():
         rec.tasks("native", 1)
 
 
+def test_replicas_written_from_the_first_rack_lose_what_the_fullest_datanode_held():
+    # the racks benchmark's layout: the client in the first rack, the DataNode holding most lost
+    c = network.Cluster(4, 3, 100.0)
+    for seed in range(1, 6):
+        rec = workload.Recovery(c, 1, 0, 20, seed=seed, replicated=True, written=36)
+        assert len(rec.groups) == 20
+        # 3 DataNodes share every first replica, 9 the pairs: the fullest is in the first
+        # rack, its replicas alone there, both survivors in another rack, and every copy
+        # leaves that rack (BlockPlacementPolicyDefault: a remote rack when they share one)
+        assert c.rack(rec.victim) == 0
+        assert all(c.rack(g.order[0]) == c.rack(g.order[1]) != 0 for g in rec.groups)
+        assert workload.Recovery.cross_rack_per_byte(rec.tasks("replication", 1)) == 1.0
+    elsewhere = [workload.Recovery(network.Cluster(3, 6, 100.0), 1, 0, 20, seed=seed,
+                                   replicated=True, written=36) for seed in range(1, 21)]
+    elsewhere = [r for r in elsewhere if r.cluster.rack(r.victim) != 0]
+    assert elsewhere, "with 6 DataNodes a rack the fullest is also outside the first rack"
+    for rec in elsewhere:  # one of a pair: survivors in two racks, the copy beside its source
+        assert workload.Recovery.cross_rack_per_byte(rec.tasks("replication", 1)) == 0.0
+    with pytest.raises(ValueError):
+        workload.Recovery(c, 3, 2, 1, written=5)
+
+
 def test_cross_rack_bytes_by_route_on_three_racks():
     c = network.Cluster(3, 4, 100.0)
     rec = workload.Recovery(c, 6, 3, 600, seed=5)
@@ -190,13 +212,19 @@ def test_cpu_costs_bind_where_the_network_does_not():
 def test_validate_reads_the_racks_benchmarks_json(tmp_path):
     run = {"racks": 3, "oversubscription": 4.0, "code": "rs63", "route": "native",
            "blocks": 6, "window_s": 7.4, "cross_rack_per_byte": 4.58}
+    copies = dict(run, racks=4, route="replication", blocks=20, window_s=4.74,
+                  cross_rack_per_byte=1.16)
     path = tmp_path / "racks.json"
     path.write_text(json.dumps({"command": "bin/netec-bench racks", "link": "100mbit",
-                                "datanodes": 12, "block_mb": 4, "cores": 2, "runs": [run]}))
+                                "datanodes": 12, "block_mb": 4, "cores": 2, "groups": 6,
+                                "runs": [run, copies]}))
     out = io.StringIO()
     worst = cli.validate(str(path), out=out)
     text = out.getvalue()
     assert "| 3 | 1:4 | rs63 | native | 7.40 |" in text, text
+    # 36 blocks written from the first rack: its DataNode holding most lost, every copy
+    # crossing racks
+    assert "| 4 | 1:4 | rs63 | replication | 4.74 |" in text and "| 1.16 | 1.00 |" in text, text
     assert worst >= 0 and "largest error" in text
     with pytest.raises(ValueError, match="fast"):
         cli._bits("fast")
