@@ -7,15 +7,13 @@ import io.netec.hdfs.route.DecodeSurvivors;
 import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.route.RackAware;
 import io.netec.hdfs.route.RouteDeclinedException;
+import io.netec.hdfs.route.ServiceDirectory;
 import io.netec.hdfs.route.SurvivorFault;
 import java.io.BufferedOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.NetworkInterface;
 import java.net.Socket;
-import java.net.SocketException;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.util.ArrayList;
@@ -158,6 +156,39 @@ public final class InecRepair {
   }
 
   /**
+   * Whether vertex {@code v}'s participant, whose control port could not be reached, is its
+   * survivor's fault, as Hadoop's striped reader takes a DataNode it cannot connect to for a
+   * dead source: when that host said so ({@code refused}: a reset came back), or when this node
+   * reached another participant over the same network (see {@link #sameNetwork}): one of the
+   * vertices before {@code v}, or else a probe of another ({@link #reachesAnother}). A timeout
+   * while no other participant answers over that network may be this node's own link, and
+   * blames no survivor.
+   */
+  static boolean survivorAtFault(Source[] at, int v, boolean refused, int probeMs) {
+    if (refused) {
+      return true;
+    }
+    InetSocketAddress failed = at[v].control;
+    for (int u = 1; u < v; u++) { // connected before this one
+      if (sameNetwork(failed, at[u].control)) {
+        return true;
+      }
+    }
+    return reachesAnother(at, failed, probeMs);
+  }
+
+  /**
+   * Whether {@code other} answering shows that this node reaches {@code failed}'s network: a
+   * participant on this host answers over loopback even while this node's link is down, so it
+   * speaks for another on this host only (a client reading on a DataNode's host would otherwise
+   * blame every survivor it could not reach).
+   */
+  static boolean sameNetwork(InetSocketAddress failed, InetSocketAddress other) {
+    return ServiceDirectory.isThisHost(failed.getAddress())
+        || !ServiceDirectory.isThisHost(other.getAddress());
+  }
+
+  /**
    * Whether another participant than the one at {@code failed} answers a connection within
    * {@code timeoutMs} (at most {@value #PROBE_MS} ms: the repair has already waited its timeout
    * for the first): {@link #probeTarget}'s, connected to and closed at once (a participant
@@ -165,7 +196,7 @@ public final class InecRepair {
    */
   private static final int PROBE_MS = 2_000;
 
-  private static boolean reachesAnother(Source[] at, InetSocketAddress failed, int timeoutMs) {
+  static boolean reachesAnother(Source[] at, InetSocketAddress failed, int timeoutMs) {
     InetSocketAddress target = probeTarget(at, failed);
     if (target == null) {
       return false;
@@ -179,38 +210,27 @@ public final class InecRepair {
   }
 
   /**
-   * The participant whose answer shows that this node's network works though the one at
-   * {@code failed} timed out: the first in the plan with another control address that is
-   * reached over the same network, i.e. on another host than this one when {@code failed} is
-   * (a participant on this host answers over loopback even while this node's link is down, so a
-   * client reading on a DataNode's host would blame every survivor it cannot reach); null when
-   * there is none.
+   * The participant to probe when the one at {@code failed} timed out: one in the plan with
+   * another control address on {@link #sameNetwork the same network}; for one on another
+   * host, on a third host first (a dead host's second participant would answer for nobody);
+   * null when there is none.
    */
   static InetSocketAddress probeTarget(Source[] at, InetSocketAddress failed) {
-    boolean failedHere = onThisHost(failed);
+    boolean failedHere = ServiceDirectory.isThisHost(failed.getAddress());
+    InetSocketAddress sameHost = null;
     for (int v = 1; v < at.length; v++) {
       InetSocketAddress a = at[v].control;
-      if (!a.equals(failed) && (failedHere || !onThisHost(a))) {
-        return a;
+      if (!a.equals(failed) && sameNetwork(failed, a)) {
+        if (failedHere || a.getAddress() == null
+            || !a.getAddress().equals(failed.getAddress())) {
+          return a;
+        }
+        if (sameHost == null) {
+          sameHost = a;
+        }
       }
     }
-    return null;
-  }
-
-  /** Whether {@code a} is an address of this host (unresolved: not known to be). */
-  static boolean onThisHost(InetSocketAddress a) {
-    InetAddress ip = a.getAddress();
-    if (ip == null) {
-      return false;
-    }
-    if (ip.isLoopbackAddress() || ip.isAnyLocalAddress()) {
-      return true;
-    }
-    try {
-      return NetworkInterface.getByInetAddress(ip) != null;
-    } catch (SocketException e) {
-      return false;
-    }
+    return sameHost;
   }
 
   /**
@@ -307,17 +327,10 @@ public final class InecRepair {
           c.setTcpNoDelay(true);
         } catch (IOException e) {
           String why = "INEC participant " + host.control + " unreachable: " + e;
-          // Its survivor's fault, as Hadoop's striped reader takes a DataNode it cannot
-          // connect to for a dead source, when that host said so (refused: a reset came
-          // back) or this node reaches another participant (the vertices before this one
-          // reached theirs, or the first's timeout is followed by a probe of the next that
-          // answers); a timeout while no other answers may be this node's own network, and
-          // blames no survivor.
           // (the kernel's own SYN timeout comes as a ConnectException too: a timeout)
           boolean refused = e instanceof java.net.ConnectException
               && !String.valueOf(e.getMessage()).contains("timed out");
-          if (refused || v > 1
-              || reachesAnother(at, host.control, Math.min(s.timeoutMs / 2, PROBE_MS))) {
+          if (survivorAtFault(at, v, refused, Math.min(s.timeoutMs / 2, PROBE_MS))) {
             unreachable = new SurvivorFault(host.index, why);
             throw unreachable;
           }

@@ -73,9 +73,22 @@ public final class ServiceDirectory {
 
   private static boolean isThisHost(String ip) {
     try {
-      InetAddress a = InetAddress.getByName(ip);
-      return a.isLoopbackAddress() || a.isAnyLocalAddress()
-          || NetworkInterface.getByInetAddress(a) != null;
+      return isThisHost(InetAddress.getByName(ip));
+    } catch (java.io.IOException e) {
+      return false;
+    }
+  }
+
+  /** Whether {@code a} is an address of this host (null, as an unresolved one: not known to be). */
+  public static boolean isThisHost(InetAddress a) {
+    if (a == null) {
+      return false;
+    }
+    if (a.isLoopbackAddress() || a.isAnyLocalAddress()) {
+      return true;
+    }
+    try {
+      return NetworkInterface.getByInetAddress(a) != null;
     } catch (java.io.IOException e) {
       return false;
     }
