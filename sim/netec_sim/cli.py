@@ -31,14 +31,16 @@ CODES = {"rs32": (3, 2), "rs63": (6, 3), "rs104": (10, 4)}
 
 
 def recover(cluster, code, route, lost, block_bytes, hadoop, cpu_profile=None, seed=1,
-            switch_cpu=False, overhead_s=0.05, written=None):
+            switch_cpu=False, overhead_s=0.05, written=None, victim_rack=None):
     """One whole-node recovery: (seconds from the first task given out to the last one's end,
     cross-rack bytes per rebuilt byte, {resource kind: utilization}). HADOOP: the NameNode's
-    and DataNodes' settings (Hadoop below); WRITTEN: workload.Recovery's, for replication."""
+    and DataNodes' settings (Hadoop below); WRITTEN, VICTIM_RACK: workload.Recovery's, for
+    replication."""
     k, m = CODES[code]
     replicated = route == "replication"
     rec = workload.Recovery(cluster, k, m, lost, seed=seed, replicated=replicated,
-                            written=written if replicated else None)
+                            written=written if replicated else None,
+                            victim_rack=victim_rack if replicated else None)
     tasks = rec.tasks(route, block_bytes, cpu_profile=cpu_profile, switch_cpu=switch_cpu)
     per_round = max(1, int(hadoop.multiplier * (len(cluster.nodes) - 1)))  # live DataNodes
     starts = {t: (i // per_round) * hadoop.interval_s for i, t in enumerate(sorted(tasks))}
@@ -144,8 +146,8 @@ def validate(path, cores=None, out=sys.stdout):
     print("bin/netec-bench racks' runs (`%s`) against the model: the testbed's layout, every "
           "daemon sharing %d cores, the testbed's CPU per byte at %s, its Hadoop settings "
           "(a round a second of 8 tasks a live DataNode, 1 s heartbeats, max-streams 8), "
-          "replicated blocks written from its first rack and the DataNode holding most lost "
-          "as the benchmark does; each prediction the mean over 5 placements" % (res["command"], cores, profile), file=out)
+          "replicated blocks written from its first rack and the fullest DataNode of the "
+          "victim's rack lost, as the benchmark does; each prediction the mean over 5 placements" % (res["command"], cores, profile), file=out)
     print("", file=out)
     print("| racks | oversub. | code | route | measured s | predicted s | error | measured "
           "cross-rack B/B | predicted | busiest (model) |", file=out)
@@ -158,12 +160,16 @@ def validate(path, cores=None, out=sys.stdout):
                             r["oversubscription"], cpu_pool=cores)
         # what the benchmark wrote of replicated blocks: groups x k (older JSON: not known)
         written = res["groups"] * CODES[r["code"]][0] if "groups" in res else None
+        # the testbed deals DataNodes round its racks (dnN in rack (N - 1) % R + 1, the
+        # client's rack 1 the model's rack 0)
+        victims = [v for v in r.get("victims", []) if re.fullmatch(r"dn\d+", v)]
+        victim_rack = (int(victims[0][2:]) - 1) % r["racks"] if victims else None
         ends, crosses, utils = [], [], []
         for seed in range(1, 6):
             end, cross, util = recover(c, r["code"], r["route"], r["blocks"],
                                        res["block_mb"] << 20, TESTBED_HADOOP,
                                        cpu_profile=profile, seed=seed, switch_cpu=True,
-                                       written=written)
+                                       written=written, victim_rack=victim_rack)
             ends.append(end)
             crosses.append(cross)
             utils.append(util)

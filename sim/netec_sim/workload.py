@@ -85,9 +85,11 @@ class Recovery:
     """LOST block groups of RS(K, M) (or replicated blocks), each holding a unit on the lost
     DataNode, on CLUSTER."""
 
-    def __init__(self, cluster, k, m, lost, seed=1, replicated=False, written=None):
+    def __init__(self, cluster, k, m, lost, seed=1, replicated=False, written=None,
+                 victim_rack=None):
         """WRITTEN (replicated only): that many blocks written from a client in the first
-        rack, the DataNode holding most of them lost (LOST of them)."""
+        rack, the DataNode holding most of them lost (LOST of them), in VICTIM_RACK when
+        given (the rack a run's victim was in)."""
         self.cluster = cluster
         self.k, self.m = k, m
         self.replicated = replicated
@@ -96,7 +98,7 @@ class Recovery:
         if written:
             if not replicated:
                 raise ValueError("written: replicated blocks only")
-            self.groups = self._written(written, lost)
+            self.groups = self._written(written, lost, victim_rack)
         else:
             self.groups = [self._replicas() if replicated else self._group()
                            for _ in range(lost)]
@@ -163,21 +165,22 @@ class Recovery:
             survivors = [self.rng.choice(in_rack(mine)), self.rng.choice(in_rack(other))]
         return self._copy(survivors)
 
-    def _written(self, blocks, lost):
+    def _written(self, blocks, lost, victim_rack=None):
         """LOST groups of BLOCKS written from the first rack (BlockPlacementPolicyDefault: the
         first replica on a DataNode of the writer's rack, the second in another rack, the third
         beside it), the DataNode holding most of them lost: in the writer's rack it held first
         replicas, alone in their rack; elsewhere one of a pair, its partner beside it."""
         c = self.cluster
-        if c.racks < 2 or c.per_rack < 2:
-            raise ValueError("written replicas need 2 racks of 2 DataNodes at least")
+        if c.racks < 2 or c.per_rack < 3:  # a pair, and a free DataNode beside it
+            raise ValueError("written replicas need 2 racks of 3 DataNodes at least")
         held = {}
         for _ in range(blocks):
             pair = self.rng.sample(c.rack_nodes(self.rng.randrange(1, c.racks)), 2)
             for x in [self.rng.choice(c.rack_nodes(0))] + pair:
                 held[x] = held.get(x, 0) + 1
-        most = max(held.values())
-        self.victim = self.rng.choice([x for x in c.nodes if held.get(x) == most])
+        among = c.nodes if victim_rack is None else c.rack_nodes(victim_rack)
+        most = max(held.get(x, 0) for x in among)
+        self.victim = self.rng.choice([x for x in among if held.get(x, 0) == most])
         mine = c.rack(self.victim)
         groups = []
         for _ in range(lost):

@@ -163,8 +163,14 @@ def test_replicas_written_from_the_first_rack_lose_what_the_fullest_datanode_hel
     assert elsewhere, "with 6 DataNodes a rack the fullest is also outside the first rack"
     for rec in elsewhere:  # one of a pair: survivors in two racks, the copy beside its source
         assert workload.Recovery.cross_rack_per_byte(rec.tasks("replication", 1)) == 0.0
+    # a run's victim outside the writer's rack held one of each pair: its copies stay home
+    rec = workload.Recovery(c, 1, 0, 20, seed=1, replicated=True, written=36, victim_rack=2)
+    assert c.rack(rec.victim) == 2
+    assert workload.Recovery.cross_rack_per_byte(rec.tasks("replication", 1)) == 0.0
     with pytest.raises(ValueError):
         workload.Recovery(c, 3, 2, 1, written=5)
+    with pytest.raises(ValueError, match="3 DataNodes"):
+        workload.Recovery(network.Cluster(2, 2, 100.0), 1, 0, 1, replicated=True, written=4)
 
 
 def test_cross_rack_bytes_by_route_on_three_racks():
@@ -213,7 +219,7 @@ def test_validate_reads_the_racks_benchmarks_json(tmp_path):
     run = {"racks": 3, "oversubscription": 4.0, "code": "rs63", "route": "native",
            "blocks": 6, "window_s": 7.4, "cross_rack_per_byte": 4.58}
     copies = dict(run, racks=4, route="replication", blocks=20, window_s=4.74,
-                  cross_rack_per_byte=1.16)
+                  cross_rack_per_byte=1.16, victims=["dn05"])
     path = tmp_path / "racks.json"
     path.write_text(json.dumps({"command": "bin/netec-bench racks", "link": "100mbit",
                                 "datanodes": 12, "block_mb": 4, "cores": 2, "groups": 6,
