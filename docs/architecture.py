@@ -60,21 +60,30 @@ LAYERS = [
       "whenever a route is off, declines,",
       "fails, or cannot prove its rows",
       "",
-      "the P4 switch (switch-p4/): the same",
-      "protocol on a Tofino or BMv2"],
+      "the switch route's other switch: a P4",
+      "program on a Tofino or BMv2 (below)"],
      "#fdebd3"),
-    (3, 0, 12, "codec (io.netec.hdfs.codec): Hadoop's RS over GF(2^8), any route decodes any data",
+    (3, 0, 12, "P4 data plane (switch-p4/p4src): the switch route's protocol in a switch pipeline",
+     ["v1model (BMv2): netec.p4 (TCP proxy, multiply), netec_xor.p4 (datagrams, XOR): "
+      "main programs wiring one control per function, each applied once a pass",
+      "  common/ AckSeq | SlotTracker | StripeCount | EbsnCounters | ReaderAddress | Forward",
+      "  tcp/ NetecClassify | MultiplySums | ReaderProof | SynAcks | IsnDeltas",
+      "  xor/ XorClassify | XorAdmit | XorSums",
+      "include/netec_logic.p4 (both architectures): AdmitData | ReaderAckCheck | EbsnWindow;  "
+      "tna/ (Tofino 1): the same decisions, RegisterActions pinned to its 12 stages"],
+     "#f3e3f0"),
+    (4, 0, 12, "codec (io.netec.hdfs.codec): Hadoop's RS over GF(2^8), any route decodes any data",
      ["GaloisField, RsMatrix (ISA-L's Cauchy matrix)  |  MatrixCoder: Java or ISA-L (JNI)  |  "
       "MatrixAccumulator  |  Fingerprint (the proofs' checksums)  |  raw-coder adapters for Hadoop"],
      "#eeeeee"),
 ]
 
-ROW_HEIGHT = [1.5, 1.2, 2.4, 0.8]
+ROW_HEIGHT = [1.5, 1.2, 2.4, 1.7, 0.8]
 GAP = 0.25
 
 
 def draw(out):
-    fig, ax = plt.subplots(figsize=(14, 8.8))
+    fig, ax = plt.subplots(figsize=(14, 10.3))
     ax.set_xlim(0, 12)
     total = sum(ROW_HEIGHT) + GAP * (len(ROW_HEIGHT) + 1)
     ax.set_ylim(0, total)

@@ -31,6 +31,19 @@ def read(path):
         return f.read()
 
 
+def read_program(path, seen=None):
+    """A program's text with its own includes ("...", not <...>) in place, each file once: the
+    programs keep their controls in files of their own (p4src/v1model/common/, xor/)."""
+    seen = set() if seen is None else seen
+    path = os.path.normpath(path)
+    if path in seen:
+        return ""
+    seen.add(path)
+    return re.sub(r'#include "([^"]+)"',
+                  lambda m: read_program(os.path.join(os.path.dirname(path), m.group(1)), seen),
+                  read(path))
+
+
 def declarations(text):
     """Tables (key fields by short name) and actions (param name -> bit width)."""
     tables = {}
@@ -72,7 +85,7 @@ FILLED = {"netec": {"task_cfg", "vip_in", "sender_coeff", "survivor_in", "replic
 
 @pytest.mark.parametrize("program,arch", sorted(SOURCES))
 def test_every_entry_fits_the_program(program, arch):
-    tables, actions = declarations(read(SOURCES[(program, arch)]))
+    tables, actions = declarations(read_program(SOURCES[(program, arch)]))
     entries, group = sample_entries(program)
     entries = entries + backends.route_entries({"198.18.1.1": (2, 0x020000010002)},
                                                backends.PROGRAMS[program].route_tables)
@@ -92,7 +105,7 @@ def test_every_entry_fits_the_program(program, arch):
 
 @pytest.mark.parametrize("program,arch", sorted(SOURCES))
 def test_registers_the_backends_clear_exist(program, arch):
-    text = read(SOURCES[(program, arch)])
+    text = read_program(SOURCES[(program, arch)])
     declared = set(re.findall(r"register<bit<\d+>>\([^)]*\)\s+(\w+);", text))
     declared |= set(re.findall(r"Register<[\w<>, ]+>\([^;]*\) (\w+);", text))
     declared |= {"sum%d" % i for i in range(16)} if "SUM_REGISTER(15" in text else set()
@@ -155,7 +168,7 @@ def test_bfrt_backend_speaks_the_tna_programs_names(program):
                              ports={"198.18.1.%d" % (s + 1): 8 + s for s in range(6)})
     entries = sample_entries(program)
     b.add_task(31, 31, entries)
-    tables, actions = declarations(read(SOURCES[(program, "tna")]))
+    tables, actions = declarations(read_program(SOURCES[(program, "tna")]))
     adds = [(p, kw) for p, kw in log if ".add_with_" in p]
     assert len(adds) == len(entries[0])
     for path, kw in adds:
@@ -175,3 +188,19 @@ def test_p4runtime_values_are_canonical():
     assert backends.canonical(0x00AB, 16) == b"\xab"
     with pytest.raises(ValueError):
         backends.canonical(512, 9)
+
+
+def test_objects_are_found_by_their_short_name_and_a_shared_one_names_none():
+    """The backends find a table, register or counter by the last component of its name (the
+    controls' instance names come before it); a name several objects share, as MultiplyPass's
+    sixteen log_table copies do, is refused naming them, never one of them picked."""
+    names = backends.ByShortName()
+    names.add("NetecIngress.acks.ack_seq", 1)
+    names.add("NetecIngress.sums.multiply.log0.log_table", 2)
+    names.add("NetecIngress.sums.multiply.log1.log_table", 3)
+    assert names["ack_seq"] == 1 and "ack_seq" in names
+    assert "log_table" not in names and "slot_seq" not in names
+    with pytest.raises(KeyError, match="log0.log_table.*log1.log_table"):
+        names["log_table"]
+    with pytest.raises(KeyError, match="nothing named slot_seq"):
+        names["slot_seq"]

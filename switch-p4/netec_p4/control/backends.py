@@ -40,12 +40,11 @@ SENDERS = 16
 
 
 class Program:
-    """What a backend needs to know of a compiled P4 program: its controls' names in the BMv2
-    JSON and the registers a reused task id or slot array must find clear."""
+    """What a backend needs to know of a compiled P4 program: the registers a reused task id or
+    slot array must find clear, and its route tables."""
 
-    def __init__(self, ingress, egress, task_registers, slot_registers, sender_registers,
+    def __init__(self, task_registers, slot_registers, sender_registers,
                  route_tables=("l3_forward",), ack_bound=False, egress_task_registers=()):
-        self.ingress, self.egress = ingress, egress
         self.route_tables = route_tables  # each holds every host's route
         # on Tofino, ack_seq's cell is a pair: ackSeq (lo) beside its bound, the task's
         # stripes (hi), which setup writes (the v1model twins bound it from the stripes in
@@ -58,14 +57,12 @@ class Program:
 
 PROGRAMS = {
     # p4src/v1model/netec.p4: multiply, TCP proxy
-    "netec": Program("NetecIngress", "NetecEgress", TASK_REGISTERS, SLOT_REGISTERS,
-                     ["isn_delta"], ("l3_forward", "l3_to_reader", "l3_agent_to_reader"),
-                     ack_bound=True),
+    "netec": Program(TASK_REGISTERS, SLOT_REGISTERS, ["isn_delta"],
+                     ("l3_forward", "l3_to_reader", "l3_agent_to_reader"), ack_bound=True),
     # p4src/v1model/netec_xor.p4: pre-multiplied survivors, datagrams. Its sums need no
     # clearing: a stripe's first packet in a slot overwrites them (the slot's seq says so).
     # EBSN's counters are egress's.
-    "netec_xor": Program("XorIngress", "XorEgress",
-                         ["ack_seq", "reader_addr", "reader_port"],
+    "netec_xor": Program(["ack_seq", "reader_addr", "reader_port"],
                          ["slot_seq", "slot_bits", "slot_count"], [],
                          ("l3_forward", "l3_to_reader", "l3_agent_to_reader"), ack_bound=True,
                          egress_task_registers=["max_started_plus1", "slot_starts",
@@ -87,6 +84,35 @@ def route_entries(hosts, tables=("l3_forward",)):
     return [Entry(t, {"hdr.ipv4.dst_addr": (ip_int(ip), 32)}, "route",
                   {"port": port, "dmac": mac})
             for t in tables for ip, (port, mac) in sorted(hosts.items())]
+
+
+class ByShortName:
+    """A compiled program's objects by their short name, the last component of their full name:
+    the programs keep their tables, registers and counters in controls of their own
+    (p4src/v1model/common/, tcp/, xor/), whose instance names the compiler puts in front. A
+    short name that several objects share (MultiplyPass's sixteen log_table copies) names none
+    of them: looking it up is an error naming them all."""
+
+    def __init__(self):
+        self._by_short = {}  # short name -> [(full name, value)]
+
+    def add(self, full_name, value):
+        self._by_short.setdefault(full_name.split(".")[-1], []).append((full_name, value))
+
+    def __getitem__(self, short):
+        found = self._by_short.get(short)
+        if not found:
+            raise KeyError("nothing named %s in the program" % short)
+        if len(found) > 1:
+            raise KeyError("%s names %d objects of the program: %s"
+                           % (short, len(found), ", ".join(f for f, _ in found)))
+        return found[0][1]
+
+    def __contains__(self, short):
+        return len(self._by_short.get(short, ())) == 1
+
+    def full_names(self):
+        return sorted(f for found in self._by_short.values() for f, _ in found)
 
 
 def short_name(field):
@@ -123,16 +149,22 @@ class ThriftBackend(Backend):
         for h in program["headers"]:
             for name, bits, *_ in types[h["header_type"]]["fields"]:
                 widths[(h["name"], name)] = bits
-        self.tables = {}  # short name -> (full name, [(match type, width)])
+        # tables (with their own actions, by short name), registers and counters, each by its
+        # short name (ByShortName)
+        actions = {a["id"]: (a["name"], [(d["name"], d["bitwidth"]) for d in a["runtime_data"]])
+                   for a in program["actions"]}
+        self.tables = ByShortName()  # -> (full name, [(match type, width)], {action: its own})
         for pipe in program["pipelines"]:
             for t in pipe["tables"]:
                 keys = [(k["match_type"], widths[tuple(k["target"])]) for k in t["key"]]
-                self.tables[t["name"].split(".")[-1]] = (t["name"], keys)
-        self.actions = {}  # (control, short name) -> (full name, [(param, width)])
-        for a in program["actions"]:
-            control, _, short = a["name"].rpartition(".")
-            self.actions[(control, short)] = (
-                a["name"], [(d["name"], d["bitwidth"]) for d in a["runtime_data"]])
+                own = {actions[i][0].split(".")[-1]: actions[i] for i in t["action_ids"]}
+                self.tables.add(t["name"], (t["name"], keys, own))
+        self.registers = ByShortName()  # -> full name
+        for r in program["register_arrays"]:
+            self.registers.add(r["name"], r["name"])
+        self.counters = ByShortName()
+        for c in program["counter_arrays"]:
+            self.counters.add(c["name"], c["name"])
         self.handles = {}  # (table, key values) -> entry handle
         self.groups = {}  # multicast group -> (group handle, [node handles])
         # one request at a time on the connection: the control plane calls from its endpoint's
@@ -162,7 +194,7 @@ class ThriftBackend(Backend):
 
     def _match(self, table, key):
         st = self.st
-        name, fields = self.tables[table]
+        name, fields, _ = self.tables[table]
         params = []
         for (kind, bits), value in zip(fields, key.values()):
             if kind == "lpm":
@@ -178,11 +210,9 @@ class ThriftBackend(Backend):
 
     @_serialized
     def write(self, e):
-        """Installs one Entry (control by table: replica is egress's)."""
-        pr = self.profile
-        control = pr.egress if e.table in EGRESS_TABLES else pr.ingress
+        """Installs one Entry."""
         table, match = self._match(e.table, e.key)
-        action, params = self.actions[(control, e.action)]
+        action, params = self.tables[e.table][2][e.action]
         data = [self._bytes(e.params[p], bits) for p, bits in params]
         self.handles[(e.table, tuple(e.key.values()))] = self.std.bm_mt_add_entry(
             0, table, match, action, data, self.st.BmAddEntryOptions())
@@ -199,29 +229,24 @@ class ThriftBackend(Backend):
 
     @_serialized
     def register_read(self, name, index):
-        pr = self.profile
-        egress = name in pr.sender_registers or name in pr.egress_task_registers
-        return self.std.bm_register_read(0, (pr.egress if egress else pr.ingress) + "." + name,
-                                         index)
+        return self.std.bm_register_read(0, self.registers[name], index)
 
     @_serialized
     def counter_read(self, name, index):
-        return self.std.bm_counter_read(0, self.profile.ingress + "." + name, index).packets
+        return self.std.bm_counter_read(0, self.counters[name], index).packets
 
     @_serialized
     def add_task(self, task, array, entries):
         entries, group = entries
         pr = self.profile
-        for name in pr.task_registers:
-            self.std.bm_register_write(0, pr.ingress + "." + name, task, 0)
-        for name in pr.egress_task_registers:
-            self.std.bm_register_write(0, pr.egress + "." + name, task, 0)
+        for name in pr.task_registers + pr.egress_task_registers:
+            self.std.bm_register_write(0, self.registers[name], task, 0)
         for name in pr.slot_registers:
-            self.std.bm_register_write_range(0, pr.ingress + "." + name, array * SLOTS,
+            self.std.bm_register_write_range(0, self.registers[name], array * SLOTS,
                                              (array + 1) * SLOTS,
                                              INVALID_SEQ if name == "slot_seq" else 0)
         for name in pr.sender_registers:
-            self.std.bm_register_write_range(0, pr.egress + "." + name, task * SENDERS,
+            self.std.bm_register_write_range(0, self.registers[name], task * SENDERS,
                                              (task + 1) * SENDERS, 0)
         for e in entries:
             self.write(e)
@@ -280,18 +305,20 @@ class P4RuntimeBackend(Backend):
             device_id=device_id, election_id=self.election, config=config,
             action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT))
 
-    def _find(self, kind, name):
+    def _find(self, kind, short):
+        """The p4info object of KIND whose name ends in SHORT (ByShortName's rule)."""
+        found = ByShortName()
         for obj in getattr(self.info, kind):
-            if obj.preamble.name == name or obj.preamble.name.endswith("." + name):
-                return obj
-        raise KeyError("%s %s not in the p4info" % (kind, name))
-
-    def _control(self, table):
-        return ("NetecEgress." if table in EGRESS_TABLES else "NetecIngress.") + table
+            found.add(obj.preamble.name, obj)
+        return found[short]
 
     def table_entry(self, e):
-        t = self._find("tables", self._control(e.table))
-        a = self._find("actions", self._control(e.action))
+        t = self._find("tables", e.table)
+        own = {a.preamble.id: a for a in self.info.actions}
+        a = next((own[r.id] for r in t.action_refs
+                  if own[r.id].preamble.name.split(".")[-1] == e.action), None)
+        if a is None:
+            raise KeyError("table %s has no action %s" % (e.table, e.action))
         entry = self.pb.TableEntry(table_id=t.preamble.id)
         keys = list(e.key.values())
         for mf, value in zip(t.match_fields, keys):
@@ -321,11 +348,11 @@ class P4RuntimeBackend(Backend):
             for i in range(SLOTS):
                 ups.append(self._register(name, array * SLOTS + i, init))
         for s in range(SENDERS):
-            ups.append(self._register("isn_delta", task * SENDERS + s, 0, egress=True))
+            ups.append(self._register("isn_delta", task * SENDERS + s, 0))
         return ups
 
-    def _register(self, name, index, value, egress=False):
-        r = self._find("registers", ("NetecEgress." if egress else "NetecIngress.") + name)
+    def _register(self, name, index, value):
+        r = self._find("registers", name)
         bits = r.type_spec.bitstring.bit.bitwidth
         entry = self.pb.Entity(register_entry=self.pb.RegisterEntry(
             register_id=r.preamble.id, index=self.pb.Index(index=index),
@@ -345,7 +372,7 @@ class P4RuntimeBackend(Backend):
     def add_routes(self, hosts):
         self._write([self.pb.Update(type=self.pb.Update.INSERT,
                                     entity=self.pb.Entity(table_entry=self.table_entry(e)))
-                     for e in route_entries(hosts)])
+                     for e in route_entries(hosts, PROGRAMS["netec"].route_tables)])
 
     def add_task(self, task, array, entries):
         entries, group = entries
@@ -361,7 +388,7 @@ class P4RuntimeBackend(Backend):
                      for e in entries] + [self._group(group, delete=True)])
 
     def progress(self, task):
-        r = self._find("registers", "NetecIngress.ack_seq")
+        r = self._find("registers", "ack_seq")
         req = self.pb.ReadRequest(device_id=self.device_id)
         req.entities.add(register_entry=self.pb.RegisterEntry(
             register_id=r.preamble.id, index=self.pb.Index(index=task)))

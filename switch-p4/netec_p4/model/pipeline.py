@@ -7,22 +7,26 @@ generated gf_tables.p4 itself. Where netec_model.py states the protocol's rules,
 states how the data plane computes them, and both must give the same bytes (the shared
 vectors; test_pipeline_model.py).
 
-Controls, in pipeline order (each a method below, named as in the P4 source):
-  Classify      vip_in / survivor_in tables: which task, which sender, which direction
-  Proxy         the one-to-many TCP proxy: SYN fan-out, SYN-ACK gather, SEQ/ACK translation
-  Admit         NetEC header checks; ack_seq and window rules (stale, too far)
-  Track         the progress tracker of the slot (seq, sender bits): new stripe, duplicate,
-                complete
-  Multiply      coefficient x payload byte by log/exp tables, PASS_BYTES lanes per pass
-  Aggregate     XOR into the slot's sum registers (32-bit words), each returning the new sum
+Controls, in pipeline order, named as in the P4 sources (p4src/v1model/netec.p4 wires them;
+the files beside it hold one each), each a step below commented with its name:
+  NetecClassify   survivor_in / vip_in, task_cfg, sender_coeff: which task, sender, direction
+  ReaderProof, SynAcks, ReaderAddress, IsnDeltas
+                  the one-to-many TCP proxy: the reader's proof, SYN fan-out, SYN-ACK gather,
+                  the reader's address, SEQ/ACK translation (ProxyPipeline.process)
+  AdmitData       NetEC header checks; ack_seq (AckSeq) and window rules (stale, too far)
+  SlotTracker     the slot's stripe and sender bits: new stripe, duplicate
+  StripeCount     the stripe's packets counted to k: complete
+  MultiplySums    coefficient x payload byte by log/exp tables, PASS_BYTES lanes per pass, XOR
+                  into the slot's sum registers (32-bit words), each returning the new sum
+  EbsnCounters, EbsnWindow
+                  ACK from the reader: ack_seq = max, window = min(window, I - C) with C =
+                  min(slot_starts - slot_completes, span)
 
 The P4 programs spread this over passes: a DATA packet's first pass admits and tracks it,
 one sum pass per part of its payload (recirculated) multiplies and aggregates that part, and
 the last counts the stripe's packets, so that a pass lost on the way stalls the stripe instead
-of completing it short. Nothing is lost between passes here, so the model counts in Track and
-runs every part at once: the same packets out, the same counters.
-  Ebsn          ACK from the reader: ack_seq = max, window = min(window, I - C) with C =
-                min(partial slots, span), multicast
+of completing it short. Nothing is lost between passes here, so the model counts right after
+tracking and runs every part at once: the same packets out, the same counters.
 """
 
 import os
@@ -97,8 +101,9 @@ class Pipeline:
         self.mcast = {}  # multicast group -> replication ids
         # registers
         self.ack_seq = Register(TASKS)
-        self.max_started = Register(TASKS)  # highest stripe begun + 1 (0: none)
-        self.partial_slots = Register(TASKS)  # slots holding partial sums
+        self.max_started_plus1 = Register(TASKS)  # highest stripe begun + 1 (0: none)
+        self.slot_starts = Register(TASKS)  # stripes started in a free slot
+        self.slot_completes = Register(TASKS)  # stripes completed
         self.slot_seq = Register(TASKS * SLOTS, INVALID_SEQ)
         self.slot_bits = Register(TASKS * SLOTS)
         self.slot_count = Register(TASKS * SLOTS)
@@ -126,8 +131,9 @@ class Pipeline:
     def register_reset(self, task, array):
         """What the control plane clears when a task id and its slot array are reused."""
         self.ack_seq.cells[task] = 0
-        self.max_started.cells[task] = 0
-        self.partial_slots.cells[task] = 0
+        self.max_started_plus1.cells[task] = 0
+        self.slot_starts.cells[task] = 0
+        self.slot_completes.cells[task] = 0
         self.reader_addr.cells[task] = 0
         self.reader_port.cells[task] = 0
         self.synack_bits.cells[task] = 0
@@ -170,22 +176,23 @@ class Pipeline:
         stripes = c["stripes"]
         length = (c["last_len"] if q == stripes - 1 else PAYLOAD) if q < stripes else -1
         coeff = self.lookup("sender_coeff", (p.task, p.sender))
-        # Admit: header fields the tables and the stripe arithmetic can check
+        # AdmitData: header fields the tables and the stripe arithmetic can check
         if (p.type != nm.DATA or coeff is None or q >= stripes
                 or p.slot != q & c["slot_mask"] or len(p.payload) != length):
             self.counters["dropped_foreign"] += 1
             return "MISMATCH", []
-        ack = self.ack_seq.cells[p.task]  # read once: the Admit stage's register action
+        ack = self.ack_seq.cells[p.task]  # AckSeq, read once: its one register action
         if q < ack:
             self.counters["dropped_stale"] += 1
             return "STALE", []
         if (q - ack) & c["far_mask"]:  # seq - ackSeq > S - 1
             self.counters["dropped_too_far"] += 1
             return "TOO_FAR", []
-        # Track, three registers of the slot, one action each: slot_seq (a slot holding another
-        # stripe within the window holds a stale one: take it over), slot_bits (returns the
-        # senders counted before; the duplicate check), slot_count (counts to k, then 0: the
-        # completion; a stateful ALU compares, it cannot test bits against a mask).
+        # SlotTracker, then StripeCount: three registers of the slot, one action each: slot_seq
+        # (a slot holding another stripe within the window holds a stale one: take it over),
+        # slot_bits (returns the senders counted before; the duplicate check), slot_count
+        # (counts to k, then 0: the completion; a stateful ALU compares, it cannot test bits
+        # against a mask).
         idx = p.array * SLOTS + p.slot
         bit = 1 << p.sender
         k = c["k_minus1"] + 1
@@ -202,7 +209,7 @@ class Pipeline:
             return "DUPLICATE", []
         fresh = reset or old == 0
         if fresh:
-            self.max_started.execute(p.task, lambda m: (max(m, q + 1), None))
+            self.max_started_plus1.execute(p.task, lambda m: (max(m, q + 1), None))
 
         def count(n):
             n = 0 if reset else n
@@ -210,12 +217,13 @@ class Pipeline:
 
         complete = self.slot_count.execute(idx, count)
         verdict = "COMPLETED" if complete else "AGGREGATED"
-        # EBSN's partial slots: one more when a free slot starts a stripe, one fewer when a
-        # stripe completes (both for k = 1: no change); a stale partial taken over stays one
-        delta = (1 if taken == FREED else 0) - (1 if complete else 0)
-        if delta:
-            self.partial_slots.execute(p.task, lambda n: ((n + delta) & 0xFFFFFFFF, None))
-        # Multiply, a pass of PASS_BYTES lanes per part (the packet recirculates for each)
+        # EbsnCounters: a stripe started in a free slot, a stripe completed (partial slots are
+        # their difference: both for k = 1, no change); a stale partial taken over stays one
+        if taken == FREED:
+            self.slot_starts.execute(p.task, lambda n: ((n + 1) & 0xFFFFFFFF, None))
+        if complete:
+            self.slot_completes.execute(p.task, lambda n: ((n + 1) & 0xFFFFFFFF, None))
+        # MultiplySums: a pass of PASS_BYTES lanes per part (the packet recirculates for each)
         _, co = coeff
         lanes = list(p.payload) + [0] * (PAYLOAD - len(p.payload))
         product = [0] * PAYLOAD
@@ -226,7 +234,7 @@ class Pipeline:
                 x = lanes[ps * PASS_BYTES + lane]
                 y = gf_exp(gf_log(x) + co["log_a"])
                 product[ps * PASS_BYTES + lane] = y
-            # Aggregate: XOR into this pass's words, one action returning the new sum; the last
+            # ... XOR into this pass's words, one action returning the new sum; the last
             # packet carries it. A slot taken afresh over a stale stripe's sums (reset), as
             # every stripe's first packet after a completed one is, overwrites them.
             for w in range(ps * PASS_BYTES // 4, (ps + 1) * PASS_BYTES // 4):
@@ -256,9 +264,10 @@ class Pipeline:
             self.counters["dropped_foreign"] += 1
             return "MISMATCH", []
         ack = self.ack_seq.execute(p.task, lambda a: (max(a, p.seq), max(a, p.seq)))
-        started_plus1 = self.max_started.cells[p.task]
+        started_plus1 = self.max_started_plus1.cells[p.task]
         span = max(0, started_plus1 - ack)
-        held = min(span, self.partial_slots.cells[p.task])
+        partial = (self.slot_starts.cells[p.task] - self.slot_completes.cells[p.task]) & 0xFFFFFFFF
+        held = min(span, partial)
         exposed = c["exposed"]
         remaining = exposed - held if held < exposed else 0
         out = nm.Packet(nm.ACK, p.task, p.array, p.sender, p.flags, p.slot, p.seq,
