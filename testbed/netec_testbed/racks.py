@@ -75,6 +75,9 @@ def summarize(o, tb):
 
 
 def _task_log(tasks):
+    """The routed tasks by start; re-replication's (from the DataNodes' logs: no start, no
+    route's record) have none."""
+    tasks = [t for t in tasks if "start" in t]
     if not tasks:
         return []
     first = min(t["start"] for t in tasks)

@@ -189,3 +189,18 @@ def test_the_racks_report_shows_each_run_against_native(tmp_path):
     assert "| 3 | 1:4 | 100 Mbit/s | rs63 | inec-chain | 6 | 6 | inec 6 | 21.5 |" in text
     assert "| 3 | 1:4 | rs63 | inec-chain | 2.00x | 1.90 (4.60) |" in text
     assert (tmp_path / "racks.json").exists()
+
+
+def test_the_racks_task_log_keeps_routed_tasks_and_skips_re_replication():
+    from netec_testbed import racks
+    routed = [{"dn": "dn02", "route": "inec", "ms": 900, "bytes": 4, "start": 5000,
+               "others": ""},
+              {"dn": "dn01", "route": "native", "ms": 700, "bytes": 4, "start": 4200,
+               "others": "inec failed: x"}]
+    log = racks._task_log(routed)
+    assert [(t["dn"], t["at_ms"]) for t in log] == [("dn01", 0), ("dn02", 800)]
+    # re-replication's tasks come from the DataNodes' logs, with no start (this crashed
+    # bin/netec-bench racks after every replication run)
+    assert racks._task_log([{"dn": "dn03", "route": "replication", "bytes": 4}]) == []
+    assert len(racks._task_log(routed + [{"dn": "dn03", "route": "replication",
+                                          "bytes": 4}])) == 2
