@@ -159,7 +159,7 @@ public final class InecRepair {
    * Whether vertex {@code v}'s participant, whose control port could not be reached, is its
    * survivor's fault, as Hadoop's striped reader takes a DataNode it cannot connect to for a
    * dead source: when that host said so ({@code refused}: a reset came back), or when this node
-   * reached another participant over the same network (see {@link #sameNetwork}): one of the
+   * reached another participant over the same network (see {@link #speaksFor}): one of the
    * vertices before {@code v}, or else a probe of another ({@link #reachesAnother}). A timeout
    * while no other participant answers over that network may be this node's own link, and
    * blames no survivor.
@@ -169,8 +169,9 @@ public final class InecRepair {
       return true;
     }
     InetSocketAddress failed = at[v].control;
+    boolean failedHere = ServiceDirectory.isThisHost(failed.getAddress());
     for (int u = 1; u < v; u++) { // connected before this one
-      if (sameNetwork(failed, at[u].control)) {
+      if (speaksFor(failedHere, at[u].control)) {
         return true;
       }
     }
@@ -178,14 +179,14 @@ public final class InecRepair {
   }
 
   /**
-   * Whether {@code other} answering shows that this node reaches {@code failed}'s network: a
-   * participant on this host answers over loopback even while this node's link is down, so it
-   * speaks for another on this host only (a client reading on a DataNode's host would otherwise
-   * blame every survivor it could not reach).
+   * Whether {@code other} answering shows that this node reaches the network of a participant
+   * that timed out ({@code failedHere}: one on this host): a participant on this host answers
+   * over loopback even while this node's link is down, so it speaks for another on this host
+   * only (a client reading on a DataNode's host would otherwise blame every survivor it could
+   * not reach).
    */
-  static boolean sameNetwork(InetSocketAddress failed, InetSocketAddress other) {
-    return ServiceDirectory.isThisHost(failed.getAddress())
-        || !ServiceDirectory.isThisHost(other.getAddress());
+  private static boolean speaksFor(boolean failedHere, InetSocketAddress other) {
+    return failedHere || !ServiceDirectory.isThisHost(other.getAddress());
   }
 
   /**
@@ -211,7 +212,7 @@ public final class InecRepair {
 
   /**
    * The participant to probe when the one at {@code failed} timed out: one in the plan with
-   * another control address on {@link #sameNetwork the same network}; for one on another
+   * another control address that {@link #speaksFor speaks for it}; for one on another
    * host, on a third host first (a dead host's second participant would answer for nobody);
    * null when there is none.
    */
@@ -220,7 +221,7 @@ public final class InecRepair {
     InetSocketAddress sameHost = null;
     for (int v = 1; v < at.length; v++) {
       InetSocketAddress a = at[v].control;
-      if (!a.equals(failed) && sameNetwork(failed, a)) {
+      if (!a.equals(failed) && speaksFor(failedHere, a)) {
         if (failedHere || a.getAddress() == null
             || !a.getAddress().equals(failed.getAddress())) {
           return a;
