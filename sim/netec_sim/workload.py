@@ -173,10 +173,12 @@ class Recovery:
         c = self.cluster
         if c.racks < 2 or c.per_rack < 3:  # a pair, and a free DataNode beside it
             raise ValueError("written replicas need 2 racks of 3 DataNodes at least")
+        # the second and third replicas: two DataNodes of a rack other than the writer's
+        pair = lambda: self.rng.sample(c.rack_nodes(self.rng.randrange(1, c.racks)), 2)
         held = {}
         for _ in range(blocks):
-            pair = self.rng.sample(c.rack_nodes(self.rng.randrange(1, c.racks)), 2)
-            for x in [self.rng.choice(c.rack_nodes(0))] + pair:
+            second_third = pair()
+            for x in [self.rng.choice(c.rack_nodes(0))] + second_third:
                 held[x] = held.get(x, 0) + 1
         among = c.nodes if victim_rack is None else c.rack_nodes(victim_rack)
         most = max(held.get(x, 0) for x in among)
@@ -185,7 +187,7 @@ class Recovery:
         groups = []
         for _ in range(lost):
             if mine == 0:
-                survivors = self.rng.sample(c.rack_nodes(self.rng.randrange(1, c.racks)), 2)
+                survivors = pair()
             else:
                 survivors = [self.rng.choice([x for x in c.rack_nodes(mine)
                                               if x != self.victim]),
