@@ -147,7 +147,8 @@ def validate(path, cores=None, out=sys.stdout):
           "daemon sharing %d cores, the testbed's CPU per byte at %s, its Hadoop settings "
           "(a round a second of 8 tasks a live DataNode, 1 s heartbeats, max-streams 8), "
           "replicated blocks written from its first rack and the fullest DataNode of the "
-          "victim's rack lost, as the benchmark does; each prediction the mean over 5 placements" % (res["command"], cores, profile), file=out)
+          "victim's rack lost, as the benchmark does; each prediction the mean over 5 "
+          "placements" % (res["command"], cores, profile), file=out)
     print("", file=out)
     print("| racks | oversub. | code | route | measured s | predicted s | error | measured "
           "cross-rack B/B | predicted | busiest (model) |", file=out)
