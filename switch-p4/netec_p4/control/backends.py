@@ -97,7 +97,7 @@ class ByShortName:
         self._by_short = {}  # short name -> [(full name, value)]
 
     def add(self, full_name, value):
-        self._by_short.setdefault(full_name.split(".")[-1], []).append((full_name, value))
+        self._by_short.setdefault(short_name(full_name), []).append((full_name, value))
 
     def __getitem__(self, short):
         found = self._by_short.get(short)
@@ -116,7 +116,8 @@ class ByShortName:
 
 
 def short_name(field):
-    """bfrt_python names a key field by its last component (hdr.ipv4.dst_addr -> dst_addr)."""
+    """A name's last component: bfrt_python's name of a key field (hdr.ipv4.dst_addr ->
+    dst_addr), ByShortName's of a table, action, register or counter."""
     return field.split(".")[-1]
 
 
@@ -157,7 +158,7 @@ class ThriftBackend(Backend):
         for pipe in program["pipelines"]:
             for t in pipe["tables"]:
                 keys = [(k["match_type"], widths[tuple(k["target"])]) for k in t["key"]]
-                own = {actions[i][0].split(".")[-1]: actions[i] for i in t["action_ids"]}
+                own = {short_name(actions[i][0]): actions[i] for i in t["action_ids"]}
                 self.tables.add(t["name"], (t["name"], keys, own))
         self.registers = ByShortName()  # -> full name
         for r in program["register_arrays"]:
@@ -284,14 +285,16 @@ class P4RuntimeBackend(Backend):
         import grpc
         from google.protobuf import text_format
         from p4.config.v1 import p4info_pb2
-        from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+        from p4.v1 import p4data_pb2, p4runtime_pb2, p4runtime_pb2_grpc
         self.pb = p4runtime_pb2
+        self.data = p4data_pb2
         self.ports = ports  # agent host -> egress port (multicast replicas)
         self.device_id = device_id
         self.election = p4runtime_pb2.Uint128(high=0, low=election_id)
         self.info = p4info_pb2.P4Info()
         with open(p4info_path) as f:
             text_format.Merge(f.read(), self.info)
+        self._index()
         self.channel = grpc.insecure_channel(address)
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
         self._stream = self.stub.StreamChannel(iter([p4runtime_pb2.StreamMessageRequest(
@@ -305,18 +308,20 @@ class P4RuntimeBackend(Backend):
             device_id=device_id, election_id=self.election, config=config,
             action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT))
 
-    def _find(self, kind, short):
-        """The p4info object of KIND whose name ends in SHORT (ByShortName's rule)."""
-        found = ByShortName()
-        for obj in getattr(self.info, kind):
-            found.add(obj.preamble.name, obj)
-        return found[short]
+    def _index(self):
+        """The p4info's tables (with their own actions) and registers by short name, once."""
+        actions = {a.preamble.id: a for a in self.info.actions}
+        self.tables = ByShortName()  # -> (table, {action's short name: action})
+        for t in self.info.tables:
+            self.tables.add(t.preamble.name, (t, {short_name(actions[r.id].preamble.name):
+                                                  actions[r.id] for r in t.action_refs}))
+        self.registers = ByShortName()
+        for r in self.info.registers:
+            self.registers.add(r.preamble.name, r)
 
     def table_entry(self, e):
-        t = self._find("tables", e.table)
-        own = {a.preamble.id: a for a in self.info.actions}
-        a = next((own[r.id] for r in t.action_refs
-                  if own[r.id].preamble.name.split(".")[-1] == e.action), None)
+        t, own = self.tables[e.table]
+        a = own.get(e.action)
         if a is None:
             raise KeyError("table %s has no action %s" % (e.table, e.action))
         entry = self.pb.TableEntry(table_id=t.preamble.id)
@@ -352,11 +357,11 @@ class P4RuntimeBackend(Backend):
         return ups
 
     def _register(self, name, index, value):
-        r = self._find("registers", name)
+        r = self.registers[name]
         bits = r.type_spec.bitstring.bit.bitwidth
         entry = self.pb.Entity(register_entry=self.pb.RegisterEntry(
             register_id=r.preamble.id, index=self.pb.Index(index=index),
-            data=self.pb.P4Data(bitstring=canonical(value, bits))))
+            data=self.data.P4Data(bitstring=canonical(value, bits))))
         return self.pb.Update(type=self.pb.Update.MODIFY, entity=entry)
 
     def _group(self, group, delete=False):
@@ -388,7 +393,7 @@ class P4RuntimeBackend(Backend):
                      for e in entries] + [self._group(group, delete=True)])
 
     def progress(self, task):
-        r = self._find("registers", "ack_seq")
+        r = self.registers["ack_seq"]
         req = self.pb.ReadRequest(device_id=self.device_id)
         req.entities.add(register_entry=self.pb.RegisterEntry(
             register_id=r.preamble.id, index=self.pb.Index(index=task)))
