@@ -204,3 +204,58 @@ def test_the_racks_task_log_keeps_routed_tasks_and_skips_re_replication():
     assert racks._task_log([{"dn": "dn03", "route": "replication", "bytes": 4}]) == []
     assert len(racks._task_log(routed + [{"dn": "dn03", "route": "replication",
                                           "bytes": 4}])) == 2
+
+
+def test_files_wait_until_the_namenode_has_placed_every_group_on_its_racks(monkeypatch):
+    """What the racks benchmark met (NameNode log, 2026-11-29): group 1009 of RS(3,2) written
+    on 3 of 4 racks (DataNodes passed over as too busy), then its unit 0 copied from dn09 to
+    dn03 and dn09's copy deleted. A DataNode killed before that was over lost a unit that was
+    not lost; written files are only handed on once the NameNode is done."""
+    from netec_testbed import scenario
+    tb = Testbed(Config(datanodes=12, racks=4, run_dir="/nonexistent"))
+    ip = {h: tb.ip(h) for h in ("dn01", "dn03", "dn05", "dn09", "dn10", "dn12")}
+    misplaced = ["dn09", "dn05", "dn01", "dn10", "dn12"]       # racks 1, 1, 1, 2, 4
+    moving = misplaced + ["dn03"]                                # unit 0 twice
+    placed = ["dn03", "dn05", "dn01", "dn10", "dn12"]          # racks 3, 1, 1, 2, 4
+    # the NameNode's answer and the holders, a step each time it is asked
+    script = [({"LowRedundancyBlocks": 1}, misplaced), ({}, misplaced),
+              ({"PendingReconstructionBlocks": 1}, misplaced), ({}, moving), ({}, placed)]
+    step, seen = [-1], []
+
+    def namesystem():
+        step[0] += 1
+        return script[min(step[0], len(script) - 1)][0]
+
+    def locate():
+        holders = script[min(step[0], len(script) - 1)][1]
+        seen.append(holders)
+        return {"groups": [{"offset": 0, "units": [
+            {"index": i if i < 5 else 0, "block": i, "dn": ip[h] + ":9866"}
+            for i, h in enumerate(holders)]}]}
+
+    monkeypatch.setattr(tb, "make_dir", lambda *a: None)
+    monkeypatch.setattr(tb, "probe", lambda op, *a, **kw: locate() if op == "locate" else {})
+    monkeypatch.setattr(tb, "namesystem", namesystem)
+    monkeypatch.setattr(scenario.time, "sleep", lambda s: None)
+    files = scenario.Files(tb, "/racks/x", "NETEC-3-2-1024k", 1, 10).write()
+    assert seen == [misplaced, moving, placed]
+    assert [u[4] for u in files.locate()] == placed
+    # on one flat fabric the NameNode moves nothing to place a block: placed once it is quiet
+    flat = Testbed(Config(datanodes=12, run_dir="/nonexistent"))
+    seen.clear()
+    step[0] = 0  # the holders on 3 of the 4 racks
+    monkeypatch.setattr(flat, "make_dir", lambda *a: None)
+    monkeypatch.setattr(flat, "probe", lambda op, *a, **kw: locate() if op == "locate" else {})
+    monkeypatch.setattr(flat, "namesystem", lambda: {})
+    scenario.Files(flat, "/flat/x", "NETEC-3-2-1024k", 1, 10).write()
+    assert seen == []
+    # replicas: two racks are the default policy's, and a replicated block's copies all have
+    # index 0 (not a unit held twice)
+    step[0] = 0
+    seen.clear()
+    one_rack = ["dn01", "dn05", "dn09"]
+    script[:] = [({}, one_rack), ({"PendingDeletionBlocks": 1}, one_rack + ["dn10"]),
+                 ({}, ["dn01", "dn05", "dn10"])]
+    step[0] = -1
+    scenario.Files(tb, "/racks/r", None, 1, 10).write()
+    assert seen == [one_rack, ["dn01", "dn05", "dn10"]]
