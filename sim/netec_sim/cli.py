@@ -135,20 +135,24 @@ def _bits(rate):
     return n * (8 if m.group(3) == "bps" else 1)
 
 
-def validate(path, cores=None, out=sys.stdout):
-    """Predicted against measured, for every run of bin/netec-bench racks' JSON at PATH.
-    Returns the largest error of the recovery windows."""
+def validate(path, cores=None, out=sys.stdout, cpu="racks"):
+    """Predicted against measured, for every run of bin/netec-bench racks' JSON at PATH, with
+    CPU per byte as profile CPU has it ("racks": the racks testbed's, workload.RACKS_CPU; a
+    link rate: the flat testbed's at that rate). Returns the largest error of the recovery
+    windows."""
     with open(path) as f:
         res = json.load(f)
     cores = cores or res.get("cores") or os.cpu_count() or 2
     host_Bps = _bits(res["link"]) / 8
-    profile = "1gbit" if host_Bps * 8 >= 1e9 else "100mbit"
+    profile = cpu
+    where = ("the racks testbed's CPU per rebuilt byte (its 50 Mbit/s run)" if cpu == "racks"
+             else "the flat testbed's CPU per byte at %s" % cpu)
     print("bin/netec-bench racks' runs (`%s`) against the model: the testbed's layout, every "
-          "daemon sharing %d cores, the testbed's CPU per byte at %s, its Hadoop settings "
+          "daemon sharing %d cores, %s, its Hadoop settings "
           "(a round a second of 8 tasks a live DataNode, 1 s heartbeats, max-streams 8), "
           "replicated blocks written from its first rack and the fullest DataNode of the "
           "victim's rack lost, as the benchmark does; each prediction the mean over 5 "
-          "placements" % (res["command"], cores, profile), file=out)
+          "placements" % (res["command"], cores, where), file=out)
     print("", file=out)
     print("| racks | oversub. | code | route | measured s | predicted s | error | measured "
           "cross-rack B/B | predicted | busiest (model) |", file=out)
@@ -225,9 +229,12 @@ def main(argv=None):
     v.add_argument("--cores", type=int, default=None,
                    help="the testbed machine's cores, shared by every daemon (default: as "
                         "the JSON records, else this machine's)")
+    v.add_argument("--cpu", default="racks", choices=workload.CPU_PROFILES,
+                   help="CPU per rebuilt byte: racks (the racks testbed's, measured at 50 "
+                        "Mbit/s) or the flat testbed's at a link rate")
     a = p.parse_args(argv)
     if a.command == "validate":
-        worst = validate(a.json, a.cores)
+        worst = validate(a.json, a.cores, cpu=a.cpu)
         return 0 if worst <= 0.2 else 1
     c, rows = predict(a)
     print_predictions(a, c, rows)

@@ -61,11 +61,25 @@ TESTBED_CPU = {
 # routes the testbed did not measure cost what their nearest measured one costs
 _SAME_CPU = {"switch-racks": "switch", "inec-chain-flat": "inec-chain"}
 
+# CPU seconds per rebuilt GiB of the whole racks testbed (every daemon, idle subtracted: the
+# benchmark's cores busy x window / GiB), per route: bin/netec-bench racks --racks 3
+# --oversubscription 4 --codes rs32,rs63 --link 50mbit --groups 6
+# (docs/racks-benchmark-50mbit.json), the mean of RS(3,2) and RS(6,3). Per rebuilt byte it did
+# not grow with k there (native 296 and 278, the switch 322 and 319), so no role is scaled by
+# k; it is about twice the flat testbed's (two levels of bridges and shapers a packet, up to 3
+# switches a task). For bin/netec-sim validate only: one pool of cores, so it is charged
+# whole to the target.
+RACKS_CPU = {"native": 287.0, "switch": 321.0, "switch-racks": 451.0, "inec-chain": 204.0,
+             "inec-chain-flat": 235.0, "replication": 49.0}
+CPU_PROFILES = sorted(TESTBED_CPU) + ["racks"]
+
 
 def cpu_costs(profile, route):
     """CPU seconds per rebuilt byte by role for ROUTE under PROFILE (None: no CPU cost)."""
     if profile is None:
         return {}
+    if profile == "racks":
+        return {"target": RACKS_CPU[route] / GIB}
     table = TESTBED_CPU[profile]
     return {role: s / GIB for role, s in table[_SAME_CPU.get(route, route)].items()}
 

@@ -232,7 +232,27 @@ def test_validate_reads_the_racks_benchmarks_json(tmp_path):
     # crossing racks
     assert "| 4 | 1:4 | rs63 | replication | 4.74 |" in text and "| 1.16 | 1.00 |" in text, text
     assert worst >= 0 and "largest error" in text
+    # CPU per byte: the racks testbed's by default, the flat testbed's when asked
+    assert "the racks testbed's CPU per rebuilt byte" in text, text
+    flat = io.StringIO()
+    cli.validate(str(path), out=flat, cpu="100mbit")
+    assert "the flat testbed's CPU per byte at 100mbit" in flat.getvalue()
     with pytest.raises(ValueError, match="fast"):
         cli._bits("fast")
     assert cli._bits("100mbit") == 1e8 and cli._bits("10mbps") == 8e7
 
+
+
+def test_the_racks_cpu_profile_charges_a_routes_whole_cost_to_one_pool():
+    """RACKS_CPU is the whole testbed's CPU a rebuilt byte (every daemon on one pool of
+    cores), not scaled by k: validate's CPU-bound rows (the switch by rack) take it whole."""
+    for route in workload.ROUTES:
+        costs = workload.cpu_costs("racks", route)
+        assert list(costs) == ["target"]
+        assert costs["target"] == workload.RACKS_CPU[route] / workload.GIB
+    c = network.Cluster(3, 4, 1e9 / 8, oversubscription=1, cpu_pool=2)
+    # two cores at 451 s a GiB take 0.9 s a 4 MiB block: on 1 Gbit/s links the CPU binds
+    end, _, util = cli.recover(c, "rs63", "switch-racks", 24, 4 << 20, cli.TESTBED_HADOOP,
+                               cpu_profile="racks", switch_cpu=True)
+    assert max(util, key=util.get) == "cpu", util
+    assert end >= 24 * 4 / 1024 * 451.0 / 2
