@@ -62,24 +62,45 @@ TESTBED_CPU = {
 _SAME_CPU = {"switch-racks": "switch", "inec-chain-flat": "inec-chain"}
 
 # CPU seconds per rebuilt GiB of the whole racks testbed (every daemon, idle subtracted: the
-# benchmark's cores busy x window / GiB), per route: bin/netec-bench racks --racks 3
-# --oversubscription 4 --codes rs32,rs63 --link 50mbit --groups 6
-# (docs/racks-benchmark-50mbit.json), the mean of RS(3,2) and RS(6,3). Per rebuilt byte it did
-# not grow with k there (native 296 and 278, the switch 322 and 319), so no role is scaled by
-# k; it is about twice the flat testbed's (two levels of bridges and shapers a packet, up to 3
-# switches a task). For bin/netec-sim validate only: one pool of cores, so it is charged
-# whole to the target.
-RACKS_CPU = {"native": 287.0, "switch": 321.0, "switch-racks": 451.0, "inec-chain": 204.0,
-             "inec-chain-flat": 235.0, "replication": 49.0}
+# benchmark's cores busy x window / GiB), per route and k, charged to one pool (the testbed's
+# cores): for bin/netec-sim validate only. Measured by bin/netec-bench racks at 50 Mbit/s on 3
+# racks at 1:4: k = 3 and 6 with 12 DataNodes (--codes rs32,rs63 --groups 6,
+# docs/racks-benchmark-50mbit.json), k = 10 with 18 (--codes rs104 --datanodes 18,
+# docs/racks-benchmark-rs104-50mbit.json). From k = 3 to 6 it did not grow (native 296 and
+# 278, the switch 322 and 319: the mean of the two is kept for both); at k = 10, on half as
+# many DataNodes again, it was 1.2-2.6x that. Between measured k, linear; about twice the flat
+# testbed's (two levels of bridges and shapers a packet, up to 3 switches a task).
+RACKS_CPU = {
+    3: {"native": 287.0, "switch": 321.0, "switch-racks": 451.0, "inec-chain": 204.0,
+        "inec-chain-flat": 235.0, "replication": 49.0},
+    10: {"native": 345.0, "switch": 829.0, "switch-racks": 688.0, "inec-chain": 441.0},
+}
+RACKS_CPU[6] = RACKS_CPU[3]
 CPU_PROFILES = sorted(TESTBED_CPU) + ["racks"]
 
 
-def cpu_costs(profile, route):
-    """CPU seconds per rebuilt byte by role for ROUTE under PROFILE (None: no CPU cost)."""
+def racks_cpu(route, k):
+    """RACKS_CPU of ROUTE at K (seconds a rebuilt GiB): linear between the measured k, the
+    nearest measured beyond them; a route not measured at a k takes its nearest measured k
+    (the flat chain and replication were not run at k = 10)."""
+    ks = sorted(x for x in RACKS_CPU if route in RACKS_CPU[x])
+    if k <= ks[0] or k >= ks[-1]:
+        return RACKS_CPU[ks[0] if k <= ks[0] else ks[-1]][route]
+    hi = next(x for x in ks if x >= k)
+    lo = max(x for x in ks if x <= k)
+    if hi == lo:
+        return RACKS_CPU[lo][route]
+    a, b = RACKS_CPU[lo][route], RACKS_CPU[hi][route]
+    return a + (b - a) * (k - lo) / (hi - lo)
+
+
+def cpu_costs(profile, route, k=6):
+    """CPU seconds per rebuilt byte by role for ROUTE of a code with K data units under
+    PROFILE (None: no CPU cost)."""
     if profile is None:
         return {}
     if profile == "racks":
-        return {"target": RACKS_CPU[route] / GIB}
+        return {"target": racks_cpu(route, k) / GIB}
     table = TESTBED_CPU[profile]
     return {role: s / GIB for role, s in table[_SAME_CPU.get(route, route)].items()}
 
@@ -229,7 +250,7 @@ class Recovery:
                 route, "replicated" if self.replicated else "erasure-coded"))
         out = {}
         for i, g in enumerate(self.groups):
-            d = self.demand(route, g, cpu_costs(cpu_profile, route), switch_cpu)
+            d = self.demand(route, g, cpu_costs(cpu_profile, route, self.k), switch_cpu)
             out[i] = (block_bytes, d, g.source if route == "replication" else g.target)
         return out
 

@@ -245,11 +245,19 @@ def test_validate_reads_the_racks_benchmarks_json(tmp_path):
 
 def test_the_racks_cpu_profile_charges_a_routes_whole_cost_to_one_pool():
     """RACKS_CPU is the whole testbed's CPU a rebuilt byte (every daemon on one pool of
-    cores), not scaled by k: validate's CPU-bound rows (the switch by rack) take it whole."""
+    cores), by route and k: validate's CPU-bound rows take it whole."""
     for route in workload.ROUTES:
-        costs = workload.cpu_costs("racks", route)
-        assert list(costs) == ["target"]
-        assert costs["target"] == workload.RACKS_CPU[route] / workload.GIB
+        for k in (3, 6, 10):
+            costs = workload.cpu_costs("racks", route, k)
+            assert list(costs) == ["target"]
+            assert costs["target"] == workload.racks_cpu(route, k) / workload.GIB
+    # as measured at k = 3, 6 and 10; linear between; the nearest measured k beyond them and
+    # for a route not measured at some k
+    assert workload.racks_cpu("switch", 6) == workload.racks_cpu("switch", 3) == 321.0
+    assert workload.racks_cpu("switch", 10) == 829.0
+    assert workload.racks_cpu("switch", 8) == (321.0 + 829.0) / 2
+    assert workload.racks_cpu("switch", 2) == 321.0 and workload.racks_cpu("switch", 12) == 829.0
+    assert workload.racks_cpu("replication", 10) == workload.racks_cpu("replication", 3)
     c = network.Cluster(3, 4, 1e9 / 8, oversubscription=1, cpu_pool=2)
     # two cores at 451 s a GiB take 0.9 s a 4 MiB block: on 1 Gbit/s links the CPU binds
     end, _, util = cli.recover(c, "rs63", "switch-racks", 24, 4 << 20, cli.TESTBED_HADOOP,
