@@ -66,24 +66,32 @@ _SAME_CPU = {"switch-racks": "switch", "inec-chain-flat": "inec-chain"}
 # cores): for bin/netec-sim validate only. Measured by bin/netec-bench racks at 50 Mbit/s on 3
 # racks at 1:4: k = 3 and 6 with 12 DataNodes (--codes rs32,rs63 --groups 6,
 # docs/racks-benchmark-50mbit.json), k = 10 with 18 (--codes rs104 --datanodes 18,
-# docs/racks-benchmark-rs104-50mbit.json). From k = 3 to 6 it did not grow (native 296 and
-# 278, the switch 322 and 319: the mean of the two is kept for both); at k = 10, on half as
-# many DataNodes again, it was 1.2-2.6x that. Between measured k, linear; about twice the flat
-# testbed's (two levels of bridges and shapers a packet, up to 3 switches a task).
+# docs/racks-benchmark-rs104-50mbit.json), one run each. From k = 3 to 6 no route grew
+# steadily (native 296 and 278, the spine switch 322 and 319, the switch by rack 507 and 394,
+# the chain 221 and 188, the flat chain 189 and 281): the mean of the two stands for both, a
+# route's runs within about 25% of it. At k = 10 the routes cost 1.2-2.6x that; those runs
+# also had 18 DataNodes and 75 Mbit/s uplinks, so how much of it is k and how much the
+# layout, one run cannot say. Between measured k, linear. The flat chain was not run at
+# k = 10: it takes the chain's growth (x 441 / 204), as _SAME_CPU has them cost alike;
+# replication, which has no k, its own figure. About twice the flat testbed's (two levels of
+# bridges and shapers a packet, up to 3 switches a task).
 RACKS_CPU = {
     3: {"native": 287.0, "switch": 321.0, "switch-racks": 451.0, "inec-chain": 204.0,
         "inec-chain-flat": 235.0, "replication": 49.0},
-    10: {"native": 345.0, "switch": 829.0, "switch-racks": 688.0, "inec-chain": 441.0},
+    10: {"native": 345.0, "switch": 829.0, "switch-racks": 688.0, "inec-chain": 441.0,
+         "inec-chain-flat": 235.0 * 441.0 / 204.0, "replication": 49.0},
 }
-RACKS_CPU[6] = RACKS_CPU[3]
+RACKS_CPU[6] = dict(RACKS_CPU[3])
 CPU_PROFILES = sorted(TESTBED_CPU) + ["racks"]
 
 
 def racks_cpu(route, k):
     """RACKS_CPU of ROUTE at K (seconds a rebuilt GiB): linear between the measured k, the
-    nearest measured beyond them; a route not measured at a k takes its nearest measured k
-    (the flat chain and replication were not run at k = 10)."""
-    ks = sorted(x for x in RACKS_CPU if route in RACKS_CPU[x])
+    nearest measured beyond them."""
+    if route not in RACKS_CPU[3]:
+        raise ValueError("route %s: no CPU figure in RACKS_CPU (routes: %s)" % (
+            route, ", ".join(sorted(RACKS_CPU[3]))))
+    ks = sorted(RACKS_CPU)
     if k <= ks[0] or k >= ks[-1]:
         return RACKS_CPU[ks[0] if k <= ks[0] else ks[-1]][route]
     hi = next(x for x in ks if x >= k)

@@ -237,6 +237,18 @@ def test_validate_reads_the_racks_benchmarks_json(tmp_path):
     flat = io.StringIO()
     cli.validate(str(path), out=flat, cpu="100mbit")
     assert "the flat testbed's CPU per byte at 100mbit" in flat.getvalue()
+    # and uses it: a CPU-bound run (RS(10,4) through the switch by rack, 2 cores, 1 Gbit/s)
+    # is predicted from the racks testbed's 688 s a GiB, far above the flat testbed's
+    bound = dict(run, code="rs104", route="switch-racks", blocks=12, window_s=10.0)
+    path.write_text(json.dumps({"command": "x", "link": "1gbit", "datanodes": 18,
+                                "block_mb": 4, "cores": 2, "groups": 6, "runs": [bound]}))
+    predicted = {}
+    for cpu in ("racks", "1gbit"):
+        text = io.StringIO()
+        cli.validate(str(path), out=text, cpu=cpu)
+        row = [l for l in text.getvalue().splitlines() if l.startswith("| 3 |")][0]
+        predicted[cpu] = float(row.split("|")[6])
+    assert predicted["racks"] > 2 * predicted["1gbit"], predicted
     with pytest.raises(ValueError, match="fast"):
         cli._bits("fast")
     assert cli._bits("100mbit") == 1e8 and cli._bits("10mbps") == 8e7
@@ -258,6 +270,9 @@ def test_the_racks_cpu_profile_charges_a_routes_whole_cost_to_one_pool():
     assert workload.racks_cpu("switch", 8) == (321.0 + 829.0) / 2
     assert workload.racks_cpu("switch", 2) == 321.0 and workload.racks_cpu("switch", 12) == 829.0
     assert workload.racks_cpu("replication", 10) == workload.racks_cpu("replication", 3)
+    assert workload.racks_cpu("inec-chain-flat", 10) == pytest.approx(235.0 * 441.0 / 204.0)
+    with pytest.raises(ValueError, match="route teleport"):
+        workload.racks_cpu("teleport", 6)
     c = network.Cluster(3, 4, 1e9 / 8, oversubscription=1, cpu_pool=2)
     # two cores at 451 s a GiB take 0.9 s a 4 MiB block: on 1 Gbit/s links the CPU binds
     end, _, util = cli.recover(c, "rs63", "switch-racks", 24, 4 << 20, cli.TESTBED_HADOOP,

@@ -27,51 +27,91 @@ class Files:
         return self.seed * 1000 + self.paths.index(path)
 
     def write(self):
+        before = self._namenode_work()
         self.tb.make_dir(self.dir, self.policy)
         for p in self.paths:
             self.tb.probe("write", p, str(self.size), str(self.seed_of(p)), conf=self.conf)
-        self.settle()
+        self.settle(before)
         return self
 
-    def settle(self, timeout=120):
-        """Waits until the NameNode is done placing what was written: no block short of
-        redundancy, pending, scheduled or waiting to be deleted, no unit of a group held twice,
-        and on a testbed with racks every block on as many racks as its placement policy asks
-        (a group: min(units, racks), BlockPlacementPolicyRackFaultTolerant; replicas: two
-        racks, the default policy). A write under load can leave a block on fewer racks (the
-        NameNode passes over DataNodes it finds too busy: "Not enough replicas was chosen.
-        Reason: {NODE_TOO_BUSY=...}"); the NameNode then copies a unit to another rack and
-        deletes the old copy. A DataNode killed before that is over is counted as losing a
-        unit that is not lost (the run waits for a copy that never comes), or its loss is
-        rebuilt beside the move: the racks benchmark's native RS(3,2) windows of about 28 s,
-        where 8 s was usual."""
+    # what the NameNode still has to do: blocks short of redundancy (missing ones too),
+    # pending, scheduled or waiting to be deleted, over the whole namespace
+    WORK = ("LowRedundancyBlocks", "UnderReplicatedBlocks", "PendingReconstructionBlocks",
+            "ScheduledReplicationBlocks", "PendingDeletionBlocks")
+
+    def _namenode_work(self):
+        ns = self.tb.namesystem()
+        return {key: ns.get(key, 0) or 0 for key in self.WORK}
+
+    def settle(self, before=None, timeout=120):
+        """Waits until the NameNode is done placing what was written: its work (WORK) back
+        to what it was BEFORE the write (a file an earlier run left short of units stays
+        short; none: to nothing) and, on a testbed with racks, every one of these files'
+        groups whole (the units its length needs, each once) on as many racks as
+        BlockPlacementPolicyRackFaultTolerant asks (min(units, racks with a live DataNode)),
+        every replicated block on two (the default policy). A write under load can leave a
+        block on fewer racks (the NameNode passes over DataNodes it finds too busy: "Not
+        enough replicas was chosen. Reason: {NODE_TOO_BUSY=...}"); the NameNode then copies a
+        unit to another rack and deletes the old copy. A DataNode killed before that is over
+        is counted as losing a unit that is not lost (the run waits for a copy that never
+        comes), or its loss is rebuilt beside the move: the racks benchmark's native RS(3,2)
+        windows of about 28 s, where 8 s was usual."""
+        before = before or {}
         racks = getattr(getattr(self.tb, "cfg", None), "racks", 0)
+        m = re.search(r"(\d+)-(\d+)-(\d+)k$", self.policy or "")
+        code = tuple(int(x) for x in m.groups()) if m else None  # k, m, cell KiB
+        why = ["nothing asked yet"]
 
         def quiet():
-            ns = self.tb.namesystem()
-            return all(not ns.get(key, 0) for key in (
-                "LowRedundancyBlocks", "UnderReplicatedBlocks", "PendingReconstructionBlocks",
-                "ScheduledReplicationBlocks", "PendingDeletionBlocks"))
+            now = self._namenode_work()
+            busy = {k: v for k, v in now.items() if v > before.get(k, 0)}
+            if busy:
+                why[0] = "the NameNode's %s" % ", ".join(
+                    "%s %d (%d before the write)" % (k, v, before.get(k, 0))
+                    for k, v in sorted(busy.items()))
+            return not busy
+
+        def placed(path, g, live_racks):
+            indices = [u["index"] for u in g["units"]]
+            hosts = [self.tb.host_of(u["dn"]) for u in g["units"]]
+            where = "%s at %d" % (path, g["offset"])
+            want = len(hosts)
+            if self.policy:
+                if code:
+                    k, parity, cell = code
+                    data = min(k, -(-g["bytes"] // (cell << 10)))
+                    need = set(range(data)) | set(range(k, k + parity))
+                    if set(indices) != need or len(indices) != len(need):
+                        why[0] = "%s: units %s, not %s" % (where, sorted(indices), sorted(need))
+                        return False
+                    want = len(need)
+                elif len(set(indices)) != len(indices):
+                    why[0] = "%s: a unit held twice %s" % (where, sorted(indices))
+                    return False
+            want = min(want, live_racks) if self.policy else min(2, want, live_racks)
+            on = {self.tb.rack_path(h) for h in hosts}
+            if len(on) < want:
+                why[0] = "%s: on %d racks (%s), the policy asks %d" % (
+                    where, len(on), ", ".join(sorted(on)), want)
+                return False
+            return True
 
         def settled():
             if not quiet():
                 return False
             if not racks:
                 return True  # one rack: the NameNode moves nothing to place it
-            blocks = {}
-            for path, offset, index, _, host in self.locate():
-                blocks.setdefault((path, offset), []).append((index, host))
-            for units in blocks.values():
-                indices = [i for i, _ in units]
-                if self.policy and len(set(indices)) != len(indices):
-                    return False  # a unit moved, its old copy not yet deleted
-                want = min(len(units), racks) if self.policy else min(2, len(units), racks)
-                if len({self.tb.rack_path(h) for _, h in units}) < want:
-                    return False
+            live_racks = len({self.tb.rack_path(h) for h in self.tb.live_datanodes()})
+            for path in self.paths:
+                for g in self.tb.probe("locate", path)["groups"]:
+                    if not placed(path, g, live_racks):
+                        return False
             return quiet()
 
-        self.tb.wait("the NameNode to finish placing %s (no block short of redundancy, "
-                     "pending or misplaced)" % self.dir, settled, timeout)
+        try:
+            self.tb.wait("the NameNode to finish placing %s" % self.dir, settled, timeout)
+        except TestbedError as e:
+            raise TestbedError("%s; last: %s" % (e, why[0])) from None
         return self
 
     def locate(self):

@@ -213,49 +213,68 @@ def test_files_wait_until_the_namenode_has_placed_every_group_on_its_racks(monke
     not lost; written files are only handed on once the NameNode is done."""
     from netec_testbed import scenario
     tb = Testbed(Config(datanodes=12, racks=4, run_dir="/nonexistent"))
-    ip = {h: tb.ip(h) for h in ("dn01", "dn03", "dn05", "dn09", "dn10", "dn12")}
+    ip = {h: tb.ip(h) for h in tb.datanodes}
     misplaced = ["dn09", "dn05", "dn01", "dn10", "dn12"]       # racks 1, 1, 1, 2, 4
     moving = misplaced + ["dn03"]                                # unit 0 twice
     placed = ["dn03", "dn05", "dn01", "dn10", "dn12"]          # racks 3, 1, 1, 2, 4
-    # the NameNode's answer and the holders, a step each time it is asked
-    script = [({"LowRedundancyBlocks": 1}, misplaced), ({}, misplaced),
-              ({"PendingReconstructionBlocks": 1}, misplaced), ({}, moving), ({}, placed)]
+    # the NameNode's answer and the holders, a step each time it is asked; the first answer
+    # is the work it had before the write (a block left short of redundancy by another file)
+    script = [({"LowRedundancyBlocks": 1}, None),
+              ({"LowRedundancyBlocks": 2}, misplaced), ({"LowRedundancyBlocks": 1}, misplaced),
+              ({"PendingReconstructionBlocks": 1, "LowRedundancyBlocks": 1}, misplaced),
+              ({"LowRedundancyBlocks": 1}, moving), ({"LowRedundancyBlocks": 1}, placed)]
     step, seen = [-1], []
 
     def namesystem():
         step[0] += 1
         return script[min(step[0], len(script) - 1)][0]
 
-    def locate():
+    def locate(replicated=False):
         holders = script[min(step[0], len(script) - 1)][1]
         seen.append(holders)
-        return {"groups": [{"offset": 0, "units": [
-            {"index": i if i < 5 else 0, "block": i, "dn": ip[h] + ":9866"}
+        return {"groups": [{"offset": 0, "bytes": 3 * (4 << 20), "units": [
+            {"index": 0 if replicated else i % 5, "block": i, "dn": ip[h] + ":9866"}
             for i, h in enumerate(holders)]}]}
 
-    monkeypatch.setattr(tb, "make_dir", lambda *a: None)
-    monkeypatch.setattr(tb, "probe", lambda op, *a, **kw: locate() if op == "locate" else {})
-    monkeypatch.setattr(tb, "namesystem", namesystem)
+    def patch(t, replicated=False):
+        monkeypatch.setattr(t, "make_dir", lambda *a: None)
+        monkeypatch.setattr(t, "probe", lambda op, *a, **kw:
+                            locate(replicated) if op == "locate" else {})
+        monkeypatch.setattr(t, "namesystem", namesystem)
+        monkeypatch.setattr(t, "live_datanodes", lambda: list(t.datanodes))
+
+    patch(tb)
     monkeypatch.setattr(scenario.time, "sleep", lambda s: None)
-    files = scenario.Files(tb, "/racks/x", "NETEC-3-2-1024k", 1, 10).write()
+    files = scenario.Files(tb, "/racks/x", "NETEC-3-2-1024k", 1, 3 * (4 << 20)).write()
     assert seen == [misplaced, moving, placed]
     assert [u[4] for u in files.locate()] == placed
-    # on one flat fabric the NameNode moves nothing to place a block: placed once it is quiet
-    flat = Testbed(Config(datanodes=12, run_dir="/nonexistent"))
-    seen.clear()
-    step[0] = 0  # the holders on 3 of the 4 racks
-    monkeypatch.setattr(flat, "make_dir", lambda *a: None)
-    monkeypatch.setattr(flat, "probe", lambda op, *a, **kw: locate() if op == "locate" else {})
-    monkeypatch.setattr(flat, "namesystem", lambda: {})
-    scenario.Files(flat, "/flat/x", "NETEC-3-2-1024k", 1, 10).write()
-    assert seen == []
+    # a group short of a unit (its parity not yet reported) is not placed yet; the timeout
+    # says what was missing
+    script[:] = [({}, ["dn03", "dn05", "dn01", "dn10"])]
+    step[0] = -1
+    with pytest.raises(TestbedError, match=r"units \[0, 1, 2, 3\], not \[0, 1, 2, 3, 4\]"):
+        files.settle(timeout=0.3)
+    # a rack whose DataNodes are all dead is not asked for: three racks left, three used
+    monkeypatch.setattr(tb, "live_datanodes", lambda: [d for d in tb.datanodes
+                                                       if tb.rack(d) != 3])
+    script[:] = [({}, ["dn09", "dn05", "dn01", "dn10", "dn12"])]
+    step[0] = -1
+    files.settle(timeout=5)
     # replicas: two racks are the default policy's, and a replicated block's copies all have
     # index 0 (not a unit held twice)
-    step[0] = 0
-    seen.clear()
     one_rack = ["dn01", "dn05", "dn09"]
-    script[:] = [({}, one_rack), ({"PendingDeletionBlocks": 1}, one_rack + ["dn10"]),
+    script[:] = [({}, None), ({}, one_rack), ({"PendingDeletionBlocks": 1}, one_rack + ["dn10"]),
                  ({}, ["dn01", "dn05", "dn10"])]
     step[0] = -1
+    seen.clear()
+    patch(tb, replicated=True)
     scenario.Files(tb, "/racks/r", None, 1, 10).write()
     assert seen == [one_rack, ["dn01", "dn05", "dn10"]]
+    # on one flat fabric the NameNode moves nothing to place a block: placed once it is quiet
+    flat = Testbed(Config(datanodes=12, run_dir="/nonexistent"))
+    script[:] = [({}, misplaced)]
+    step[0] = -1
+    seen.clear()
+    patch(flat)
+    scenario.Files(flat, "/flat/x", "NETEC-3-2-1024k", 1, 10).write()
+    assert seen == []
