@@ -11,7 +11,7 @@
 #   5. the C tests of the INEC engine, under AddressSanitizer and UndefinedBehaviorSanitizer,
 #   6. coverage-guided fuzzing of every parser of peer input (Jazzer and libFuzzer), 10 s a target,
 #   7. process-level faults on the testbed: real Hadoop daemons in network namespaces, and a
-#      3.5-minute chaos soak (load and faults together, every file checked at the end),
+#      3-minute chaos soak (load and faults together, every file checked at the end),
 #   8. the container cluster: images built, docker/compose.yaml started, DataNode containers
 #      killed and rebuilt through each route, bytes compared (last: Docker changes the host's
 #      iptables FORWARD policy).
