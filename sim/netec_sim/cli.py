@@ -144,7 +144,6 @@ def validate(path, cores=None, out=sys.stdout, cpu="racks"):
         res = json.load(f)
     cores = cores or res.get("cores") or os.cpu_count() or 2
     host_Bps = _bits(res["link"]) / 8
-    profile = cpu
     where = ("the racks testbed's CPU per rebuilt byte (its 50 Mbit/s run)" if cpu == "racks"
              else "the flat testbed's CPU per byte at %s" % cpu)
     print("bin/netec-bench racks' runs (`%s`) against the model: the testbed's layout, every "
@@ -173,7 +172,7 @@ def validate(path, cores=None, out=sys.stdout, cpu="racks"):
         for seed in range(1, 6):
             end, cross, util = recover(c, r["code"], r["route"], r["blocks"],
                                        res["block_mb"] << 20, TESTBED_HADOOP,
-                                       cpu_profile=profile, seed=seed, switch_cpu=True,
+                                       cpu_profile=cpu, seed=seed, switch_cpu=True,
                                        written=written, victim_rack=victim_rack)
             ends.append(end)
             crosses.append(cross)

@@ -36,6 +36,8 @@ Routes, per rebuilt byte (one row):
 
 import random
 
+import numpy as np
+
 ROUTES = ("native", "switch", "switch-racks", "inec-chain", "inec-chain-flat", "replication")
 GIB = float(1 << 30)
 
@@ -92,14 +94,7 @@ def racks_cpu(route, k):
         raise ValueError("route %s: no CPU figure in RACKS_CPU (routes: %s)" % (
             route, ", ".join(sorted(RACKS_CPU[3]))))
     ks = sorted(RACKS_CPU)
-    if k <= ks[0] or k >= ks[-1]:
-        return RACKS_CPU[ks[0] if k <= ks[0] else ks[-1]][route]
-    hi = next(x for x in ks if x >= k)
-    lo = max(x for x in ks if x <= k)
-    if hi == lo:
-        return RACKS_CPU[lo][route]
-    a, b = RACKS_CPU[lo][route], RACKS_CPU[hi][route]
-    return a + (b - a) * (k - lo) / (hi - lo)
+    return float(np.interp(k, ks, [RACKS_CPU[x][route] for x in ks]))
 
 
 def cpu_costs(profile, route, k=6):

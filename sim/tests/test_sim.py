@@ -254,7 +254,6 @@ def test_validate_reads_the_racks_benchmarks_json(tmp_path):
     assert cli._bits("100mbit") == 1e8 and cli._bits("10mbps") == 8e7
 
 
-
 def test_the_racks_cpu_profile_charges_a_routes_whole_cost_to_one_pool():
     """RACKS_CPU is the whole testbed's CPU a rebuilt byte (every daemon on one pool of
     cores), by route and k: validate's CPU-bound rows take it whole."""
