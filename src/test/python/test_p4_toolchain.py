@@ -21,6 +21,7 @@ import pytest
 
 from netec_p4.bmv2 import p4tools, resources
 from netec_p4.control import netec_control as nc
+from netec_p4.model import gf256
 from netec_p4.model import netec_model as nm
 from netec_p4.model.pipeline import PASS_BYTES
 from netec_p4.testing.vectors import ONE_ROW, readdressed, setup_of
@@ -593,3 +594,234 @@ def test_bmv2_xor_binds_only_a_hello_with_the_tasks_secret(xor_json):
         for n in range(len(v["events"])):
             r.step(n)
         r.check_rebuilt()
+
+
+# ---- partial sums: two BMv2 switches, a child task's sum a survivor of its parent's ----------
+
+CHILD_VIP, PARENT_VIP = VIP, "198.18.0.101"
+
+
+class TwoLevels:
+    """Two BMv2 switches running the datagram program (docs/protocol.md "Partial sums",
+    datagrams): survivors 0 and 1 of an RS(4,2) repair stream to the child switch, 2 and 3 to
+    the parent, whose third sender is the child's partial sum. Each switch in a namespace of
+    its own, filled by a control plane of its own; the test carries each packet from the port
+    it left to the switch it is addressed to, as a rack's uplink would."""
+
+    K, M, ERASED = 4, 2, 3
+    LENGTH = 5 * 256 + 100  # six stripes, the last short
+
+    def __init__(self, xor_json):
+        needs_bmv2()
+        self.xor_json = xor_json
+
+    def __enter__(self):
+        k, m = self.K, self.M
+        self.units = gf256.random_units(k, m, self.LENGTH, seed=23)
+        self.survivors = [i for i in range(k + m) if i != self.ERASED][:k]  # 0 1 2 4
+        row = gf256.decode_rows(k, m, self.survivors, [self.ERASED])[0]
+        # what each survivor sends: its unit times its coefficient (pre-multiplied mode)
+        self.sent = [nm.premultiply(row[s], self.units[u]) for s, u in enumerate(self.survivors)]
+        nets = nc.parse_networks("198.18.0.0/15")
+        lim = nc.Limits.of_program("netec_xor")
+        child_hosts = {READER[0]: 1, bench.agent(0): 2, bench.agent(1): 3, PARENT_VIP: 4}
+        parent_hosts = {READER[0]: 1, CHILD_VIP: 2, bench.agent(2): 3, bench.agent(3): 4}
+        self.child = bmv2_switch.Bmv2Switch(self.xor_json, child_hosts, program="netec_xor")
+        self.parent = bmv2_switch.Bmv2Switch(self.xor_json, parent_hosts, program="netec_xor")
+        for sw in (self.child, self.parent):
+            sw.__enter__()
+        self.child_cp = nc.ControlPlane(self.child.backend(), lim, CHILD_VIP,
+                                        agent_networks=nets)
+        self.parent_cp = nc.ControlPlane(self.parent.backend(), lim, PARENT_VIP,
+                                         agent_networks=nets)
+        return self
+
+    def __exit__(self, *exc):
+        for sw in (self.parent, self.child):
+            sw.__exit__(*exc)
+
+    def setup(self, cp, agents, length=None):
+        req = {"op": "setup", "version": nc.VERSION, "group": "g", "k": len(agents), "rows": 1,
+               "payload": XOR.payload, "length": length or self.LENGTH, "timeoutMs": 60000,
+               "transport": "udp", "premultiplied": True,
+               "survivors": [{"sender": s, "agent": a, "block": "b", "unitLength": self.LENGTH,
+                              "token": ""} for s, a in enumerate(agents)],
+               "coefficients": [[1] * len(agents)]}
+        a = cp.handle(req)
+        assert a["ok"], a
+        host, port = a["vip"].split(":")
+        a["vip_port"] = int(port)
+        return a
+
+    def tree(self):
+        """The child task (survivors 0, 1), the parent (the child's sum as sender 0, then
+        survivors 2, 3), the child attached as the parent's sender 0."""
+        agent = lambda s: "%s:%d" % (bench.agent(s), AGENT_PORT)  # noqa: E731
+        self.c = self.setup(self.child_cp, [agent(0), agent(1)])
+        self.p = self.setup(self.parent_cp,
+                            ["%s:%d" % (CHILD_VIP, self.c["vip_port"]), agent(2), agent(3)])
+        return self.child_cp.handle(self.attach_request())
+
+    def attach_request(self, **parent):
+        req = {"op": "attach", "task": self.c["task"], "secret": self.c["secret"],
+               "parent": dict({"vip": "%s:%d" % (PARENT_VIP, self.p["vip_port"]),
+                               "task": self.p["task"], "slotArray": self.p["slotArray"],
+                               "sender": 0, "slots": self.p["slots"]}, **parent)}
+        return req
+
+    @staticmethod
+    def to(dst, dport, src, sport, wire):
+        return IP(src=src, dst=dst) / UDP(sport=sport, dport=dport) / wire
+
+    def reader_hello(self, task):
+        wire = nm.Packet(nm.HELLO, task["task"], task["slotArray"], nm.READER, 0, 0, 0, 0,
+                         nm.reader_hello(task["secret"], length=self.LENGTH)).encode()
+        vip = CHILD_VIP if task is self.c else PARENT_VIP
+        return self.to(vip, task["vip_port"], READER[0], READER[1], wire)
+
+    def data(self, s, seq):
+        """Survivor S's DATA of stripe SEQ to its switch (0, 1: the child's; 2, 3: the
+        parent's, as its senders 1, 2)."""
+        t, vip, sender = (self.c, CHILD_VIP, s) if s < 2 else (self.p, PARENT_VIP, s - 1)
+        lo = seq * XOR.payload
+        n = nm.payload_length(self.LENGTH, XOR.payload, seq)
+        words = self.sent[s][lo:lo + n].ljust(n, b"\0")
+        wire = nm.Packet(nm.DATA, t["task"], t["slotArray"], sender, 0, seq % t["slots"], seq,
+                         0, words).encode()
+        return self.to(vip, t["vip_port"], bench.agent(s), AGENT_PORT, wire)
+
+    def stripes(self):
+        return -(-self.LENGTH // XOR.payload)
+
+
+def test_bmv2_two_levels_rebuild_a_unit_through_a_partial_sum(xor_json):
+    """docs/protocol.md "Partial sums" over datagrams, on the P4 data plane: the child switch
+    XORs its rack's two survivors into one stream that leaves as the parent's DATA of its
+    sender (the parent's task, slot array and ring slot, from the child's VIP to the parent's,
+    its checksum whole); the parent XORs it with its own two survivors into the RESULT, which
+    must be the erased unit, byte for byte, whichever of a stripe's packets comes last. The
+    parent's HELLO copy starts nothing at the child; the parent's ACK copy moves the child's
+    ackSeq and reaches the child's survivors as their task's ACK, its window at most the
+    child's EBSN window; a survivor's error at the child reaches the reader through the
+    parent; an ACK naming the parent's task from any other address moves nothing."""
+    with TwoLevels(xor_json) as t:
+        assert t.tree() == {"ok": True}
+        c, p, child, parent = t.c, t.p, t.child, t.parent
+        link = nm.ParentLink(p["task"], p["slotArray"], 0, p["slots"], 0)
+        # the reader's HELLO to the parent: a copy to each sender, the child's VIP among them;
+        # at the child it starts nothing (only the reader's own HELLO to the child does)
+        out = parent.process(t.reader_hello(p), expect=3)
+        to_child = [o for o in out if o[IP].dst == CHILD_VIP]
+        assert len(to_child) == 1 and sorted(o[IP].dst for o in out) == sorted(
+            [CHILD_VIP, bench.agent(2), bench.agent(3)])
+        mismatched = child.backend().counter_read("verdicts", XOR_COUNTED["MISMATCH"])
+        assert child.process(to_child[0][IP]) == [], "the parent's HELLO copy passed the child"
+        assert child.backend().counter_read("verdicts", XOR_COUNTED["MISMATCH"]) == \
+            mismatched + 1
+        # the reader's HELLO to the child reaches its survivors and leaves the parent bound
+        out = child.process(t.reader_hello(c), expect=2)
+        assert sorted(o[IP].dst for o in out) == [bench.agent(0), bench.agent(1)]
+        assert child.register_read("reader_addr", c["task"]) == nc.ip_int(PARENT_VIP)
+        assert child.register_read("reader_port", c["task"]) == p["vip_port"]
+        rebuilt = {}
+        for seq in range(t.stripes()):
+            sums = []
+            for s in (0, 1):
+                sums += child.process(t.data(s, seq), expect=1 if s == 1 else 0)
+            assert len(sums) == 1, "stripe %d: %d packets from the child" % (seq, len(sums))
+            ps = sums[0]
+            assert (ps[IP].src, ps[UDP].sport) == (CHILD_VIP, c["vip_port"])
+            assert (ps[IP].dst, ps[UDP].dport) == (PARENT_VIP, p["vip_port"])
+            got = nm.Packet.decode(bytes(ps[UDP].payload))  # checks the NetEC checksum
+            lo, n = seq * XOR.payload, nm.payload_length(t.LENGTH, XOR.payload, seq)
+            words = bytes(a ^ b for a, b in zip(t.sent[0][lo:lo + n].ljust(n, b"\0"),
+                                                t.sent[1][lo:lo + n].ljust(n, b"\0")))
+            want = link.as_data(nm.Packet(nm.RESULT, c["task"], c["slotArray"], 0, 0,
+                                          seq % c["slots"], seq, 0, words))
+            assert got.encode() == want.encode(), "stripe %d's partial sum" % seq
+            # at the parent: the partial sum first on even stripes, last on odd ones
+            order = [ps[IP], t.data(2, seq), t.data(3, seq)]
+            if seq % 2:
+                order = order[1:] + order[:1]
+            results = []
+            for n_, pkt in enumerate(order):
+                results += parent.process(pkt, expect=1 if n_ == 2 else 0)
+            assert len(results) == 1, "stripe %d: %d packets from the parent" % (
+                seq, len(results))
+            r = results[0]
+            assert (r[IP].dst, r[UDP].dport) == READER
+            res = nm.Packet.decode(bytes(r[UDP].payload))
+            assert (res.type, res.task, res.seq) == (nm.RESULT, p["task"], seq)
+            rebuilt[seq] = res.payload
+        stream = nm.stream_of([rebuilt[q] for q in range(t.stripes())], t.LENGTH)
+        assert stream == t.units[t.ERASED], "the rebuilt unit differs from the erased one"
+
+        # the reader's ACK, through the parent to the child's survivors
+        ack = nm.Packet(nm.ACK, p["task"], p["slotArray"], nm.READER, 0, 0, t.stripes(), 32)
+        out = parent.process(t.to(PARENT_VIP, p["vip_port"], READER[0], READER[1],
+                                  ack.encode()), expect=3)
+        copy = next(o for o in out if o[IP].dst == CHILD_VIP)
+        assert (copy[IP].src, copy[UDP].sport) == (PARENT_VIP, p["vip_port"])
+        out = child.process(copy[IP], expect=2)
+        assert sorted(o[IP].dst for o in out) == [bench.agent(0), bench.agent(1)]
+        for o in out:
+            a = nm.Packet.decode(bytes(o[UDP].payload))
+            s = [bench.agent(0), bench.agent(1)].index(o[IP].dst)
+            assert (a.type, a.task, a.array, a.sender, a.seq) == (
+                nm.ACK, c["task"], c["slotArray"], s, t.stripes())
+            assert a.window <= XOR.slots // 2
+        assert child.register_read("ack_seq", c["task"]) & 0xFFFFFFFF == t.stripes()
+
+        # a survivor's error at the child reaches the reader, through the parent
+        err = nm.Packet(nm.HELLO, c["task"], c["slotArray"], 1, 0, 0, 0, 0,
+                        b'{"error":"no such block"}').encode()
+        out = child.process(t.to(CHILD_VIP, c["vip_port"], bench.agent(1), AGENT_PORT, err),
+                            expect=1)
+        assert len(out) == 1 and (out[0][IP].dst, out[0][UDP].dport) == (PARENT_VIP,
+                                                                         p["vip_port"])
+        fwd = nm.Packet.decode(bytes(out[0][UDP].payload))
+        assert (fwd.type, fwd.task, fwd.array, fwd.sender) == (nm.HELLO, p["task"],
+                                                                p["slotArray"], 0)
+        out = parent.process(out[0][IP], expect=1)
+        assert len(out) == 1 and (out[0][IP].dst, out[0][UDP].dport) == READER
+        assert nm.Packet.decode(bytes(out[0][UDP].payload)).payload == \
+            b'{"error":"no such block"}'
+
+        # the parent's ACK from another address: not the parent, nothing reaches a survivor
+        forged = nm.Packet(nm.ACK, p["task"], p["slotArray"], 0, 1, 0, 0, 32).encode()
+        child.send_ip(bytes(t.to(CHILD_VIP, c["vip_port"], proxy.STRANGER[0], p["vip_port"],
+                                 forged)), port=child.hosts[PARENT_VIP])  # up the uplink
+        assert child.receive(expect=0, timeout=1.0) == [], "a stranger's ACK reached a survivor"
+
+
+def test_attach_refuses_what_it_cannot_serve(xor_json):
+    """An attach needs the child's secret, a parent VIP inside the agent networks (the child
+    streams there), a ring of a power of two slots, and comes once; each refusal names the
+    field at fault and leaves the task unattached."""
+    with TwoLevels(xor_json) as t:
+        assert t.tree() == {"ok": True}
+        cp = t.child_cp
+        again = cp.handle(t.attach_request())
+        assert again == {"ok": False, "reason": "attach: task %d is attached already"
+                         % t.c["task"]}
+        c2 = t.setup(cp, ["%s:%d" % (bench.agent(0), AGENT_PORT)])
+        t.tree_task = t.c["task"]
+        t.c = c2
+        for parent, reason in [({"slots": 48}, "parent.slots: 48 not supported"),
+                               ({"vip": "192.0.2.1:40000"}, "parent.vip: 192.0.2.1 is outside"),
+                               ({"sender": 16}, "sender: must be an integer in 0..15"),
+                               ({"vip": "nowhere"}, "parent.vip: must be IPv4:port")]:
+            a = cp.handle(t.attach_request(**parent))
+            assert not a["ok"] and a["reason"].startswith(reason), (parent, a)
+        a = cp.handle(dict(t.attach_request(), secret="0" * 32))
+        assert a == {"ok": False, "reason": "no task %d" % c2["task"]}
+        assert t.child.register_read("reader_addr", c2["task"]) == 0
+        assert cp.handle(t.attach_request()) == {"ok": True}
+        assert t.child.register_read("reader_addr", c2["task"]) == nc.ip_int(PARENT_VIP)
+        attached = lambda: sorted(k for k in t.child.backend().handles  # noqa: E731
+                                  if k[0] in ("parent_of", "parent_in"))
+        assert len(attached()) == 4
+        cp.release(c2["task"])  # the attach's entries go with the task's
+        assert attached() == [("parent_in", tuple(e.key.values())) for e in cp.tasks[
+            t.tree_task]["entries"][0] if e.table == "parent_in"] + [
+            ("parent_of", (t.tree_task,))]

@@ -273,6 +273,14 @@ class ThriftBackend(Backend):
         self.pre.bm_mc_mgrp_destroy(0, g)
 
     @_serialized
+    def attach(self, task, entries, reader):
+        for e in entries:
+            self.write(e)
+        addr, port = reader
+        self.std.bm_register_write(0, self.registers["reader_addr"], task, addr)
+        self.std.bm_register_write(0, self.registers["reader_port"], task, port)
+
+    @_serialized
     def progress(self, task):
         return self.register_read("ack_seq", task)
 

@@ -142,6 +142,25 @@ def parse_setup(req):
             "coefficients": coeff}
 
 
+def parse_parent(req):
+    """An attach's `parent` (docs/protocol.md "Partial sums", datagrams): the parent switch's
+    VIP and port, its task, slot array, this child's sender number there and its slot count;
+    returns a normalized dict."""
+    p = req.get("parent")
+    if not isinstance(p, dict):
+        raise Refused("parent: must be an object")
+    host, port = _host_port(p.get("vip"), "parent.vip")
+    out = {"host": host, "port": port, "task": _int(p, "task", 0, 255),
+           "slotArray": _int(p, "slotArray", 0, 255), "sender": _int(p, "sender", 0, 15),
+           "slots": _int(p, "slots", 2, 32768),
+           "window": _int(p, "window", 0, 65535, 0)}  # the survivors' is the reader's HELLO's
+    if out["slots"] & (out["slots"] - 1):
+        # the data plane takes the parent's slot as seq & (S - 1)
+        raise Refused("parent.slots: %d not supported (this switch: a power of two)"
+                      % out["slots"])
+    return out
+
+
 def host_networks():
     """The networks of this host's IPv4 addresses, link-local excepted (`ip -o addr`)."""
     try:
@@ -291,6 +310,24 @@ def xor_task_entries(task, array, setup, limits, vip, macs=None):
     return entries, ("mcast", task + 1, members)
 
 
+def xor_parent_entries(task, array, stripes, limits, vip, parent):
+    """What attaching a child task to its parent adds on the datagram XOR program: parent_of
+    (what the child sends its reader leaves as the parent's packet of its sender) and
+    parent_in (the parent's ACK copies, from its VIP to this child's, are the child's reader
+    ACKs). PARENT: parse_parent's."""
+    vip_host, vip_port = vip
+    return [Entry("parent_of", {"task": task}, "as_parent",
+                  {"p_task": parent["task"], "p_array": parent["slotArray"],
+                   "p_sender": parent["sender"], "p_slot_mask": parent["slots"] - 1}),
+            Entry("parent_in",
+                  {"hdr.ipv4.src_addr": ip_int(parent["host"]), "hdr.udp.src_port": parent["port"],
+                   "hdr.ipv4.dst_addr": ip_int(vip_host), "hdr.udp.dst_port": vip_port,
+                   "hdr.netec.task": parent["task"], "hdr.netec.slot_array": parent["slotArray"],
+                   "hdr.netec.sender": parent["sender"]},
+                  "from_parent", {"task": task, "slot_array": array, "stripes": stripes,
+                                  "exposed": limits.slots // 2})]
+
+
 class Backend:
     """Where entries go. add_task installs the entries and clears the task's registers."""
 
@@ -299,6 +336,11 @@ class Backend:
 
     def remove_task(self, task, array, entries):
         raise NotImplementedError
+
+    def attach(self, task, entries, reader):
+        """Installs ENTRIES (xor_parent_entries) and binds the task's reader address to
+        READER, (address as an int, port): its parent switch's VIP."""
+        raise Refused("attach: not supported by this backend (%s)" % type(self).__name__)
 
     def progress(self, task):
         """The task's ack_seq register (the reader's first missing stripe)."""
@@ -360,21 +402,54 @@ class ControlPlane:
         try:
             if op == "setup":
                 return self.setup(parse_setup(req))
+            if op == "attach":
+                return self.attach(req)
             if op == "teardown":
                 task = req.get("task")
                 secret = req.get("secret")
-                with self.lock:
-                    t = self.tasks.get(task) if isinstance(task, int) else None
-                    # only the reader that set the task up knows its secret; anyone else is
-                    # answered as for a task that does not exist
-                    if t is None or not isinstance(secret, str) or not hmac.compare_digest(
-                            secret.encode(), t["secret"].encode()):
-                        return {"ok": False, "reason": "no task %s" % json.dumps(task)[:32]}
+                self._own(task, secret)
                 self.release(task)
                 return {"ok": True}
             return {"ok": False, "reason": "op: unknown operation %r" % op}
         except Refused as e:
             return {"ok": False, "reason": str(e)}
+
+    def _own(self, task, secret):
+        """The task TASK if SECRET is its: only the reader that set a task up knows it; anyone
+        else is answered as for a task that does not exist."""
+        with self.lock:
+            t = self.tasks.get(task) if isinstance(task, int) else None
+            if t is None or not isinstance(secret, str) or not hmac.compare_digest(
+                    secret.encode(), t["secret"].encode()):
+                raise Refused("no task %s" % json.dumps(task)[:32])
+            return t
+
+    def attach(self, req):
+        """A child task's reader is a parent switch (docs/protocol.md "Partial sums",
+        datagrams): binds the task's reader address to the parent's VIP and port, and has what
+        it sends there leave as the parent's packets of its sender. Once a task; its
+        survivors start on the reader's own HELLO, after this answer."""
+        if self.limits.transport != "udp":
+            raise Refused("attach: not supported (this switch: \"tcp\"; over TCP a parent "
+                          "claims its child with its HELLO)")
+        task = req.get("task")
+        t = self._own(task, req.get("secret"))
+        parent = parse_parent(req)
+        a = ipaddress.ip_address(parent["host"])
+        if not any(a in n for n in self.agent_networks):
+            # the child streams there: no farther than its survivors may be
+            raise Refused("parent.vip: %s is outside the agent networks [%s] "
+                          "(--agent-networks)" % (parent["host"], ", ".join(
+                              str(n) for n in self.agent_networks)))
+        with self.lock:
+            if t.get("parent") is not None:
+                raise Refused("attach: task %d is attached already" % task)
+            t["parent"] = parent
+        entries = xor_parent_entries(task, t["array"], t["stripes"], self.limits, t["vip"],
+                                     parent)
+        self.backend.attach(task, entries, (ip_int(parent["host"]), parent["port"]))
+        t["entries"][0].extend(entries)  # released with the task
+        return {"ok": True}
 
     def setup(self, s):
         lim = self.limits
@@ -414,7 +489,8 @@ class ControlPlane:
         with self.lock:
             self.tasks[task] = {"array": array, "entries": entries, "timeout": s["timeoutMs"],
                                 "progress": 0, "since": time.monotonic(),
-                                "stripes": entries[0][0].params["stripes"], "secret": secret}
+                                "stripes": entries[0][0].params["stripes"], "secret": secret,
+                                "vip": vip, "parent": None}
         return {"ok": True, "task": task, "slotArray": array, "slots": lim.slots,
                 "vip": "%s:%d" % vip, "secret": secret}
 

@@ -16,6 +16,7 @@
 //   xor/classify.p4    who sends, for which task (survivor_in, vip_in, reader_secret)
 //   xor/admit.p4       a first pass's checks (pure)
 //   xor/sums.p4        the 32 sum registers of a half
+//   xor/parent.p4      a child task's parent: what its reader's packets become (partial sums)
 //   common/            what both v1model programs keep: ackSeq, the slot tracker, the stripe
 //                      count, EBSN's counters, the reader's address, forwarding
 //
@@ -33,6 +34,7 @@
 #include "xor/classify.p4"
 #include "xor/admit.p4"
 #include "xor/sums.p4"
+#include "xor/parent.p4"
 #include "common/ack_seq.p4"
 #include "common/slot_tracker.p4"
 #include "common/stripe_count.p4"
@@ -50,7 +52,10 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
     XorAdmit() admit;
     SlotTracker() tracker;
     ReaderAddress() reader;
+    XorParent() parent;
     Forward() forward;
+    CsumReplace16() fix_ids;     // a header's task ++ slot array rewritten
+    CsumReplace16() fix_sender;  // ... its sender ++ flags
     counter(8, CounterType.packets) verdicts;  // DATA packets by verdict
 
     action drop_counted(bit<8> why) {
@@ -69,6 +74,9 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
     apply {
         meta.survivor = 0;
         meta.reader = 0;
+        meta.parent = 0;
+        meta.child_array = 0;
+        meta.counter_task = 0;
         meta.secret_ok = 0;
         meta.recirculate = 0;
         meta.result = 0;
@@ -84,6 +92,9 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
         // A sum pass (2 or 3) carries the pass header, parsed only on a recirculated packet;
         // its task, slot array and slot are those pass 1 admitted (survivor_in's key), so it
         // needs no classify.
+        // EBSN's counters are the task's whose header this is, also after a partial sum's
+        // header was rewritten into its parent's
+        meta.counter_task = hdr.netec.task;
         bool sum_pass = hdr.pass.isValid();
         if (!sum_pass) {
             classify.apply(hdr, meta);
@@ -168,6 +179,21 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
             reader.apply(reader_op, reader_task, hdr.ipv4.src_addr, hdr.udp.src_port, raddr,
                          rport);
         }
+        // ... and whether that reader is a parent switch: the packet then leaves as the
+        // parent's, from the sender the child's partial sum is there
+        bit<1> attached = 0;
+        bit<8> parent_task = 0;
+        bit<8> parent_array = 0;
+        bit<8> parent_sender = 0;
+        bit<16> parent_slot_mask = 0;
+        if (reader_op == READER_READ) {
+            parent.apply((bit<8>)reader_task, attached, parent_task, parent_array,
+                         parent_sender, parent_slot_mask);
+        }
+        bit<16> old_ids = hdr.netec.task ++ hdr.netec.slot_array;
+        bit<16> old_sender = hdr.netec.sender ++ hdr.netec.flags;
+        bool ids_moved = false;     // the checksum follows them (a RESULT's is computed whole)
+        bool sender_moved = false;
 
         // ---- what becomes of the packet ----------------------------------------------------
         bit<2> route = 0;
@@ -185,8 +211,17 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.result = 1;    // the stripe's RESULT: its checksum over header and words
                 hdr.pass.setInvalid();
                 hdr.ethernet.ether_type = ETHERTYPE_IPV4;
-                hdr.netec.type = NETEC_RESULT;
-                hdr.netec.sender = 0;
+                if (attached == 1) {
+                    // the partial sum: the parent's DATA of its sender, in the parent's ring
+                    hdr.netec.type = NETEC_DATA;
+                    hdr.netec.task = parent_task;
+                    hdr.netec.slot_array = parent_array;
+                    hdr.netec.sender = parent_sender;
+                    hdr.netec.slot = hdr.netec.seq[15:0] & parent_slot_mask;
+                } else {
+                    hdr.netec.type = NETEC_RESULT;
+                    hdr.netec.sender = 0;
+                }
                 from_vip_to(raddr, rport);
                 route = ROUTE_RESULT;
             }
@@ -212,12 +247,35 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
             }
         } else if (from_agent) {
             from_vip_to(raddr, rport);  // an agent's HELLO (an error) or ACK
+            if (attached == 1) {  // ... to the parent, as its survivor's: it fails the parent
+                hdr.netec.task = parent_task;
+                hdr.netec.slot_array = parent_array;
+                hdr.netec.sender = parent_sender;
+                ids_moved = true;
+                sender_moved = true;
+            }
             route = ROUTE_AGENT_TO_READER;
         } else if (meta.reader == 1) {
             // the reader's ACK or HELLO: to every survivor (egress: addresses, sender, EBSN's
             // counters read, the ACK's window)
             if (corrupt) {
                 mark_to_drop(std);
+            } else if (meta.parent == 1) {
+                // the parent's copy of its reader's ACK (parent_in checked its source and
+                // sender): this task's reader ACK. The parent's HELLO copies start nothing
+                // here: the reader's own HELLO to this VIP starts the survivors.
+                if (hdr.netec.type != NETEC_ACK || hdr.netec.seq > meta.reader_stripes) {
+                    drop_counted(V_MISMATCH);
+                } else {
+                    hdr.netec.task = meta.reader_task;
+                    hdr.netec.slot_array = meta.child_array;
+                    meta.counter_task = meta.reader_task;
+                    ids_moved = true;
+                    meta.ack = ack;
+                    meta.counters = 1;
+                    meta.ebsn = 1;
+                    std.mcast_grp = (bit<16>)meta.reader_task + 1;
+                }
             } else if (hdr.netec.type == NETEC_ACK) {
                 if (hdr.netec.seq > meta.reader_stripes || hdr.netec.sender != NETEC_READER) {
                     drop_counted(V_MISMATCH);
@@ -236,6 +294,13 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
             }
         } else {
             route = ROUTE_TRANSIT;  // not a task's: forwarded as it is
+        }
+        if (ids_moved) {
+            fix_ids.apply(hdr.netec.checksum, old_ids, hdr.netec.task ++ hdr.netec.slot_array);
+        }
+        if (sender_moved) {
+            fix_sender.apply(hdr.netec.checksum, old_sender,
+                             hdr.netec.sender ++ hdr.netec.flags);
         }
         if (route != 0) {
             forward.apply(route, hdr.ipv4, hdr.ethernet, std);
@@ -271,8 +336,8 @@ control XorEgress(inout headers_t hdr, inout metadata_t meta,
     apply {
         bit<32> started = 0;
         bit<32> partial = 0;
-        if (meta.counters == 1) {  // (survivor_in and vip_in hold the header's task)
-            counters.apply((bit<32>)hdr.netec.task, meta.started_op, meta.starts_inc,
+        if (meta.counters == 1) {
+            counters.apply((bit<32>)meta.counter_task, meta.started_op, meta.starts_inc,
                            meta.completes_inc, started, partial);
         }
         if (meta.recirculate == 1) {

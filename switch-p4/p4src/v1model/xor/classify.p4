@@ -1,8 +1,12 @@
 // Who sends a datagram program's packet, for which task (v1model): a survivor's agent, by its
 // address and port, the VIP's, and the task, slot array and sender its header names; or the
-// reader, by the VIP and task; and whether a reader's HELLO carries its task's secret.
-// survivor_in and vip_in apply side by side, into fields of their own (a survivor's packets
-// are addressed to the VIP too: survivor_in's hit decides). Included by ../netec_xor.p4.
+// reader, by the VIP and task; or, for a child task (its partial sum a survivor of a parent
+// task on another switch), the parent switch, by its VIP and port, the child's VIP and port,
+// and the parent's task, slot array and the child's sender number there; and whether a
+// reader's HELLO carries its task's secret. survivor_in and vip_in apply side by side, into
+// fields of their own (a survivor's packets are addressed to the VIP too: survivor_in's hit
+// decides); parent_in after vip_in, into the reader's fields (its hit decides). Included by
+// ../netec_xor.p4.
 #ifndef NETEC_V1MODEL_XOR_CLASSIFY_P4
 #define NETEC_V1MODEL_XOR_CLASSIFY_P4
 
@@ -46,6 +50,27 @@ control XorClassify(in headers_t hdr, inout metadata_t meta) {
         const default_action = NoAction();
         size = NETEC_TASKS;
     }
+    // the parent's ACK copies to this child (docs/protocol.md "Partial sums", datagrams): the
+    // child's reader ACKs, once their task and slot array are the child's. Keyed on the
+    // parent's address, unlike vip_in: only the parent the reader attached moves the child.
+    action from_parent(bit<8> task, bit<8> slot_array, bit<32> stripes, bit<32> exposed) {
+        meta.reader = 1;
+        meta.parent = 1;
+        meta.reader_task = task;
+        meta.child_array = slot_array;
+        meta.reader_stripes = stripes;
+        meta.exposed = exposed;
+    }
+    table parent_in {
+        key = {
+            hdr.ipv4.src_addr : exact; hdr.udp.src_port : exact;
+            hdr.ipv4.dst_addr : exact; hdr.udp.dst_port : exact;
+            hdr.netec.task : exact; hdr.netec.slot_array : exact; hdr.netec.sender : exact;
+        }
+        actions = { from_parent; NoAction; }
+        const default_action = NoAction();
+        size = NETEC_TASKS;
+    }
     // the task's secret, which the control plane issued at setup (docs/protocol.md "setup
     // answer"): a reader's HELLO binds the VIP and reaches the survivors only with it
     action secret_ok() {
@@ -66,6 +91,7 @@ control XorClassify(in headers_t hdr, inout metadata_t meta) {
         if (hdr.netec.isValid()) {
             survivor_in.apply();
             vip_in.apply();
+            parent_in.apply();
         }
         if (hdr.hello.isValid()) {
             reader_secret.apply();

@@ -40,6 +40,9 @@ struct metadata_t {
     bit<1>  reader;
     bit<1>  secret_ok;      // reader_secret: the HELLO carries its task's secret
     bit<8>  reader_task;
+    bit<1>  parent;         // parent_in: the reader is this child task's parent switch
+    bit<8>  child_array;    // ... the child task's slot array
+    bit<8>  counter_task;   // egress: whose EBSN counters (a partial sum leaves as its parent's)
     bit<32> reader_stripes;
     bit<16> sender_bit;
     bit<8>  recirculate;    // egress: back for the next pass

@@ -2,6 +2,7 @@ package io.netec.hdfs.switchroute;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.netec.hdfs.route.LogLimiter;
+import io.netec.hdfs.switchroute.wire.AttachRequest;
 import io.netec.hdfs.switchroute.wire.ControlFrames;
 import io.netec.hdfs.switchroute.wire.JsonLimits;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
@@ -17,7 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Control requests: setup and teardown; anything malformed gets ok=false and a reason. The
+ * Control requests: setup, attach (a datagram child to its parent) and teardown; anything malformed gets ok=false and a reason. The
  * tasks a requester set up saying it holds this connection until their claim ({@code hold})
  * are freed at once when it closes unclaimed: a requester that went away takes its tasks
  * with it, not after the claim timeout.
@@ -47,6 +48,7 @@ final class ControlHandler extends SimpleChannelInboundHandler<ByteBuf> {
   protected void channelRead0(ChannelHandlerContext ctx, ByteBuf frame) {
     byte[] json = ByteBufUtil.getBytes(frame);
     SetupAnswer answer;
+    byte[] out = null;
     try {
       // measured (size, depth) on the raw bytes before any tree is built
       JsonNode o = JsonLimits.parse(json, ControlFrames.MAX_FRAME);
@@ -71,13 +73,16 @@ final class ControlHandler extends SimpleChannelInboundHandler<ByteBuf> {
           answer = SetupAnswer.accept(id, live.task.slotArray(), live.task.slots(), sw.vip(),
               live.secret);
         }
+      } else if (op.equals("attach")) {
+        answer = null;
+        out = sw.attach(AttachRequest.fromJson(o));
       } else {
-        answer = SetupAnswer.refuse("op: expected \"setup\" or \"teardown\"");
+        answer = SetupAnswer.refuse("op: expected \"setup\", \"attach\" or \"teardown\"");
       }
     } catch (ProtocolException e) {
       answer = sw.refuse(e.getMessage());
     }
-    ctx.writeAndFlush(Unpooled.wrappedBuffer(answer.toJson()));
+    ctx.writeAndFlush(Unpooled.wrappedBuffer(out != null ? out : answer.toJson()));
   }
 
   @Override

@@ -41,12 +41,28 @@ final class DatagramHandler extends SimpleChannelInboundHandler<DatagramPacket> 
       sw.logs.info("datagram-bad", "Dropped a datagram from {}: {}", d.sender(), e.getMessage());
       return;
     }
+    InetSocketAddress from = d.sender();
+    SwitchSession child = sw.childOf(from, p);
+    if (child != null) {
+      // an attached child's parent (docs/protocol.md, "Partial sums over datagrams"): its
+      // copy of its reader's ACK is this task's reader ACK; anything else from it (the
+      // HELLOs it sends its survivors) is dropped
+      if (!child.done()) {
+        child.startSurvivors(); // the parent is bound: it sent this
+      }
+      NetecPacket ack = child.done() ? null : child.fromReader(p);
+      if (ack == null) {
+        sw.counters.dropped.increment();
+      } else {
+        toSurvivors(child, ack);
+      }
+      return;
+    }
     SwitchSession l = sw.table.lookup(p.task(), p.slotArray());
     if (l == null || !l.task.setup().datagram()) {
       sw.counters.dropped.increment();
       return;
     }
-    InetSocketAddress from = d.sender();
     if (p.type() == NetecPacket.HELLO && p.sender() == NetecPacket.READER) {
       // the first HELLO with the secret and the cookie of its source address takes the
       // task; repeats (a HELLO may be lost, so the reader sends it until data comes) and
@@ -80,23 +96,8 @@ final class DatagramHandler extends SimpleChannelInboundHandler<DatagramPacket> 
       sw.counters.dropped.increment();
       return;
     }
-    if (from.equals(l.readerAddress)) {
-      NetecPacket ack = l.readerAck(p);
-      if (ack == null) {
-        return;
-      }
-      for (int i = 0; i < l.agents.length; i++) {
-        if (!l.heard[i] && ++l.unheardAcks[i] > DATAGRAM_UNHEARD_ACKS) {
-          continue; // the ACKs are no reflector: a silent agent gets only a few
-        }
-        // each copy names its survivor, as a P4 switch's replicas do: one agent may serve
-        // several senders of a task from one address (a FIN too: the streams end)
-        l.sendDatagram(new NetecPacket(ack.type(), ack.task(), ack.slotArray(), i,
-            ack.flags(), ack.slot(), ack.seq(), ack.window(), ack.payload()), l.agents[i]);
-      }
-      if (l.task.finished()) {
-        l.complete();
-      }
+    if (from.equals(l.readerAddress) && l.parent == null) {
+      toSurvivors(l, p);
       return;
     }
     int sender = p.sender();
@@ -111,7 +112,27 @@ final class DatagramHandler extends SimpleChannelInboundHandler<DatagramPacket> 
     }
     l.heard[sender] = true;
     sw.counters.bytesIn.add(p.payloadLength());
-    l.data(p, r -> l.sendDatagram(r, l.readerAddress));
+    l.data(p, l::toReader);
+  }
+
+  /** The reader's ACK {@code p}, checked and rewritten by the task (EBSN), to every survivor. */
+  private static void toSurvivors(SwitchSession l, NetecPacket p) {
+    NetecPacket ack = l.readerAck(p);
+    if (ack == null) {
+      return;
+    }
+    for (int i = 0; i < l.agents.length; i++) {
+      if (!l.heard[i] && ++l.unheardAcks[i] > DATAGRAM_UNHEARD_ACKS) {
+        continue; // the ACKs are no reflector: a silent agent gets only a few
+      }
+      // each copy names its survivor, as a P4 switch's replicas do: one agent may serve
+      // several senders of a task from one address (a FIN too: the streams end)
+      l.sendDatagram(new NetecPacket(ack.type(), ack.task(), ack.slotArray(), i,
+          ack.flags(), ack.slot(), ack.seq(), ack.window(), ack.payload()), l.agents[i]);
+    }
+    if (l.task.finished()) {
+      l.complete();
+    }
   }
 
   @Override

@@ -3,7 +3,10 @@ package io.netec.hdfs.switchroute;
 import io.netec.hdfs.route.LogLimiter;
 import io.netec.hdfs.route.PeerNetworks;
 import io.netec.hdfs.route.Transport;
+import io.netec.hdfs.switchroute.wire.AttachRequest;
+import io.netec.hdfs.switchroute.wire.NetecPacket;
 import io.netec.hdfs.switchroute.wire.NetecPacketCodec;
+import io.netec.hdfs.switchroute.wire.ParentLink;
 import io.netec.hdfs.switchroute.wire.SetupAnswer;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
 import io.netty.bootstrap.Bootstrap;
@@ -343,6 +346,63 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
 
   private int claimTimeoutMs(SetupRequest req) {
     return Math.min(req.timeoutMs(), opts.claimTimeoutMs);
+  }
+
+  // ---- datagram children (docs/protocol.md, "Partial sums over datagrams") ----------------
+
+  /** Attached datagram children, by their parent: its VIP, task and slot array. */
+  private final java.util.Map<String, SwitchSession> children =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  private static String parentKey(InetSocketAddress vip, int task, int slotArray) {
+    return vip.getAddress().getHostAddress() + ":" + vip.getPort() + "/" + task + "/"
+        + slotArray;
+  }
+
+  /** The attached child whose parent sent {@code p} from {@code from}, or null. */
+  SwitchSession childOf(InetSocketAddress from, NetecPacket p) {
+    return children.isEmpty() || from.getAddress() == null ? null
+        : children.get(parentKey(from, p.task(), p.slotArray()));
+  }
+
+  /**
+   * Binds a datagram task's stream to its parent's VIP ({@code a}, on the reader's control
+   * connection, which proves itself with the task's secret): the task is claimed, its
+   * survivors are asked for their streams, and its RESULTs leave as the parent's DATA. The
+   * answer: {@code {"ok": true}} or a refusal naming what is wrong.
+   */
+  byte[] attach(AttachRequest a) {
+    SwitchSession l = table.byId(a.task());
+    if (l == null || !l.secretMatches(a.secret())) {
+      return SetupAnswer.refuse("no task " + a.task()).toJson(); // as a teardown's
+    }
+    SetupRequest s = l.task.setup();
+    if (!s.datagram()) {
+      return refuse("attach: task " + a.task() + " is not a datagram task (over TCP a parent "
+          + "claims its child with its HELLO)").toJson();
+    }
+    ParentLink link = a.link(s);
+    String differs = link.mismatch(s);
+    String outside = agentNetworks.refusal(a.parentVip().substring(0,
+        a.parentVip().lastIndexOf(':')));
+    if (differs != null || outside != null) {
+      return refuse(differs != null ? "parent: " + differs : "parent.vip: " + outside).toJson();
+    }
+    InetSocketAddress vip = HostPort.parse(a.parentVip());
+    if (!table.claim(l)) {
+      return refuse("attach: task " + a.task() + " is attached or claimed already").toJson();
+    }
+    l.parentKey = parentKey(vip, link.task(), link.slotArray());
+    children.put(l.parentKey, l);
+    datagrams.eventLoop().execute(() -> l.bindDatagramChild(datagrams, vip, link));
+    return "{\"ok\":true}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  /** Forgets an ended child's parent (its packets are then any stranger's). */
+  void forgetParent(SwitchSession l) {
+    if (l.parentKey != null) {
+      children.remove(l.parentKey, l);
+    }
   }
 
   /** Releases a task no reader claimed in time (decided under the same lock as claim). */

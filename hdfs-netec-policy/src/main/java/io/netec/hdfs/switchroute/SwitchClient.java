@@ -2,6 +2,7 @@ package io.netec.hdfs.switchroute;
 
 import io.netec.hdfs.route.RouteDeclinedException;
 import io.netec.hdfs.route.RouteUnavailableException;
+import io.netec.hdfs.switchroute.wire.AttachRequest;
 import io.netec.hdfs.switchroute.wire.ControlFrames;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
 import io.netec.hdfs.switchroute.wire.SetupAnswer;
@@ -149,8 +150,20 @@ public final class SwitchClient {
         notTaken.accept(null, plan.parentControl(), e);
         answer = null;
       }
+      java.util.List<SwitchReceiver.ChildHello> hellos = java.util.List.of();
+      if (answer != null && parent.datagram()) {
+        try {
+          hellos = attach(plan, answers, held, parent, answer);
+        } catch (RouteDeclinedException e) { // refused, or not answered in time
+          if (flatSwitch == null) {
+            throw e;
+          }
+          notTaken.accept(null, plan.parentControl(), e);
+          answer = null;
+        }
+      }
       if (answer != null) {
-        return SwitchReceiver.receive(parent, answer, rowLength, opener);
+        return SwitchReceiver.receive(parent, answer, rowLength, opener, hellos);
       }
     } finally {
       for (Socket s : held) {
@@ -160,6 +173,65 @@ public final class SwitchClient {
     return rebuild(flatSwitch, plan.flat(), rowLength, opener); // nothing done yet anywhere
   }
 
+
+  /**
+   * Datagram mode (docs/protocol.md, "Partial sums over datagrams"): attaches each child that
+   * was set up to the parent, on the child's held control connection, as the parent's sender
+   * that names the child's VIP; returns each child's reader HELLO (its survivors' streams,
+   * their first window no more than the parent's) for its VIP. Any refusal declines the tree:
+   * nothing has streamed yet.
+   */
+  private static java.util.List<SwitchReceiver.ChildHello> attach(SwitchRackPlan plan,
+      java.util.List<SetupAnswer> answers, java.util.List<Socket> held, SetupRequest parent,
+      SetupAnswer parentAnswer) throws IOException {
+    java.util.List<SwitchReceiver.ChildHello> hellos = new java.util.ArrayList<>();
+    int parentWindow = parentAnswer.slots() / 2;
+    for (int c = 0; c < answers.size(); c++) {
+      SetupAnswer a = answers.get(c);
+      if (a == null) {
+        continue; // its survivors are the parent's own
+      }
+      SwitchRackPlan.Child child = plan.children().get(c);
+      int sender = -1;
+      for (SetupRequest.Survivor v : parent.survivors()) {
+        if (v.agent().equals(a.vip()) && v.block().startsWith("partial sum of ")) {
+          sender = v.sender(); // SwitchRackPlan#parent names it so
+        }
+      }
+      if (sender < 0) {
+        throw new IllegalStateException("the parent task lists no sender for child " + c);
+      }
+      AttachRequest req = new AttachRequest(a.task(), a.secret(), parentAnswer.vip(),
+          parentAnswer.task(), parentAnswer.slotArray(), sender, parentAnswer.slots(),
+          parentWindow);
+      Socket s = held.get(c);
+      try {
+        ControlFrames.write(new DataOutputStream(new BufferedOutputStream(s.getOutputStream())),
+            req.toJson());
+        com.fasterxml.jackson.databind.JsonNode o = io.netec.hdfs.switchroute.wire.JsonLimits
+            .parse(ControlFrames.read(new DataInputStream(new BufferedInputStream(
+                s.getInputStream()))), ControlFrames.MAX_FRAME);
+        if (o == null || !o.path("ok").asBoolean(false)) {
+          throw new RouteDeclinedException("rack switch " + child.control + " of " + child.rack
+              + " refused to attach its partial sum: " + (o == null ? "no answer"
+              : o.path("reason").asText("no reason")));
+        }
+      } catch (ProtocolException e) {
+        throw new RouteDeclinedException("bad answer to attach from rack switch "
+            + child.control + ": " + e.getMessage());
+      } catch (RouteDeclinedException e) {
+        throw e;
+      } catch (IOException e) {
+        throw new Unanswered("rack switch " + child.control + " of " + child.rack
+            + " did not answer its attach: " + e);
+      }
+      hellos.add(new SwitchReceiver.ChildHello(HostPort.parse(a.vip()),
+          io.netec.hdfs.switchroute.wire.StreamRequest.readerHello(child.setup, a.task(),
+              a.slotArray(), a.slots(), Math.min(a.slots() / 2, parentWindow), a.secret(),
+              null)));
+    }
+    return hellos;
+  }
 
   /**
    * The switch failed the task for survivors it could not reach or never heard from: their

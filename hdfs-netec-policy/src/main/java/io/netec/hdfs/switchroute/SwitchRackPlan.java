@@ -52,8 +52,7 @@ public final class SwitchRackPlan {
 
   /**
    * Splits {@code flat} by rack, or returns null when it cannot be: more than one row (a
-   * child sends one partial sum), datagram mode (a child's stream is a connection), the
-   * reader's rack unknown, or no rack but the reader's holding two or more survivors with a
+   * child sends one partial sum), the reader's rack unknown, or no rack but the reader's holding two or more survivors with a
    * switch of its own (nothing to sum: the flat task is as good).
    *
    * @param senderRack the rack of each sender of {@code flat}
@@ -65,7 +64,7 @@ public final class SwitchRackPlan {
   public static SwitchRackPlan plan(SetupRequest flat, List<String> senderRack,
       String readerRack, Map<String, String> rackSwitches, String defaultControl)
       throws ProtocolException {
-    if (!splittable(flat.rows(), flat.datagram(), readerRack, rackSwitches)) {
+    if (!splittable(flat.rows(), readerRack, rackSwitches)) {
       return null;
     }
     String parentControl = rackSwitches.getOrDefault(readerRack, defaultControl);
@@ -107,12 +106,13 @@ public final class SwitchRackPlan {
 
   /**
    * Whether a task of {@code rows} rows may be split by rack at all: one row (a child sends
-   * one partial sum), over TCP (a child's stream is a connection), the reader's rack known
-   * and rack switches named. The route asks before it chooses survivors by rack.
+   * one partial sum), the reader's rack known and rack switches named. The route asks before
+   * it chooses survivors by rack. Over TCP a parent claims its children; over datagrams the
+   * reader attaches them ({@link SwitchClient}).
    */
-  public static boolean splittable(int rows, boolean datagram, String readerRack,
+  public static boolean splittable(int rows, String readerRack,
       Map<String, String> rackSwitches) {
-    return rows == 1 && !datagram && readerRack != null && !rackSwitches.isEmpty();
+    return rows == 1 && readerRack != null && !rackSwitches.isEmpty();
   }
 
   /**
@@ -155,7 +155,7 @@ public final class SwitchRackPlan {
       coefficients[0][i] = (byte) flat.coefficient(0, s);
     }
     return new SetupRequest(flat.group(), flat.payload(), flat.offset(), flat.length(),
-        flat.timeoutMs(), sv, coefficients, flat.premultiplied(), false);
+        flat.timeoutMs(), sv, coefficients, flat.premultiplied(), flat.datagram());
   }
 
   /** The task as one flat task (what the tree sums). */
@@ -203,6 +203,8 @@ public final class SwitchRackPlan {
         }
         continue;
       }
+      // over TCP the parent claims the child; over datagrams the reader attaches it (a P4
+      // child reads no JSON) and the parent sends it no HELLO
       sv.add(new SetupRequest.Survivor(sv.size(), a.vip(), "partial sum of "
           + children.get(c).rack, flat.offset() + flat.length(), "",
           new SetupRequest.Child(a.task(), a.slotArray(), a.secret())));
@@ -213,6 +215,6 @@ public final class SwitchRackPlan {
       row[0][s] = (byte) (int) coefficients.get(s);
     }
     return new SetupRequest(flat.group(), flat.payload(), flat.offset(), flat.length(),
-        flat.timeoutMs(), sv, row, flat.premultiplied(), false);
+        flat.timeoutMs(), sv, row, flat.premultiplied(), flat.datagram());
   }
 }

@@ -67,6 +67,27 @@ final class SwitchReceiver {
    */
   static SwitchClient.Result receive(SetupRequest setup, SetupAnswer answer, long[] rowLength,
       SwitchClient.SinkOpener opener) throws IOException {
+    return receive(setup, answer, rowLength, opener, java.util.List.of());
+  }
+
+  /** A HELLO the reader sends beside its own until data comes: a datagram child's. */
+  static final class ChildHello {
+    final InetSocketAddress vip;
+    final NetecPacket hello;
+
+    ChildHello(InetSocketAddress vip, NetecPacket hello) {
+      this.vip = vip;
+      this.hello = hello;
+    }
+  }
+
+  /**
+   * ... and in datagram mode with every HELLO to the VIP, each of {@code children}'s to its
+   * child's VIP (docs/protocol.md, "Partial sums over datagrams": a P4 child starts its
+   * survivors on it), from a socket of their own.
+   */
+  static SwitchClient.Result receive(SetupRequest setup, SetupAnswer answer, long[] rowLength,
+      SwitchClient.SinkOpener opener, java.util.List<ChildHello> children) throws IOException {
     SwitchClient.Sink[] sinks = opener.open();
     InetSocketAddress vip = HostPort.parse(answer.vip());
     SwitchClient.Result result = new SwitchClient.Result();
@@ -97,6 +118,9 @@ final class SwitchReceiver {
     }
     ChannelFuture connected = b.connect(vip);
     Channel ch = connected.channel();
+    // the children's HELLOs: another address than the connected channel's
+    java.net.DatagramSocket toChildren = setup.datagram() && !children.isEmpty()
+        ? new java.net.DatagramSocket() : null;
     try {
       if (!connected.awaitUninterruptibly(CONNECT_MS + 1_000L) || !connected.isSuccess()) {
         throw new IOException("cannot connect to the switch's VIP " + vip + ": "
@@ -104,6 +128,8 @@ final class SwitchReceiver {
             connected.cause());
       }
       Receiver r = new Receiver(setup, answer, rowLength, sinks, result, ch, vip, inbox);
+      r.children = children;
+      r.toChildren = toChildren;
       if (setup.datagram()) {
         r.runDatagrams(hello);
       } else {
@@ -112,6 +138,9 @@ final class SwitchReceiver {
       }
     } finally {
       ch.close();
+      if (toChildren != null) {
+        toChildren.close();
+      }
       result.bytesReceived = inbox.bytes.get();
       result.droppedPackets += inbox.undecodable.get();
     }
@@ -127,6 +156,10 @@ final class SwitchReceiver {
     private final Channel ch;
     private final InetSocketAddress vip;
     private final ReaderInbox inbox;
+    /** Datagram mode: the children's HELLOs, sent with each of the reader's own. */
+    java.util.List<ChildHello> children = java.util.List.of();
+    java.net.DatagramSocket toChildren;
+    private int helloRounds;
 
     Receiver(SetupRequest setup, SetupAnswer answer, long[] rowLength,
         SwitchClient.Sink[] sinks, SwitchClient.Result result, Channel ch, InetSocketAddress vip,
@@ -248,7 +281,7 @@ final class SwitchReceiver {
       long timeout = TimeUnit.MILLISECONDS.toNanos(setup.timeoutMs());
       boolean started = false;
       int rto = DATAGRAM_RTO_MS;
-      send(hello);
+      sendHello(hello);
       while (!window.done()) {
         Object m = inbox.poll(started ? rto : DATAGRAM_HELLO_MS);
         if (m == null) {
@@ -256,7 +289,13 @@ final class SwitchReceiver {
             throw noData(" (datagrams)");
           }
           if (!started) {
-            send(hello);
+            sendHello(hello);
+            if (!children.isEmpty() && Integer.bitCount(++helloRounds) == 1 && helloRounds > 1) {
+              // a tree: a child may have sent its first window before the parent was bound
+              // (a P4 child starts on this reader's HELLO), and the parent dropped it; the
+              // RETX, copied down, has it sent again (rounds 2, 4, 8, ...: backing off)
+              rto = retransmit(rto);
+            }
           } else {
             rto = retransmit(rto);
           }
@@ -331,6 +370,15 @@ final class SwitchReceiver {
 
     private void ack(int flags) throws IOException {
       send(window.ack(flags));
+    }
+
+    /** The reader's HELLO, and each child's to its VIP (they stop with it: data came). */
+    private void sendHello(NetecPacket hello) throws IOException {
+      send(hello);
+      for (ChildHello c : children) {
+        byte[] b = c.hello.toBytes();
+        toChildren.send(new java.net.DatagramPacket(b, b.length, c.vip));
+      }
     }
 
     /** One packet: over TCP in the stream, in datagram mode a datagram of its own. */

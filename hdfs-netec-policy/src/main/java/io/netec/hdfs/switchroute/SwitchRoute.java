@@ -79,8 +79,7 @@ public final class SwitchRoute implements ReconstructionRoute {
       throw new RouteDeclinedException(NetecConfigKeys.SWITCH_ADDRESS + " is not set");
     }
     Map<String, String> rackSwitches = settings.switchOptions().rackSwitches();
-    boolean byRack = SwitchRackPlan.splittable(req.rows(), settings.switchOptions().datagrams(),
-        req.readerRack(), rackSwitches);
+    boolean byRack = SwitchRackPlan.splittable(req.rows(), req.readerRack(), rackSwitches);
     List<RepairRequest.Survivor> survivors = byRack
         ? RackAware.preferNear(req.survivors(), s -> s.node.getNetworkLocation(),
             req.readerRack())

@@ -33,6 +33,9 @@ final class SwitchSession extends TaskTable.Entry {
    * survivor silent after them is left to the task's own timeout.
    */
   static final int DATAGRAM_HELLO_ROUNDS = 32;
+  /** Datagram mode: a parent's HELLO to a child switch's task (docs/protocol.md). */
+  private static final byte[] PARENT_HELLO =
+      "{\"role\":\"parent\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
   /** A failed task's reader connection is closed this long after its error HELLO at most. */
   static final int ERROR_CLOSE_MS = 1000;
   /** How long a child switch has to close its connection after the parent's FIN. */
@@ -45,6 +48,8 @@ final class SwitchSession extends TaskTable.Entry {
    * leave as its DATA, its ACKs come in as the reader's. Null for a reader host.
    */
   ParentLink parent;
+  /** Datagram mode: set when the reader attached this task to its parent (SoftwareSwitch). */
+  String parentKey;
   long lastProgress = System.nanoTime();
   /** A stripe was completed: every survivor has been heard from. */
   private boolean completedAny;
@@ -110,6 +115,13 @@ final class SwitchSession extends TaskTable.Entry {
    * {@value #DATAGRAM_HELLO_MS} ms, to those not yet heard from (a HELLO may be lost).
    */
   void bindDatagram(Channel udp, InetSocketAddress reader) {
+    if (prepareDatagram(udp, reader)) {
+      startSurvivors();
+    }
+  }
+
+  /** Datagram mode: the addresses and the watchdog; false when the task failed instead. */
+  private boolean prepareDatagram(Channel udp, InetSocketAddress reader) {
     datagramChannel = udp;
     readerAddress = reader;
     SetupRequest s = task.setup();
@@ -121,12 +133,34 @@ final class SwitchSession extends TaskTable.Entry {
       agents[i] = HostPort.parse(agent);
       if (agents[i].isUnresolved()) {
         fail("cannot resolve survivor " + i + " at " + agent);
-        return;
+        return false;
       }
     }
-    helloResend = udp.eventLoop().scheduleAtFixedRate(this::helloSurvivors, 0,
-        DATAGRAM_HELLO_MS, TimeUnit.MILLISECONDS);
     watchdog(udp.eventLoop());
+    return true;
+  }
+
+  /** Datagram mode: the survivors' HELLOs start (once). */
+  void startSurvivors() {
+    if (helloResend == null && !done()) {
+      helloResend = datagramChannel.eventLoop().scheduleAtFixedRate(this::helloSurvivors, 0,
+          DATAGRAM_HELLO_MS, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  /**
+   * Datagram mode, after {@link SoftwareSwitch#attach}: the reader is a parent switch at {@code
+   * parentVip}; its survivors are asked for their streams ({@link #startSurvivors}) on the
+   * parent's first packet, which says it is bound: a partial sum sent before then would be
+   * dropped there, and the parent's reader would have to ask for it again.
+   */
+  void bindDatagramChild(Channel udp, InetSocketAddress parentVip, ParentLink link) {
+    parent = link;
+    sw.counters.partialSums.increment();
+    sw.logs.info("partial-sum", "Task {} ({}) sums {} survivors for parent task {} sender {}"
+        + " at {} (datagrams)", task.taskId(), LogLimiter.oneLine(task.setup().group()),
+        survivors.length, parent.task(), parent.sender(), parentVip);
+    prepareDatagram(udp, parentVip);
   }
 
   private void helloSurvivors() {
@@ -147,8 +181,11 @@ final class SwitchSession extends TaskTable.Entry {
       if (!heard[i]) {
         all = false;
         try {
-          sendDatagram(streamRequest(i).toHello(task.taskId(), task.slotArray(), i),
-              agents[i]);
+          // a child switch (attached by the reader) needs no request: a HELLO of this task
+          // to its sender says this parent is bound, and its survivors start
+          sendDatagram(isChild(i) ? new NetecPacket(NetecPacket.HELLO, task.taskId(),
+              task.slotArray(), i, 0, 0, 0, 0, PARENT_HELLO) : streamRequest(i).toHello(
+              task.taskId(), task.slotArray(), i), agents[i]);
         } catch (ProtocolException e) {
           fail("survivor " + i + ": " + e.getMessage());
           return;
@@ -258,7 +295,12 @@ final class SwitchSession extends TaskTable.Entry {
 
   /** A RESULT to the reader: as it is, or as the parent's DATA when the reader is a switch. */
   void toReader(NetecPacket result) {
-    reader.write(parent == null ? result : parent.asData(result));
+    NetecPacket p = parent == null ? result : parent.asData(result);
+    if (datagramChannel != null) {
+      sendDatagram(p, readerAddress);
+    } else {
+      reader.write(p);
+    }
   }
 
   /**
@@ -285,6 +327,7 @@ final class SwitchSession extends TaskTable.Entry {
     if (!sw.table.end(this)) {
       return; // it failed first: counted and closed then
     }
+    sw.forgetParent(this);
     sw.counters.completed.increment();
     cancelWatchdog();
     if (datagramChannel != null) {
@@ -356,14 +399,18 @@ final class SwitchSession extends TaskTable.Entry {
     if (!sw.table.end(this)) {
       return; // ended already: counted and logged once
     }
+    sw.forgetParent(this);
     sw.counters.failed.increment();
     sw.logs.warn("failed", "Task {} ({}) failed: {}", task.taskId(),
         LogLimiter.oneLine(task.setup().group()), LogLimiter.oneLine(reason));
     cancelWatchdog();
     if (datagramChannel != null) {
-      // no connection to close: the reader learns it from a HELLO carrying the error
-      sendDatagram(StreamRequest.errorHello(task.taskId(), task.slotArray(),
-          NetecPacket.READER, reason, faulty), readerAddress);
+      // no connection to close: the reader learns it from a HELLO carrying the error (a
+      // parent switch, as its sender's refusal)
+      sendDatagram(parent == null ? StreamRequest.errorHello(task.taskId(), task.slotArray(),
+          NetecPacket.READER, reason, faulty) : StreamRequest.errorHello(parent.task(),
+          parent.slotArray(), parent.sender(), "partial sum of task " + task.taskId() + " at "
+          + datagramChannel.localAddress() + ": " + reason), readerAddress);
       datagramChannel.flush();
       return;
     }

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netec.hdfs.NetecConfigKeys;
 import io.netec.hdfs.Waits;
 import io.netec.hdfs.route.MemoryBlocks;
+import io.netec.hdfs.switchroute.wire.AttachRequest;
 import io.netec.hdfs.switchroute.wire.NetecPacket;
 import io.netec.hdfs.switchroute.wire.ParentLink;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
@@ -89,6 +90,11 @@ class SwitchRacksTest {
    */
   private SetupRequest flat(SwitchTaskTest.Group g, boolean premultiplied, int... missing)
       throws IOException, ProtocolException {
+    return flat(g, premultiplied, false, PAYLOAD, missing);
+  }
+
+  private SetupRequest flat(SwitchTaskTest.Group g, boolean premultiplied, boolean datagram,
+      int payload, int... missing) throws IOException, ProtocolException {
     List<SetupRequest.Survivor> sv = new ArrayList<>();
     for (int s = 0; s < g.k; s++) {
       int unit = g.survivors[s];
@@ -106,7 +112,8 @@ class SwitchRacksTest {
     for (int s = 0; s < g.k; s++) {
       co[0][s] = (byte) g.setup.coefficient(0, s);
     }
-    return new SetupRequest("racks", PAYLOAD, 0, LENGTH, 5_000, sv, co, premultiplied, false);
+    return new SetupRequest("racks", payload, 0, LENGTH, 5_000, sv, co, premultiplied,
+        datagram);
   }
 
   /** What a rebuild through a tree delivered, and what its reader counted. */
@@ -171,6 +178,121 @@ class SwitchRacksTest {
     Waits.until("both levels complete on the reader's FIN", 5_000,
         () -> local.getTasksCompleted() == 1 && rack2.getTasksCompleted() == 1);
     assertEquals(0, local.getSlotArraysInUse() + rack2.getSlotArraysInUse());
+  }
+
+  /**
+   * docs/protocol.md, "Partial sums over datagrams": the reader attaches rack 2's child to the
+   * parent on the child's control connection; the child's partial sums reach the parent's VIP
+   * as its sender's DATA and the parent's ACK copies drive the child, so the erased unit comes
+   * out byte for byte with one stream leaving rack 2, as over TCP.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void overDatagramsAnAttachedChildSendsItsRacksOneStream(boolean premultiplied)
+      throws Exception {
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(6, 3, new int[] {0}, LENGTH, 21);
+    SoftwareSwitch local = startSwitch(32, 1024);
+    SoftwareSwitch rack2 = startSwitch(32, 1024);
+    SetupRequest flat = datagramFlat(g, premultiplied);
+    SwitchRackPlan plan = plan(flat, "/r1", controls("/r1", local, "/r2", rack2),
+        "/r1", "/r2", "/r2", "/r1", "/r2", "/r1");
+    assertNotNull(plan);
+    Rebuilt r = new Rebuilt();
+    assertArrayEquals(g.units[0], rebuild(plan, null, r), "the rebuilt unit");
+    assertTrue(r.notTaken.isEmpty(), r.notTaken.toString());
+    assertEquals(0, r.result.retransmitRequests, "RETX on an idle loopback");
+    long stream = SoftwareSwitchTest.sentPerStream(flat);
+    assertEquals(3 * stream, rack2.getBytesIn());
+    assertEquals(stream, rack2.getBytesOut(), "rack 2 sent one stream: its partial sum");
+    assertEquals(1, rack2.getTasksPartialSums());
+    assertEquals(4 * stream, local.getBytesIn(), "three local survivors and the partial sum");
+    assertEquals(stream, local.getBytesOut());
+    Waits.until("both levels complete on the reader's FIN", 5_000,
+        () -> local.getTasksCompleted() == 1 && rack2.getTasksCompleted() == 1);
+    assertEquals(0, local.getSlotArraysInUse() + rack2.getSlotArraysInUse());
+  }
+
+  /** A datagram task of 1024-byte packets (what a 1500-byte MTU takes). */
+  private SetupRequest datagramFlat(SwitchTaskTest.Group g, boolean premultiplied)
+      throws IOException, ProtocolException {
+    return flat(g, premultiplied, true, 1024);
+  }
+
+  /**
+   * An attach proves itself with the child's secret, names a datagram task not yet claimed
+   * and a parent VIP inside the agent networks; each refusal says which, and a child that
+   * cannot be attached leaves the tree to run flat on the fallback switch, byte for byte.
+   */
+  @Test
+  void anAttachIsCheckedAndOneRefusedRunsTheTaskFlat() throws Exception {
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(6, 3, new int[] {0}, LENGTH, 22);
+    SoftwareSwitch local = startSwitch(32, 1024);
+    SoftwareSwitch.Options o = new SoftwareSwitch.Options();
+    o.slotArrays = 4;
+    o.slotsPerArray = 32;
+    o.maxPayload = 1024;
+    o.agentNetworks = List.of("127.0.0.0/8", "198.18.0.0/15");
+    SoftwareSwitch rack2 = new SoftwareSwitch(o);
+    open.add(rack2);
+    SetupRequest flat = datagramFlat(g, true);
+    SwitchRackPlan plan = plan(flat, "/r1", controls("/r1", local, "/r2", rack2),
+        "/r1", "/r2", "/r2", "/r1", "/r2", "/r1");
+    SetupRequest child = plan.children().get(0).setup;
+    try (java.net.Socket held = new java.net.Socket()) {
+      held.connect(rack2.controlAddress());
+      SetupAnswer a = SetupAnswer.fromJson(exchange(held, child.held().toJson()));
+      assertTrue(a.ok(), a.reason());
+      String vip = "127.0.0.1:" + local.dataAddress().getPort();
+      assertEquals("no task " + a.task(), reason(exchange(held, new AttachRequest(a.task(),
+          "ffffffffffffffffffffffffffffffff", vip, 1, 1, 0, 32, 16).toJson())));
+      assertTrue(reason(exchange(held, new AttachRequest(a.task(), a.secret(),
+          "203.0.113.9:40000", 1, 1, 0, 32, 16).toJson())).startsWith("parent.vip: "));
+      assertTrue(reason(exchange(held, ("{\"op\":\"attach\",\"task\":1,\"parent\":"
+          + "{\"vip\":\"here\"}}").getBytes(StandardCharsets.UTF_8)))
+          .startsWith("parent.vip: 'here'"));
+      assertEquals("{\"ok\":true}", new String(exchange(held, new AttachRequest(a.task(),
+          a.secret(), vip, 1, 1, 0, 32, 16).toJson()), StandardCharsets.UTF_8));
+      assertTrue(reason(exchange(held, new AttachRequest(a.task(), a.secret(), vip, 1, 1, 0,
+          32, 16).toJson())).endsWith("is attached or claimed already"));
+    }
+    // the parent's VIP outside the rack switch's agent networks: the tree's attach is refused,
+    // and the task runs flat on the fallback switch, nothing having streamed
+    SoftwareSwitch.Options narrow = new SoftwareSwitch.Options();
+    narrow.slotArrays = 4;
+    narrow.slotsPerArray = 32;
+    narrow.maxPayload = 1024;
+    narrow.agentNetworks = List.of("127.0.0.1/32");
+    SoftwareSwitch fenced = new SoftwareSwitch(narrow);
+    open.add(fenced);
+    SoftwareSwitch.Options other = new SoftwareSwitch.Options();
+    other.bindHost = "127.0.0.2"; // its VIP outside the fenced switch's agent networks
+    other.slotArrays = 4;
+    other.slotsPerArray = 32;
+    other.maxPayload = 1024;
+    SoftwareSwitch parentSwitch = new SoftwareSwitch(other);
+    open.add(parentSwitch);
+    SoftwareSwitch spine = startSwitch(32, 1024);
+    SwitchRackPlan tree = plan(flat, "/r1", controls("/r1", "127.0.0.2:" + parentSwitch
+        .controlAddress().getPort(), "/r2", fenced), "/r1", "/r2", "/r2", "/r1", "/r2", "/r1");
+    Rebuilt r = new Rebuilt();
+    assertArrayEquals(g.units[0], rebuild(tree, spine.controlAddress(), r), "the rebuilt unit");
+    assertEquals(1, r.notTaken.size(), r.notTaken.toString());
+    assertTrue(r.notTaken.get(0).contains("refused to attach its partial sum: parent.vip: "),
+        r.notTaken.toString());
+    assertEquals(1, spine.getTasksAccepted(), "flat on the fallback switch");
+    assertEquals(0, fenced.getTasksPartialSums());
+  }
+
+  private static byte[] exchange(java.net.Socket s, byte[] request) throws IOException {
+    io.netec.hdfs.switchroute.wire.ControlFrames.write(new java.io.DataOutputStream(
+        s.getOutputStream()), request);
+    return io.netec.hdfs.switchroute.wire.ControlFrames.read(new java.io.DataInputStream(
+        s.getInputStream()));
+  }
+
+  private static String reason(byte[] answer) throws IOException {
+    return io.netec.hdfs.switchroute.wire.JsonLimits.mapper().readTree(answer).path("reason")
+        .asText("(ok)");
   }
 
   @Test
@@ -337,10 +459,9 @@ class SwitchRacksTest {
     e = assertThrows(ProtocolException.class,
         () -> new SetupRequest("g", 64, 0, 100, 1000, sv, new byte[][] {{9, 1}, {1, 1}}));
     assertTrue(e.getMessage().startsWith("survivors[1].child: needs rows 1"), e.getMessage());
-    e = assertThrows(ProtocolException.class, () -> new SetupRequest("g", 64, 0, 100, 1000, sv,
-        new byte[][] {{9, 1}}, false, true));
-    assertTrue(e.getMessage().startsWith("survivors[1].child: needs transport tcp"),
-        e.getMessage());
+    // over datagrams too: the reader attaches the child, the parent sends it no HELLO
+    assertEquals(7, SetupRequest.fromJson(new SetupRequest("g", 64, 0, 100, 1000, sv,
+        new byte[][] {{9, 1}}, false, true).toJson()).survivors().get(1).child().task());
     List<SetupRequest.Survivor> badSecret = List.of(new SetupRequest.Survivor(0, "h:2", "p",
         100, "", new SetupRequest.Child(7, 2, "not hex")));
     e = assertThrows(ProtocolException.class,

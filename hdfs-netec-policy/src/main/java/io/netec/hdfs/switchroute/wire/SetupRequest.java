@@ -215,7 +215,6 @@ public final class SetupRequest {
         check(v.child.slotArray >= 0 && v.child.slotArray <= 255, at + "slotArray outside 0..255");
         check(v.child.secret != null && v.child.secret.matches("[0-9a-f]{32}"),
             at + "secret is not 32 hex digits");
-        check(!datagram, at + "needs transport tcp (a child switch's stream is a connection)");
         check(rows == 1, at + "needs rows 1 (a child sends one partial sum), not " + rows);
         check((coefficients[0][s] & 0xff) == 1,
             at + "coefficient must be 1 (the child's sum carries its survivors' coefficients)");

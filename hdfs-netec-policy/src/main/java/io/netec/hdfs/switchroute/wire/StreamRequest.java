@@ -144,13 +144,22 @@ public final class StreamRequest {
    */
   public static NetecPacket readerHello(SetupRequest setup, int task, int slotArray, int slots,
       String secret, String cookie) {
+    return readerHello(setup, task, slotArray, slots, slots / 2, secret, cookie);
+  }
+
+  /**
+   * ... the survivors' first window {@code window} (a child's: no more than its parent's,
+   * docs/protocol.md, "Partial sums over datagrams").
+   */
+  public static NetecPacket readerHello(SetupRequest setup, int task, int slotArray, int slots,
+      int window, String secret, String cookie) {
     ObjectNode o = SetupRequest.JSON.createObjectNode();
     o.put("role", "reader").put("secret", secret);
     if (cookie != null) {
       o.put("cookie", cookie);
     }
     o.put("length", setup.length()).put("payload", setup.payload())
-        .put("window", slots / 2).put("slots", slots).put("offset", setup.offset());
+        .put("window", window).put("slots", slots).put("offset", setup.offset());
     com.fasterxml.jackson.databind.node.ArrayNode streams = o.putArray("streams");
     for (SetupRequest.Survivor sv : setup.survivors()) {
       ObjectNode st = streams.addObject().put("block", sv.block())
