@@ -35,7 +35,7 @@ def _config(a):
     return Config(prefix=a.prefix, fabric=a.fabric, datanodes=a.datanodes, link=a.link, delay_us=a.delay_us,
                   loss=a.loss, shape_switch=a.shape_switch, hadoop=a.hadoop,
                   block_size=a.block_mb << 20, run_dir=a.run_dir, jvm_options=a.jvm_option,
-                  racks=a.racks, oversubscription=a.oversubscription)
+                  racks=a.racks, oversubscription=a.oversubscription, rack_switch=a.rack_switch)
 
 
 def parser():
@@ -57,6 +57,11 @@ def parser():
     p.add_argument("--oversubscription", type=float, default=1.0,
                    help="with --racks: a rack's host links together over its uplink's rate "
                         "(e.g. 4 for 1:4; default 1; needs --link)")
+    p.add_argument("--rack-switch", default="java", choices=["java", "bmv2"],
+                   help="with --racks: each rack's switch, the software switch (default) or "
+                        "BMv2 one-armed on the rack's bridge running switch-p4's datagram XOR "
+                        "program, its P4 control plane on the rack's switch host: partial sums "
+                        "from one P4 switch to another (needs the P4 toolchain: README.md)")
     p.add_argument("--delay-us", type=int, default=0, help="one-way delay per link (needs tc netem)")
     p.add_argument("--loss", type=float, default=0.0, help="loss in percent per link (needs tc netem)")
     p.add_argument("--shape-switch", action="store_true",

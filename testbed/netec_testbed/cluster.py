@@ -34,6 +34,9 @@ class Config:
         self.run_dir = None
         self.racks = 0              # racks of DataNodes (0: one flat fabric); bridge fabric only
         self.oversubscription = 1.0  # a rack's host links' sum / its uplink's rate
+        # each rack's switch: "java" (the software switch) or "bmv2" (BMv2 one-armed on the
+        # rack's bridge, running the datagram XOR program, its P4 control plane on sw1, ...)
+        self.rack_switch = "java"
         self.hdfs = {}              # extra hdfs-site keys for every host
         self.jvm_options = []       # extra JVM options of the daemons (NameNode, DataNodes, switch)
         for k, v in kw.items():
@@ -61,6 +64,10 @@ class Config:
                                "as its rack's host links together)" % self.oversubscription)
         if self.oversubscription != 1 and not self.racks:
             raise TestbedError("--oversubscription needs --racks")
+        if self.rack_switch not in ("java", "bmv2"):
+            raise TestbedError("--rack-switch %s: expected java or bmv2" % self.rack_switch)
+        if self.rack_switch == "bmv2" and not self.racks:
+            raise TestbedError("--rack-switch bmv2 needs --racks")
 
     def check_for_up(self):
         """What only `up` needs (a saved testbed is attached whatever its shaping now)."""
@@ -238,7 +245,8 @@ class Testbed(Cluster):
 
     def _fabric(self):
         racks = {h: self.rack(h) for h in self.hosts() if self.rack(h)}
-        return net.Fabric(self.cfg.prefix, self.cfg.fabric, racks)
+        return net.Fabric(self.cfg.prefix, self.cfg.fabric, racks,
+                          fixed_macs=self.cfg.rack_switch == "bmv2")
 
     def rack(self, host):
         """HOST's rack, 1..racks: DataNodes dealt round the racks in turn, the client in rack
@@ -309,9 +317,10 @@ class Testbed(Cluster):
     def up(self, progress=print):
         self.cfg.check_for_up()
         net.require_root()
-        reason = self.cfg.fabric == "bmv2" and p4fabric.missing()
+        reason = "bmv2" in (self.cfg.fabric, self.cfg.rack_switch) and p4fabric.missing()
         if reason:
-            raise TestbedError("--fabric bmv2: " + reason)
+            raise TestbedError("%s: %s" % ("--fabric bmv2" if self.cfg.fabric == "bmv2"
+                                           else "--rack-switch bmv2", reason))
         left = self.leftovers()
         if left:
             raise TestbedError("a testbed is already here (%s): run `bin/netec-testbed down%s` "
@@ -328,7 +337,7 @@ class Testbed(Cluster):
         os.makedirs(os.path.join(self.run_dir, "logs"), exist_ok=True)
         self._save()
         bmv2 = self.cfg.fabric == "bmv2"
-        if bmv2:
+        if bmv2 or self.cfg.rack_switch == "bmv2":
             progress("testbed: compiling switch-p4's %s for BMv2 (p4c-bm2-ss)" % p4fabric.PROGRAM)
             self.p4_json = p4fabric.compile_program(os.path.join(self.run_dir, "p4"),
                                                     self.log("p4"))
@@ -364,6 +373,14 @@ class Testbed(Cluster):
             p = p4fabric.start_switch(self.fabric, self.addresses(), self.p4_json,
                                       self.log("p4"))
             self.procs["p4"] = {"pid": p.pid, "log": self.log("p4")}
+        if self.cfg.rack_switch == "bmv2":
+            progress("testbed: a P4 switch in each rack (BMv2 one-armed, VIPs %s)"
+                     % ", ".join(p4fabric.rack_vip(r) for r in self.fabric.racks()))
+            for r in self.fabric.racks():
+                p = p4fabric.start_rack_switch(self.fabric, r, "sw%d" % r, self.p4_json,
+                                               self.log("p4r%d" % r))
+                self.procs["p4r%d" % r] = {"pid": p.pid, "log": self.log("p4r%d" % r)}
+                self.fabric.static_neighbour(self.hosts(), p4fabric.rack_vip(r))
         self.shape(self.cfg.link)
         self._save()
         for h in self.hosts():
@@ -448,7 +465,7 @@ class Testbed(Cluster):
             "netec.switch.racks": self.switch_racks_key(),
             "netec.inec.timeout.ms": str(self.cfg.route_timeout_ms),
         }
-        if self.cfg.fabric == "bmv2":
+        if self.cfg.fabric == "bmv2" or self.cfg.rack_switch == "bmv2":
             hdfs.update(p4fabric.DATANODE_KEYS)
         hdfs.update(self.cfg.hdfs)
         if host == "cl":
@@ -484,6 +501,8 @@ class Testbed(Cluster):
             p = self._java("nn", hadoop.NAMENODE)
         elif host == "sw" and self.cfg.fabric == "bmv2":
             p = self._p4_control_plane()
+        elif is_switch(host) and host != "sw" and self.cfg.rack_switch == "bmv2":
+            p = self._p4_control_plane(int(host[2:]))
         elif is_switch(host):
             p = self._java(host, hadoop.SWITCH, [
                 "--bind", _ip(host), "--control-port", str(hadoop.SWITCH_CONTROL_PORT),
@@ -497,21 +516,31 @@ class Testbed(Cluster):
         self._save()
         return p.pid
 
-    def _p4_control_plane(self):
-        """The switch host of the BMv2 fabric: the P4 control plane on the control port."""
-        cmd = ["ip", "netns", "exec", self.fabric.ns("sw")] + p4fabric.control_plane_command(
-            self.fabric, self.addresses(), self.p4_json, _ip("sw"), hadoop.SWITCH_CONTROL_PORT)
-        out = open(self.log("sw"), "a")
+    def _p4_control_plane(self, rack=None):
+        """The switch host of the BMv2 fabric (or RACK's P4 switch): the P4 control plane on
+        the control port."""
+        host = "sw" if rack is None else "sw%d" % rack
+        if rack is None:
+            cmd = p4fabric.control_plane_command(self.fabric, self.addresses(), self.p4_json,
+                                                 _ip("sw"), hadoop.SWITCH_CONTROL_PORT)
+        else:
+            cmd = p4fabric.rack_control_plane_command(
+                rack, [(h, _ip(h)) for h in self.hosts()],
+                [p4fabric.rack_vip(r) for r in self.fabric.racks()], self.p4_json, _ip(host),
+                hadoop.SWITCH_CONTROL_PORT)
+        cmd = ["ip", "netns", "exec", self.fabric.ns(host)] + cmd
+        out = open(self.log(host), "a")
         p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                              start_new_session=True, env=p4fabric.control_plane_env())
         out.close()
-        p4fabric.wait_answering(self.fabric.ns("sw"), _ip("sw"), hadoop.SWITCH_CONTROL_PORT,
-                                p, self.log("sw"), "the P4 control plane")
+        p4fabric.wait_answering(self.fabric.ns(host), _ip(host), hadoop.SWITCH_CONTROL_PORT,
+                                p, self.log(host), "the P4 control plane")
         return p
 
-    def p4_counters(self):
-        """The BMv2 fabric's verdict counters (index V_* of netec_logic.p4 -> DATA packets)."""
-        return p4fabric.counters(self.fabric)
+    def p4_counters(self, rack=None):
+        """The BMv2 fabric's (or RACK's P4 switch's) verdict counters (index V_* of
+        netec_logic.p4 -> DATA packets)."""
+        return p4fabric.counters(self.fabric, rack)
 
     def pid(self, host):
         return self.procs[host]["pid"]

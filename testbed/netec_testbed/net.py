@@ -137,7 +137,7 @@ class Fabric:
     """The namespaces, veths and shaping of one testbed; KIND "bridge" (a Linux bridge in the
     tor namespace) or "bmv2" (the tor namespace's ports left to simple_switch)."""
 
-    def __init__(self, prefix, kind="bridge", rack_of=None):
+    def __init__(self, prefix, kind="bridge", rack_of=None, fixed_macs=False):
         if kind not in KINDS:
             raise TestbedError("fabric '%s': expected one of %s" % (kind, ", ".join(KINDS)))
         self.prefix = prefix
@@ -146,6 +146,9 @@ class Fabric:
         self.mgmt = prefix + "mgmt"
         # host -> its rack (1..R); a host absent is on the spine (tor), as all are without racks
         self.rack_of = dict(rack_of or {})
+        # every host's MAC from its address (mac_of), as the BMv2 fabric needs; also on the
+        # bridges when P4 rack switches route to hosts by MAC
+        self.fixed_macs = fixed_macs or kind == "bmv2"
         if self.rack_of and kind != "bridge":
             raise TestbedError("racks need the bridge fabric (the BMv2 fabric is one switch)")
 
@@ -200,6 +203,51 @@ class Fabric:
             self._plug(self.tor, self.uplink(rack))
             self._plug(ns, RACK_UPLINK)
 
+    def p4_rack_ns(self, rack):
+        return "%s-p4r%d" % (self.prefix, rack)
+
+    def create_p4_rack_switch(self, rack, vip, switch_host, cpu_ip, mgmt_ip):
+        """RACK's P4 switch, one-armed: BMv2's namespace (p4_rack_ns) with one port, p0, on the
+        rack's bridge, where the rack's VIP lives (its MAC mac_of(VIP), a static entry in every
+        bridge: the spine's and the other racks' reach it over the rack's uplink); and the
+        management link from SWITCH_HOST (its control plane, MGMT_IP) to BMv2's thrift server
+        (CPU_IP), as a switch's CPU reaches its ASIC. The arm's bridge port learns nothing:
+        what BMv2 sends out keeps its sender's source MAC."""
+        ns, arm = self.p4_rack_ns(rack), _ifname("%sa%d" % (self.prefix, rack))
+        run("ip", "netns", "add", ns)
+        run("ip", "-n", ns, "link", "set", "lo", "up")
+        run("ip", "link", "add", "p0", "netns", ns, "type", "veth", "peer", "name", arm,
+            "netns", self.rack_ns(rack))
+        run("ip", "-n", ns, "link", "set", "p0", "address", mac_of(vip))
+        _offloads_off(ns, "p0")
+        run("ip", "-n", ns, "link", "set", "p0", "up")
+        self._plug(self.rack_ns(rack), arm)
+        run("ip", "-n", self.rack_ns(rack), "link", "set", "dev", arm, "type", "bridge_slave",
+            "learning", "off")
+        _offloads_off(self.rack_ns(rack), arm)
+        mac = mac_of(vip)
+        run("bridge", "-n", self.rack_ns(rack), "fdb", "replace", mac, "dev", arm, "master",
+            "static")
+        run("bridge", "-n", self.tor, "fdb", "replace", mac, "dev", self.uplink(rack), "master",
+            "static")
+        for other in self.racks():
+            if other != rack:
+                run("bridge", "-n", self.rack_ns(other), "fdb", "replace", mac, "dev",
+                    RACK_UPLINK, "master", "static")
+        run("ip", "link", "add", "mgmt0", "netns", self.ns(switch_host), "type", "veth",
+            "peer", "name", "cpu0", "netns", ns)
+        run("ip", "-n", ns, "addr", "add", cpu_ip + "/30", "dev", "cpu0")
+        run("ip", "-n", ns, "link", "set", "cpu0", "up")
+        run("ip", "-n", self.ns(switch_host), "addr", "add", mgmt_ip + "/30", "dev", "mgmt0")
+        run("ip", "-n", self.ns(switch_host), "link", "set", "mgmt0", "up")
+        return ns
+
+    def static_neighbour(self, hosts, ip):
+        """Every one of HOSTS resolves IP to mac_of(IP) (a P4 switch's VIP answers no ARP)."""
+        for h in hosts:
+            run("ip", "-n", self.ns(h), "neigh", "replace", ip, "lladdr", mac_of(ip), "dev",
+                "eth0", "nud", "permanent")
+
     def _plug(self, ns, port):
         """A veth end in switch namespace NS: a bridge port, or one of BMv2's."""
         if self.kind == "bridge":
@@ -217,7 +265,7 @@ class Fabric:
         run("ip", "link", "add", self.port(host), "netns", sw, "type", "veth", "peer",
             "name", "eth0", "netns", ns)
         self._plug(sw, self.port(host))
-        if self.kind == "bmv2":
+        if self.fixed_macs:
             run("ip", "-n", ns, "link", "set", "eth0", "address", mac_of(ip))
             _offloads_off(ns, "eth0")
         run("ip", "-n", ns, "addr", "add", ip + "/24", "dev", "eth0")

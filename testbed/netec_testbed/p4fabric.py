@@ -100,6 +100,54 @@ def start_switch(fabric, addresses, json_path, log):
     return proc
 
 
+# ---- P4 rack switches (bin/netec-testbed up --racks R --rack-switch bmv2) ----------------------
+# Each rack's switch is BMv2 one-armed on the rack's bridge (net.Fabric.create_p4_rack_switch),
+# serving the rack's VIP, its control plane on the rack's switch host (sw1, sw2, ...) in the
+# Java software switch's place: partial sums over datagrams (docs/protocol.md), a child's
+# stream from one BMv2 to its parent's over the uplinks.
+
+def rack_vip(rack):
+    return "%s.%d" % (net.SUBNET, 220 + rack)
+
+
+def rack_mgmt(rack):
+    """(BMv2's thrift address, its switch host's) on rack RACK's management link."""
+    return "198.18.101.%d" % (4 * rack + 1), "198.18.101.%d" % (4 * rack + 2)
+
+
+def start_rack_switch(fabric, rack, switch_host, json_path, log):
+    """simple_switch for RACK in its own namespace, its one port the rack's VIP; returns the
+    Popen once its thrift server answers the switch host."""
+    cpu, mgmt = rack_mgmt(rack)
+    ns = fabric.create_p4_rack_switch(rack, rack_vip(rack), switch_host, cpu, mgmt)
+    cmd = ["ip", "netns", "exec", ns, p4tools.find("simple_switch"),
+           "--thrift-port", str(THRIFT_PORT), "--device-id", "0", "-i", "1@p0", json_path]
+    out = open(log, "a")
+    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+    out.close()
+    wait_answering(fabric.ns(switch_host), cpu, THRIFT_PORT, proc, log,
+                   "simple_switch of rack %d" % rack)
+    _thrift(fabric, "from sswitch_runtime import SimpleSwitch\n"
+                    "c = SimpleSwitch.Client(multiplexed(proto, 'simple_switch'))\n"
+                    "c.set_all_egress_queue_depths(%d)\n" % QUEUE_DEPTH, switch_host, cpu)
+    return proc
+
+
+def rack_control_plane_command(rack, addresses, vips, json_path, bind_ip, port):
+    """RACK's P4 control plane on its switch host: every one of ADDRESSES ([(host, address)])
+    and of the other racks' VIPS is behind the one port (through the rack's bridge)."""
+    cpu, _ = rack_mgmt(rack)
+    hosts = ",".join("%s=1/%s" % (ip, net.mac_of(ip))
+                     for ip in [ip for _, ip in addresses] + [v for v in vips
+                                                              if v != rack_vip(rack)])
+    return [sys.executable, "-m", "netec_p4.control.netec_control",
+            "--backend", "thrift", "--thrift", "%s:%d" % (cpu, THRIFT_PORT),
+            "--config", json_path, "--program", PROGRAM, "--vip", rack_vip(rack),
+            "--bind", bind_ip, "--port", str(port), "--agent-networks", AGENT_NETWORK,
+            "--hosts", hosts]
+
+
 def _answers(ns, ip, port):
     """Whether IP:PORT accepts a TCP connection from namespace NS."""
     probe = "import socket; socket.create_connection((%r, %d), 1).close()" % (ip, port)
@@ -131,32 +179,34 @@ def control_plane_env():
     return env
 
 
-def _thrift(fabric, body):
-    """Runs BODY against simple_switch's thrift server from the switch host's namespace, with
-    `proto` (a binary protocol on an open transport) and `multiplexed(proto, service)` given;
-    returns what it printed."""
+def _thrift(fabric, body, switch_host="sw", cpu_ip=CPU_IP):
+    """Runs BODY against simple_switch's thrift server (at CPU_IP) from SWITCH_HOST's
+    namespace, with `proto` (a binary protocol on an open transport) and `multiplexed(proto,
+    service)` given; returns what it printed."""
     code = ("import json\n"
             "from thrift.protocol import TBinaryProtocol\n"
             "from thrift.protocol.TMultiplexedProtocol import TMultiplexedProtocol as multiplexed\n"
             "from thrift.transport import TSocket, TTransport\n"
             "t = TTransport.TBufferedTransport(TSocket.TSocket(%r, %d))\n"
             "proto = TBinaryProtocol.TBinaryProtocol(t)\n"
-            "t.open()\n" % (CPU_IP, THRIFT_PORT)) + body + "t.close()\n"
-    p = subprocess.run(["ip", "netns", "exec", fabric.ns("sw"), sys.executable, "-c", code],
+            "t.open()\n" % (cpu_ip, THRIFT_PORT)) + body + "t.close()\n"
+    p = subprocess.run(["ip", "netns", "exec", fabric.ns(switch_host), sys.executable, "-c",
+                        code],
                        capture_output=True, text=True, env=control_plane_env(), timeout=60)
     if p.returncode != 0:
         raise TestbedError("a thrift call to BMv2 failed: " + p.stderr.strip()[-800:])
     return p.stdout
 
 
-def counters(fabric):
-    """The program's verdict counters (V_* -> DATA packets), read over thrift from the switch
-    host's namespace: what the data plane itself counted."""
+def counters(fabric, rack=None):
+    """The program's verdict counters (V_* -> DATA packets) of the fabric's BMv2 (or RACK's),
+    read over thrift from its switch host's namespace: what the data plane itself counted."""
+    where = ("sw", CPU_IP) if rack is None else ("sw%d" % rack, rack_mgmt(rack)[0])
     return json.loads(_thrift(fabric, (
         "from bm_runtime.standard import Standard\n"
         "std = Standard.Client(multiplexed(proto, 'standard'))\n"
         "print(json.dumps([std.bm_counter_read(0, 'XorIngress.verdicts', i).packets\n"
-        "                  for i in range(8)]))\n")))
+        "                  for i in range(8)]))\n"), *where))
 
 
 def wait_answering(ns, ip, port, proc, log, what, timeout=60):

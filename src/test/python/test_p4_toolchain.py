@@ -787,6 +787,13 @@ def test_bmv2_two_levels_rebuild_a_unit_through_a_partial_sum(xor_json):
         assert nm.Packet.decode(bytes(out[0][UDP].payload)).payload == \
             b'{"error":"no such block"}'
 
+        # a reader's ACK to the child's own VIP and task: an attached child takes ACKs from
+        # its parent only (its vip_in entry rewritten), so ackSeq stays and no survivor hears
+        ack_seq = child.register_read("ack_seq", c["task"])
+        forged = nm.Packet(nm.ACK, c["task"], c["slotArray"], nm.READER, 1, 0, 0, 32).encode()
+        assert child.process(t.to(CHILD_VIP, c["vip_port"], READER[0], READER[1], forged)) \
+            == [], "a reader's ACK moved an attached child"
+        assert child.register_read("ack_seq", c["task"]) == ack_seq
         # the parent's ACK from another address: not the parent, nothing reaches a survivor
         forged = nm.Packet(nm.ACK, p["task"], p["slotArray"], 0, 1, 0, 0, 32).encode()
         child.send_ip(bytes(t.to(CHILD_VIP, c["vip_port"], proxy.STRANGER[0], p["vip_port"],
@@ -815,6 +822,15 @@ def test_attach_refuses_what_it_cannot_serve(xor_json):
             assert not a["ok"] and a["reason"].startswith(reason), (parent, a)
         a = cp.handle(dict(t.attach_request(), secret="0" * 32))
         assert a == {"ok": False, "reason": "no task %d" % c2["task"]}
+        # a task its reader's HELLO bound first: its RESULTs are that reader's for good
+        c3 = t.setup(cp, ["%s:%d" % (bench.agent(0), AGENT_PORT)])
+        t.c = c3
+        assert len(t.child.process(t.reader_hello(c3), expect=1)) == 1
+        a = cp.handle(t.attach_request(sender=1))
+        assert a == {"ok": False, "reason": "attach: task %d's reader is bound already (its "
+                     "HELLO came first)" % c3["task"]}, a
+        assert cp.tasks[c3["task"]]["parent"] is None
+        t.c = c2
         assert t.child.register_read("reader_addr", c2["task"]) == 0
         assert cp.handle(t.attach_request()) == {"ok": True}
         assert t.child.register_read("reader_addr", c2["task"]) == nc.ip_int(PARENT_VIP)

@@ -23,7 +23,7 @@ import functools
 import json
 import threading
 
-from netec_p4.control.netec_control import Backend, Entry, ip_int
+from netec_p4.control.netec_control import Backend, Entry, Refused, ip_int
 from netec_p4.model.pipeline import INVALID_SEQ  # slot_seq of a free slot
 
 # Tables of the egress control; every other table is in ingress.
@@ -273,9 +273,21 @@ class ThriftBackend(Backend):
         self.pre.bm_mc_mgrp_destroy(0, g)
 
     @_serialized
-    def attach(self, task, entries, reader):
-        for e in entries:
-            self.write(e)
+    def attach(self, task, entries, reader, vip_entry):
+        if self.register_read("reader_addr", task) != 0:
+            raise Refused("attach: task %d's reader is bound already (its HELLO came first)"
+                          % task)
+        written = []
+        try:
+            self.delete(vip_entry)  # the same key: its reader's ACKs refused from now
+            self.write(vip_entry)
+            for e in entries:
+                self.write(e)
+                written.append(e)
+        except Exception as e:  # the switch refused an entry: nothing of the attach stays
+            for w in written:
+                self.delete(w)
+            raise Refused("attach: the switch refused its entries: %s" % e)
         addr, port = reader
         self.std.bm_register_write(0, self.registers["reader_addr"], task, addr)
         self.std.bm_register_write(0, self.registers["reader_port"], task, port)

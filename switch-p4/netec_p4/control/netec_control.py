@@ -288,7 +288,7 @@ def xor_task_entries(task, array, setup, limits, vip, macs=None):
     entries = [Entry("vip_in", {"hdr.ipv4.dst_addr": ip_int(vip_host),
                                 "hdr.udp.dst_port": vip_port, "hdr.netec.task": task},
                      "from_reader", {"task": task, "stripes": stripes,
-                                     "exposed": limits.slots // 2})]
+                                     "exposed": limits.slots // 2, "acks": 1})]
     members = []
     for s in setup["survivors"]:
         sender = s["sender"]
@@ -337,9 +337,11 @@ class Backend:
     def remove_task(self, task, array, entries):
         raise NotImplementedError
 
-    def attach(self, task, entries, reader):
-        """Installs ENTRIES (xor_parent_entries) and binds the task's reader address to
-        READER, (address as an int, port): its parent switch's VIP."""
+    def attach(self, task, entries, reader, vip_entry):
+        """Installs ENTRIES (xor_parent_entries), replaces the task's vip_in entry by
+        VIP_ENTRY (the same key, its reader's ACKs refused) and binds the task's reader
+        address to READER, (address as an int, port): its parent switch's VIP. Refuses (and
+        changes nothing) when a reader's HELLO bound the task first."""
         raise Refused("attach: not supported by this backend (%s)" % type(self).__name__)
 
     def progress(self, task):
@@ -441,14 +443,23 @@ class ControlPlane:
             raise Refused("parent.vip: %s is outside the agent networks [%s] "
                           "(--agent-networks)" % (parent["host"], ", ".join(
                               str(n) for n in self.agent_networks)))
-        with self.lock:
-            if t.get("parent") is not None:
-                raise Refused("attach: task %d is attached already" % task)
-            t["parent"] = parent
         entries = xor_parent_entries(task, t["array"], t["stripes"], self.limits, t["vip"],
                                      parent)
-        self.backend.attach(task, entries, (ip_int(parent["host"]), parent["port"]))
-        t["entries"][0].extend(entries)  # released with the task
+        old_vip = t["entries"][0][0]
+        vip_entry = Entry(old_vip.table, old_vip.key, old_vip.action,
+                          dict(old_vip.params, acks=0))
+        # the whole attach under the lock: the expiry thread's release cannot come between
+        # the check that the task is still this one and the entries written for it
+        with self.lock:
+            if self.tasks.get(task) is not t:
+                raise Refused("no task %d" % task)
+            if t.get("parent") is not None:
+                raise Refused("attach: task %d is attached already" % task)
+            self.backend.attach(task, entries, (ip_int(parent["host"]), parent["port"]),
+                                vip_entry)
+            t["parent"] = parent
+            t["entries"][0][0] = vip_entry
+            t["entries"][0].extend(entries)  # released with the task
         return {"ok": True}
 
     def setup(self, s):
@@ -505,8 +516,8 @@ class ControlPlane:
             t = self.tasks.pop(task, None)
             if t is None:
                 return
-            self.free_tasks.append(task)
-        self.backend.remove_task(task, t["array"], t["entries"])
+            self.backend.remove_task(task, t["array"], t["entries"])
+            self.free_tasks.append(task)  # free once its entries are gone
 
     def expire(self, now=None):
         """Releases tasks that finished (progress at the end) or made none for their timeout."""

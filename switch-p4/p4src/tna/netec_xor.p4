@@ -550,7 +550,9 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         size = NETEC_SENDER_CELLS;
     }
 
-    action from_reader(bit<8> task, bit<32> stripes, bit<32> exposed) {
+    // ACKS: the v1model twin's (0 once attached to a parent: ../v1model/xor/classify.p4); this
+    // program serves no attach, so every entry has 1
+    action from_reader(bit<8> task, bit<32> stripes, bit<32> exposed, bit<1> acks) {
         meta.reader = 1;
         meta.task = task;
         meta.reader_stripes = stripes;

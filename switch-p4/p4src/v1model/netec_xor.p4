@@ -75,6 +75,7 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
         meta.survivor = 0;
         meta.reader = 0;
         meta.parent = 0;
+        meta.reader_acks = 0;
         meta.child_array = 0;
         meta.counter_task = 0;
         meta.secret_ok = 0;
@@ -129,7 +130,7 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
         bit<32> ack = 0;
         if (meta.survivor == 1 || meta.reader == 1) {
             bit<32> ack_in = 0;
-            if (hdr.netec.type == NETEC_ACK) {
+            if (hdr.netec.type == NETEC_ACK && (meta.survivor == 1 || meta.reader_acks == 1)) {
                 ack_in = hdr.netec.seq;
             }
             bit<32> task = (bit<32>)meta.task;
@@ -277,7 +278,8 @@ control XorIngress(inout headers_t hdr, inout metadata_t meta,
                     std.mcast_grp = (bit<16>)meta.reader_task + 1;
                 }
             } else if (hdr.netec.type == NETEC_ACK) {
-                if (hdr.netec.seq > meta.reader_stripes || hdr.netec.sender != NETEC_READER) {
+                if (meta.reader_acks == 0 || hdr.netec.seq > meta.reader_stripes
+                        || hdr.netec.sender != NETEC_READER) {
                     drop_counted(V_MISMATCH);
                 } else {
                     meta.ack = ack;

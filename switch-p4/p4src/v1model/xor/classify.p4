@@ -36,8 +36,11 @@ control XorClassify(in headers_t hdr, inout metadata_t meta) {
         const default_action = NoAction();
         size = NETEC_SENDER_CELLS;
     }
-    action from_reader(bit<8> task, bit<32> stripes, bit<32> exposed) {
+    // ACKS: 0 once the task is attached to a parent switch, whose ACKs come in by parent_in
+    // (no one else's move it then)
+    action from_reader(bit<8> task, bit<32> stripes, bit<32> exposed, bit<1> acks) {
         meta.reader = 1;
+        meta.reader_acks = acks;
         meta.reader_task = task;
         meta.reader_stripes = stripes;
         meta.exposed = exposed;
@@ -52,10 +55,12 @@ control XorClassify(in headers_t hdr, inout metadata_t meta) {
     }
     // the parent's ACK copies to this child (docs/protocol.md "Partial sums", datagrams): the
     // child's reader ACKs, once their task and slot array are the child's. Keyed on the
-    // parent's address, unlike vip_in: only the parent the reader attached moves the child.
+    // parent's address, unlike vip_in, whose entry the attach rewrites to take no ACK: only
+    // the parent the reader attached moves the child.
     action from_parent(bit<8> task, bit<8> slot_array, bit<32> stripes, bit<32> exposed) {
         meta.reader = 1;
         meta.parent = 1;
+        meta.reader_acks = 1;
         meta.reader_task = task;
         meta.child_array = slot_array;
         meta.reader_stripes = stripes;

@@ -41,6 +41,7 @@ struct metadata_t {
     bit<1>  secret_ok;      // reader_secret: the HELLO carries its task's secret
     bit<8>  reader_task;
     bit<1>  parent;         // parent_in: the reader is this child task's parent switch
+    bit<1>  reader_acks;    // vip_in: the task takes its reader's ACKs there (not attached)
     bit<8>  child_array;    // ... the child task's slot array
     bit<8>  counter_task;   // egress: whose EBSN counters (a partial sum leaves as its parent's)
     bit<32> reader_stripes;

@@ -43,6 +43,10 @@ final class DatagramHandler extends SimpleChannelInboundHandler<DatagramPacket> 
     }
     InetSocketAddress from = d.sender();
     SwitchSession child = sw.childOf(from, p);
+    if (child != null && child.datagramChannel == null) {
+      sw.counters.dropped.increment(); // attached, not yet bound on this loop
+      return;
+    }
     if (child != null) {
       // an attached child's parent (docs/protocol.md, "Partial sums over datagrams"): its
       // copy of its reader's ACK is this task's reader ACK; anything else from it (the

@@ -350,19 +350,48 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
 
   // ---- datagram children (docs/protocol.md, "Partial sums over datagrams") ----------------
 
-  /** Attached datagram children, by their parent: its VIP, task and slot array. */
-  private final java.util.Map<String, SwitchSession> children =
+  /**
+   * Attached datagram children, by their parent's VIP, task, slot array and the child's sender
+   * there: one child a key (every task of this switch streams from its one VIP, so a parent
+   * tells its children apart by sender alone).
+   */
+  private final java.util.Map<ParentKey, SwitchSession> children =
       new java.util.concurrent.ConcurrentHashMap<>();
 
-  private static String parentKey(InetSocketAddress vip, int task, int slotArray) {
-    return vip.getAddress().getHostAddress() + ":" + vip.getPort() + "/" + task + "/"
-        + slotArray;
+  /** What a parent's packet to one of its children names, and where it comes from. */
+  static final class ParentKey {
+    private final InetSocketAddress vip;
+    private final int task;
+    private final int slotArray;
+    private final int sender;
+
+    ParentKey(InetSocketAddress vip, int task, int slotArray, int sender) {
+      this.vip = vip;
+      this.task = task;
+      this.slotArray = slotArray;
+      this.sender = sender;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      if (!(o instanceof ParentKey)) {
+        return false;
+      }
+      ParentKey k = (ParentKey) o;
+      return task == k.task && slotArray == k.slotArray && sender == k.sender
+          && vip.equals(k.vip);
+    }
+
+    @Override
+    public int hashCode() {
+      return ((task * 256 + slotArray) * 256 + sender) * 31 + vip.hashCode();
+    }
   }
 
   /** The attached child whose parent sent {@code p} from {@code from}, or null. */
   SwitchSession childOf(InetSocketAddress from, NetecPacket p) {
-    return children.isEmpty() || from.getAddress() == null ? null
-        : children.get(parentKey(from, p.task(), p.slotArray()));
+    return children.isEmpty() ? null
+        : children.get(new ParentKey(from, p.task(), p.slotArray(), p.sender()));
   }
 
   /**
@@ -381,19 +410,36 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       return refuse("attach: task " + a.task() + " is not a datagram task (over TCP a parent "
           + "claims its child with its HELLO)").toJson();
     }
-    ParentLink link = a.link(s);
-    String differs = link.mismatch(s);
+    if (s.rows() != 1) {
+      return refuse("attach: task " + a.task() + " has " + s.rows() + " rows (a child sends "
+          + "one partial sum)").toJson();
+    }
+    if ((opts.advertisedHost != null && !opts.advertisedHost.equals(opts.bindHost))
+        || opts.advertisedDataPort > 0) {
+      // a parent admits a child's stream from the address its VIP names, and this switch
+      // sends from its bind address and data port
+      return refuse("attach: not supported (this switch's VIP " + vip() + " is advertised; "
+          + "its partial sums would leave from " + opts.bindHost + ":"
+          + dataAddress().getPort() + ")").toJson();
+    }
     String outside = agentNetworks.refusal(a.parentVip().substring(0,
         a.parentVip().lastIndexOf(':')));
-    if (differs != null || outside != null) {
-      return refuse(differs != null ? "parent: " + differs : "parent.vip: " + outside).toJson();
+    if (outside != null) {
+      return refuse("parent.vip: " + outside).toJson();
     }
+    ParentLink link = a.link(s);
     InetSocketAddress vip = HostPort.parse(a.parentVip());
-    if (!table.claim(l)) {
-      return refuse("attach: task " + a.task() + " is attached or claimed already").toJson();
+    ParentKey key = new ParentKey(vip, link.task(), link.slotArray(), link.sender());
+    if (children.putIfAbsent(key, l) != null) {
+      return refuse("attach: another task is sender " + link.sender() + " of parent task "
+          + link.task() + " at " + a.parentVip()).toJson();
     }
-    l.parentKey = parentKey(vip, link.task(), link.slotArray());
-    children.put(l.parentKey, l);
+    if (!table.claim(l)) {
+      children.remove(key, l);
+      return refuse("attach: task " + a.task() + " is attached already").toJson();
+    }
+    l.parentKey = key;
+    // its parent's packets find it at once, and are dropped until this runs on the loop
     datagrams.eventLoop().execute(() -> l.bindDatagramChild(datagrams, vip, link));
     return "{\"ok\":true}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
   }

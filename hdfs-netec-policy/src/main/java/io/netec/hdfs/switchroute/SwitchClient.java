@@ -111,6 +111,8 @@ public final class SwitchClient {
     SetupRequest parent;
     SetupAnswer answer;
     java.util.List<Socket> held = new java.util.ArrayList<>();
+    java.util.List<SetupAnswer> answers = new java.util.ArrayList<>();
+    java.util.List<Integer> attached = new java.util.ArrayList<>(); // children, by index
     try {
       java.util.List<java.util.concurrent.CompletableFuture<SetupAnswer>> pending =
           new java.util.ArrayList<>();
@@ -130,7 +132,6 @@ public final class SwitchClient {
           t.start();
         }));
       }
-      java.util.List<SetupAnswer> answers = new java.util.ArrayList<>();
       for (java.util.concurrent.CompletableFuture<SetupAnswer> f : pending) {
         answers.add(f.join()); // each within CHILD_SETUP_MS
       }
@@ -153,19 +154,26 @@ public final class SwitchClient {
       java.util.List<SwitchReceiver.ChildHello> hellos = java.util.List.of();
       if (answer != null && parent.datagram()) {
         try {
-          hellos = attach(plan, answers, held, parent, answer);
+          hellos = attach(plan, answers, held, parent, answer, attached, notTaken);
         } catch (RouteDeclinedException e) { // refused, or not answered in time
           if (flatSwitch == null) {
             throw e;
           }
-          notTaken.accept(null, plan.parentControl(), e);
           answer = null;
         }
       }
       if (answer != null) {
-        return SwitchReceiver.receive(parent, answer, rowLength, opener, hellos);
+        SwitchClient.Result r = SwitchReceiver.receive(parent, answer, rowLength, opener,
+            hellos);
+        attached.clear(); // they ended with the parent's FIN
+        return r;
       }
     } finally {
+      // an attached child is claimed: closing its connection does not free it, a teardown
+      // does (datagrams carry no word of a parent gone)
+      for (int c : attached) {
+        teardown(held.get(c), answers.get(c));
+      }
       for (Socket s : held) {
         s.close(); // the children's tasks freed at once, if unclaimed
       }
@@ -183,7 +191,8 @@ public final class SwitchClient {
    */
   private static java.util.List<SwitchReceiver.ChildHello> attach(SwitchRackPlan plan,
       java.util.List<SetupAnswer> answers, java.util.List<Socket> held, SetupRequest parent,
-      SetupAnswer parentAnswer) throws IOException {
+      SetupAnswer parentAnswer, java.util.List<Integer> attached, NotTaken notTaken)
+      throws IOException {
     java.util.List<SwitchReceiver.ChildHello> hellos = new java.util.ArrayList<>();
     int parentWindow = parentAnswer.slots() / 2;
     for (int c = 0; c < answers.size(); c++) {
@@ -194,8 +203,10 @@ public final class SwitchClient {
       SwitchRackPlan.Child child = plan.children().get(c);
       int sender = -1;
       for (SetupRequest.Survivor v : parent.survivors()) {
-        if (v.agent().equals(a.vip()) && v.block().startsWith("partial sum of ")) {
-          sender = v.sender(); // SwitchRackPlan#parent names it so
+        SetupRequest.Child ch = v.child();
+        if (ch != null && ch.task() == a.task() && ch.slotArray() == a.slotArray()
+            && v.agent().equals(a.vip())) {
+          sender = v.sender(); // two racks' children on one switch share its VIP
         }
       }
       if (sender < 0) {
@@ -206,31 +217,56 @@ public final class SwitchClient {
           parentWindow);
       Socket s = held.get(c);
       try {
-        ControlFrames.write(new DataOutputStream(new BufferedOutputStream(s.getOutputStream())),
-            req.toJson());
-        com.fasterxml.jackson.databind.JsonNode o = io.netec.hdfs.switchroute.wire.JsonLimits
-            .parse(ControlFrames.read(new DataInputStream(new BufferedInputStream(
-                s.getInputStream()))), ControlFrames.MAX_FRAME);
-        if (o == null || !o.path("ok").asBoolean(false)) {
-          throw new RouteDeclinedException("rack switch " + child.control + " of " + child.rack
-              + " refused to attach its partial sum: " + (o == null ? "no answer"
-              : o.path("reason").asText("no reason")));
-        }
-      } catch (ProtocolException e) {
-        throw new RouteDeclinedException("bad answer to attach from rack switch "
-            + child.control + ": " + e.getMessage());
+        attachOne(s, req, child);
       } catch (RouteDeclinedException e) {
+        notTaken.accept(child.rack, child.control, e);
         throw e;
-      } catch (IOException e) {
-        throw new Unanswered("rack switch " + child.control + " of " + child.rack
-            + " did not answer its attach: " + e);
       }
+      attached.add(c);
       hellos.add(new SwitchReceiver.ChildHello(HostPort.parse(a.vip()),
           io.netec.hdfs.switchroute.wire.StreamRequest.readerHello(child.setup, a.task(),
               a.slotArray(), a.slots(), Math.min(a.slots() / 2, parentWindow), a.secret(),
               null)));
     }
     return hellos;
+  }
+
+  /** One attach on a child's held control connection; a refusal or no answer declines. */
+  private static void attachOne(Socket s, AttachRequest req, SwitchRackPlan.Child child)
+      throws IOException {
+    try {
+      ControlFrames.write(new DataOutputStream(new BufferedOutputStream(s.getOutputStream())),
+          req.toJson());
+      com.fasterxml.jackson.databind.JsonNode o = io.netec.hdfs.switchroute.wire.JsonLimits
+          .parse(ControlFrames.read(new DataInputStream(new BufferedInputStream(
+              s.getInputStream()))), ControlFrames.MAX_FRAME);
+      if (o == null || !o.path("ok").asBoolean(false)) {
+        throw new RouteDeclinedException("rack switch " + child.control + " of " + child.rack
+            + " refused to attach its partial sum: " + (o == null ? "no answer"
+            : o.path("reason").asText("no reason")));
+      }
+    } catch (ProtocolException e) {
+      throw new RouteDeclinedException("bad answer to attach from rack switch "
+          + child.control + ": " + e.getMessage());
+    } catch (RouteDeclinedException e) {
+      throw e;
+    } catch (IOException e) {
+      throw new Unanswered("rack switch " + child.control + " of " + child.rack
+          + " did not answer its attach: " + e);
+    }
+  }
+
+  /** Best effort: tears an attached child's task down (its switch frees it at once). */
+  private static void teardown(Socket s, SetupAnswer a) {
+    try {
+      byte[] req = ("{\"op\":\"teardown\",\"task\":" + a.task() + ",\"secret\":\""
+          + a.secret() + "\"}").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      ControlFrames.write(new DataOutputStream(new BufferedOutputStream(s.getOutputStream())),
+          req);
+      ControlFrames.read(new DataInputStream(new BufferedInputStream(s.getInputStream())));
+    } catch (IOException e) {
+      // the switch's own timeout frees it
+    }
   }
 
   /**

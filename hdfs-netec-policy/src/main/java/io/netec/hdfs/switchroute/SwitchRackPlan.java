@@ -204,7 +204,7 @@ public final class SwitchRackPlan {
         continue;
       }
       // over TCP the parent claims the child; over datagrams the reader attaches it (a P4
-      // child reads no JSON) and the parent sends it no HELLO
+      // child reads no JSON) and the parent only says, by a HELLO, that it is bound
       sv.add(new SetupRequest.Survivor(sv.size(), a.vip(), "partial sum of "
           + children.get(c).rack, flat.offset() + flat.length(), "",
           new SetupRequest.Child(a.task(), a.slotArray(), a.secret())));

@@ -290,7 +290,7 @@ final class SwitchReceiver {
           }
           if (!started) {
             sendHello(hello);
-            if (!children.isEmpty() && Integer.bitCount(++helloRounds) == 1 && helloRounds > 1) {
+            if (!children.isEmpty() && Integer.bitCount(helloRounds) == 1 && helloRounds > 2) {
               // a tree: a child may have sent its first window before the parent was bound
               // (a P4 child starts on this reader's HELLO), and the parent dropped it; the
               // RETX, copied down, has it sent again (rounds 2, 4, 8, ...: backing off)
@@ -319,6 +319,7 @@ final class SwitchReceiver {
               hello = StreamRequest.readerHello(setup, answer.task(), answer.slotArray(),
                   answer.slots(), answer.secret(), StreamRequest.cookieOf(p));
               send(hello);
+              sendChildHellos(); // the parent binds on this one
             }
             continue;
           }
@@ -327,6 +328,11 @@ final class SwitchReceiver {
               result.droppedPackets++; // another task's, or forged: names nobody
               continue;
             }
+            throw failed(p, lastProgress, timeout);
+          }
+          if (p.type() == NetecPacket.HELLO && ours(p) && StreamRequest.errorOf(p) != null) {
+            // a survivor's error, which a P4 switch passes on as it came (a child switch's,
+            // as its partial sum's sender): the task ends now, not at its timeout
             throw failed(p, lastProgress, timeout);
           }
           if (!window.expected(p)) {
@@ -375,6 +381,16 @@ final class SwitchReceiver {
     /** The reader's HELLO, and each child's to its VIP (they stop with it: data came). */
     private void sendHello(NetecPacket hello) throws IOException {
       send(hello);
+      if (++helloRounds > 1) {
+        sendChildHellos(); // a P4 parent binds on the first, which went before these
+      }
+    }
+
+    /**
+     * Each child's HELLO to its VIP: after the parent is bound (a P4 child starts its
+     * survivors on it, and a partial sum the parent is not bound for is dropped there).
+     */
+    private void sendChildHellos() throws IOException {
       for (ChildHello c : children) {
         byte[] b = c.hello.toBytes();
         toChildren.send(new java.net.DatagramPacket(b, b.length, c.vip));

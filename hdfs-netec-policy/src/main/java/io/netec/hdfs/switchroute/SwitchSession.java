@@ -49,7 +49,7 @@ final class SwitchSession extends TaskTable.Entry {
    */
   ParentLink parent;
   /** Datagram mode: set when the reader attached this task to its parent (SoftwareSwitch). */
-  String parentKey;
+  SoftwareSwitch.ParentKey parentKey;
   long lastProgress = System.nanoTime();
   /** A stripe was completed: every survivor has been heard from. */
   private boolean completedAny;

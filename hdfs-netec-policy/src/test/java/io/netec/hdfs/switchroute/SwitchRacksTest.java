@@ -212,6 +212,31 @@ class SwitchRacksTest {
     assertEquals(0, local.getSlotArraysInUse() + rack2.getSlotArraysInUse());
   }
 
+  /**
+   * Two racks' children on one software switch: they share its VIP, so the reader tells them
+   * apart by task (each attached as its own sender) and the switch by sender; the unit comes
+   * out byte for byte with two partial sums summed on that switch.
+   */
+  @Test
+  void overDatagramsTwoChildrenOnOneSwitchAreTwoSendersOfTheParent() throws Exception {
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(6, 3, new int[] {0}, LENGTH, 23);
+    SoftwareSwitch local = startSwitch(32, 1024);
+    SoftwareSwitch shared = startSwitch(32, 1024);
+    SetupRequest flat = datagramFlat(g, true);
+    SwitchRackPlan plan = plan(flat, "/r1", controls("/r1", local, "/r2", shared, "/r3",
+        shared), "/r1", "/r2", "/r2", "/r3", "/r3", "/r1");
+    assertEquals(2, plan.children().size(), plan.text());
+    Rebuilt r = new Rebuilt();
+    assertArrayEquals(g.units[0], rebuild(plan, null, r), "the rebuilt unit");
+    assertTrue(r.notTaken.isEmpty(), r.notTaken.toString());
+    assertEquals(2, shared.getTasksPartialSums());
+    long stream = SoftwareSwitchTest.sentPerStream(flat);
+    assertEquals(4 * stream, shared.getBytesIn());
+    assertEquals(2 * stream, shared.getBytesOut(), "one partial sum a rack");
+    Waits.until("every task completes on the reader's FIN", 5_000,
+        () -> local.getTasksCompleted() == 1 && shared.getTasksCompleted() == 2);
+  }
+
   /** A datagram task of 1024-byte packets (what a 1500-byte MTU takes). */
   private SetupRequest datagramFlat(SwitchTaskTest.Group g, boolean premultiplied)
       throws IOException, ProtocolException {
@@ -252,8 +277,26 @@ class SwitchRacksTest {
           .startsWith("parent.vip: 'here'"));
       assertEquals("{\"ok\":true}", new String(exchange(held, new AttachRequest(a.task(),
           a.secret(), vip, 1, 1, 0, 32, 16).toJson()), StandardCharsets.UTF_8));
-      assertTrue(reason(exchange(held, new AttachRequest(a.task(), a.secret(), vip, 1, 1, 0,
-          32, 16).toJson())).endsWith("is attached or claimed already"));
+      assertEquals("attach: task " + a.task() + " is attached already", reason(exchange(held,
+          new AttachRequest(a.task(), a.secret(), vip, 1, 1, 2, 32, 16).toJson())));
+      // another task cannot take the same sender of that parent (its stream would be that
+      // sender's, from this switch's one VIP)
+      SetupAnswer b = SetupAnswer.fromJson(exchange(held, child.held().toJson()));
+      assertTrue(b.ok(), b.reason());
+      assertEquals("attach: another task is sender 0 of parent task 1 at " + vip,
+          reason(exchange(held, new AttachRequest(b.task(), b.secret(), vip, 1, 1, 0, 32, 16)
+              .toJson())));
+      assertEquals("{\"ok\":true}", new String(exchange(held, new AttachRequest(b.task(),
+          b.secret(), vip, 1, 1, 1, 32, 16).toJson()), StandardCharsets.UTF_8));
+      assertTrue(reason(exchange(held, new AttachRequest(b.task(), b.secret(), "127.0.0.1:0",
+          1, 1, 1, 32, 16).toJson())).startsWith("parent.vip: '127.0.0.1:0' is not"));
+      // the reader's teardown frees an attached (claimed) task at once
+      assertEquals(2, rack2.getSlotArraysInUse());
+      SetupAnswer down = SetupAnswer.fromJson(exchange(held, ("{\"op\":\"teardown\",\"task\":"
+          + b.task() + ",\"secret\":\"" + b.secret() + "\"}").getBytes(StandardCharsets.UTF_8)));
+      assertTrue(down.ok(), down.reason());
+      Waits.until("the torn-down task's slot array freed", 5_000,
+          () -> rack2.getSlotArraysInUse() == 1);
     }
     // the parent's VIP outside the rack switch's agent networks: the tree's attach is refused,
     // and the task runs flat on the fallback switch, nothing having streamed
@@ -459,7 +502,7 @@ class SwitchRacksTest {
     e = assertThrows(ProtocolException.class,
         () -> new SetupRequest("g", 64, 0, 100, 1000, sv, new byte[][] {{9, 1}, {1, 1}}));
     assertTrue(e.getMessage().startsWith("survivors[1].child: needs rows 1"), e.getMessage());
-    // over datagrams too: the reader attaches the child, the parent sends it no HELLO
+    // over datagrams too: the reader attaches the child, and the parent claims nothing
     assertEquals(7, SetupRequest.fromJson(new SetupRequest("g", 64, 0, 100, 1000, sv,
         new byte[][] {{9, 1}}, false, true).toJson()).survivors().get(1).child().task());
     List<SetupRequest.Survivor> badSecret = List.of(new SetupRequest.Survivor(0, "h:2", "p",

@@ -78,7 +78,9 @@ public final class AttachRequest {
       throw new ProtocolException("parent: must be an object");
     }
     String vip = JsonLimits.text(p, "vip");
-    if (!vip.matches("(\\d{1,3}\\.){3}\\d{1,3}:\\d{1,5}")) {
+    if (!vip.matches("((25[0-5]|2[0-4]\\d|1?\\d?\\d)\\.){3}(25[0-5]|2[0-4]\\d|1?\\d?\\d)"
+        + ":\\d{1,5}") || Integer.parseInt(vip.substring(vip.lastIndexOf(':') + 1)) < 1
+        || Integer.parseInt(vip.substring(vip.lastIndexOf(':') + 1)) > 0xffff) {
       throw new ProtocolException("parent.vip: '" + vip + "' is not IPv4:port");
     }
     JsonNode secret = o.get("secret");
