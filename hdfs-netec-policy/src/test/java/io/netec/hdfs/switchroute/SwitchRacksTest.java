@@ -51,10 +51,17 @@ class SwitchRacksTest {
   }
 
   private SoftwareSwitch startSwitch(int slots, int maxPayload) throws IOException {
+    return startSwitch(slots, maxPayload, o -> { });
+  }
+
+  /** ... with {@code more} options (its networks, its address). */
+  private SoftwareSwitch startSwitch(int slots, int maxPayload,
+      java.util.function.Consumer<SoftwareSwitch.Options> more) throws IOException {
     SoftwareSwitch.Options o = new SoftwareSwitch.Options();
     o.slotArrays = 4;
     o.slotsPerArray = slots;
     o.maxPayload = maxPayload;
+    more.accept(o);
     SoftwareSwitch sw = new SoftwareSwitch(o);
     open.add(sw);
     return sw;
@@ -141,6 +148,25 @@ class SwitchRacksTest {
     return r.bytes.toByteArray();
   }
 
+  /**
+   * Rebuilds through {@code plan}, every switch taking its part and no RETX (the byte counts
+   * callers check are exact only then: a RETX resends a window), the bytes {@code unit}'s.
+   */
+  private static void rebuildWithoutRetransmission(SwitchRackPlan plan, byte[] unit)
+      throws IOException {
+    Rebuilt r = new Rebuilt();
+    assertArrayEquals(unit, rebuild(plan, null, r), "the rebuilt unit");
+    assertTrue(r.notTaken.isEmpty(), r.notTaken.toString());
+    assertEquals(0, r.result.retransmitRequests, "RETX on an idle loopback");
+  }
+
+  /** {@code rack}'s switch took in its {@code survivors} streams and sent one: its partial sum. */
+  private static void assertSummedOnce(SoftwareSwitch rack, int survivors, long stream) {
+    assertEquals(survivors * stream, rack.getBytesIn());
+    assertEquals(stream, rack.getBytesOut(), "one stream out of the rack: its partial sum");
+    assertEquals(1, rack.getTasksPartialSums());
+  }
+
   private static List<String> racks(String... r) {
     return Arrays.asList(r);
   }
@@ -159,17 +185,9 @@ class SwitchRacksTest {
     assertNotNull(plan);
     assertEquals("parent at " + control(local) + " (reader in /r1), survivors by rack: "
         + "/r1: 2 local, /r2: 3 summed at " + control(rack2) + ", /r3: 1 direct", plan.text());
-    Rebuilt r = new Rebuilt();
-    assertArrayEquals(g.units[0], rebuild(plan, null, r), "the rebuilt unit");
-    assertTrue(r.notTaken.isEmpty(), r.notTaken.toString());
-    // the counts below are exact with no retransmission (a RETX resends a window)
-    assertEquals(0, r.result.retransmitRequests, "RETX on an idle loopback");
-
+    rebuildWithoutRetransmission(plan, g.units[0]);
     long stream = SoftwareSwitchTest.sentPerStream(flat);
-    // rack 2's switch took in its three survivors and sent one stream: its partial sum
-    assertEquals(3 * stream, rack2.getBytesIn());
-    assertEquals(stream, rack2.getBytesOut());
-    assertEquals(1, rack2.getTasksPartialSums());
+    assertSummedOnce(rack2, 3, stream);
     // the parent took in two local, one direct and the partial sum: four streams, not six
     assertEquals(4 * stream, local.getBytesIn());
     assertEquals(stream, local.getBytesOut());
@@ -197,14 +215,9 @@ class SwitchRacksTest {
     SwitchRackPlan plan = plan(flat, "/r1", controls("/r1", local, "/r2", rack2),
         "/r1", "/r2", "/r2", "/r1", "/r2", "/r1");
     assertNotNull(plan);
-    Rebuilt r = new Rebuilt();
-    assertArrayEquals(g.units[0], rebuild(plan, null, r), "the rebuilt unit");
-    assertTrue(r.notTaken.isEmpty(), r.notTaken.toString());
-    assertEquals(0, r.result.retransmitRequests, "RETX on an idle loopback");
+    rebuildWithoutRetransmission(plan, g.units[0]);
     long stream = SoftwareSwitchTest.sentPerStream(flat);
-    assertEquals(3 * stream, rack2.getBytesIn());
-    assertEquals(stream, rack2.getBytesOut(), "rack 2 sent one stream: its partial sum");
-    assertEquals(1, rack2.getTasksPartialSums());
+    assertSummedOnce(rack2, 3, stream);
     assertEquals(4 * stream, local.getBytesIn(), "three local survivors and the partial sum");
     assertEquals(stream, local.getBytesOut());
     Waits.until("both levels complete on the reader's FIN", 5_000,
@@ -252,13 +265,8 @@ class SwitchRacksTest {
   void anAttachIsCheckedAndOneRefusedRunsTheTaskFlat() throws Exception {
     SwitchTaskTest.Group g = new SwitchTaskTest.Group(6, 3, new int[] {0}, LENGTH, 22);
     SoftwareSwitch local = startSwitch(32, 1024);
-    SoftwareSwitch.Options o = new SoftwareSwitch.Options();
-    o.slotArrays = 4;
-    o.slotsPerArray = 32;
-    o.maxPayload = 1024;
-    o.agentNetworks = List.of("127.0.0.0/8", "198.18.0.0/15");
-    SoftwareSwitch rack2 = new SoftwareSwitch(o);
-    open.add(rack2);
+    SoftwareSwitch rack2 = startSwitch(32, 1024,
+        o -> o.agentNetworks = List.of("127.0.0.0/8", "198.18.0.0/15"));
     SetupRequest flat = datagramFlat(g, true);
     SwitchRackPlan plan = plan(flat, "/r1", controls("/r1", local, "/r2", rack2),
         "/r1", "/r2", "/r2", "/r1", "/r2", "/r1");
@@ -300,20 +308,9 @@ class SwitchRacksTest {
     }
     // the parent's VIP outside the rack switch's agent networks: the tree's attach is refused,
     // and the task runs flat on the fallback switch, nothing having streamed
-    SoftwareSwitch.Options narrow = new SoftwareSwitch.Options();
-    narrow.slotArrays = 4;
-    narrow.slotsPerArray = 32;
-    narrow.maxPayload = 1024;
-    narrow.agentNetworks = List.of("127.0.0.1/32");
-    SoftwareSwitch fenced = new SoftwareSwitch(narrow);
-    open.add(fenced);
-    SoftwareSwitch.Options other = new SoftwareSwitch.Options();
-    other.bindHost = "127.0.0.2"; // its VIP outside the fenced switch's agent networks
-    other.slotArrays = 4;
-    other.slotsPerArray = 32;
-    other.maxPayload = 1024;
-    SoftwareSwitch parentSwitch = new SoftwareSwitch(other);
-    open.add(parentSwitch);
+    SoftwareSwitch fenced = startSwitch(32, 1024, o -> o.agentNetworks = List.of("127.0.0.1/32"));
+    // its VIP outside the fenced switch's agent networks
+    SoftwareSwitch parentSwitch = startSwitch(32, 1024, o -> o.bindHost = "127.0.0.2");
     SoftwareSwitch spine = startSwitch(32, 1024);
     SwitchRackPlan tree = plan(flat, "/r1", controls("/r1", "127.0.0.2:" + parentSwitch
         .controlAddress().getPort(), "/r2", fenced), "/r1", "/r2", "/r2", "/r1", "/r2", "/r1");
