@@ -219,6 +219,15 @@ class ThriftBackend(Backend):
             0, table, match, action, data, self.st.BmAddEntryOptions())
 
     @_serialized
+    def modify(self, e):
+        """Changes an installed entry's action data to E's (same table and key)."""
+        name, _ = self._match(e.table, e.key)
+        action, params = self.tables[e.table][2][e.action]
+        data = [self._bytes(e.params[p], bits) for p, bits in params]
+        self.std.bm_mt_modify_entry(0, name, self.handles[(e.table, tuple(e.key.values()))],
+                                    action, data)
+
+    @_serialized
     def delete(self, e):
         h = self.handles.pop((e.table, tuple(e.key.values())))
         self.std.bm_mt_delete_entry(0, self.tables[e.table][0], h)
@@ -278,15 +287,16 @@ class ThriftBackend(Backend):
             raise Refused("attach: task %d's reader is bound already (its HELLO came first)"
                           % task)
         written = []
+        acks = dict(vip_entry.params, acks=1)
         try:
-            self.delete(vip_entry)  # the same key: its reader's ACKs refused from now
-            self.write(vip_entry)
+            self.modify(vip_entry)  # the same entry: its reader's ACKs refused from now
             for e in entries:
                 self.write(e)
                 written.append(e)
         except Exception as e:  # the switch refused an entry: nothing of the attach stays
             for w in written:
                 self.delete(w)
+            self.modify(Entry(vip_entry.table, vip_entry.key, vip_entry.action, acks))
             raise Refused("attach: the switch refused its entries: %s" % e)
         addr, port = reader
         self.std.bm_register_write(0, self.registers["reader_addr"], task, addr)

@@ -79,7 +79,7 @@ def _int(req, name, lo, hi, default=None):
 def _host_port(text, name):
     try:
         host, port = text.rsplit(":", 1)
-        socket.inet_aton(host)
+        ipaddress.IPv4Address(host)  # dotted quad only (inet_aton takes "10.1")
         port = int(port)
         if not 0 < port < 65536:
             raise ValueError
@@ -516,8 +516,10 @@ class ControlPlane:
             t = self.tasks.pop(task, None)
             if t is None:
                 return
-            self.backend.remove_task(task, t["array"], t["entries"])
-            self.free_tasks.append(task)  # free once its entries are gone
+            try:
+                self.backend.remove_task(task, t["array"], t["entries"])
+            finally:
+                self.free_tasks.append(task)  # free once its entries are gone (or failed to)
 
     def expire(self, now=None):
         """Releases tasks that finished (progress at the end) or made none for their timeout."""
@@ -559,7 +561,10 @@ class ControlPlane:
 
     def _expiry_loop(self):
         while not self.stopping.wait(0.2):
-            self.expire()
+            try:
+                self.expire()
+            except Exception as e:  # a backend call that failed: the loop goes on
+                print("expiry: %s" % e, file=sys.stderr, flush=True)
 
     def _connection(self, conn):
         with conn:

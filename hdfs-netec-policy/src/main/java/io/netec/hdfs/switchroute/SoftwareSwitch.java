@@ -319,6 +319,12 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   // ---- tasks: the table places them, sessions (SwitchSession) run them ---------------------
 
   SetupAnswer allocate(SetupRequest req, java.net.InetAddress requester) {
+    String elsewhere = req.datagram() && req.survivors().stream().anyMatch(v -> v.child() != null)
+        ? sendsFromElsewhere() : null;
+    if (elsewhere != null) {
+      // its ACKs would not reach its children as their parent's
+      return refuse("a datagram parent not supported (" + elsewhere + ")");
+    }
     TaskTable.Allocation<SwitchSession> a = table.allocate(req, requester,
         (task, memory, secret) -> new SwitchSession(task, memory, secret, this));
     if (a.entry == null) {
@@ -414,13 +420,9 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       return refuse("attach: task " + a.task() + " has " + s.rows() + " rows (a child sends "
           + "one partial sum)").toJson();
     }
-    if ((opts.advertisedHost != null && !opts.advertisedHost.equals(opts.bindHost))
-        || opts.advertisedDataPort > 0) {
-      // a parent admits a child's stream from the address its VIP names, and this switch
-      // sends from its bind address and data port
-      return refuse("attach: not supported (this switch's VIP " + vip() + " is advertised; "
-          + "its partial sums would leave from " + opts.bindHost + ":"
-          + dataAddress().getPort() + ")").toJson();
+    String elsewhere = sendsFromElsewhere();
+    if (elsewhere != null) {
+      return refuse("attach: not supported (" + elsewhere + ")").toJson();
     }
     String outside = agentNetworks.refusal(a.parentVip().substring(0,
         a.parentVip().lastIndexOf(':')));
@@ -434,14 +436,31 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
       return refuse("attach: another task is sender " + link.sender() + " of parent task "
           + link.task() + " at " + a.parentVip()).toJson();
     }
+    l.parentKey = key; // forgotten with the task however it ends
     if (!table.claim(l)) {
       children.remove(key, l);
       return refuse("attach: task " + a.task() + " is attached already").toJson();
     }
-    l.parentKey = key;
     // its parent's packets find it at once, and are dropped until this runs on the loop
     datagrams.eventLoop().execute(() -> l.bindDatagramChild(datagrams, vip, link));
     return "{\"ok\":true}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  /**
+   * Why this switch's datagrams would not come from its VIP (null: they do): a parent admits a
+   * child's stream from the address its VIP names, and a child its parent's ACKs likewise, and
+   * this switch sends from its bind address and data port (a wildcard bind sends from the
+   * address the route gives, taken to be the advertised one).
+   */
+  String sendsFromElsewhere() {
+    boolean wildcard = "0.0.0.0".equals(opts.bindHost);
+    if ((opts.advertisedDataPort > 0 && opts.advertisedDataPort != dataAddress().getPort())
+        || (opts.advertisedHost != null && !wildcard
+            && !opts.advertisedHost.equals(opts.bindHost))) {
+      return "this switch's VIP " + vip() + " is advertised, and it sends from "
+          + opts.bindHost + ":" + dataAddress().getPort();
+    }
+    return null;
   }
 
   /** Forgets an ended child's parent (its packets are then any stranger's). */

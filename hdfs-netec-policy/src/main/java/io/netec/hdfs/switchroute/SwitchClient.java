@@ -82,10 +82,40 @@ public final class SwitchClient {
     }
   }
 
-  /** Whether a setup failed because the switch is not there, rather than refused it. */
+  /**
+   * A rack switch that took its child's setup but cannot attach it to a parent over
+   * datagrams (a Tofino's control plane: its program does not serve the tree): the tree runs
+   * flat, and the switch is left out of plans for a while, as an unreachable one is.
+   */
+  static final class CannotAttach extends RouteDeclinedException {
+    private static final long serialVersionUID = 1L;
+
+    CannotAttach(String reason) {
+      super(reason);
+    }
+  }
+
+  /** A rack switch refused one attach (its reason says why): the tree runs flat. */
+  static final class AttachRefused extends RouteDeclinedException {
+    private static final long serialVersionUID = 1L;
+
+    AttachRefused(String reason) {
+      super(reason);
+    }
+  }
+
+  /**
+   * Whether a setup failed because the switch is not there, rather than refused it (or, for a
+   * datagram tree, cannot serve its part of it at all).
+   */
   public static boolean unreachable(IOException setupFailure) {
     return setupFailure instanceof RouteUnavailableException
-        || setupFailure instanceof Unanswered;
+        || setupFailure instanceof Unanswered || setupFailure instanceof CannotAttach;
+  }
+
+  /** Whether a rack switch's part failed at its attach: the whole tree then runs flat. */
+  public static boolean attachFailed(IOException why) {
+    return why instanceof CannotAttach || why instanceof AttachRefused;
   }
 
   /** Hears a switch of a tree that did not take its part, and why. */
@@ -112,7 +142,9 @@ public final class SwitchClient {
     SetupAnswer answer;
     java.util.List<Socket> held = new java.util.ArrayList<>();
     java.util.List<SetupAnswer> answers = new java.util.ArrayList<>();
-    java.util.List<Integer> attached = new java.util.ArrayList<>(); // children, by index
+    // over datagrams, what was set up is torn down unless the tree finishes
+    boolean[] tearDown = {false};
+    SetupAnswer[] parentAnswer = {null};
     try {
       java.util.List<java.util.concurrent.CompletableFuture<SetupAnswer>> pending =
           new java.util.ArrayList<>();
@@ -135,6 +167,7 @@ public final class SwitchClient {
       for (java.util.concurrent.CompletableFuture<SetupAnswer> f : pending) {
         answers.add(f.join()); // each within CHILD_SETUP_MS
       }
+      tearDown[0] = plan.flat().datagram();
       try {
         parent = plan.parent(answers);
       } catch (ProtocolException e) {
@@ -152,9 +185,10 @@ public final class SwitchClient {
         answer = null;
       }
       java.util.List<SwitchReceiver.ChildHello> hellos = java.util.List.of();
+      parentAnswer[0] = answer;
       if (answer != null && parent.datagram()) {
         try {
-          hellos = attach(plan, answers, held, parent, answer, attached, notTaken);
+          hellos = attach(plan, answers, held, parent, answer, notTaken);
         } catch (RouteDeclinedException e) { // refused, or not answered in time
           if (flatSwitch == null) {
             throw e;
@@ -165,14 +199,22 @@ public final class SwitchClient {
       if (answer != null) {
         SwitchClient.Result r = SwitchReceiver.receive(parent, answer, rowLength, opener,
             hellos);
-        attached.clear(); // they ended with the parent's FIN
+        tearDown[0] = false; // they ended with the parent's FIN
         return r;
       }
     } finally {
-      // an attached child is claimed: closing its connection does not free it, a teardown
-      // does (datagrams carry no word of a parent gone)
-      for (int c : attached) {
-        teardown(held.get(c), answers.get(c));
+      // over datagrams every task of a tree that did not finish is torn down: an attached
+      // child is claimed, so closing its connection does not free it, and a P4 switch's
+      // control plane frees nothing on a close (datagrams carry no word of a parent gone)
+      if (tearDown[0]) {
+        for (int c = 0; c < answers.size(); c++) {
+          if (answers.get(c) != null) {
+            teardown(held.get(c), answers.get(c));
+          }
+        }
+        if (parentAnswer[0] != null) {
+          teardown(held.get(held.size() - 1), parentAnswer[0]);
+        }
       }
       for (Socket s : held) {
         s.close(); // the children's tasks freed at once, if unclaimed
@@ -191,7 +233,7 @@ public final class SwitchClient {
    */
   private static java.util.List<SwitchReceiver.ChildHello> attach(SwitchRackPlan plan,
       java.util.List<SetupAnswer> answers, java.util.List<Socket> held, SetupRequest parent,
-      SetupAnswer parentAnswer, java.util.List<Integer> attached, NotTaken notTaken)
+      SetupAnswer parentAnswer, NotTaken notTaken)
       throws IOException {
     java.util.List<SwitchReceiver.ChildHello> hellos = new java.util.ArrayList<>();
     int parentWindow = parentAnswer.slots() / 2;
@@ -222,7 +264,6 @@ public final class SwitchClient {
         notTaken.accept(child.rack, child.control, e);
         throw e;
       }
-      attached.add(c);
       hellos.add(new SwitchReceiver.ChildHello(HostPort.parse(a.vip()),
           io.netec.hdfs.switchroute.wire.StreamRequest.readerHello(child.setup, a.task(),
               a.slotArray(), a.slots(), Math.min(a.slots() / 2, parentWindow), a.secret(),
@@ -241,9 +282,11 @@ public final class SwitchClient {
           .parse(ControlFrames.read(new DataInputStream(new BufferedInputStream(
               s.getInputStream()))), ControlFrames.MAX_FRAME);
       if (o == null || !o.path("ok").asBoolean(false)) {
-        throw new RouteDeclinedException("rack switch " + child.control + " of " + child.rack
-            + " refused to attach its partial sum: " + (o == null ? "no answer"
-            : o.path("reason").asText("no reason")));
+        String reason = o == null ? "no answer" : o.path("reason").asText("no reason");
+        String what = "rack switch " + child.control + " of " + child.rack
+            + " refused to attach its partial sum: " + reason;
+        throw reason.contains("not supported") ? new CannotAttach(what)
+            : new AttachRefused(what);
       }
     } catch (ProtocolException e) {
       throw new RouteDeclinedException("bad answer to attach from rack switch "

@@ -178,7 +178,7 @@ public final class SwitchRoute implements ReconstructionRoute {
         }
         PLANS.warn("not-taken", "{}: {} {} did not take its part ({}); {}", req,
             rack == null ? "the parent's switch" : "the switch of " + rack, at,
-            LogLimiter.oneLine(why.getMessage()), rack == null
+            LogLimiter.oneLine(why.getMessage()), rack == null || SwitchClient.attachFailed(why)
                 ? "the task runs flat on " + flat : "its survivors stream to the parent");
       });
     } else {

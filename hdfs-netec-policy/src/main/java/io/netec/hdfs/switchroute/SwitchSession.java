@@ -55,7 +55,7 @@ final class SwitchSession extends TaskTable.Entry {
   private boolean completedAny;
   ScheduledFuture<?> watchdog;
   /** Datagram mode: the UDP channel, the reader's and the agents' addresses. */
-  Channel datagramChannel;
+  volatile Channel datagramChannel; // read by a teardown's fail() on a control loop
   InetSocketAddress readerAddress;
   InetSocketAddress[] agents;
   boolean[] heard;

@@ -312,15 +312,25 @@ class SwitchRacksTest {
     // its VIP outside the fenced switch's agent networks
     SoftwareSwitch parentSwitch = startSwitch(32, 1024, o -> o.bindHost = "127.0.0.2");
     SoftwareSwitch spine = startSwitch(32, 1024);
+    // rack 2's child is attached first, rack 3's refused: the attached one is torn down
+    int before = rack2.getSlotArraysInUse();
     SwitchRackPlan tree = plan(flat, "/r1", controls("/r1", "127.0.0.2:" + parentSwitch
-        .controlAddress().getPort(), "/r2", fenced), "/r1", "/r2", "/r2", "/r1", "/r2", "/r1");
+        .controlAddress().getPort(), "/r2", rack2, "/r3", fenced), "/r1", "/r2", "/r2", "/r3",
+        "/r3", "/r1");
+    assertEquals(2, tree.children().size(), tree.text());
     Rebuilt r = new Rebuilt();
     assertArrayEquals(g.units[0], rebuild(tree, spine.controlAddress(), r), "the rebuilt unit");
     assertEquals(1, r.notTaken.size(), r.notTaken.toString());
+    assertTrue(r.notTaken.get(0).startsWith("/r3: "), r.notTaken.toString());
     assertTrue(r.notTaken.get(0).contains("refused to attach its partial sum: parent.vip: "),
         r.notTaken.toString());
     assertEquals(1, spine.getTasksAccepted(), "flat on the fallback switch");
     assertEquals(0, fenced.getTasksPartialSums());
+    // what the tree set up is gone at once, not at its 5 s timeout: the attached (claimed)
+    // child too, torn down by the reader
+    Waits.until("the tree's tasks freed", 2_000,
+        () -> rack2.getSlotArraysInUse() == before && fenced.getSlotArraysInUse()
+            + parentSwitch.getSlotArraysInUse() == 0);
   }
 
   private static byte[] exchange(java.net.Socket s, byte[] request) throws IOException {
