@@ -70,7 +70,9 @@ def test_a_block_is_rebuilt_through_a_partial_sum_from_one_bmv2_to_another(tb):
     taken_in = done[child][V_AGGREGATE] + done[child][V_COMPLETE]
     print("rack %d (child) sent %d bytes: %d partial sums of %d bytes (%d rebuilt bytes), its "
           "survivors sent it %d packets" % (child, out, sums, frame, o.bytes, taken_in))
-    assert out <= sums * frame + (256 << 10), ("more left the child's rack than its sums",
-                                               out, sums, o.uplinks)
+    # (the rack's DataNodes' heartbeats and reports to the NameNode on the spine cross too,
+    # about 2 KB/s: a tenth more and 256 KiB)
+    assert out <= 1.1 * sums * frame + (256 << 10), (
+        "more left the child's rack than its sums", out, sums, o.uplinks)
     assert out < 0.75 * taken_in * frame, ("the survivors' packets crossed", out, taken_in)
     files.verify()
