@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from netec_testbed import Testbed
-from netec_testbed import net
+from netec_testbed import net, p4fabric
 
 
 def environment_missing():
@@ -30,6 +30,10 @@ def running(config, what):
     interrupted run of the suite removed first), then down, leaving no namespace, management
     port or run dir. Where the environment is missing, one SKIP line naming WHAT, or a failure
     under NETEC_REQUIRE_ENV=1 (set by .ci/run)."""
+    if "bmv2" in (config.fabric, config.rack_switch):
+        reason = p4fabric.missing()
+        if reason:  # the P4 toolchain, which a fresh machine cannot have: never a failure
+            pytest.skip("SKIP %s: %s" % (what, reason))
     missing = environment_missing()
     if missing:
         if os.environ.get("NETEC_REQUIRE_ENV") == "1":

@@ -18,7 +18,7 @@ which NETEC_REQUIRE_ENV=1 (set by .ci/run) requires.
 import pytest
 
 from netec_testbed import Config
-from netec_testbed import p4fabric, scenario
+from netec_testbed import scenario
 
 POLICY = "NETEC-3-2-1024k"
 CELL = 1 << 20
@@ -30,9 +30,6 @@ V_AGGREGATE, V_COMPLETE = 5, 6  # switch-p4/p4src/include/netec_logic.p4
 
 @pytest.fixture(scope="module")
 def tb(testbed_running):
-    reason = p4fabric.missing()
-    if reason:
-        pytest.skip("SKIP BMv2 fabric: " + reason)  # the P4 toolchain: never a failure
     yield from testbed_running(
         Config(prefix="ntp", fabric="bmv2", datanodes=6, block_size=CELL,
                route_order="switch,native", route_timeout_ms=20000,
