@@ -75,7 +75,7 @@ final class ControlHandler extends SimpleChannelInboundHandler<ByteBuf> {
         }
       } else if (op.equals("attach")) {
         answer = null;
-        out = sw.attach(AttachRequest.fromJson(o));
+        out = sw.children.attach(AttachRequest.fromJson(o));
       } else {
         answer = SetupAnswer.refuse("op: expected \"setup\", \"attach\" or \"teardown\"");
       }

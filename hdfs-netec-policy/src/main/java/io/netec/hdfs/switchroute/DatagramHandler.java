@@ -42,7 +42,7 @@ final class DatagramHandler extends SimpleChannelInboundHandler<DatagramPacket> 
       return;
     }
     InetSocketAddress from = d.sender();
-    SwitchSession child = sw.childOf(from, p);
+    SwitchSession child = sw.children.of(from, p);
     if (child != null && child.datagramChannel == null) {
       sw.counters.dropped.increment(); // attached, not yet bound on this loop
       return;

@@ -49,7 +49,7 @@ final class SwitchSession extends TaskTable.Entry {
    */
   ParentLink parent;
   /** Datagram mode: set when the reader attached this task to its parent (SoftwareSwitch). */
-  SoftwareSwitch.ParentKey parentKey;
+  DatagramChildren.ParentKey parentKey;
   long lastProgress = System.nanoTime();
   /** A stripe was completed: every survivor has been heard from. */
   private boolean completedAny;
@@ -327,7 +327,7 @@ final class SwitchSession extends TaskTable.Entry {
     if (!sw.table.end(this)) {
       return; // it failed first: counted and closed then
     }
-    sw.forgetParent(this);
+    sw.children.forget(this);
     sw.counters.completed.increment();
     cancelWatchdog();
     if (datagramChannel != null) {
@@ -399,7 +399,7 @@ final class SwitchSession extends TaskTable.Entry {
     if (!sw.table.end(this)) {
       return; // ended already: counted and logged once
     }
-    sw.forgetParent(this);
+    sw.children.forget(this);
     sw.counters.failed.increment();
     sw.logs.warn("failed", "Task {} ({}) failed: {}", task.taskId(),
         LogLimiter.oneLine(task.setup().group()), LogLimiter.oneLine(reason));
