@@ -18,10 +18,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Control requests: setup, attach (a datagram child to its parent) and teardown; anything malformed gets ok=false and a reason. The
- * tasks a requester set up saying it holds this connection until their claim ({@code hold})
- * are freed at once when it closes unclaimed: a requester that went away takes its tasks
- * with it, not after the claim timeout.
+ * Control requests: setup, attach (a datagram child to its parent) and teardown; anything
+ * malformed gets ok=false and a reason. The tasks a requester set up saying it holds this
+ * connection until their claim ({@code hold}) are freed at once when it closes unclaimed: a
+ * requester that went away takes its tasks with it, not after the claim timeout.
  */
 final class ControlHandler extends SimpleChannelInboundHandler<ByteBuf> {
   private final SoftwareSwitch sw;

@@ -43,18 +43,16 @@ final class DatagramHandler extends SimpleChannelInboundHandler<DatagramPacket> 
     }
     InetSocketAddress from = d.sender();
     SwitchSession child = sw.children.of(from, p);
-    if (child != null && child.datagramChannel == null) {
-      sw.counters.dropped.increment(); // attached, not yet bound on this loop
-      return;
-    }
     if (child != null) {
       // an attached child's parent (docs/protocol.md, "Partial sums over datagrams"): its
       // copy of its reader's ACK is this task's reader ACK; anything else from it (the
-      // HELLOs it sends its survivors) is dropped
-      if (!child.done()) {
+      // HELLOs it sends its survivors) is dropped, and so is all before the child is bound
+      // on this loop
+      NetecPacket ack = null;
+      if (child.datagramChannel != null && !child.done()) {
         child.startSurvivors(); // the parent is bound: it sent this
+        ack = child.fromReader(p);
       }
-      NetecPacket ack = child.done() ? null : child.fromReader(p);
       if (ack == null) {
         sw.counters.dropped.increment();
       } else {

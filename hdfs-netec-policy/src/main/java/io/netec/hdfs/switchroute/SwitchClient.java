@@ -276,11 +276,8 @@ public final class SwitchClient {
   private static void attachOne(Socket s, AttachRequest req, SwitchRackPlan.Child child)
       throws IOException {
     try {
-      ControlFrames.write(new DataOutputStream(new BufferedOutputStream(s.getOutputStream())),
-          req.toJson());
       com.fasterxml.jackson.databind.JsonNode o = io.netec.hdfs.switchroute.wire.JsonLimits
-          .parse(ControlFrames.read(new DataInputStream(new BufferedInputStream(
-              s.getInputStream()))), ControlFrames.MAX_FRAME);
+          .parse(exchange(s, req.toJson()), ControlFrames.MAX_FRAME);
       if (o == null || !o.path("ok").asBoolean(false)) {
         String reason = o == null ? "no answer" : o.path("reason").asText("no reason");
         String what = "rack switch " + child.control + " of " + child.rack
@@ -302,11 +299,9 @@ public final class SwitchClient {
   /** Best effort: tears an attached child's task down (its switch frees it at once). */
   private static void teardown(Socket s, SetupAnswer a) {
     try {
-      byte[] req = ("{\"op\":\"teardown\",\"task\":" + a.task() + ",\"secret\":\""
-          + a.secret() + "\"}").getBytes(java.nio.charset.StandardCharsets.UTF_8);
-      ControlFrames.write(new DataOutputStream(new BufferedOutputStream(s.getOutputStream())),
-          req);
-      ControlFrames.read(new DataInputStream(new BufferedInputStream(s.getInputStream())));
+      exchange(s, io.netec.hdfs.switchroute.wire.JsonLimits.mapper().writeValueAsBytes(
+          io.netec.hdfs.switchroute.wire.JsonLimits.mapper().createObjectNode()
+              .put("op", "teardown").put("task", a.task()).put("secret", a.secret())));
     } catch (IOException e) {
       // the switch's own timeout frees it
     }
@@ -349,10 +344,7 @@ public final class SwitchClient {
         throw new RouteUnavailableException("switch " + control + " unreachable: " + e);
       }
       s.setSoTimeout(Math.min(setup.timeoutMs(), withinMs));
-      ControlFrames.write(new DataOutputStream(new BufferedOutputStream(s.getOutputStream())),
-          setup.toJson());
-      SetupAnswer a = SetupAnswer.fromJson(ControlFrames.read(
-          new DataInputStream(new BufferedInputStream(s.getInputStream()))));
+      SetupAnswer a = SetupAnswer.fromJson(exchange(s, setup.toJson()));
       if (!a.ok()) {
         throw new RouteDeclinedException("switch refused the task: " + a.reason());
       }
@@ -367,4 +359,10 @@ public final class SwitchClient {
     }
   }
 
+  /** One control request on a switch's connection and its answer (a frame each way). */
+  static byte[] exchange(Socket s, byte[] request) throws IOException {
+    ControlFrames.write(new DataOutputStream(new BufferedOutputStream(s.getOutputStream())),
+        request);
+    return ControlFrames.read(new DataInputStream(new BufferedInputStream(s.getInputStream())));
+  }
 }

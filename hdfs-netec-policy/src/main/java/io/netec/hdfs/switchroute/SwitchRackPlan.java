@@ -52,8 +52,9 @@ public final class SwitchRackPlan {
 
   /**
    * Splits {@code flat} by rack, or returns null when it cannot be: more than one row (a
-   * child sends one partial sum), the reader's rack unknown, or no rack but the reader's holding two or more survivors with a
-   * switch of its own (nothing to sum: the flat task is as good).
+   * child sends one partial sum), the reader's rack unknown, or no rack but the reader's
+   * holding two or more survivors with a switch of its own (nothing to sum: the flat task is
+   * as good).
    *
    * @param senderRack the rack of each sender of {@code flat}
    * @param rackSwitches {rack: host:port} of each rack's switch (those in use: a switch the

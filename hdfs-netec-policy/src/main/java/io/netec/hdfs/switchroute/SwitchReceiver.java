@@ -293,7 +293,7 @@ final class SwitchReceiver {
             if (!children.isEmpty() && Integer.bitCount(helloRounds) == 1 && helloRounds > 2) {
               // a tree: a child may have sent its first window before the parent was bound
               // (a P4 child starts on this reader's HELLO), and the parent dropped it; the
-              // RETX, copied down, has it sent again (rounds 2, 4, 8, ...: backing off)
+              // RETX, copied down, has it sent again (rounds 4, 8, 16, ...: backing off)
               rto = retransmit(rto);
             }
           } else {

@@ -48,7 +48,7 @@ final class SwitchSession extends TaskTable.Entry {
    * leave as its DATA, its ACKs come in as the reader's. Null for a reader host.
    */
   ParentLink parent;
-  /** Datagram mode: set when the reader attached this task to its parent (SoftwareSwitch). */
+  /** Datagram mode: set when the reader attached this task to its parent (DatagramChildren). */
   DatagramChildren.ParentKey parentKey;
   long lastProgress = System.nanoTime();
   /** A stripe was completed: every survivor has been heard from. */
@@ -149,7 +149,7 @@ final class SwitchSession extends TaskTable.Entry {
   }
 
   /**
-   * Datagram mode, after {@link SoftwareSwitch#attach}: the reader is a parent switch at {@code
+   * Datagram mode, after {@link DatagramChildren#attach}: the reader is a parent switch at {@code
    * parentVip}; its survivors are asked for their streams ({@link #startSurvivors}) on the
    * parent's first packet, which says it is bound: a partial sum sent before then would be
    * dropped there, and the parent's reader would have to ask for it again.

@@ -273,35 +273,35 @@ class SwitchRacksTest {
     SetupRequest child = plan.children().get(0).setup;
     try (java.net.Socket held = new java.net.Socket()) {
       held.connect(rack2.controlAddress());
-      SetupAnswer a = SetupAnswer.fromJson(exchange(held, child.held().toJson()));
+      SetupAnswer a = SetupAnswer.fromJson(SwitchClient.exchange(held, child.held().toJson()));
       assertTrue(a.ok(), a.reason());
       String vip = "127.0.0.1:" + local.dataAddress().getPort();
-      assertEquals("no task " + a.task(), reason(exchange(held, new AttachRequest(a.task(),
-          "ffffffffffffffffffffffffffffffff", vip, 1, 1, 0, 32, 16).toJson())));
-      assertTrue(reason(exchange(held, new AttachRequest(a.task(), a.secret(),
-          "203.0.113.9:40000", 1, 1, 0, 32, 16).toJson())).startsWith("parent.vip: "));
-      assertTrue(reason(exchange(held, ("{\"op\":\"attach\",\"task\":1,\"parent\":"
-          + "{\"vip\":\"here\"}}").getBytes(StandardCharsets.UTF_8)))
+      assertEquals("no task " + a.task(), reason(attach(held, new AttachRequest(a.task(),
+          "ffffffffffffffffffffffffffffffff", vip, 1, 1, 0, 32, 16))));
+      assertTrue(reason(attach(held, new AttachRequest(a.task(), a.secret(),
+          "203.0.113.9:40000", 1, 1, 0, 32, 16))).startsWith("parent.vip: "));
+      assertTrue(reason(SwitchClient.exchange(held, ("{\"op\":\"attach\",\"task\":1,"
+          + "\"parent\":{\"vip\":\"here\"}}").getBytes(StandardCharsets.UTF_8)))
           .startsWith("parent.vip: 'here'"));
-      assertEquals("{\"ok\":true}", new String(exchange(held, new AttachRequest(a.task(),
-          a.secret(), vip, 1, 1, 0, 32, 16).toJson()), StandardCharsets.UTF_8));
-      assertEquals("attach: task " + a.task() + " is attached already", reason(exchange(held,
-          new AttachRequest(a.task(), a.secret(), vip, 1, 1, 2, 32, 16).toJson())));
+      assertEquals("{\"ok\":true}", new String(attach(held, new AttachRequest(a.task(),
+          a.secret(), vip, 1, 1, 0, 32, 16)), StandardCharsets.UTF_8));
+      assertEquals("attach: task " + a.task() + " is attached already", reason(attach(held,
+          new AttachRequest(a.task(), a.secret(), vip, 1, 1, 2, 32, 16))));
       // another task cannot take the same sender of that parent (its stream would be that
       // sender's, from this switch's one VIP)
-      SetupAnswer b = SetupAnswer.fromJson(exchange(held, child.held().toJson()));
+      SetupAnswer b = SetupAnswer.fromJson(SwitchClient.exchange(held, child.held().toJson()));
       assertTrue(b.ok(), b.reason());
       assertEquals("attach: another task is sender 0 of parent task 1 at " + vip,
-          reason(exchange(held, new AttachRequest(b.task(), b.secret(), vip, 1, 1, 0, 32, 16)
-              .toJson())));
-      assertEquals("{\"ok\":true}", new String(exchange(held, new AttachRequest(b.task(),
-          b.secret(), vip, 1, 1, 1, 32, 16).toJson()), StandardCharsets.UTF_8));
-      assertTrue(reason(exchange(held, new AttachRequest(b.task(), b.secret(), "127.0.0.1:0",
-          1, 1, 1, 32, 16).toJson())).startsWith("parent.vip: '127.0.0.1:0' is not"));
+          reason(attach(held, new AttachRequest(b.task(), b.secret(), vip, 1, 1, 0, 32, 16))));
+      assertEquals("{\"ok\":true}", new String(attach(held, new AttachRequest(b.task(),
+          b.secret(), vip, 1, 1, 1, 32, 16)), StandardCharsets.UTF_8));
+      assertTrue(reason(attach(held, new AttachRequest(b.task(), b.secret(), "127.0.0.1:0",
+          1, 1, 1, 32, 16))).startsWith("parent.vip: '127.0.0.1:0' is not"));
       // the reader's teardown frees an attached (claimed) task at once
       assertEquals(2, rack2.getSlotArraysInUse());
-      SetupAnswer down = SetupAnswer.fromJson(exchange(held, ("{\"op\":\"teardown\",\"task\":"
-          + b.task() + ",\"secret\":\"" + b.secret() + "\"}").getBytes(StandardCharsets.UTF_8)));
+      SetupAnswer down = SetupAnswer.fromJson(SwitchClient.exchange(held,
+          ("{\"op\":\"teardown\",\"task\":" + b.task() + ",\"secret\":\"" + b.secret()
+              + "\"}").getBytes(StandardCharsets.UTF_8)));
       assertTrue(down.ok(), down.reason());
       Waits.until("the torn-down task's slot array freed", 5_000,
           () -> rack2.getSlotArraysInUse() == 1);
@@ -333,11 +333,9 @@ class SwitchRacksTest {
             + parentSwitch.getSlotArraysInUse() == 0);
   }
 
-  private static byte[] exchange(java.net.Socket s, byte[] request) throws IOException {
-    io.netec.hdfs.switchroute.wire.ControlFrames.write(new java.io.DataOutputStream(
-        s.getOutputStream()), request);
-    return io.netec.hdfs.switchroute.wire.ControlFrames.read(new java.io.DataInputStream(
-        s.getInputStream()));
+  /** The switch's answer to attach {@code r} on the control connection {@code held}. */
+  private static byte[] attach(java.net.Socket held, AttachRequest r) throws IOException {
+    return SwitchClient.exchange(held, r.toJson());
   }
 
   private static String reason(byte[] answer) throws IOException {

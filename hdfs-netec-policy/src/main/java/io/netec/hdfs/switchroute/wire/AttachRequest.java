@@ -71,7 +71,7 @@ public final class AttachRequest {
     }
   }
 
-  /** An attach request ({@code "op": "attach"}), each field checked as the protocol's table says. */
+  /** An attach request ({@code "op": "attach"}), each field checked as the protocol says. */
   public static AttachRequest fromJson(JsonNode o) throws ProtocolException {
     JsonNode p = o.get("parent");
     if (p == null || !p.isObject()) {
