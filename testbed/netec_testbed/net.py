@@ -206,13 +206,12 @@ class Fabric:
     def p4_rack_ns(self, rack):
         return "%s-p4r%d" % (self.prefix, rack)
 
-    def create_p4_rack_switch(self, rack, vip, switch_host, cpu_ip, mgmt_ip):
-        """RACK's P4 switch, one-armed: BMv2's namespace (p4_rack_ns) with one port, p0, on the
-        rack's bridge, where the rack's VIP lives (its MAC mac_of(VIP), a static entry in every
-        bridge: the spine's and the other racks' reach it over the rack's uplink); and the
-        management link from SWITCH_HOST (its control plane, MGMT_IP) to BMv2's thrift server
-        (CPU_IP), as a switch's CPU reaches its ASIC. The arm's bridge port learns nothing:
-        what BMv2 sends out keeps its sender's source MAC."""
+    def create_p4_rack_switch(self, rack, vip):
+        """RACK's P4 switch, one-armed: BMv2's namespace (p4_rack_ns, returned) with one port,
+        p0, on the rack's bridge, where the rack's VIP lives (its MAC mac_of(VIP), a static
+        entry in every bridge: the spine's and the other racks' reach it over the rack's
+        uplink). The arm's bridge port learns nothing: what BMv2 sends out keeps its sender's
+        source MAC."""
         ns, arm = self.p4_rack_ns(rack), _ifname("%sa%d" % (self.prefix, rack))
         run("ip", "netns", "add", ns)
         run("ip", "-n", ns, "link", "set", "lo", "up")
@@ -234,13 +233,18 @@ class Fabric:
             if other != rack:
                 run("bridge", "-n", self.rack_ns(other), "fdb", "replace", mac, "dev",
                     RACK_UPLINK, "master", "static")
+        return ns
+
+    def management_link(self, switch_host, asic_ns, cpu_ip, mgmt_ip):
+        """The link from SWITCH_HOST (its control plane, MGMT_IP on mgmt0) to the BMv2 in
+        namespace ASIC_NS (its thrift server, CPU_IP on cpu0), as a switch's CPU reaches its
+        ASIC: not through the data plane."""
         run("ip", "link", "add", "mgmt0", "netns", self.ns(switch_host), "type", "veth",
-            "peer", "name", "cpu0", "netns", ns)
-        run("ip", "-n", ns, "addr", "add", cpu_ip + "/30", "dev", "cpu0")
-        run("ip", "-n", ns, "link", "set", "cpu0", "up")
+            "peer", "name", "cpu0", "netns", asic_ns)
+        run("ip", "-n", asic_ns, "addr", "add", cpu_ip + "/30", "dev", "cpu0")
+        run("ip", "-n", asic_ns, "link", "set", "cpu0", "up")
         run("ip", "-n", self.ns(switch_host), "addr", "add", mgmt_ip + "/30", "dev", "mgmt0")
         run("ip", "-n", self.ns(switch_host), "link", "set", "mgmt0", "up")
-        return ns
 
     def static_neighbour(self, hosts, ip):
         """Every one of HOSTS resolves IP to mac_of(IP) (a P4 switch's VIP answers no ARP)."""

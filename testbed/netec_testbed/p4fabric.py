@@ -76,27 +76,29 @@ def start_switch(fabric, addresses, json_path, log):
     """simple_switch in the tor namespace with a port for each of ADDRESSES (the testbed's
     [(host, address)]), and the management link to the switch host; returns the Popen once
     its thrift server answers."""
-    run = net.run
-    run("ip", "link", "add", "mgmt0", "netns", fabric.ns("sw"), "type", "veth", "peer",
-        "name", "cpu0", "netns", fabric.tor)
-    run("ip", "-n", fabric.tor, "addr", "add", CPU_IP + "/30", "dev", "cpu0")
-    run("ip", "-n", fabric.tor, "link", "set", "cpu0", "up")
-    run("ip", "-n", fabric.ns("sw"), "addr", "add", SW_MGMT_IP + "/30", "dev", "mgmt0")
-    run("ip", "-n", fabric.ns("sw"), "link", "set", "mgmt0", "up")
+    fabric.management_link("sw", fabric.tor, CPU_IP, SW_MGMT_IP)
     fabric.neighbours(addresses, extra=[VIP])
-    cmd = ["ip", "netns", "exec", fabric.tor, p4tools.find("simple_switch"),
+    ports = [(number, port) for number, port, _ip, _mac in fabric.switch_ports(addresses)]
+    return _simple_switch(fabric, fabric.tor, ports, json_path, log, "sw", CPU_IP,
+                          "simple_switch")
+
+
+def _simple_switch(fabric, ns, ports, json_path, log, switch_host, cpu_ip, what):
+    """simple_switch in namespace NS with PORTS ([(number, interface)]), its queues deepened
+    (QUEUE_DEPTH); returns the Popen once its thrift server answers SWITCH_HOST at CPU_IP."""
+    cmd = ["ip", "netns", "exec", ns, p4tools.find("simple_switch"),
            "--thrift-port", str(THRIFT_PORT), "--device-id", "0"]
-    for number, port, _ip, _mac in fabric.switch_ports(addresses):
+    for number, port in ports:
         cmd += ["-i", "%d@%s" % (number, port)]
     cmd.append(json_path)
     out = open(log, "a")
     proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             start_new_session=True)
     out.close()
-    wait_answering(fabric.ns("sw"), CPU_IP, THRIFT_PORT, proc, log, "simple_switch")
+    wait_answering(fabric.ns(switch_host), cpu_ip, THRIFT_PORT, proc, log, what)
     _thrift(fabric, "from sswitch_runtime import SimpleSwitch\n"
                     "c = SimpleSwitch.Client(multiplexed(proto, 'simple_switch'))\n"
-                    "c.set_all_egress_queue_depths(%d)\n" % QUEUE_DEPTH)
+                    "c.set_all_egress_queue_depths(%d)\n" % QUEUE_DEPTH, switch_host, cpu_ip)
     return proc
 
 
@@ -119,33 +121,19 @@ def start_rack_switch(fabric, rack, switch_host, json_path, log):
     """simple_switch for RACK in its own namespace, its one port the rack's VIP; returns the
     Popen once its thrift server answers the switch host."""
     cpu, mgmt = rack_mgmt(rack)
-    ns = fabric.create_p4_rack_switch(rack, rack_vip(rack), switch_host, cpu, mgmt)
-    cmd = ["ip", "netns", "exec", ns, p4tools.find("simple_switch"),
-           "--thrift-port", str(THRIFT_PORT), "--device-id", "0", "-i", "1@p0", json_path]
-    out = open(log, "a")
-    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True)
-    out.close()
-    wait_answering(fabric.ns(switch_host), cpu, THRIFT_PORT, proc, log,
-                   "simple_switch of rack %d" % rack)
-    _thrift(fabric, "from sswitch_runtime import SimpleSwitch\n"
-                    "c = SimpleSwitch.Client(multiplexed(proto, 'simple_switch'))\n"
-                    "c.set_all_egress_queue_depths(%d)\n" % QUEUE_DEPTH, switch_host, cpu)
-    return proc
+    ns = fabric.create_p4_rack_switch(rack, rack_vip(rack))
+    fabric.management_link(switch_host, ns, cpu, mgmt)
+    return _simple_switch(fabric, ns, [(1, "p0")], json_path, log, switch_host, cpu,
+                          "simple_switch of rack %d" % rack)
 
 
 def rack_control_plane_command(rack, addresses, vips, json_path, bind_ip, port):
     """RACK's P4 control plane on its switch host: every one of ADDRESSES ([(host, address)])
     and of the other racks' VIPS is behind the one port (through the rack's bridge)."""
-    cpu, _ = rack_mgmt(rack)
     hosts = ",".join("%s=1/%s" % (ip, net.mac_of(ip))
                      for ip in [ip for _, ip in addresses] + [v for v in vips
                                                               if v != rack_vip(rack)])
-    return [sys.executable, "-m", "netec_p4.control.netec_control",
-            "--backend", "thrift", "--thrift", "%s:%d" % (cpu, THRIFT_PORT),
-            "--config", json_path, "--program", PROGRAM, "--vip", rack_vip(rack),
-            "--bind", bind_ip, "--port", str(port), "--agent-networks", AGENT_NETWORK,
-            "--hosts", hosts]
+    return _control_plane(hosts, rack_mgmt(rack)[0], rack_vip(rack), json_path, bind_ip, port)
 
 
 def _answers(ns, ip, port):
@@ -160,9 +148,15 @@ def control_plane_command(fabric, addresses, json_path, bind_ip, port):
     BIND_IP:PORT, programs BMv2 over thrift, routes every one of ADDRESSES."""
     hosts = ",".join("%s=%d/%s" % (ip, number, mac)
                      for number, _port, ip, mac in fabric.switch_ports(addresses))
+    return _control_plane(hosts, CPU_IP, VIP, json_path, bind_ip, port)
+
+
+def _control_plane(hosts, cpu_ip, vip, json_path, bind_ip, port):
+    """The control plane's command: BMv2's thrift at CPU_IP, VIP, the endpoint BIND_IP:PORT,
+    HOSTS (--hosts: IP=port/MAC,...)."""
     return [sys.executable, "-m", "netec_p4.control.netec_control",
-            "--backend", "thrift", "--thrift", "%s:%d" % (CPU_IP, THRIFT_PORT),
-            "--config", json_path, "--program", PROGRAM, "--vip", VIP,
+            "--backend", "thrift", "--thrift", "%s:%d" % (cpu_ip, THRIFT_PORT),
+            "--config", json_path, "--program", PROGRAM, "--vip", vip,
             "--bind", bind_ip, "--port", str(port), "--agent-networks", AGENT_NETWORK,
             "--hosts", hosts]
 

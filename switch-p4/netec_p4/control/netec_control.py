@@ -416,6 +416,13 @@ class ControlPlane:
         except Refused as e:
             return {"ok": False, "reason": str(e)}
 
+    def _inside_agent_networks(self, host, field):
+        """Refuses HOST (FIELD's) outside the networks the data plane may send to."""
+        a = ipaddress.ip_address(host)
+        if not any(a in n for n in self.agent_networks):
+            raise Refused("%s: %s is outside the agent networks [%s] (--agent-networks)"
+                          % (field, host, ", ".join(str(n) for n in self.agent_networks)))
+
     def _own(self, task, secret):
         """The task TASK if SECRET is its: only the reader that set a task up knows it; anyone
         else is answered as for a task that does not exist."""
@@ -437,12 +444,8 @@ class ControlPlane:
         task = req.get("task")
         t = self._own(task, req.get("secret"))
         parent = parse_parent(req)
-        a = ipaddress.ip_address(parent["host"])
-        if not any(a in n for n in self.agent_networks):
-            # the child streams there: no farther than its survivors may be
-            raise Refused("parent.vip: %s is outside the agent networks [%s] "
-                          "(--agent-networks)" % (parent["host"], ", ".join(
-                              str(n) for n in self.agent_networks)))
+        # the child streams there: no farther than its survivors may be
+        self._inside_agent_networks(parent["host"], "parent.vip")
         entries = xor_parent_entries(task, t["array"], t["stripes"], self.limits, t["vip"],
                                      parent)
         old_vip = t["entries"][0][0]
@@ -483,11 +486,7 @@ class ControlPlane:
             raise Refused("length %d not supported: more than %d stripes of %d bytes"
                           % (s["length"], MAX_STRIPES, s["payload"]))
         for sv in s["survivors"]:
-            a = ipaddress.ip_address(sv["host"])
-            if not any(a in n for n in self.agent_networks):
-                raise Refused("survivors[%d].agent: %s is outside the agent networks [%s] "
-                              "(--agent-networks)" % (sv["sender"], sv["host"], ", ".join(
-                                  str(n) for n in self.agent_networks)))
+            self._inside_agent_networks(sv["host"], "survivors[%d].agent" % sv["sender"])
         with self.lock:
             if not self.free_tasks:
                 raise Refused("no free slot array")
