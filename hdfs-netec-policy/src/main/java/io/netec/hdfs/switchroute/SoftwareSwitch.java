@@ -283,6 +283,26 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   }
 
   @Override
+  public long getPacketsResent() {
+    return counters.resent.sum();
+  }
+
+  @Override
+  public long getPacketsLost() {
+    return counters.lost.sum();
+  }
+
+  @Override
+  public long getRetransmitRequests() {
+    return counters.retransmitRequests.sum();
+  }
+
+  @Override
+  public long getRetransmitRequestsHeld() {
+    return counters.retransmitRequestsHeld.sum();
+  }
+
+  @Override
   public long getDatagramCookies() {
     return counters.cookies.sum();
   }

@@ -39,6 +39,27 @@ public interface SoftwareSwitchMXBean {
   long getPacketsDropped();
 
   /**
+   * DATA packets (of those dropped) that came again after the switch had counted them, stale or
+   * duplicate: what resends cost in vain.
+   */
+  long getPacketsResent();
+
+  /**
+   * DATA packets (of those dropped) refused and not counted (too far ahead, slot busy,
+   * mismatched): a resend must bring them again.
+   */
+  long getPacketsLost();
+
+  /** Reader ACKs asking for a resend (RETX). */
+  long getRetransmitRequests();
+
+  /**
+   * RETX a TCP task passed on to its survivor agents as a plain ACK: it had lost none of their
+   * packets since its last resend, so a resend would only have repeated what it had counted.
+   */
+  long getRetransmitRequestsHeld();
+
+  /**
    * Datagram mode: cookies sent to reader addresses not yet proven (each answers a HELLO with
    * the task's secret, and is no larger than it).
    */

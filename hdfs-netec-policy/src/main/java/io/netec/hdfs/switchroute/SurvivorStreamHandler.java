@@ -42,6 +42,8 @@ final class SurvivorStreamHandler extends SimpleChannelInboundHandler<NetecPacke
     }
     if (p.type() != NetecPacket.DATA || p.sender() != sender) {
       counters.dropped.increment();
+      counters.lost.increment();
+      live.task.lost(); // a RETX is to bring it again
       return;
     }
     live.data(p, live::toReader);

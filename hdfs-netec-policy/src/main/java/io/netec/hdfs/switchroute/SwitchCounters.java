@@ -19,6 +19,13 @@ final class SwitchCounters {
   final LongAdder stalls = new LongAdder();
   /** Packets that failed a check, or came for no task: dropped. */
   final LongAdder dropped = new LongAdder();
+  /** DATA that came again after it was counted (stale or duplicate): resent in vain. */
+  final LongAdder resent = new LongAdder();
+  /** DATA refused and not counted (too far ahead, slot busy, mismatched): to be resent. */
+  final LongAdder lost = new LongAdder();
+  /** Reader ACKs with RETX, and those of them passed on without it (TCP, nothing lost). */
+  final LongAdder retransmitRequests = new LongAdder();
+  final LongAdder retransmitRequestsHeld = new LongAdder();
   /** Datagram mode: cookies sent to readers' addresses not yet proven. */
   final LongAdder cookies = new LongAdder();
 }

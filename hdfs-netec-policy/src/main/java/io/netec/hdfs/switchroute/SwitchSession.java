@@ -213,6 +213,9 @@ final class SwitchSession extends TaskTable.Entry {
       sw.counters.dropped.increment();
       return null;
     }
+    if (ack.hasFlag(NetecPacket.FLAG_RETX)) {
+      sw.counters.retransmitRequests.increment();
+    }
     // progress is a completed stripe only (see data()): an ACK, even one that advances (a
     // reader may ACK ahead of the data), does not keep a task alive past its timeout
     return ack;
@@ -257,6 +260,7 @@ final class SwitchSession extends TaskTable.Entry {
       lastProgress = System.nanoTime();
     } else if (v != SwitchTask.Verdict.AGGREGATED) {
       sw.counters.dropped.increment();
+      (v.resent() ? sw.counters.resent : sw.counters.lost).increment();
     }
   }
 

@@ -31,7 +31,17 @@ public final class SwitchTask {
     /** Its sender was already counted for this stripe. */
     DUPLICATE,
     /** Does not belong to this task (task, array, sender, slot, seq or length wrong). */
-    MISMATCH
+    MISMATCH;
+
+    /** Refused, and not a copy of a packet counted: a resend must bring it again. */
+    public boolean lost() {
+      return this == TOO_FAR || this == SLOT_BUSY || this == MISMATCH;
+    }
+
+    /** A copy of a packet already counted: bytes a resend cost in vain. */
+    public boolean resent() {
+      return this == STALE || this == DUPLICATE;
+    }
   }
 
   private final int taskId;
@@ -53,6 +63,10 @@ public final class SwitchTask {
   private long ackSeq;
   private boolean finished;
   private final long[] verdicts = new long[Verdict.values().length];
+  /** A DATA packet was refused, or missed, since the last resend (see takeResend). */
+  private boolean lostSinceResend;
+  /** Per sender, the stripe after the last one its stream brought (a gap: packets missed). */
+  private final long[] nextOnStream;
 
   /** With ISA-L's multiply-accumulate when the native library is there, else Java tables. */
   public SwitchTask(int taskId, int slotArray, int slots, SetupRequest setup) {
@@ -87,6 +101,7 @@ public final class SwitchTask {
     this.payloadBytes = setup.payload();
     this.zeroOffsets = new int[rows];
     this.tracker = new int[slots];
+    this.nextOnStream = new long[k];
     this.slotSeq = new long[slots];
   }
 
@@ -163,7 +178,41 @@ public final class SwitchTask {
   public Verdict onData(NetecPacket p, Consumer<NetecPacket> reader) {
     Verdict v = data(p, reader);
     verdicts[v.ordinal()]++;
+    int sender = p.sender();
+    if (v != Verdict.MISMATCH) {
+      // a survivor sends its stripes in order, going back only on a RETX: a stripe past the
+      // one after its last means packets went missing on the way (a middlebox dropped them;
+      // a reordering looks the same, and costs only a resend)
+      if (p.seq() > nextOnStream[sender]) {
+        lostSinceResend = true;
+      }
+      nextOnStream[sender] = p.seq() + 1;
+    }
+    if (v.lost()) {
+      lostSinceResend = true;
+    }
     return v;
+  }
+
+  /** A survivor's packet refused before the rules (its connection's sender or type wrong). */
+  public void lost() {
+    lostSinceResend = true;
+  }
+
+  /**
+   * Over TCP, whether a reader's RETX must make the survivors resend (and, if so, the resend
+   * counts as made): only when a packet of theirs was refused here, or one went missing on its
+   * stream (a stripe skipped), since the last resend. Nothing else is lost on a reliable
+   * stream (every packet sent is counted, a copy of one counted, or still in flight), so a
+   * RETX the reader sent because no stripe completed for a while (one survivor's stream slowed
+   * by its link) could only make every survivor send a window again in vain, on the links that
+   * were already short; the ACK goes on without the flag. Datagram mode, where packets are
+   * lost on the way, resends on every RETX.
+   */
+  public boolean takeResend() {
+    boolean resend = lostSinceResend;
+    lostSinceResend = false;
+    return resend;
   }
 
   private Verdict data(NetecPacket p, Consumer<NetecPacket> reader) {

@@ -92,9 +92,19 @@ final class VipReaderHandler extends SimpleChannelInboundHandler<NetecPacket> {
       live.complete();
       return;
     }
-    for (Channel c : live.survivors) {
+    NetecPacket toAgents = ack;
+    if (ack.hasFlag(NetecPacket.FLAG_RETX) && live.parent == null && !live.task.takeResend()) {
+      // nothing of the agents' was lost here (SwitchTask#takeResend): a resend would repeat
+      // what the task counted. A child switch still gets the RETX: it may have lost a packet of
+      // its own survivors. (A task that is a partial sum passes its parent's RETX on whole: the
+      // parent may have lost a partial sum, which only a resend below can make again.)
+      toAgents = ack.withoutFlag(NetecPacket.FLAG_RETX);
+      sw.counters.retransmitRequestsHeld.increment();
+    }
+    for (int i = 0; i < live.survivors.length; i++) {
+      Channel c = live.survivors[i];
       if (c.isActive()) {
-        c.writeAndFlush(ack);
+        c.writeAndFlush(live.isChild(i) ? ack : toAgents);
       }
     }
   }

@@ -29,6 +29,11 @@ public class MemoryBlocks implements BlockSource {
   public final Set<Long> corrupt = ConcurrentHashMap.newKeySet();
   /** Block id -> the position its reads fail at (a checksum error part way through). */
   public final Map<Long, Long> failAt = new ConcurrentHashMap<>();
+  /**
+   * Block id -> {position, ms}: a stream's read that reaches the position first waits that long
+   * (a slow disk, or a survivor whose link backs off), once a stream.
+   */
+  public final Map<Long, long[]> pauseAt = new ConcurrentHashMap<>();
   /** Block id -> how long closing a stream of it takes (a slow teardown), in ms. */
   public final Map<Long, Long> closeMillis = new ConcurrentHashMap<>();
   /** Block id -> the token its reads need; null (the default): every token is accepted. */
@@ -90,6 +95,10 @@ public class MemoryBlocks implements BlockSource {
     Long fail = failAt.get(id);
     if (fail != null) {
       in = failingAt(in, block, offset, fail);
+    }
+    long[] pause = pauseAt.get(id);
+    if (pause != null) {
+      in = pausingAt(in, offset, pause[0], pause[1]);
     }
     Long close = closeMillis.get(id);
     return close == null ? in : closingSlowly(in, close);
@@ -175,6 +184,35 @@ public class MemoryBlocks implements BlockSource {
           throw new ChecksumException("Checksum error: " + block + " at " + pos, pos);
         }
         int n = super.read(to, off, (int) Math.min(len, fail - pos));
+        pos += Math.max(n, 0);
+        return n;
+      }
+    };
+  }
+
+  private static InputStream pausingAt(InputStream in, long offset, long at, long millis) {
+    return new FilterInputStream(in) {
+      private long pos = offset;
+      private boolean paused;
+
+      @Override
+      public int read() throws IOException {
+        byte[] one = new byte[1];
+        return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+      }
+
+      @Override
+      public int read(byte[] to, int off, int len) throws IOException {
+        if (!paused && pos + len > at) {
+          paused = true;
+          try {
+            Thread.sleep(millis);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("paused read at " + pos);
+          }
+        }
+        int n = super.read(to, off, len);
         pos += Math.max(n, 0);
         return n;
       }

@@ -81,8 +81,8 @@ class SoftwareSwitchTest {
     List<SetupRequest.Survivor> sv = new ArrayList<>();
     for (int s = 0; s < g.k; s++) {
       int unit = g.survivors[s];
-      ExtendedBlock b = new ExtendedBlock("BP-test", -1024L * (name.hashCode() & 0xffff) + unit,
-          g.unitLength[unit], 1001);
+      ExtendedBlock b = new ExtendedBlock("BP-test", blockId(name, unit), g.unitLength[unit],
+          1001);
       byte[] bytes = java.util.Arrays.copyOf(g.units[unit], (int) g.unitLength[unit]);
       memory.put(b.getBlockId(), bytes);
       sv.add(new SetupRequest.Survivor(s, "127.0.0.1:" + agents.get(s).address().getPort(),
@@ -293,6 +293,151 @@ class SoftwareSwitchTest {
     public void close() {
       front.close();
       back.close();
+    }
+  }
+
+  @Test
+  void overTcpASlowSurvivorCostsNoResend() throws Exception {
+    // survivor 1's read stops for 2.5 s a quarter of the way in (a slow disk, or its link in
+    // TCP backoff): no stripe completes, and the reader asks for a resend after 1 s and 2 s.
+    // Nothing was lost on the streams, so the switch passes the RETX on as a plain ACK and
+    // the survivors send each byte once (a resend would have sent a window again from each).
+    SoftwareSwitch sw = startSwitch(2, 64L << 20);
+    List<SurvivorAgent> agents = startAgents(3);
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {0}, 1_000_000, 31);
+    SetupRequest setup = setup(g, agents, 16 * 1024, "", "paused");
+    long slow = blockId("paused", g.survivors[1]);
+    memory.pauseAt.put(slow, new long[] {250_000, 2_500});
+    SwitchClient.Result[] res = new SwitchClient.Result[1];
+    byte[][] rows = rebuild(sw.controlAddress(), setup, res);
+    assertArrayEquals(g.units[0], rows[0], "rebuilt unit 0");
+    assertTrue(res[0].retransmitRequests >= 1, "the reader asked for a resend");
+    assertEquals(res[0].retransmitRequests, sw.getRetransmitRequests());
+    assertEquals(sw.getRetransmitRequests(), sw.getRetransmitRequestsHeld(), "passed on");
+    assertEquals(0, sw.getPacketsResent(), "packets sent again");
+    assertEquals(3 * sentPerStream(setup), sw.getBytesIn(), "each stream sent once");
+  }
+
+  @Test
+  void overTcpAPacketTheSwitchRefusedIsResent() throws Exception {
+    // a relay in front of survivor 2 moves its first DATA packet to another slot: the switch
+    // refuses it (its stripe cannot complete), and the reader's RETX must reach the survivors
+    SoftwareSwitch sw = startSwitch(2, 64L << 20);
+    List<SurvivorAgent> agents = startAgents(3);
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {1}, 300_000, 32);
+    try (SlotMovingRelay relay = new SlotMovingRelay(agents.get(2).address())) {
+      SetupRequest direct = setup(g, agents, 16 * 1024, "", "moved");
+      List<SetupRequest.Survivor> sv = new ArrayList<>(direct.survivors());
+      SetupRequest.Survivor two = sv.get(2);
+      sv.set(2, new SetupRequest.Survivor(2, "127.0.0.1:" + relay.port(), two.block(),
+          two.unitLength(), two.token()));
+      SetupRequest setup = new SetupRequest(direct.group(), direct.payload(), 0,
+          direct.length(), direct.timeoutMs(), sv, coefficients(direct), false, false);
+      SwitchClient.Result[] res = new SwitchClient.Result[1];
+      byte[][] rows = rebuild(sw.controlAddress(), setup, res);
+      assertArrayEquals(g.units[1], rows[0], "rebuilt unit 1");
+      assertEquals(1, relay.moved.get(), "packets moved");
+      assertEquals(1, sw.getPacketsLost());
+      assertTrue(sw.getRetransmitRequests() > sw.getRetransmitRequestsHeld(),
+          "a RETX reached the survivors: " + sw.getRetransmitRequests() + " asked, "
+              + sw.getRetransmitRequestsHeld() + " held");
+    }
+  }
+
+  /** The id setup() gives unit {@code unit}'s block in a setup named {@code name}. */
+  private static long blockId(String name, int unit) {
+    return -1024L * (name.hashCode() & 0xffff) + unit;
+  }
+
+  private static byte[][] coefficients(SetupRequest setup) {
+    byte[][] co = new byte[setup.rows()][setup.k()];
+    for (int r = 0; r < co.length; r++) {
+      for (int s = 0; s < setup.k(); s++) {
+        co[r][s] = (byte) setup.coefficient(r, s);
+      }
+    }
+    return co;
+  }
+
+  /**
+   * A TCP relay in front of an agent that moves the first DATA packet the agent sends to the
+   * next slot, re-encoded with a valid checksum: a packet the switch must refuse.
+   */
+  private static final class SlotMovingRelay implements AutoCloseable {
+    private final java.net.ServerSocket server = new java.net.ServerSocket(0, 50,
+        java.net.InetAddress.getLoopbackAddress());
+    final java.util.concurrent.atomic.AtomicInteger moved =
+        new java.util.concurrent.atomic.AtomicInteger();
+
+    SlotMovingRelay(InetSocketAddress agent) throws IOException {
+      Thread t = new Thread(() -> {
+        while (!server.isClosed()) {
+          try {
+            java.net.Socket sw = server.accept();
+            java.net.Socket up = new java.net.Socket(agent.getAddress(), agent.getPort());
+            sw.setTcpNoDelay(true);
+            up.setTcpNoDelay(true);
+            pump(() -> sw.getInputStream().transferTo(up.getOutputStream()), sw, up);
+            pump(() -> moveFirstData(new java.io.DataInputStream(up.getInputStream()),
+                sw.getOutputStream()), sw, up);
+          } catch (IOException e) {
+            return; // closed
+          }
+        }
+      }, "slot-moving-relay");
+      t.setDaemon(true);
+      t.start();
+    }
+
+    int port() {
+      return server.getLocalPort();
+    }
+
+    private interface Copy {
+      void run() throws Exception;
+    }
+
+    private static void pump(Copy copy, java.net.Socket a, java.net.Socket b) {
+      Thread t = new Thread(() -> {
+        try {
+          copy.run();
+        } catch (Exception e) {
+          // one side closed
+        } finally {
+          try {
+            a.close();
+            b.close();
+          } catch (IOException e) {
+            // closed already
+          }
+        }
+      }, "slot-moving-relay-pump");
+      t.setDaemon(true);
+      t.start();
+    }
+
+    private void moveFirstData(java.io.DataInputStream in, java.io.OutputStream out)
+        throws Exception {
+      while (true) {
+        byte[] header = new byte[NetecPacket.HEADER_BYTES];
+        in.readFully(header);
+        int len = ((header[14] & 0xff) << 8) | (header[15] & 0xff);
+        byte[] frame = java.util.Arrays.copyOf(header, NetecPacket.HEADER_BYTES + len);
+        in.readFully(frame, NetecPacket.HEADER_BYTES, len);
+        if (frame[1] == NetecPacket.DATA && moved.get() == 0) {
+          NetecPacket p = NetecPacket.decodeFrame(frame, 0, frame.length);
+          frame = new NetecPacket(p.type(), p.task(), p.slotArray(), p.sender(), p.flags(),
+              p.slot() + 1, p.seq(), p.window(), p.payload()).toBytes();
+          moved.incrementAndGet();
+        }
+        out.write(frame);
+        out.flush();
+      }
+    }
+
+    @Override
+    public void close() throws IOException {
+      server.close();
     }
   }
 

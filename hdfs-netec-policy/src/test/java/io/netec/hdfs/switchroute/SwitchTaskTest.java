@@ -2,6 +2,7 @@ package io.netec.hdfs.switchroute;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -337,6 +338,37 @@ class SwitchTaskTest {
       assertEquals(Verdict.MISMATCH, t.onData(p, out::add), p.toString());
     }
     assertNull(t.onAck(wrongTask));
+  }
+
+  @Test
+  void aResendIsOwedOnlyForAPacketRefused() throws Exception {
+    Group g = new Group(3, 2, new int[] {0}, 20 * P, 6);
+    SwitchTask t = new SwitchTask(4, 2, 8, g.setup);
+    List<NetecPacket> out = new ArrayList<>();
+    assertFalse(t.takeResend(), "nothing refused yet");
+    t.onData(g.data(t, 0, 0), out::add);
+    assertEquals(Verdict.DUPLICATE, t.onData(g.data(t, 0, 0), out::add));
+    assertFalse(t.takeResend(), "a duplicate is a copy of what was counted: nothing to resend");
+    assertEquals(Verdict.AGGREGATED, t.onData(g.data(t, 0, 2), out::add));
+    assertTrue(t.takeResend(), "stripe 1 went missing on sender 0's stream (it sent 0, then 2)");
+    // a resend from stripe 1: 1 is new, 2 a copy; the stream went back, and missed nothing
+    assertEquals(Verdict.AGGREGATED, t.onData(g.data(t, 0, 1), out::add));
+    assertEquals(Verdict.DUPLICATE, t.onData(g.data(t, 0, 2), out::add));
+    assertFalse(t.takeResend(), "a stream going back (a resend) misses nothing");
+    assertEquals(Verdict.TOO_FAR, t.onData(g.data(t, 1, 8), out::add));
+    assertTrue(t.takeResend(), "a packet too far ahead must come again");
+    assertFalse(t.takeResend(), "one resend brings back what was refused before it");
+    NetecPacket wrongSlot = new NetecPacket(NetecPacket.DATA, 4, 2, 1, 0, 4, 3, 0,
+        g.data(t, 1, 3).payload());
+    assertEquals(Verdict.MISMATCH, t.onData(wrongSlot, out::add));
+    assertTrue(t.takeResend());
+    t.lost(); // refused before the rules (a survivor connection's wrong sender)
+    assertTrue(t.takeResend());
+    for (Verdict v : Verdict.values()) {
+      assertFalse(v.lost() && v.resent(), v + ": refused and a copy at once");
+      assertEquals(v == Verdict.TOO_FAR || v == Verdict.SLOT_BUSY || v == Verdict.MISMATCH,
+          v.lost(), v.toString());
+    }
   }
 
   @Test

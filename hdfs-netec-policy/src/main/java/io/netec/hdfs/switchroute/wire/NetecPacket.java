@@ -174,6 +174,12 @@ public final class NetecPacket {
         buffer, payloadOffset, payloadLength);
   }
 
+  /** A copy without {@code flag} (a RETX the switch passes on as a plain ACK). */
+  public NetecPacket withoutFlag(int flag) {
+    return new NetecPacket(type, task, slotArray, sender, flags & ~flag, slot, seq, window,
+        payload, buffer, payloadOffset, payloadLength);
+  }
+
   /**
    * A copy of this packet under another header (payload shared, not copied): a child switch's
    * RESULT becomes its parent's DATA, the parent's ACK the child's reader ACK.
