@@ -31,16 +31,19 @@ CODES = {"rs32": (3, 2), "rs63": (6, 3), "rs104": (10, 4)}
 
 
 def recover(cluster, code, route, lost, block_bytes, hadoop, cpu_profile=None, seed=1,
-            switch_cpu=False, overhead_s=0.05, written=None, victim_rack=None):
+            switch_cpu=False, overhead_s=0.05, written=None, victim_rack=None, victim=None,
+            targets=None):
     """One whole-node recovery: (seconds from the first task given out to the last one's end,
     cross-rack bytes per rebuilt byte, {resource kind: utilization}). HADOOP: the NameNode's
     and DataNodes' settings (Hadoop below); WRITTEN, VICTIM_RACK: workload.Recovery's, for
-    replication."""
+    replication; VICTIM, TARGETS: its, for erasure-coded groups."""
     k, m = CODES[code]
     replicated = route == "replication"
     rec = workload.Recovery(cluster, k, m, lost, seed=seed, replicated=replicated,
                             written=written if replicated else None,
-                            victim_rack=victim_rack if replicated else None)
+                            victim_rack=victim_rack if replicated else None,
+                            victim=None if replicated else victim,
+                            targets=None if replicated else targets)
     tasks = rec.tasks(route, block_bytes, cpu_profile=cpu_profile, switch_cpu=switch_cpu)
     per_round = max(1, int(hadoop.multiplier * (len(cluster.nodes) - 1)))  # live DataNodes
     starts = {t: (i // per_round) * hadoop.interval_s for i, t in enumerate(sorted(tasks))}
@@ -135,58 +138,95 @@ def _bits(rate):
     return n * (8 if m.group(3) == "bps" else 1)
 
 
-def validate(path, cores=None, out=sys.stdout, cpu="racks"):
+def testbed_node(cluster, name):
+    """The model's DataNode for the testbed's NAME: the testbed deals DataNodes round its
+    racks (dnN in rack (N - 1) % R + 1, the client's rack 1 the model's rack 0)."""
+    m = re.fullmatch(r"dn(\d+)", name)
+    if not m or not 1 <= int(m.group(1)) <= len(cluster.nodes):
+        raise ValueError("DataNode '%s': expected dn1 to dn%d" % (name, len(cluster.nodes)))
+    n = int(m.group(1)) - 1
+    return cluster.rack_nodes(n % cluster.racks)[n // cluster.racks]
+
+
+def validate(path, cores=None, out=sys.stdout, cpu="racks", targets="measured"):
     """Predicted against measured, for every run of bin/netec-bench racks' JSON at PATH, with
     CPU per byte as profile CPU has it ("racks": the racks testbed's, workload.RACKS_CPU; a
-    link rate: the flat testbed's at that rate). Returns the largest error of the recovery
-    windows."""
+    link rate: the flat testbed's at that rate). TARGETS "measured": each erasure-coded run's
+    lost DataNode and the DataNodes its tasks ran on, as the run logged them (the NameNode's
+    draw, an input of the run like its layout; groups placed around them), "drawn": the
+    model's own draw. Returns the largest error of the recovery windows."""
     with open(path) as f:
         res = json.load(f)
     cores = cores or res.get("cores") or os.cpu_count() or 2
-    host_Bps = _bits(res["link"]) / 8
     where = ("the racks testbed's CPU per rebuilt byte (its 50 Mbit/s run)" if cpu == "racks"
              else "the flat testbed's CPU per byte at %s" % cpu)
     print("bin/netec-bench racks' runs (`%s`) against the model: the testbed's layout, every "
           "daemon sharing %d cores, %s, its Hadoop settings "
           "(a round a second of 8 tasks a live DataNode, 1 s heartbeats, max-streams 8), "
           "replicated blocks written from its first rack and the fullest DataNode of the "
-          "victim's rack lost, as the benchmark does; each prediction the mean over 5 "
-          "placements" % (res["command"], cores, where), file=out)
+          "victim's rack lost, as the benchmark does; %s; each prediction the mean over 5 "
+          "placements (for a route run more than once, over every run's, beside the runs' "
+          "mean)" % (res["command"], cores, where,
+                     "each erasure-coded run's lost DataNode and tasks' DataNodes as it "
+                     "logged them, its groups placed around them" if targets == "measured"
+                     else "the lost DataNode and the targets drawn by the model"), file=out)
     print("", file=out)
-    print("| racks | oversub. | code | route | measured s | predicted s | error | measured "
-          "cross-rack B/B | predicted | busiest (model) |", file=out)
-    print("|---|---|---|---|---:|---:|---:|---:|---:|---|", file=out)
+    print("| racks | oversub. | code | route | runs | measured s | predicted s | error | "
+          "measured cross-rack B/B | predicted | busiest (model) |", file=out)
+    print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---|", file=out)
     worst = 0.0
+    groups = {}
     for r in res["runs"]:
-        if r["route"] not in workload.ROUTES or not r["blocks"]:
-            continue
-        c = network.Cluster(r["racks"], res["datanodes"] // r["racks"], host_Bps,
-                            r["oversubscription"], cpu_pool=cores)
-        # what the benchmark wrote of replicated blocks: groups x k (older JSON: not known)
-        written = res["groups"] * CODES[r["code"]][0] if "groups" in res else None
-        # the testbed deals DataNodes round its racks (dnN in rack (N - 1) % R + 1, the
-        # client's rack 1 the model's rack 0)
-        victims = [v for v in r.get("victims", []) if re.fullmatch(r"dn\d+", v)]
-        victim_rack = (int(victims[0][2:]) - 1) % r["racks"] if victims else None
+        if r["route"] in workload.ROUTES and r["blocks"]:
+            groups.setdefault((r["racks"], r["oversubscription"], r["code"], r["route"]),
+                              []).append(r)
+    for (racks, over, code, route), runs in groups.items():
         ends, crosses, utils = [], [], []
-        for seed in range(1, 6):
-            end, cross, util = recover(c, r["code"], r["route"], r["blocks"],
-                                       res["block_mb"] << 20, TESTBED_HADOOP,
-                                       cpu_profile=cpu, seed=seed, switch_cpu=True,
-                                       written=written, victim_rack=victim_rack)
-            ends.append(end)
-            crosses.append(cross)
-            utils.append(util)
+        for r in runs:
+            e, x, u = _predict_run(res, r, cores, cpu, targets)
+            ends += e
+            crosses += x
+            utils += u
+        measured = sum(r["window_s"] for r in runs) / len(runs)
         pred = sum(ends) / len(ends)
-        cross = sum(crosses) / len(crosses)
-        err = (pred - r["window_s"]) / r["window_s"] if r["window_s"] else float("nan")
+        err = (pred - measured) / measured if measured else float("nan")
         worst = max(worst, abs(err))
-        print("| %d | 1:%g | %s | %s | %.2f | %.2f | %+.0f%% | %.2f | %.2f | %s |" % (
-            r["racks"], r["oversubscription"], r["code"], r["route"], r["window_s"], pred,
-            100 * err, r["cross_rack_per_byte"], cross, _bound(utils[0])), file=out)
+        print("| %d | 1:%g | %s | %s | %d | %.2f | %.2f | %+.0f%% | %.2f | %.2f | %s |" % (
+            racks, over, code, route, len(runs), measured, pred, 100 * err,
+            sum(r["cross_rack_per_byte"] for r in runs) / len(runs),
+            sum(crosses) / len(crosses), _bound(utils[0])), file=out)
     print("", file=out)
     print("largest error: %.0f%%" % (100 * worst), file=out)
     return worst
+
+
+def _predict_run(res, r, cores, cpu, targets):
+    """The model's (ends, cross-rack bytes per byte, utilizations) over 5 placements for run R
+    of the racks benchmark's results RES."""
+    host_Bps = _bits(res["link"]) / 8
+    # the testbed's client host is in its first rack, and that rack's uplink is sized for it
+    # too (the testbed's Testbed.uplink_rate)
+    c = network.Cluster(r["racks"], res["datanodes"] // r["racks"], host_Bps,
+                        r["oversubscription"], cpu_pool=cores, other_hosts={0: 1})
+    # what the benchmark wrote of replicated blocks: groups x k (older JSON: not known)
+    written = res["groups"] * CODES[r["code"]][0] if "groups" in res else None
+    victims = [testbed_node(c, v) for v in r.get("victims", []) if re.fullmatch(r"dn\d+", v)]
+    victim_rack = c.rack(victims[0]) if victims else None
+    served = [t for t in r.get("task_log", []) if t["route"] != "none"]
+    replay = targets == "measured" and victims and served
+    victim = victims[0] if replay else None
+    task_targets = [testbed_node(c, t["dn"]) for t in served] if replay else None
+    ends, crosses, utils = [], [], []
+    for seed in range(1, 6):
+        end, cross, util = recover(c, r["code"], r["route"], r["blocks"],
+                                   res["block_mb"] << 20, TESTBED_HADOOP, cpu_profile=cpu,
+                                   seed=seed, switch_cpu=True, written=written,
+                                   victim_rack=victim_rack, victim=victim,
+                                   targets=task_targets)
+        ends.append(end)
+        crosses.append(cross)
+        utils.append(util)
+    return ends, crosses, utils
 
 
 def main(argv=None):
@@ -231,9 +271,12 @@ def main(argv=None):
     v.add_argument("--cpu", default="racks", choices=workload.CPU_PROFILES,
                    help="CPU per rebuilt byte: racks (the racks testbed's, measured at 50 "
                         "Mbit/s) or the flat testbed's at a link rate")
+    v.add_argument("--targets", default="measured", choices=("measured", "drawn"),
+                   help="the lost DataNode and each task's DataNode: as the run logged them "
+                        "(measured; runs without a task log: drawn) or the model's own draw")
     a = p.parse_args(argv)
     if a.command == "validate":
-        worst = validate(a.json, a.cores, cpu=a.cpu)
+        worst = validate(a.json, a.cores, cpu=a.cpu, targets=a.targets)
         return 0 if worst <= 0.2 else 1
     c, rows = predict(a)
     print_predictions(a, c, rows)

@@ -10,10 +10,12 @@ class Cluster:
     """R racks of N DataNodes each, host links of host_Bps both ways, uplinks of (N x
     host_Bps) / oversubscription both ways. CPU: cores per DataNode, or one pool of cores
     shared by every daemon (cpu_pool: the testbed, where every host is a process on one
-    machine)."""
+    machine). OTHER_HOSTS {rack: n}: hosts besides the DataNodes whose links a rack's uplink
+    is sized for (the testbed's client in its first rack: that uplink is (N + 1) x host_Bps
+    / oversubscription)."""
 
     def __init__(self, racks, per_rack, host_Bps, oversubscription=1.0, cores=16,
-                 cpu_pool=None):
+                 cpu_pool=None, other_hosts=None):
         if racks < 1 or per_rack < 1:
             raise ValueError("racks and DataNodes per rack must be at least 1")
         if host_Bps <= 0 or oversubscription < 1:
@@ -23,6 +25,11 @@ class Cluster:
         self.host_Bps = host_Bps
         self.oversubscription = oversubscription
         self.uplink_Bps = per_rack * host_Bps / oversubscription
+        other_hosts = other_hosts or {}
+        if any(r not in range(racks) or n < 0 for r, n in other_hosts.items()):
+            raise ValueError("other hosts %r: racks are 0 to %d" % (other_hosts, racks - 1))
+        self._uplink = {r: (per_rack + other_hosts.get(r, 0)) * host_Bps / oversubscription
+                        for r in range(racks)}
         self.cores = cores
         self.cpu_pool = cpu_pool
         self.nodes = ["r%d-n%d" % (r, i) for r in range(racks) for i in range(per_rack)]
@@ -41,7 +48,7 @@ class Cluster:
         if kind in ("out", "in"):
             return self.host_Bps
         if kind in ("up", "down"):
-            return self.uplink_Bps
+            return self._uplink[resource[1]]
         if kind == "cpu":
             return self.cpu_pool if self.cpu_pool is not None else self.cores
         raise ValueError("unknown resource %r" % (resource,))

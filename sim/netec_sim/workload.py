@@ -124,22 +124,27 @@ class Recovery:
     DataNode, on CLUSTER."""
 
     def __init__(self, cluster, k, m, lost, seed=1, replicated=False, written=None,
-                 victim_rack=None):
+                 victim_rack=None, victim=None, targets=None):
         """WRITTEN (replicated only): that many blocks written from a client in the first
         rack, the DataNode holding most of them lost (LOST of them), in VICTIM_RACK when
-        given (the rack a run's victim was in)."""
+        given (the rack a run's victim was in). VICTIM, TARGETS (erasure-coded only): the
+        lost DataNode, and the DataNode the NameNode gave each lost block to, as a run
+        had them; each group is then drawn as HDFS could have placed it given its target."""
         self.cluster = cluster
         self.k, self.m = k, m
         self.replicated = replicated
         self.rng = random.Random(seed)
-        self.victim = cluster.nodes[0]
+        self.victim = victim or cluster.nodes[0]
         if written:
             if not replicated:
                 raise ValueError("written: replicated blocks only")
             self.groups = self._written(written, lost, victim_rack)
+        elif replicated:
+            self.groups = [self._replicas() for _ in range(lost)]
         else:
-            self.groups = [self._replicas() if replicated else self._group()
-                           for _ in range(lost)]
+            targets = list(targets or [])
+            self.groups = [self._group(targets[i] if i < len(targets) else None)
+                           for i in range(lost)]
 
     def _counts(self, n):
         c = self.cluster
@@ -157,7 +162,27 @@ class Recovery:
                 n, max(counts.values()), c.per_rack))
         return counts
 
-    def _group(self):
+    def _group(self, target=None):
+        """A group holding a unit on the victim; with TARGET, one the NameNode could have
+        given to TARGET (drawn again until TARGET holds none of it, in a rack holding the
+        fewest of its survivors): the placement conditioned on the target a run saw."""
+        if target is None:
+            return self._draw_group()
+        if target == self.victim:
+            raise ValueError("target %s is the lost DataNode" % target)
+        # The NameNode's rule first; where no placement meets it (a run's NameNode passed
+        # over the rule's only free DataNode: its load, say), any placement TARGET holds
+        # none of.
+        for rule in (self._candidates, lambda units: set(self.cluster.nodes) - set(units)):
+            for _ in range(2000):
+                g = self._draw_group()
+                if target in rule(g.units):
+                    g.target = target
+                    return g
+        raise ValueError("no placement of %d units gives %s a lost block" % (
+            self.k + self.m, target))
+
+    def _draw_group(self):
         c, n = self.cluster, self.k + self.m
         counts = self._counts(n)
         # the lost unit drawn uniformly: its rack in proportion to the rack's units; racks are
@@ -178,6 +203,11 @@ class Recovery:
 
     def _target(self, units):
         """A DataNode holding none of UNITS, in a rack holding the fewest survivors."""
+        return self.rng.choice(self._candidates(units))
+
+    def _candidates(self, units):
+        """The DataNodes the NameNode may give a group's lost unit to: holding none of UNITS
+        (the lost one first), in a rack holding the fewest survivors."""
         c = self.cluster
         held = dict.fromkeys(range(c.racks), 0)
         for u in units[1:]:
@@ -185,9 +215,8 @@ class Recovery:
         fewest = min(held.values())
         taken = set(units)
         # in the order of c.nodes (racks in turn), as the draw below has always seen them
-        free = [x for r in range(c.racks) if held[r] == fewest for x in c.rack_nodes(r)
+        return [x for r in range(c.racks) if held[r] == fewest for x in c.rack_nodes(r)
                 if x not in taken]
-        return self.rng.choice(free)
 
     def _replicas(self):
         c = self.cluster

@@ -119,6 +119,39 @@ def test_paths_cross_uplinks_only_between_racks():
     assert c.path(("tor", 0), ("tor", 2)) == [("up", 0), ("down", 2)]
 
 
+def test_a_racks_other_hosts_widen_its_uplink_as_the_testbeds_client_does():
+    # the testbed's first rack also holds the client host, and its uplink is sized for it
+    c = network.Cluster(3, 4, 100.0, oversubscription=4, other_hosts={0: 1})
+    assert c.capacity(("up", 0)) == pytest.approx(125.0)
+    assert c.capacity(("down", 0)) == pytest.approx(125.0)
+    assert c.capacity(("up", 1)) == pytest.approx(100.0)
+    assert c.capacity(("down", 2)) == pytest.approx(100.0)
+    with pytest.raises(ValueError, match="racks are 0 to 2"):
+        network.Cluster(3, 4, 100.0, other_hosts={3: 1})
+
+
+def test_groups_placed_around_the_targets_a_run_logged():
+    # RS(6,3) on 3 racks of 5: 3 units a rack; the lost DataNode's rack keeps 2 survivors,
+    # the fewest, so the NameNode's rule puts every target in it
+    c = network.Cluster(3, 5, 100.0)
+    victim, target = "r1-n0", "r1-n4"
+    rec = workload.Recovery(c, 6, 3, 50, seed=2, victim=victim, targets=[target] * 50)
+    for g in rec.groups:
+        assert g.units[0] == victim and len(set(g.units)) == 9
+        assert g.target == target and target not in g.units
+        alive = collections.Counter(c.rack(u) for u in g.units[1:])
+        assert alive[c.rack(target)] == min(alive[r] for r in range(3))
+    # a target the rule never allows (another rack: a run's NameNode passed over the rule's
+    # DataNode) still gets groups it holds none of
+    odd = workload.Recovery(c, 6, 3, 20, seed=2, victim=victim, targets=["r2-n0"] * 20)
+    assert all(g.target == "r2-n0" and "r2-n0" not in g.units for g in odd.groups)
+    # fewer targets than groups: the rest drawn
+    few = workload.Recovery(c, 6, 3, 5, seed=2, victim=victim, targets=[target])
+    assert few.groups[0].target == target and all(g.target not in g.units for g in few.groups)
+    with pytest.raises(ValueError, match="lost DataNode"):
+        workload.Recovery(c, 6, 3, 1, victim=victim, targets=[victim])
+
+
 def test_groups_are_placed_as_hadoop_places_them():
     # RS(6,3) on 4 racks: 3, 2, 2, 2 a rack; the lost unit's rack holds 3 with chance 3/9
     c = network.Cluster(4, 5, 100.0)
@@ -227,10 +260,10 @@ def test_validate_reads_the_racks_benchmarks_json(tmp_path):
     out = io.StringIO()
     worst = cli.validate(str(path), out=out)
     text = out.getvalue()
-    assert "| 3 | 1:4 | rs63 | native | 7.40 |" in text, text
+    assert "| 3 | 1:4 | rs63 | native | 1 | 7.40 |" in text, text
     # 36 blocks written from the first rack: its DataNode holding most lost, every copy
     # crossing racks
-    assert "| 4 | 1:4 | rs63 | replication | 4.74 |" in text and "| 1.16 | 1.00 |" in text, text
+    assert "| 4 | 1:4 | rs63 | replication | 1 | 4.74 |" in text and "| 1.16 | 1.00 |" in text, text
     assert worst >= 0 and "largest error" in text
     # CPU per byte: the racks testbed's by default, the flat testbed's when asked
     assert "the racks testbed's CPU per rebuilt byte" in text, text
@@ -247,11 +280,41 @@ def test_validate_reads_the_racks_benchmarks_json(tmp_path):
         text = io.StringIO()
         cli.validate(str(path), out=text, cpu=cpu)
         row = [l for l in text.getvalue().splitlines() if l.startswith("| 3 |")][0]
-        predicted[cpu] = float(row.split("|")[6])
+        predicted[cpu] = float(row.split("|")[7])
     assert predicted["racks"] > 2 * predicted["1gbit"], predicted
     with pytest.raises(ValueError, match="fast"):
         cli._bits("fast")
     assert cli._bits("100mbit") == 1e8 and cli._bits("10mbps") == 8e7
+
+
+def test_validate_replays_a_runs_targets_and_averages_a_routes_runs(tmp_path):
+    # the NameNode gave all six RS(10,4) tasks to one DataNode (dn10): its link takes in 60
+    # streams, so the run is far longer than the model's own draw of targets would say
+    tasks = [{"at_ms": 0, "dn": "dn10", "route": "native", "ms": 9000, "bytes": 4 << 20,
+              "others": ""} for _ in range(6)]
+    run = {"racks": 3, "oversubscription": 4.0, "code": "rs104", "route": "native",
+           "blocks": 6, "window_s": 30.0, "cross_rack_per_byte": 7.95, "victims": ["dn01"],
+           "task_log": tasks}
+    res = {"command": "x", "link": "50mbit", "datanodes": 18, "block_mb": 4, "cores": 2,
+           "groups": 6, "runs": [run]}
+    path = tmp_path / "racks.json"
+    path.write_text(json.dumps(res))
+    predicted = {}
+    for targets in ("measured", "drawn"):
+        out = io.StringIO()
+        cli.validate(str(path), out=out, targets=targets)
+        row = [l for l in out.getvalue().splitlines() if l.startswith("| 3 |")][0]
+        predicted[targets] = float(row.split("|")[7])
+    # 6 x 10 x 4 MiB into one 50 Mbit/s link: 40 s and more
+    assert predicted["measured"] > 40.0 > predicted["drawn"], predicted
+    # two runs of a route: one row, their mean measured against the model's mean over both
+    res["runs"] = [run, dict(run, window_s=20.0, cross_rack_per_byte=8.05)]
+    path.write_text(json.dumps(res))
+    out = io.StringIO()
+    cli.validate(str(path), out=out)
+    rows = [l for l in out.getvalue().splitlines() if l.startswith("| 3 |")]
+    assert len(rows) == 1 and "| rs104 | native | 2 | 25.00 |" in rows[0], rows
+    assert "| 8.00 |" in rows[0], rows
 
 
 def test_the_racks_cpu_profile_charges_a_routes_whole_cost_to_one_pool():

@@ -103,6 +103,10 @@ def main(argv=None):
     p.add_argument("--groups", type=int, default=8, help="block groups written per run")
     p.add_argument("--warmup", type=int, default=1, metavar="N",
                    help="untimed rounds per route before its measured one (the JIT)")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="measured runs per route, each on newly written files: the NameNode "
+                        "places them and picks the targets anew (bin/netec-sim validate "
+                        "compares their mean with the model's)")
     p.add_argument("--out", default=os.path.join(REPO, "docs", "racks-benchmark.md"))
     a = p.parse_args(argv)
     cmdline = "bin/netec-bench racks " + " ".join(argv if argv is not None else sys.argv[1:])
@@ -113,12 +117,15 @@ def main(argv=None):
     for r in routes:
         if r not in ROUTES:
             p.error("--routes: %s is not one of %s" % (r, ",".join(ROUTES)))
+    if a.repeat < 1 or a.warmup < 0:
+        p.error("--repeat must be at least 1 and --warmup at least 0")
     layouts = [(int(r), float(x)) for r in a.racks.split(",")
                for x in a.oversubscription.split(",")]
     signal.signal(signal.SIGTERM, bench._interrupted)
     results = {"runs": [], "command": cmdline, "link": a.link, "groups": a.groups,
                "cores": os.cpu_count(),
-               "block_mb": a.block_mb, "datanodes": a.datanodes, "warmup": a.warmup}
+               "block_mb": a.block_mb, "datanodes": a.datanodes, "warmup": a.warmup,
+               "repeat": a.repeat}
     started = time.time()
     seed = 300
     for racks, over in layouts:
@@ -138,7 +145,7 @@ def main(argv=None):
                     say("%s, route %s: netec.route.order=%s, netec.inec.racks=%s" % (
                         code, route, order, by_rack))
                     tb.restart_datanodes(route_order=order, inec_scheme=scheme, revive=True)
-                    for n in range(a.warmup + 1):
+                    for n in range(a.warmup + a.repeat):
                         seed += 1
                         o = run_one(tb, code, route, a.link, a.groups, seed)
                         for v in o.victims:
@@ -189,20 +196,33 @@ def write_report(res, out):
                            r["redundancy_s"], r["window_s"], r["rate_MBps"],
                            r["cross_rack_per_byte"], r["cores_busy"],
                            "yes" if r["equal"] else "NO"))
-    L += ["", "Against native in the same layout (rate over the window; cross-rack bytes):",
-          "", "| racks | oversub. | code | route | rate / native | cross-rack B/B "
-          "(native's) |", "|---|---|---|---|---|---|"]
-    for r in res["runs"]:
-        nat = [n for n in res["runs"] if n["route"] == "native" and n["code"] == r["code"]
-               and n["racks"] == r["racks"] and n["oversubscription"] == r["oversubscription"]]
-        if nat and r["route"] != "native" and nat[0]["rate_MBps"]:
-            L.append("| %d | 1:%g | %s | %s | %.2fx | %.2f (%.2f) |" % (
-                r["racks"], r["oversubscription"], r["code"], r["route"],
-                r["rate_MBps"] / nat[0]["rate_MBps"], r["cross_rack_per_byte"],
-                nat[0]["cross_rack_per_byte"]))
+    means = route_means(res["runs"])
+    L += ["", "Against native in the same layout (rate over the window; cross-rack bytes; the "
+          "mean of a route's runs where it ran more than once):", "",
+          "| racks | oversub. | code | route | runs | rate / native | cross-rack B/B "
+          "(native's) |", "|---|---|---|---|---|---|---|"]
+    for (racks, over, code, route), m in means.items():
+        nat = means.get((racks, over, code, "native"))
+        if nat and route != "native" and nat["rate_MBps"]:
+            L.append("| %d | 1:%g | %s | %s | %d | %.2fx | %.2f (%.2f) |" % (
+                racks, over, code, route, m["runs"], m["rate_MBps"] / nat["rate_MBps"],
+                m["cross_rack_per_byte"], nat["cross_rack_per_byte"]))
     L += [""] + ["![%s](%s)" % (os.path.basename(p), os.path.basename(p)) for p in plots]
     with open(out, "w") as f:
         f.write("\n".join(L) + "\n")
+
+
+def route_means(runs):
+    """{(racks, oversubscription, code, route): the mean window_s, rate_MBps and
+    cross_rack_per_byte of its RUNS, and how many}, in the order the runs came."""
+    groups = {}
+    for r in runs:
+        groups.setdefault((r["racks"], r["oversubscription"], r["code"], r["route"]),
+                          []).append(r)
+    return {key: dict({f: sum(r[f] for r in rs) / len(rs)
+                       for f in ("window_s", "rate_MBps", "cross_rack_per_byte")},
+                      runs=len(rs))
+            for key, rs in groups.items()}
 
 
 def _mbit(rate):
@@ -219,8 +239,8 @@ def plot(res, base):
     width = 0.8 / max(1, len(layouts))
     routes = list(dict.fromkeys(r["route"] for r in res["runs"]))
     for i, lay in enumerate(layouts):
-        rows = {r["route"]: r for r in res["runs"]
-                if (r["racks"], r["oversubscription"], r["code"]) == lay}
+        rows = {route: m for (racks, over, code, route), m in route_means(res["runs"]).items()
+                if (racks, over, code) == lay}
         xs = [j + i * width for j in range(len(routes))]
         label = "%d racks 1:%g %s" % lay
         axes[0].bar(xs, [rows[r]["rate_MBps"] if r in rows else 0 for r in routes], width,

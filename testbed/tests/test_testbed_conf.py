@@ -187,8 +187,17 @@ def test_the_racks_report_shows_each_run_against_native(tmp_path):
     racks.write_report(res, str(out))
     text = out.read_text()
     assert "| 3 | 1:4 | 100 Mbit/s | rs63 | inec-chain | 6 | 6 | inec 6 | 21.5 |" in text
-    assert "| 3 | 1:4 | rs63 | inec-chain | 2.00x | 1.90 (4.60) |" in text
+    assert "| 3 | 1:4 | rs63 | inec-chain | 1 | 2.00x | 1.90 (4.60) |" in text
     assert (tmp_path / "racks.json").exists()
+    # --repeat: a route's runs each a row of the first table, their mean against native's
+    res["runs"].append(dict(run, route="native", served_by={"native": 6}, rate_MBps=2.45,
+                            cross_rack_per_byte=5.0))
+    res["runs"].append(dict(run, route="inec-chain", served_by={"inec": 6}, rate_MBps=7.35,
+                            cross_rack_per_byte=2.1))
+    racks.write_report(res, str(out))
+    text = out.read_text()
+    assert text.count("| rs63 | inec-chain | 6 | 6 | inec 6 |") == 2, text
+    assert "| 3 | 1:4 | rs63 | inec-chain | 2 | 2.33x | 2.00 (4.80) |" in text, text
 
 
 def test_the_racks_task_log_keeps_routed_tasks_and_skips_re_replication():
