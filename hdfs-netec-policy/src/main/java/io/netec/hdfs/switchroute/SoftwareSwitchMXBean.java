@@ -40,7 +40,8 @@ public interface SoftwareSwitchMXBean {
 
   /**
    * DATA packets (of those dropped) that came again after the switch had counted them, stale or
-   * duplicate: what resends cost in vain.
+   * duplicate: what resends cost in vain, at least (a copy of a stripe completed but not yet
+   * ACKed starts its slot again and is not counted here).
    */
   long getPacketsResent();
 
@@ -50,12 +51,15 @@ public interface SoftwareSwitchMXBean {
    */
   long getPacketsLost();
 
-  /** Reader ACKs asking for a resend (RETX). */
+  /**
+   * ACKs asking for a resend (RETX) that the switch's tasks took from their readers (a task
+   * whose reader is a parent switch counts its parent's; datagram tasks' too).
+   */
   long getRetransmitRequests();
 
   /**
-   * RETX a TCP task passed on to its survivor agents as a plain ACK: it had lost none of their
-   * packets since its last resend, so a resend would only have repeated what it had counted.
+   * RETX a TCP task passed on to its survivor agents as a plain ACK: nothing was lost that a
+   * resend could bring, so it would only have repeated what the task had counted.
    */
   long getRetransmitRequestsHeld();
 

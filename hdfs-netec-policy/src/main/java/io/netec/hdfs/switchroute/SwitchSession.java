@@ -297,6 +297,11 @@ final class SwitchSession extends TaskTable.Entry {
     return task.setup().survivors().get(sender).child() != null;
   }
 
+  /** Whether some survivor is an agent, not a child switch. */
+  boolean hasAgents() {
+    return task.setup().survivors().stream().anyMatch(s -> s.child() == null);
+  }
+
   /** A RESULT to the reader: as it is, or as the parent's DATA when the reader is a switch. */
   void toReader(NetecPacket result) {
     NetecPacket p = parent == null ? result : parent.asData(result);

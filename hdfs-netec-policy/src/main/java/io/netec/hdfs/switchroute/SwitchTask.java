@@ -65,6 +65,8 @@ public final class SwitchTask {
   private final long[] verdicts = new long[Verdict.values().length];
   /** A DATA packet was refused, or missed, since the last resend (see takeResend). */
   private boolean lostSinceResend;
+  /** A RETX was held, and no stripe has completed since: the next one goes on. */
+  private boolean heldSinceProgress;
   /** Per sender, the stripe after the last one its stream brought (a gap: packets missed). */
   private final long[] nextOnStream;
 
@@ -190,6 +192,8 @@ public final class SwitchTask {
     }
     if (v.lost()) {
       lostSinceResend = true;
+    } else if (v == Verdict.COMPLETED) {
+      heldSinceProgress = false;
     }
     return v;
   }
@@ -201,17 +205,20 @@ public final class SwitchTask {
 
   /**
    * Over TCP, whether a reader's RETX must make the survivors resend (and, if so, the resend
-   * counts as made): only when a packet of theirs was refused here, or one went missing on its
-   * stream (a stripe skipped), since the last resend. Nothing else is lost on a reliable
-   * stream (every packet sent is counted, a copy of one counted, or still in flight), so a
-   * RETX the reader sent because no stripe completed for a while (one survivor's stream slowed
-   * by its link) could only make every survivor send a window again in vain, on the links that
-   * were already short; the ACK goes on without the flag. Datagram mode, where packets are
-   * lost on the way, resends on every RETX.
+   * counts as made). A reliable stream loses nothing (every packet sent is counted, a copy of
+   * one counted, or still in flight), so a RETX the reader sent because no stripe completed for
+   * a while (one survivor's stream slowed by its link) would only make every survivor send a
+   * window again in vain, on the links that were already short: such a RETX goes on as a plain
+   * ACK. It resends when a packet was refused here, or went missing on its stream (a stripe
+   * skipped: a middlebox dropped it), since the last resend; and never holds two RETX in a row
+   * without a stripe completing, since a packet lost at the end of a stream (or the last its
+   * window allowed) leaves no gap to see: the reader's second RETX, 3 s into a stall, brings it.
+   * Datagram mode, where packets are lost on the way, resends on every RETX.
    */
   public boolean takeResend() {
-    boolean resend = lostSinceResend;
+    boolean resend = lostSinceResend || heldSinceProgress;
     lostSinceResend = false;
+    heldSinceProgress = !resend;
     return resend;
   }
 

@@ -94,12 +94,14 @@ final class VipReaderHandler extends SimpleChannelInboundHandler<NetecPacket> {
     }
     NetecPacket toAgents = ack;
     if (ack.hasFlag(NetecPacket.FLAG_RETX) && live.parent == null && !live.task.takeResend()) {
-      // nothing of the agents' was lost here (SwitchTask#takeResend): a resend would repeat
-      // what the task counted. A child switch still gets the RETX: it may have lost a packet of
-      // its own survivors. (A task that is a partial sum passes its parent's RETX on whole: the
-      // parent may have lost a partial sum, which only a resend below can make again.)
+      // nothing was lost here that a resend could bring (SwitchTask#takeResend): it would
+      // repeat what the task counted. A child switch still gets the RETX: it may have lost a
+      // packet of its own survivors. (A task that is a partial sum passes its parent's RETX on
+      // whole: the parent may have lost a partial sum, which only a resend below makes again.)
       toAgents = ack.withoutFlag(NetecPacket.FLAG_RETX);
-      sw.counters.retransmitRequestsHeld.increment();
+      if (live.hasAgents()) {
+        sw.counters.retransmitRequestsHeld.increment();
+      }
     }
     for (int i = 0; i < live.survivors.length; i++) {
       Channel c = live.survivors[i];

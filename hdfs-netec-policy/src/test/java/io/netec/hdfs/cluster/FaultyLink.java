@@ -1,5 +1,6 @@
 package io.netec.hdfs.cluster;
 
+import io.netec.hdfs.switchroute.wire.Frames;
 import io.netec.hdfs.switchroute.wire.NetecPacket;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
@@ -41,11 +42,7 @@ final class FaultyLink extends Relay {
     OutputStream out = new BufferedOutputStream(rawOut);
     byte[] held = null;
     while (true) {
-      byte[] header = new byte[NetecPacket.HEADER_BYTES];
-      din.readFully(header);
-      int len = ((header[14] & 0xff) << 8) | (header[15] & 0xff);
-      byte[] frame = java.util.Arrays.copyOf(header, NetecPacket.HEADER_BYTES + len);
-      din.readFully(frame, NetecPacket.HEADER_BYTES, len);
+      byte[] frame = Frames.read(din);
       boolean hit = frame[1] == NetecPacket.DATA && nextHit();
       if (!hit) {
         out.write(frame);
@@ -65,7 +62,8 @@ final class FaultyLink extends Relay {
             held = frame; // sent after the next packet
             continue;
           case BIT_FLIP:
-            int bit = NetecPacket.HEADER_BYTES * 8 + rndInt(Math.max(1, len * 8));
+            int payloadBits = (frame.length - NetecPacket.HEADER_BYTES) * 8;
+            int bit = NetecPacket.HEADER_BYTES * 8 + rndInt(Math.max(1, payloadBits));
             frame[bit / 8] ^= (byte) (1 << (bit % 8));
             out.write(frame);
             break;

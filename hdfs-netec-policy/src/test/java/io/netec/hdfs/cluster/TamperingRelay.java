@@ -1,5 +1,6 @@
 package io.netec.hdfs.cluster;
 
+import io.netec.hdfs.switchroute.wire.Frames;
 import io.netec.hdfs.switchroute.wire.NetecPacket;
 import io.netec.hdfs.switchroute.wire.ProtocolException;
 import java.io.BufferedOutputStream;
@@ -75,12 +76,9 @@ final class TamperingRelay extends Relay {
       throws IOException, ProtocolException {
     long seen = 0;
     while (true) {
-      byte[] header = new byte[NetecPacket.HEADER_BYTES];
-      in.readFully(header);
-      int len = ((header[14] & 0xff) << 8) | (header[15] & 0xff);
-      byte[] frame = java.util.Arrays.copyOf(header, NetecPacket.HEADER_BYTES + len);
-      in.readFully(frame, NetecPacket.HEADER_BYTES, len);
-      if (frame[1] == NetecPacket.RESULT && len > 0 && seen++ == at && active) {
+      byte[] frame = Frames.read(in);
+      boolean carries = frame.length > NetecPacket.HEADER_BYTES;
+      if (frame[1] == NetecPacket.RESULT && carries && seen++ == at && active) {
         NetecPacket p = NetecPacket.decodeFrame(frame, 0, frame.length);
         byte[] payload = p.payload();
         payload[payload.length / 2] ^= 0x5a;

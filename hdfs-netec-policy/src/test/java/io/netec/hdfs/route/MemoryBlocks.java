@@ -167,42 +167,54 @@ public class MemoryBlocks implements BlockSource {
     }
   }
 
+  /**
+   * A stream that knows where in its block it is: {@link #before} sees each read first, with
+   * the position and the length asked for, and may shorten it, wait or throw.
+   */
+  private abstract static class Positioned extends FilterInputStream {
+    private long pos;
+
+    Positioned(InputStream in, long offset) {
+      super(in);
+      this.pos = offset;
+    }
+
+    /** How much of {@code len} bytes at {@code pos} to read now. */
+    abstract int before(long pos, int len) throws IOException;
+
+    @Override
+    public int read() throws IOException {
+      byte[] one = new byte[1];
+      return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+    }
+
+    @Override
+    public int read(byte[] to, int off, int len) throws IOException {
+      int n = super.read(to, off, before(pos, len));
+      pos += Math.max(n, 0);
+      return n;
+    }
+  }
+
   private static InputStream failingAt(InputStream in, ExtendedBlock block, long offset,
       long fail) {
-    return new FilterInputStream(in) {
-      private long pos = offset;
-
+    return new Positioned(in, offset) {
       @Override
-      public int read() throws IOException {
-        byte[] one = new byte[1];
-        return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
-      }
-
-      @Override
-      public int read(byte[] to, int off, int len) throws IOException {
+      int before(long pos, int len) throws IOException {
         if (pos >= fail) {
           throw new ChecksumException("Checksum error: " + block + " at " + pos, pos);
         }
-        int n = super.read(to, off, (int) Math.min(len, fail - pos));
-        pos += Math.max(n, 0);
-        return n;
+        return (int) Math.min(len, fail - pos);
       }
     };
   }
 
   private static InputStream pausingAt(InputStream in, long offset, long at, long millis) {
-    return new FilterInputStream(in) {
-      private long pos = offset;
+    return new Positioned(in, offset) {
       private boolean paused;
 
       @Override
-      public int read() throws IOException {
-        byte[] one = new byte[1];
-        return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
-      }
-
-      @Override
-      public int read(byte[] to, int off, int len) throws IOException {
+      int before(long pos, int len) throws IOException {
         if (!paused && pos + len > at) {
           paused = true;
           try {
@@ -212,9 +224,7 @@ public class MemoryBlocks implements BlockSource {
             throw new java.io.InterruptedIOException("paused read at " + pos);
           }
         }
-        int n = super.read(to, off, len);
-        pos += Math.max(n, 0);
-        return n;
+        return len;
       }
     };
   }

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netec.hdfs.route.RouteDeclinedException;
+import io.netec.hdfs.switchroute.wire.Frames;
 import io.netec.hdfs.switchroute.wire.NetecPacket;
 import io.netec.hdfs.switchroute.wire.SetupRequest;
 import io.netec.hdfs.switchroute.wire.StreamRequest;
@@ -298,16 +299,16 @@ class SoftwareSwitchTest {
 
   @Test
   void overTcpASlowSurvivorCostsNoResend() throws Exception {
-    // survivor 1's read stops for 2.5 s a quarter of the way in (a slow disk, or its link in
-    // TCP backoff): no stripe completes, and the reader asks for a resend after 1 s and 2 s.
-    // Nothing was lost on the streams, so the switch passes the RETX on as a plain ACK and
-    // the survivors send each byte once (a resend would have sent a window again from each).
+    // survivor 1's read stops for 1.8 s a quarter of the way in (a slow disk, or its link in
+    // TCP backoff): no stripe completes, and the reader asks for a resend after 1 s. Nothing
+    // was lost on the streams, so the switch passes the RETX on as a plain ACK and the
+    // survivors send each byte once (a resend would have sent a window again from each).
     SoftwareSwitch sw = startSwitch(2, 64L << 20);
     List<SurvivorAgent> agents = startAgents(3);
     SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {0}, 1_000_000, 31);
     SetupRequest setup = setup(g, agents, 16 * 1024, "", "paused");
     long slow = blockId("paused", g.survivors[1]);
-    memory.pauseAt.put(slow, new long[] {250_000, 2_500});
+    memory.pauseAt.put(slow, new long[] {250_000, 1_800});
     SwitchClient.Result[] res = new SwitchClient.Result[1];
     byte[][] rows = rebuild(sw.controlAddress(), setup, res);
     assertArrayEquals(g.units[0], rows[0], "rebuilt unit 0");
@@ -319,14 +320,46 @@ class SoftwareSwitchTest {
   }
 
   @Test
-  void overTcpAPacketTheSwitchRefusedIsResent() throws Exception {
-    // a relay in front of survivor 2 moves its first DATA packet to another slot: the switch
-    // refuses it (its stripe cannot complete), and the reader's RETX must reach the survivors
-    SoftwareSwitch sw = startSwitch(2, 64L << 20);
+  void overTcpAPacketTheSwitchRefusedIsResentAtTheFirstRetx() throws Exception {
+    // a relay in front of survivor 2 moves its last DATA packet to another slot: the switch
+    // refuses it, no later packet shows a gap, and the reader's first RETX goes on at once
+    SwitchClient.Result res = rebuildThroughRelay(33, p -> new NetecPacket(p.type(), p.task(),
+        p.slotArray(), p.sender(), p.flags(), p.slot() + 1, p.seq(), p.window(), p.payload()));
+    assertEquals(1, relayed.getPacketsLost());
+    assertTrue(res.retransmitRequests >= 1, "the reader asked for a resend");
+    assertEquals(0, relayed.getRetransmitRequestsHeld(), "the first RETX went on");
+  }
+
+  @Test
+  void overTcpAPacketLostAtAStreamsEndIsResentAtTheSecondRetx() throws Exception {
+    // the relay drops survivor 2's last DATA packet: nothing refused, no gap to see, so the
+    // first RETX is held like a slow stream's, and the second (3 s into the stall) goes on
+    SwitchClient.Result res = rebuildThroughRelay(34, p -> null);
+    assertEquals(0, relayed.getPacketsLost());
+    assertEquals(1, relayed.getRetransmitRequestsHeld(), "the first RETX held");
+    assertTrue(res.retransmitRequests >= 2 && relayed.getRetransmitRequests() >= 2,
+        res.retransmitRequests + " RETX");
+  }
+
+  /** The switch of the last rebuildThroughRelay. */
+  private SoftwareSwitch relayed;
+
+  /**
+   * Rebuilds unit 1 of an RS(3,2) group through a switch whose survivor 2 is reached through a
+   * {@link DataRelay} that changes (or, for null, drops) its last DATA packet; checks the
+   * bytes and that the relay did it once.
+   */
+  private SwitchClient.Result rebuildThroughRelay(long seed,
+      java.util.function.UnaryOperator<NetecPacket> change) throws Exception {
+    relayed = startSwitch(2, 64L << 20);
     List<SurvivorAgent> agents = startAgents(3);
-    SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {1}, 300_000, 32);
-    try (SlotMovingRelay relay = new SlotMovingRelay(agents.get(2).address())) {
-      SetupRequest direct = setup(g, agents, 16 * 1024, "", "moved");
+    int length = 300_000;
+    int payload = 16 * 1024;
+    long last = (length + payload - 1) / payload - 1;
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {1}, length, seed);
+    try (DataRelay relay = new DataRelay(agents.get(2).address(), p -> p.seq() == last,
+        change)) {
+      SetupRequest direct = setup(g, agents, payload, "", "relayed" + seed);
       List<SetupRequest.Survivor> sv = new ArrayList<>(direct.survivors());
       SetupRequest.Survivor two = sv.get(2);
       sv.set(2, new SetupRequest.Survivor(2, "127.0.0.1:" + relay.port(), two.block(),
@@ -334,13 +367,10 @@ class SoftwareSwitchTest {
       SetupRequest setup = new SetupRequest(direct.group(), direct.payload(), 0,
           direct.length(), direct.timeoutMs(), sv, coefficients(direct), false, false);
       SwitchClient.Result[] res = new SwitchClient.Result[1];
-      byte[][] rows = rebuild(sw.controlAddress(), setup, res);
+      byte[][] rows = rebuild(relayed.controlAddress(), setup, res);
       assertArrayEquals(g.units[1], rows[0], "rebuilt unit 1");
-      assertEquals(1, relay.moved.get(), "packets moved");
-      assertEquals(1, sw.getPacketsLost());
-      assertTrue(sw.getRetransmitRequests() > sw.getRetransmitRequestsHeld(),
-          "a RETX reached the survivors: " + sw.getRetransmitRequests() + " asked, "
-              + sw.getRetransmitRequestsHeld() + " held");
+      assertEquals(1, relay.changed.get(), "packets changed");
+      return res[0];
     }
   }
 
@@ -360,16 +390,22 @@ class SoftwareSwitchTest {
   }
 
   /**
-   * A TCP relay in front of an agent that moves the first DATA packet the agent sends to the
-   * next slot, re-encoded with a valid checksum: a packet the switch must refuse.
+   * A TCP relay in front of an agent that changes the first DATA packet the agent sends that
+   * {@code which} picks (re-encoded with a valid checksum), or drops it where {@code change}
+   * gives null: a packet the switch must refuse, or one lost on the way.
    */
-  private static final class SlotMovingRelay implements AutoCloseable {
+  private static final class DataRelay implements AutoCloseable {
     private final java.net.ServerSocket server = new java.net.ServerSocket(0, 50,
         java.net.InetAddress.getLoopbackAddress());
-    final java.util.concurrent.atomic.AtomicInteger moved =
+    private final java.util.function.Predicate<NetecPacket> which;
+    private final java.util.function.UnaryOperator<NetecPacket> change;
+    final java.util.concurrent.atomic.AtomicInteger changed =
         new java.util.concurrent.atomic.AtomicInteger();
 
-    SlotMovingRelay(InetSocketAddress agent) throws IOException {
+    DataRelay(InetSocketAddress agent, java.util.function.Predicate<NetecPacket> which,
+        java.util.function.UnaryOperator<NetecPacket> change) throws IOException {
+      this.which = which;
+      this.change = change;
       Thread t = new Thread(() -> {
         while (!server.isClosed()) {
           try {
@@ -378,13 +414,13 @@ class SoftwareSwitchTest {
             sw.setTcpNoDelay(true);
             up.setTcpNoDelay(true);
             pump(() -> sw.getInputStream().transferTo(up.getOutputStream()), sw, up);
-            pump(() -> moveFirstData(new java.io.DataInputStream(up.getInputStream()),
+            pump(() -> changeOne(new java.io.DataInputStream(up.getInputStream()),
                 sw.getOutputStream()), sw, up);
           } catch (IOException e) {
             return; // closed
           }
         }
-      }, "slot-moving-relay");
+      }, "data-relay");
       t.setDaemon(true);
       t.start();
     }
@@ -411,24 +447,25 @@ class SoftwareSwitchTest {
             // closed already
           }
         }
-      }, "slot-moving-relay-pump");
+      }, "data-relay-pump");
       t.setDaemon(true);
       t.start();
     }
 
-    private void moveFirstData(java.io.DataInputStream in, java.io.OutputStream out)
+    private void changeOne(java.io.DataInputStream in, java.io.OutputStream out)
         throws Exception {
       while (true) {
-        byte[] header = new byte[NetecPacket.HEADER_BYTES];
-        in.readFully(header);
-        int len = ((header[14] & 0xff) << 8) | (header[15] & 0xff);
-        byte[] frame = java.util.Arrays.copyOf(header, NetecPacket.HEADER_BYTES + len);
-        in.readFully(frame, NetecPacket.HEADER_BYTES, len);
-        if (frame[1] == NetecPacket.DATA && moved.get() == 0) {
+        byte[] frame = Frames.read(in);
+        if (frame[1] == NetecPacket.DATA && changed.get() == 0) {
           NetecPacket p = NetecPacket.decodeFrame(frame, 0, frame.length);
-          frame = new NetecPacket(p.type(), p.task(), p.slotArray(), p.sender(), p.flags(),
-              p.slot() + 1, p.seq(), p.window(), p.payload()).toBytes();
-          moved.incrementAndGet();
+          if (which.test(p)) {
+            changed.incrementAndGet();
+            NetecPacket to = change.apply(p);
+            if (to == null) {
+              continue; // dropped
+            }
+            frame = to.toBytes();
+          }
         }
         out.write(frame);
         out.flush();

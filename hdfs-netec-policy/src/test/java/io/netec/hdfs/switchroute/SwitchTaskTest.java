@@ -341,27 +341,43 @@ class SwitchTaskTest {
   }
 
   @Test
-  void aResendIsOwedOnlyForAPacketRefused() throws Exception {
+  void aResendIsOwedForAPacketRefusedOrMissedOrASecondRetxWithoutProgress() throws Exception {
     Group g = new Group(3, 2, new int[] {0}, 20 * P, 6);
     SwitchTask t = new SwitchTask(4, 2, 8, g.setup);
     List<NetecPacket> out = new ArrayList<>();
-    assertFalse(t.takeResend(), "nothing refused yet");
+    assertFalse(t.takeResend(), "nothing lost yet: a slow stream's RETX is held");
+    assertTrue(t.takeResend(), "a second RETX without a stripe completing goes on (a packet "
+        + "lost at a stream's end leaves no gap to see)");
+    assertFalse(t.takeResend(), "after a resend, the next is held again");
     t.onData(g.data(t, 0, 0), out::add);
     assertEquals(Verdict.DUPLICATE, t.onData(g.data(t, 0, 0), out::add));
-    assertFalse(t.takeResend(), "a duplicate is a copy of what was counted: nothing to resend");
+    t.onData(g.data(t, 1, 0), out::add);
+    assertEquals(Verdict.COMPLETED, t.onData(g.data(t, 2, 0), out::add));
+    assertFalse(t.takeResend(), "a duplicate is a copy of what was counted; a stripe completed "
+        + "since the held RETX: held again");
     assertEquals(Verdict.AGGREGATED, t.onData(g.data(t, 0, 2), out::add));
     assertTrue(t.takeResend(), "stripe 1 went missing on sender 0's stream (it sent 0, then 2)");
     // a resend from stripe 1: 1 is new, 2 a copy; the stream went back, and missed nothing
     assertEquals(Verdict.AGGREGATED, t.onData(g.data(t, 0, 1), out::add));
     assertEquals(Verdict.DUPLICATE, t.onData(g.data(t, 0, 2), out::add));
     assertFalse(t.takeResend(), "a stream going back (a resend) misses nothing");
+    // sender 1 sends in order up to the ring's end (stripe 0 came before): 8 is too far ahead,
+    // with no gap on its stream; only the refusal owes the resend
+    for (long q = 1; q < 8; q++) {
+      t.onData(g.data(t, 1, q), out::add);
+    }
+    // each case below comes after a stripe completed, so no held RETX owes the resend
+    assertEquals(Verdict.COMPLETED, t.onData(g.data(t, 2, 1), out::add));
     assertEquals(Verdict.TOO_FAR, t.onData(g.data(t, 1, 8), out::add));
     assertTrue(t.takeResend(), "a packet too far ahead must come again");
     assertFalse(t.takeResend(), "one resend brings back what was refused before it");
-    NetecPacket wrongSlot = new NetecPacket(NetecPacket.DATA, 4, 2, 1, 0, 4, 3, 0,
-        g.data(t, 1, 3).payload());
+    assertEquals(Verdict.COMPLETED, t.onData(g.data(t, 2, 2), out::add));
+    NetecPacket wrongSlot = new NetecPacket(NetecPacket.DATA, 4, 2, 2, 0, 4, 3, 0,
+        g.data(t, 2, 3).payload());
     assertEquals(Verdict.MISMATCH, t.onData(wrongSlot, out::add));
-    assertTrue(t.takeResend());
+    assertTrue(t.takeResend(), "a mismatched packet must come again");
+    t.onData(g.data(t, 0, 3), out::add);
+    assertEquals(Verdict.COMPLETED, t.onData(g.data(t, 2, 3), out::add));
     t.lost(); // refused before the rules (a survivor connection's wrong sender)
     assertTrue(t.takeResend());
     for (Verdict v : Verdict.values()) {
