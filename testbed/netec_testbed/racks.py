@@ -238,8 +238,9 @@ def plot(res, base):
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
     width = 0.8 / max(1, len(layouts))
     routes = list(dict.fromkeys(r["route"] for r in res["runs"]))
+    means = route_means(res["runs"])
     for i, lay in enumerate(layouts):
-        rows = {route: m for (racks, over, code, route), m in route_means(res["runs"]).items()
+        rows = {route: m for (racks, over, code, route), m in means.items()
                 if (racks, over, code) == lay}
         xs = [j + i * width for j in range(len(routes))]
         label = "%d racks 1:%g %s" % lay

@@ -184,7 +184,7 @@ public final class SwitchTask {
     if (v != Verdict.MISMATCH) {
       // a survivor sends its stripes in order, going back only on a RETX: a stripe past the
       // one after its last means packets went missing on the way (a middlebox dropped them;
-      // a reordering looks the same, and costs only a resend)
+      // a reordering looks the same, and costs a resend or two)
       if (p.seq() > nextOnStream[sender]) {
         lostSinceResend = true;
       }
