@@ -92,10 +92,6 @@ public final class InecRepair {
   public static final class Settings {
     final RepairGraph.Scheme scheme;
     final InecEngine.Transport transport;
-    /** A range is cut into at least this many chunks, unless they would be too small. */
-    static final int PIPELINE_CHUNKS = 16;
-    /** The smallest chunk a short range is cut into: below it, per-chunk costs show. */
-    static final int MIN_CHUNK = 4096;
     final int chunk;
     final int segment;
     final int timeoutMs;
@@ -125,20 +121,6 @@ public final class InecRepair {
 
     public RepairGraph.Scheme scheme() {
       return scheme;
-    }
-
-    /**
-     * The chunk a repair of {@code length} bytes runs in: the configured one, or for a short
-     * range a smaller power of two that cuts it into at least {@value #PIPELINE_CHUNKS} (never
-     * below {@value #MIN_CHUNK} bytes). Each vertex takes a chunk whole before it sends its
-     * own (store and forward), so a range of one chunk crosses an RS(6,3) chain's six links
-     * one after another: a 64 KiB read in one 64 KiB chunk takes six times its time on one
-     * link, in sixteen 4 KiB chunks (16 + 5) / 16 = 1.3 times. A range of many configured
-     * chunks (a DataNode's block) keeps the configured one.
-     */
-    int chunkFor(long length) {
-      long piece = Long.highestOneBit(Math.max(1, length / PIPELINE_CHUNKS));
-      return (int) Math.min(chunk, Math.max(MIN_CHUNK, piece));
     }
 
     /** The same settings with another no-progress timeout. */
@@ -337,7 +319,6 @@ public final class InecRepair {
         at[v] = hosts.get(v - 1) == null ? zeroHost : hosts.get(v - 1);
       }
       plan = RepairRackPlan.of(g, at, readerRack, byRack);
-      int chunk = s.chunkFor(length); // every vertex and this root alike
       for (int v = 1; v <= k; v++) { // vertex v holds survivors[v - 1]
         Source host = at[v];
         Socket c = new Socket();
@@ -380,7 +361,7 @@ public final class InecRepair {
         // proof of its own: its host checks one for each vertex it runs).
         JoinRequest req = new JoinRequest(wireLabel, host.block, host.token.next(),
             zeros ? 0 : unitLength[survivors[v - 1]], offset, length,
-            chunk, s.segment, coefficients, inTags, out, tags[v], s.transport, s.timeoutMs);
+            s.chunk, s.segment, coefficients, inTags, out, tags[v], s.transport, s.timeoutMs);
         DataOutputStream dos = new DataOutputStream(
             new BufferedOutputStream(c.getOutputStream()));
         req.write(dos);
@@ -413,8 +394,8 @@ public final class InecRepair {
       }
       for (long base = 0; base < length; base += s.segment) {
         int n = (int) Math.min(s.segment, length - base);
-        op = matrix != null ? engine.recvEc(in, matrix, out, n, chunk)
-            : engine.recvXor(in, out, n, chunk);
+        op = matrix != null ? engine.recvEc(in, matrix, out, n, s.chunk)
+            : engine.recvXor(in, out, n, s.chunk);
         try {
           if (!op.await(s.timeoutMs)) {
             throw new io.netec.hdfs.route.RouteStalledException("no progress for " + s.timeoutMs

@@ -162,28 +162,6 @@ class InecRepairTest {
     }
   }
 
-  /**
-   * A short range runs in chunks small enough to pipeline through a chain (the rebuild test
-   * above runs its 70,001-byte range in 4 KiB chunks and its whole unit in 8 KiB ones); a
-   * block-sized range keeps the configured chunk, and a configured chunk below the floor is
-   * kept as it is.
-   */
-  @Test
-  void aShortRangeRunsInSmallerChunksABlockInTheConfiguredOne() {
-    InecRepair.Settings s = new InecRepair.Settings(RepairGraph.Scheme.ECPIPE_CHAIN,
-        InecEngine.Transport.TCP, 64 << 10, 4 << 20, 10_000);
-    assertEquals(4096, s.chunkFor(64 << 10)); // 16 chunks of 4 KiB
-    assertEquals(4096, s.chunkFor(1000)); // never below the floor
-    assertEquals(4096, s.chunkFor(70_001)); // 70,001 / 16 = 4,375: the power of two below
-    assertEquals(64 << 10, s.chunkFor(1 << 20)); // a 1 MiB cell: 16 configured chunks
-    assertEquals(64 << 10, s.chunkFor(4 << 20)); // a DataNode's block
-    assertEquals(16 << 10, s.chunkFor(256 << 10));
-    InecRepair.Settings tiny = new InecRepair.Settings(RepairGraph.Scheme.ECPIPE_CHAIN,
-        InecEngine.Transport.TCP, 1000, 4 << 20, 10_000);
-    assertEquals(1000, tiny.chunkFor(64 << 10));
-    assertEquals(1000, tiny.chunkFor(4 << 20));
-  }
-
   private static byte[][] rebuild(InecEngine root, InecRepair.Settings s, int k, int m,
       long[] unitLength, int[] erased, List<InecRepair.Source> live, long offset, long length)
       throws IOException {
