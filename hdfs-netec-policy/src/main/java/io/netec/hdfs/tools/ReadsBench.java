@@ -39,8 +39,9 @@ final class ReadsBench {
   static final int WARM_UP_ROUNDS = 3;
 
   /**
-   * 64 KiB reads inside the lost unit through each client before the warm-up rounds (0 by
-   * default; bin/netec-bench reads --small-warmup): the routes' fixed path runs once a routed
+   * 64 KiB reads inside the lost unit through each client before the warm-up rounds (none
+   * when unset; bin/netec-bench reads sets it, 300 unless --small-warmup says otherwise): the
+   * routes' fixed path runs once a routed
    * read, on the reader and on the survivors' DataNodes, so a few rounds leave its code there
    * to the JIT's first tiers, where a cluster that has served reads for a while has it
    * compiled. Not a netec.* key: the plugin's client refuses netec.* keys it does not know.
