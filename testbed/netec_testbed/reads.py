@@ -209,7 +209,8 @@ def section(res, heading="##"):
             c, r["clients"][c]["routes_chosen"], r["clients"][c]["hadoop_chosen"])
             for c in clients if c != "hadoop")
         L += ["", "A replicated block of the same size, read whole: %.0f ms (median). Lost "
-              "units' reads: %s." % (r["replicated_ms"], chosen), ""]
+              "units' reads (the untimed ones included): %s." % (r["replicated_ms"], chosen),
+              ""]
         rc = r.get("recon")
         if rc:
             L += ["While reconstruction runs (the holder killed; a file of %d block groups "
@@ -242,9 +243,10 @@ def section(res, heading="##"):
 
 def intro(res):
     small = res.get("small_warmup", 0)
-    warm = ("%d untimed 64 KiB reads inside the lost unit through each client (the routes' "
-            "code, run once a routed read, compiled on the reader and the DataNodes, as on a "
-            "cluster that has served reads for a while), then " % small) if small else ""
+    warm = ("%d untimed 64 KiB reads inside the lost unit through each client (through a "
+            "client forced to a route, they run the routes' code, once a routed read, that "
+            "many times on the reader and the survivors' DataNodes before anything is timed), "
+            "then " % small) if small else ""
     return ("One block group of %d MiB units a code; the client cannot reach one data unit's "
             "holder (the NameNode still lists it: no reconstruction runs). Each cell: median / "
             "p99 ms of %d reads through one stream, after " % (res["block_mb"], res["repeat"])
@@ -330,8 +332,9 @@ def main(argv=None):
     p.add_argument("--small-warmup", type=int, default=300, metavar="N",
                    help="before the warm-up rounds, N 64 KiB reads inside the lost unit "
                         "through each client, untimed: a routed read's fixed path runs once a "
-                        "read, so a few rounds leave it to the JIT's first tiers on the reader "
-                        "and the DataNodes")
+                        "read, so a few rounds leave it cold on the reader and the survivors' "
+                        "DataNodes (the forced clients' reads warm it; the cost client's go "
+                        "where it chooses)")
     p.add_argument("--out", default=os.path.join(REPO, "docs", "reads-benchmark.md"))
     a = p.parse_args(argv)
     if a.small_warmup < 0:

@@ -40,11 +40,11 @@ final class ReadsBench {
 
   /**
    * 64 KiB reads inside the lost unit through each client before the warm-up rounds (none
-   * when unset; bin/netec-bench reads sets it, 300 unless --small-warmup says otherwise): the
-   * routes' fixed path runs once a routed
-   * read, on the reader and on the survivors' DataNodes, so a few rounds leave its code there
-   * to the JIT's first tiers, where a cluster that has served reads for a while has it
-   * compiled. Not a netec.* key: the plugin's client refuses netec.* keys it does not know.
+   * when unset; bin/netec-bench reads sets it, 300 unless --small-warmup says otherwise). The
+   * routes' fixed path runs once a routed read, on the reader and on the survivors' DataNodes,
+   * so a few rounds leave its code there cold; a client forced to a route runs it that many
+   * times more (the cost client's reads go where it chooses). Not a netec.* key: the plugin's
+   * client refuses netec.* keys it does not know.
    */
   static final String SMALL_WARMUP_KEY = "bench.reads.small-warmup";
 
