@@ -238,7 +238,10 @@ class InecRouteFaultTest {
       long deadline = System.currentTimeMillis() + 120_000;
       byte[] rebuilt = null;
       boolean reported = false;
-      while ((rebuilt == null || !reported) && System.currentTimeMillis() < deadline) {
+      boolean blamed = false;
+      while ((rebuilt == null || !reported || !blamed)
+          && System.currentTimeMillis() < deadline) {
+        blamed = c.routerMetric("inec.SurvivorFaults") > faults;
         java.util.Collection<?> corrupt = c.mini().getNamesystem().getBlockManager()
             .getCorruptReplicas(unit1.getLocalBlock());
         reported |= c.mini().getNamesystem().getCorruptReplicaBlocks() > 0
@@ -263,13 +266,14 @@ class InecRouteFaultTest {
         }
         Thread.sleep(20);
       }
+      // what each router did, for a failure's message: which route served, and why
+      String tasks = c.recentTasks().toString();
       assertArrayEquals(
-          original.get(g.getBlock().getBlockId()), rebuilt, "rebuilt unit 0");
-      assertTrue(reported, "the survivor reported its corrupt replica to the NameNode");
+          original.get(g.getBlock().getBlockId()), rebuilt, "rebuilt unit 0: " + tasks);
+      assertTrue(reported, "the survivor reported its corrupt replica to the NameNode: " + tasks);
       // the corrupt replica is its survivor's fault: INEC ran again without unit 1
-      assertTrue(c.routerMetric("inec.SurvivorFaults") > faults,
-          "the corrupt chunk failed INEC's attempt");
-      assertTrue(c.recentTasks().toString().contains("Checksum"), c.recentTasks().toString());
+      assertTrue(blamed, "the corrupt chunk failed INEC's attempt: " + tasks);
+      assertTrue(tasks.contains("Checksum"), tasks);
       assertArrayEquals(data, c.readFully("/f/a"));
     }
   }
