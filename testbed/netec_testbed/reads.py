@@ -55,16 +55,26 @@ def client_log_mark(tb):
         return 0
 
 
-def route_warnings(tb, mark):
-    """The client's WARN lines since MARK that name a route (why a read left the routes)."""
+def client_lines(tb, mark):
+    """The client's log lines since MARK."""
     try:
         with open(tb.log("cl"), errors="replace") as f:
             f.seek(mark)
-            lines = f.read().splitlines()
+            return f.read().splitlines()
     except OSError:
         return []
+
+
+def route_warnings(lines):
+    """The WARN lines that name a route (why a read left the routes)."""
     return [l[:300] for l in lines if " WARN " in l
             and ("route" in l or "switch" in l or "inec" in l.lower())]
+
+
+def choices(lines):
+    """The cost client's choices as it logged them (at most one of each kind per 10 s): each
+    way's estimate for a read of lost units, the reason behind its routes_chosen counts."""
+    return [l[:400] for l in lines if "lost units' reads through" in l]
 
 
 def one(tb, code, link, clients, repeat, seed, small_warmup=0):
@@ -91,7 +101,9 @@ def one(tb, code, link, clients, repeat, seed, small_warmup=0):
         rp = tb.probe("read-range", repl.paths[0], str(block),
                       str(repl.seed_of(repl.paths[0])), "0", str(block), str(repeat + 1), "0")
         r["replicated_ms"] = rp["ms"]
-        r["route_warnings"] = route_warnings(tb, mark)
+        lines = client_lines(tb, mark)
+        r["route_warnings"] = route_warnings(lines)
+        r["choices"] = choices(lines)
     finally:
         reconnect_client(tb, lost[4])
         tb.shape(None)
@@ -162,7 +174,7 @@ def during_reconstruction(tb, code, link, clients, groups, seed):
         last = max(t["start"] + t["ms"] for t in served)
         out = {"window_ms": round(last - first), "tasks": len(served),
                "served_by": o.served_by, "clients": {},
-               "route_warnings": route_warnings(tb, mark)}
+               "route_warnings": route_warnings(client_lines(tb, mark))}
         window = [(cl, t0, m, via) for cl, t0, m, via in answer["reads"]
                   if t0 < last and t0 + m > first]
         # each read in the window: client, ms after the first task's start, time, served by
@@ -207,7 +219,10 @@ def section(res, heading="##"):
             L.append("| %s | %s | %s |" % (label, " | ".join(cells), ratio))
         chosen = ", ".join("%s: %d through routes, %d through Hadoop's stream" % (
             c, r["clients"][c]["routes_chosen"], r["clients"][c]["hadoop_chosen"])
-            for c in clients if c != "hadoop")
+            for c in clients if c != "hadoop" and not c.startswith("hadoop-"))
+        if "cost" in clients and "probes" in r:
+            chosen += " (%d of the cost client's probed a route at a size it had not " \
+                      "measured it near)" % r["probes"]
         L += ["", "A replicated block of the same size, read whole: %.0f ms (median). Lost "
               "units' reads (the untimed ones included): %s." % (r["replicated_ms"], chosen),
               ""]

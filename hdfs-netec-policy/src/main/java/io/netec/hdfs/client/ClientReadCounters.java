@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.LongAdder;
 public final class ClientReadCounters {
   static final LongAdder HADOOP_CHOSEN = new LongAdder();
   static final LongAdder ROUTES_CHOSEN = new LongAdder();
+  static final LongAdder PROBES = new LongAdder();
   static final LongAdder ROUTES_FAILED = new LongAdder();
   static final LongAdder ROUTES_ABANDONED = new LongAdder();
   static final LongAdder HEDGED = new LongAdder();
@@ -52,6 +53,14 @@ public final class ClientReadCounters {
   /** Positional reads of lost units sent through the routes. */
   public static long routesChosen() {
     return ROUTES_CHOSEN.sum();
+  }
+
+  /**
+   * Of the reads sent through the routes, those that probed a route at a size it was not
+   * measured near (ReadChooser.PROBE_SIZE_FACTOR).
+   */
+  public static long probes() {
+    return PROBES.sum();
   }
 
   /** Reads sent through the routes that failed there and were read through Hadoop's stream. */

@@ -135,6 +135,9 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
         return new Planned(plan, null);
       }
       ClientReadCounters.ROUTES_CHOSEN.increment();
+      if (c.probe) {
+        ClientReadCounters.PROBES.increment();
+      }
       CHOICES.info("routes", "{}: lost units' reads through the routes: {}", src, c);
       boolean refreshed = false;
       for (long groupStart : plan.groupStarts) {
@@ -146,7 +149,7 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
       }
       return new Planned(routed, new RoutedRead(routed, src,
           policy.getCellSize() * policy.getNumDataUnits(), shared, hadoopReads, route, order,
-          c.budgetMillis, c.coldMillis));
+          c));
     } catch (InterruptedIOException e) {
       throw e;
     } catch (IOException | RuntimeException | LinkageError e) {

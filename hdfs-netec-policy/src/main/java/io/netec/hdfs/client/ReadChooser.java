@@ -22,8 +22,11 @@ import java.util.function.Supplier;
  * it is the floor the plugin must never fall below. A read given to the routes has a budget
  * ({@link Choice#budgetMillis}): past it Hadoop's stream reads too, and a route slower than
  * that (a reconstruction loading it) is abandoned when Hadoop's stream answers first, the time
- * it had counted against it, and (unless it was cold) no route chosen again for {@link
- * ReadCost#RECENT_MS} ms.
+ * it had counted against it, and (unless it was cold or a probe) no route chosen again for
+ * {@link ReadCost#RECENT_MS} ms. A measured route's estimate for a size far from all it was
+ * measured on is drawn from those sizes alone: where its least fixed cost would still win,
+ * one such read in {@value #PROBE_EVERY} probes it there, its budget Hadoop's expected time
+ * (so a probe that loses costs that read at most twice Hadoop's).
  */
 final class ReadChooser {
   /** A route's least fixed cost once measured: set-up, proof. */
@@ -44,6 +47,17 @@ final class ReadChooser {
    * reads too: a cold first task (its connections, the JIT) took 900 ms against 107 warm.
    */
   static final double COLD_ALLOWANCE_MS = 2_000;
+  /**
+   * A measured route is probed on a read of a size it was never seen near (within this
+   * factor), when its least fixed cost ({@value #PRIOR_ROUTE_LATENCY_MS} ms) would let it win:
+   * its estimate there is drawn from other sizes alone. Measured only on 1 MiB cells, INEC's
+   * 195 ms at 100 Mbit/s (the link's 84 ms plus a slower rate) read as a fixed cost of 111 ms,
+   * so no 64 KiB range of a lost RS(6,3) unit (Hadoop's stream 31 ms, a warm route 18-28 ms)
+   * was ever routed and measured.
+   */
+  static final double PROBE_SIZE_FACTOR = 4;
+  /** Of the reads that could probe a route, one in this many does (the first one first). */
+  static final int PROBE_EVERY = 8;
 
   /** What a read touching lost units moves, per way of reading it. */
   static final class ReadShape {
@@ -88,16 +102,29 @@ final class ReadChooser {
      * cold, not loaded, so the other reads do not leave the routes for it.
      */
     final double coldMillis;
+    /**
+     * A probe: the route is tried on a size it was not measured near, with Hadoop's expected
+     * time as its budget; a probe that loses to Hadoop's stream was unknown there, not
+     * loaded, so the other reads do not leave the routes for it.
+     */
+    final boolean probe;
 
     Choice(boolean routes, String reason) {
-      this(routes, () -> reason, 0, 0);
+      this(routes, () -> reason, 0, 0, false);
     }
 
-    Choice(boolean routes, Supplier<String> reason, double budgetMillis, double coldMillis) {
+    Choice(boolean routes, Supplier<String> reason, double budgetMillis, double coldMillis,
+        boolean probe) {
       this.routes = routes;
       this.reason = reason;
       this.budgetMillis = budgetMillis;
       this.coldMillis = coldMillis;
+      this.probe = probe;
+    }
+
+    /** Whether losing to Hadoop's stream leaves every route a while (a measured route's). */
+    boolean lossLeavesRoutes() {
+      return coldMillis <= 0 && !probe;
     }
 
     String reason() {
@@ -116,6 +143,9 @@ final class ReadChooser {
   private final LongSupplier clockMs;
   /** The last time a read's route lost to Hadoop's stream, or null: none yet. */
   private volatile Lost lost;
+  /** Reads that could have probed a route so far ({@link #PROBE_EVERY}). */
+  private final java.util.concurrent.atomic.AtomicLong probeCandidates =
+      new java.util.concurrent.atomic.AtomicLong();
 
   /** A route that lost to Hadoop's stream, and when (clock ms). */
   private static final class Lost {
@@ -186,7 +216,8 @@ final class ReadChooser {
     if (sinceLost <= ReadCost.RECENT_MS) {
       return new Choice(false, () -> String.format("a read through %s lost to Hadoop's stream "
           + "%d ms ago: what loads one route's survivors loads every route's (Hadoop's stream "
-          + "for %d s after that)", last.route, sinceLost, ReadCost.RECENT_MS / 1000), 0, 0);
+          + "for %d s after that)", last.route, sinceLost, ReadCost.RECENT_MS / 1000), 0, 0,
+          false);
     }
     // a route measured fewer than MIN_TRUSTED times is judged by the prior (and so measured)
     double perByte = linkBytesPerMs > 0 ? 1 / linkBytesPerMs
@@ -199,20 +230,38 @@ final class ReadChooser {
     // left after two slow reads, not after half its measurements)
     // measurements older than ReadCost.RECENT_MS no longer speak: the route is tried again
     // as if unmeasured (one left for being slow would else be shunned until they expire)
+    // what its last few took is read at the route's own rate where its measurements give
+    // one (a route slower per byte than the link is not thought to have a large fixed cost)
     long age = routeCost.millisSinceNewest();
-    double rebuilt = routeCost.trusted() && age <= ReadCost.RECENT_MS
+    boolean measured = routeCost.trusted() && age <= ReadCost.RECENT_MS;
+    double routeRate = routeCost.fittedMillisPerByte();
+    double healthy = read.healthyBytes > 0 ? hadoopMillis(read.healthyBytes) : 0;
+    double rebuilt = measured
         ? Math.max(Math.max(routeCost.estimateMillis(read.routedBytes, perByte),
-            routeCost.recentMillis(read.routedBytes, perByte, ReadCost.MIN_TRUSTED)),
+            routeCost.recentMillis(read.routedBytes, routeRate > 0 ? routeRate : perByte,
+                ReadCost.MIN_TRUSTED)),
             PRIOR_ROUTE_LATENCY_MS + atLink)
         : UNMEASURED_ROUTE_LATENCY_MS + atLink;
-    double viaRoute = rebuilt + (read.healthyBytes > 0 ? hadoopMillis(read.healthyBytes) : 0);
+    double viaRoute = rebuilt + healthy;
+    if (viaRoute >= viaHadoop && measured
+        && PRIOR_ROUTE_LATENCY_MS + atLink + healthy < viaHadoop
+        && !routeCost.measuredNear(read.routedBytes, PROBE_SIZE_FACTOR)
+        && probeCandidates.getAndIncrement() % PROBE_EVERY == 0) {
+      // hedged at Hadoop's expected time: a probe costs a read at most that much more
+      return new Choice(true, () -> String.format("probing %s: measured only on sizes more "
+          + "than %.0fx from %d bytes (there %.1f ms, at its least %.1f ms), against Hadoop's "
+          + "stream %.1f ms for %d bytes", route, PROBE_SIZE_FACTOR, read.routedBytes,
+          viaRoute, PRIOR_ROUTE_LATENCY_MS + atLink + healthy, viaHadoop, read.hadoopBytes),
+          viaHadoop, 0, true);
+    }
     Supplier<String> why = () -> String.format("%s %.1f ms for %d bytes against Hadoop's "
         + "stream %.1f ms for %d bytes", route, viaRoute, read.routedBytes + read.healthyBytes,
         viaHadoop, read.hadoopBytes);
     // a route's first tasks are slow by nature (connections, JIT): they are given more time,
     // as they must be to measure the route at all; a read the route overruns is hedged
     double cold = !routeCost.trusted() ? COLD_ALLOWANCE_MS : 0;
-    return new Choice(viaRoute < viaHadoop, why, Math.max(viaHadoop, 2 * rebuilt) + cold, cold);
+    return new Choice(viaRoute < viaHadoop, why, Math.max(viaHadoop, 2 * rebuilt) + cold, cold,
+        false);
   }
 
   /** Hadoop's stream's time for {@code bytes}: measured, or at the configured link rate. */

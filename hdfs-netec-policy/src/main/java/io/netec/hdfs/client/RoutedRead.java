@@ -70,6 +70,8 @@ final class RoutedRead {
   private final double budgetMillis;
   /** The part of the budget given because the route is cold (0 when it is measured). */
   private final double coldMillis;
+  /** Whether losing to Hadoop's stream leaves every route a while ({@link ReadChooser}). */
+  private final boolean lossLeavesRoutes;
   /** Hadoop's stream reading the whole range once the routes ran past the budget. */
   private CompletableFuture<byte[]> hedge;
   /** The route answered first: the hedge stops. */
@@ -78,8 +80,7 @@ final class RoutedRead {
   private byte[] hedged;
 
   RoutedRead(ReadPlan plan, String src, int stripeBytes, Shared shared, HadoopReads stream,
-      String route, ReconstructionRouter.Order order, double budgetMillis,
-      double coldMillis) {
+      String route, ReconstructionRouter.Order order, ReadChooser.Choice choice) {
     this.plan = plan;
     this.src = src;
     this.stripeBytes = stripeBytes;
@@ -87,8 +88,9 @@ final class RoutedRead {
     this.stream = stream;
     this.route = route;
     this.order = order;
-    this.budgetMillis = budgetMillis;
-    this.coldMillis = coldMillis;
+    this.budgetMillis = choice.budgetMillis;
+    this.coldMillis = choice.coldMillis;
+    this.lossLeavesRoutes = choice.lossLeavesRoutes();
   }
 
   /**
@@ -215,18 +217,19 @@ final class RoutedRead {
             double ms = (System.nanoTime() - readStart) / 1e6;
             // the route took at least as long as Hadoop's stream started at its budget: a
             // measurement of it (a lower bound); a measured route that lost was loaded, and
-            // every route is left a while (the chooser), a cold one is measured on
+            // every route is left a while (the chooser), a cold or probed one is measured on
             shared.router.metrics().cost(route).add(plan.routedBytes(), ms);
             ClientReadCounters.ROUTES_ABANDONED.increment();
-            if (coldMillis <= 0) {
+            if (lossLeavesRoutes) {
               shared.chooser.routeLostToHadoop(route);
             }
             LOG.warn("{}: {} through route {} left after {} ms, {}% delivered: Hadoop's "
-                + "stream, started at the read's budget of {} ms (Hadoop's expected time, at "
-                + "least twice the route's{}), answered first", src, req, route,
+                + "stream, started at the read's budget of {} ms (Hadoop's expected time{}), "
+                + "answered first", src, req, route,
                 Math.round(ms), Math.round(100 * sink.delivered()), Math.round(budgetMillis),
-                coldMillis > 0 ? ", and " + Math.round(coldMillis) + " ms for a cold route"
-                    : "");
+                !lossLeavesRoutes && coldMillis <= 0 ? ": a probe of the route at this size"
+                    : ", at least twice the route's" + (coldMillis > 0 ? ", and "
+                    + Math.round(coldMillis) + " ms for a cold route" : ""));
             return null;
           }
           if (hedge.isCompletedExceptionally()) { // Hadoop's stream failed: the route alone

@@ -228,6 +228,32 @@ public final class ReadCost {
     return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
   }
 
+  /**
+   * Milliseconds per byte of the fit over the held measurements (its slope), or -1 where they
+   * give none (all one size, or no positive slope): what a byte costs this way of reading, as
+   * opposed to what its fixed part does.
+   */
+  public synchronized double fittedMillisPerByte() {
+    fitMillis(0);
+    return count > 0 && fitPerByte > 0 ? fitPerByte : -1;
+  }
+
+  /**
+   * Whether a held measurement moved between {@code b / factor} and {@code b * factor} bytes:
+   * whether this way of reading was seen near that size, or its estimate for {@code b} is
+   * drawn from sizes far from it alone.
+   */
+  public synchronized boolean measuredNear(long b, double factor) {
+    forgetOld();
+    for (int i = 0; i < count; i++) {
+      long s = bytes[idx(i)];
+      if (s >= b / factor && s <= b * factor) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Bytes per millisecond at large sizes (the fit's slope, or the mean rate), or -1. */
   public synchronized double bytesPerMs() {
     forgetOld();

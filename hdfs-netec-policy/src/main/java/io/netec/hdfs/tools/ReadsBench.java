@@ -133,7 +133,9 @@ final class ReadsBench {
           routes[c], hadoop[c]));
       parts.add("\"" + clients[c] + "\":{" + String.join(",", results) + "}");
     }
-    return "{\"ok\":" + ok + ",\"clients\":{" + String.join(",", parts) + "}}";
+    // only the cost client probes (ReadChooser): the JVM's count is its own
+    return "{\"ok\":" + ok + ",\"probes\":" + ClientReadCounters.probes() + ",\"clients\":{"
+        + String.join(",", parts) + "}}";
   }
 
   /** One read through client {@code c}, its routes' and Hadoop's choices counted to it. */

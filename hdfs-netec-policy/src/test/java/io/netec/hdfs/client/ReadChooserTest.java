@@ -213,6 +213,67 @@ class ReadChooserTest {
     assertTrue(c.routes, c.reason());
   }
 
+  /** The testbed's case at 100 Mbit/s: INEC measured on 1 MiB cells of RS(6,3) only. */
+  private static ReadCost routeOnCellsOnly() {
+    ReadCost c = new ReadCost();
+    for (double ms : new double[] {195.7, 200.9, 194.7, 197.6, 153.0}) {
+      c.add(1 << 20, ms); // the link's 84 ms and a slower rate, no fixed cost of 111 ms
+    }
+    return c;
+  }
+
+  @Test
+  void aRouteMeasuredOnlyOnCellsIsProbedOnA64KibRangeThenJudgedByWhatItTook() {
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
+    ReadCost route = routeOnCellsOnly();
+    ReadChooser.Choice first = ch.choose(insideLostUnit(64 << 10), "inec", route);
+    assertTrue(first.routes && first.probe, first.reason());
+    double hadoop = 2 + K * (64 << 10) / SLOW;
+    assertEquals(hadoop, first.budgetMillis, 1, "hedged at Hadoop's time: " + first.reason());
+    assertEquals(0.0, first.coldMillis);
+    assertFalse(first.lossLeavesRoutes(), "a probe that loses leaves no route aside");
+    for (int i = 1; i < ReadChooser.PROBE_EVERY; i++) {
+      ReadChooser.Choice c = ch.choose(insideLostUnit(64 << 10), "inec", route);
+      assertFalse(c.routes, "one read in " + ReadChooser.PROBE_EVERY + " probes: " + c.reason());
+    }
+    ReadChooser.Choice again = ch.choose(insideLostUnit(64 << 10), "inec", route);
+    assertTrue(again.probe, again.reason());
+    route.add(64 << 10, 24); // what the probe took: a warm route's 18-28 ms
+    ReadChooser.Choice c = ch.choose(insideLostUnit(64 << 10), "inec", route);
+    assertTrue(c.routes && !c.probe, c.reason());
+    assertTrue(c.lossLeavesRoutes(), "a measured route that loses was loaded");
+    // and one that took as long as Hadoop's stream, or longer, is not chosen there
+    ReadCost slow = routeOnCellsOnly();
+    slow.add(64 << 10, 60);
+    ReadChooser ch2 = new ReadChooser("cost", 0, hadoopOn(SLOW));
+    ReadChooser.Choice c2 = ch2.choose(insideLostUnit(64 << 10), "inec", slow);
+    assertFalse(c2.routes, c2.reason());
+  }
+
+  @Test
+  void noProbeWhereEvenARoutesLeastFixedCostLoses() {
+    // RS(3,2): Hadoop's stream moves 3 x 64 KiB (17 ms), under a route's least 20 ms
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
+    ReadChooser.ReadShape small = new ReadChooser.ReadShape(3 * (64 << 10), 64 << 10, 0);
+    for (int i = 0; i < 2 * ReadChooser.PROBE_EVERY; i++) {
+      ReadChooser.Choice c = ch.choose(small, "inec", routeOnCellsOnly());
+      assertFalse(c.routes, c.reason());
+    }
+  }
+
+  @Test
+  void noProbeOfAnUnmeasuredRouteNorAfterARouteLost() {
+    long[] now = {0};
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW), () -> now[0]);
+    ReadCost cold = new ReadCost(() -> now[0]);
+    cold.add(1 << 20, 195); // below MIN_TRUSTED: the unmeasured prior speaks, no probe
+    ReadChooser.Choice c = ch.choose(insideLostUnit(64 << 10), "inec", cold);
+    assertFalse(c.routes, c.reason());
+    ch.routeLostToHadoop("inec");
+    ReadChooser.Choice lost = ch.choose(insideLostUnit(64 << 10), "inec", routeOnCellsOnly());
+    assertFalse(lost.routes, lost.reason());
+  }
+
   @Test
   void aRouteThatSlowsDownIsLeftAfterTwoSlowReads() {
     ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));

@@ -1,6 +1,7 @@
 package io.netec.hdfs.route;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
@@ -93,6 +94,24 @@ class ReadCostTest {
     c.add(1_000, 401);
     assertEquals(400 + 5, c.recentMillis(5_000, 0.001, 3), 1e-9, "median of 10, 500, 400");
     assertEquals(-1, new ReadCost().recentMillis(5_000, 0.001, 3));
+  }
+
+  @Test
+  void theFitsRateAndWhetherASizeWasSeenNear() {
+    ReadCost c = new ReadCost();
+    assertEquals(-1, c.fittedMillisPerByte());
+    assertFalse(c.measuredNear(1 << 16, 4));
+    c.add(1 << 20, 195);
+    c.add(1 << 20, 200);
+    assertEquals(-1, c.fittedMillisPerByte(), "one size: no rate");
+    assertFalse(c.measuredNear(1 << 16, 4), "64 KiB is 16x from 1 MiB");
+    assertTrue(c.measuredNear(1 << 18, 4));
+    assertTrue(c.measuredNear(1 << 22, 4));
+    assertFalse(c.measuredNear((1 << 22) + 1, 4));
+    c.add(1 << 16, 25);
+    assertTrue(c.measuredNear(1 << 16, 4));
+    double perByte = c.fittedMillisPerByte();
+    assertEquals((197.5 - 25) / ((1 << 20) - (1 << 16)), perByte, 1e-5);
   }
 
   @Test
