@@ -267,7 +267,7 @@ def intro(res):
             "p99 ms of %d reads through one stream, after " % (res["block_mb"], res["repeat"])
             + warm + "three warm-up reads of each kind (in "
             "them the cost client measures each route: its first reads are not timed); the "
-            "clients take turns read by read, each repetition starting with the next, so what "
+            "clients take turns read by read, in an order shuffled anew each repetition, so what "
             "loads the testbed falls on all alike. "
             "`ratio` = Hadoop's median / the plugin's (cost-chosen) median: above 1, the "
             "plugin's client is faster. Every read's bytes were compared with the file's.")

@@ -1,6 +1,9 @@
 package io.netec.hdfs.client;
 
 import io.netec.hdfs.route.ReadCost;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -25,8 +28,9 @@ import java.util.function.Supplier;
  * it had counted against it, and (unless it was cold or a probe) no route chosen again for
  * {@link ReadCost#RECENT_MS} ms. A measured route's estimate for a size far from all it was
  * measured on is drawn from those sizes alone: where its least fixed cost would still win,
- * one such read in {@value #PROBE_EVERY} probes it there, its budget Hadoop's expected time
- * (so a probe that loses costs that read at most twice Hadoop's).
+ * one such read in {@value #PROBE_EVERY} probes it there. A probe is left at Hadoop's expected
+ * time, not hedged: Hadoop's stream then reads alone, so a probe that loses costs its read
+ * about twice Hadoop's time, and the route is probed no more for {@link #PROBE_BACKOFF_MS} ms.
  */
 final class ReadChooser {
   /** A route's least fixed cost once measured: set-up, proof. */
@@ -58,6 +62,12 @@ final class ReadChooser {
   static final double PROBE_SIZE_FACTOR = 4;
   /** Of the reads that could probe a route, one in this many does (the first one first). */
   static final int PROBE_EVERY = 8;
+  /**
+   * A route whose probe lost is probed no more for this long (ReadCost's ten minutes): the
+   * lost probe's time is one measurement among sixteen, soon pushed out by the route's cells,
+   * and a route steadily slower on small reads would else lose one small read in eight.
+   */
+  static final long PROBE_BACKOFF_MS = 600_000;
 
   /** What a read touching lost units moves, per way of reading it. */
   static final class ReadShape {
@@ -104,8 +114,8 @@ final class ReadChooser {
     final double coldMillis;
     /**
      * A probe: the route is tried on a size it was not measured near, with Hadoop's expected
-     * time as its budget; a probe that loses to Hadoop's stream was unknown there, not
-     * loaded, so the other reads do not leave the routes for it.
+     * time as its budget, past which it is left and Hadoop's stream reads alone; a probe that
+     * loses was unknown there, not loaded, so the other reads do not leave the routes for it.
      */
     final boolean probe;
 
@@ -144,8 +154,9 @@ final class ReadChooser {
   /** The last time a read's route lost to Hadoop's stream, or null: none yet. */
   private volatile Lost lost;
   /** Reads that could have probed a route so far ({@link #PROBE_EVERY}). */
-  private final java.util.concurrent.atomic.AtomicLong probeCandidates =
-      new java.util.concurrent.atomic.AtomicLong();
+  private final AtomicLong probeCandidates = new AtomicLong();
+  /** When each route's last probe lost (clock ms). */
+  private final Map<String, Long> probesLost = new ConcurrentHashMap<>();
 
   /** A route that lost to Hadoop's stream, and when (clock ms). */
   private static final class Lost {
@@ -181,6 +192,20 @@ final class ReadChooser {
    */
   void routeLostToHadoop(String route) {
     lost = new Lost(route, clockMs.getAsLong());
+  }
+
+  /**
+   * A probe of {@code route} ran past its budget and was left: that route is probed no more
+   * for {@link #PROBE_BACKOFF_MS}.
+   */
+  void probeLost(String route) {
+    probesLost.put(route, clockMs.getAsLong());
+  }
+
+  /** Whether {@code route} lost a probe less than {@link #PROBE_BACKOFF_MS} ago. */
+  private boolean probeLostLately(String route) {
+    Long at = probesLost.get(route);
+    return at != null && clockMs.getAsLong() - at < PROBE_BACKOFF_MS;
   }
 
   /** Whether Hadoop's stream's reads are to be timed (no configured link rate replaces them). */
@@ -246,13 +271,14 @@ final class ReadChooser {
     if (viaRoute >= viaHadoop && measured
         && PRIOR_ROUTE_LATENCY_MS + atLink + healthy < viaHadoop
         && !routeCost.measuredNear(read.routedBytes, PROBE_SIZE_FACTOR)
+        && !probeLostLately(route)
         && probeCandidates.getAndIncrement() % PROBE_EVERY == 0) {
-      // hedged at Hadoop's expected time: a probe costs a read at most that much more
+      // left at Hadoop's expected time (RoutedRead): a probe costs a read at most that more
       return new Choice(true, () -> String.format("probing %s: measured only on sizes more "
           + "than %.0fx from %d bytes (there %.1f ms, at its least %.1f ms), against Hadoop's "
           + "stream %.1f ms for %d bytes", route, PROBE_SIZE_FACTOR, read.routedBytes,
           viaRoute, PRIOR_ROUTE_LATENCY_MS + atLink + healthy, viaHadoop, read.hadoopBytes),
-          viaHadoop, 0, true);
+          Math.max(1, viaHadoop), 0, true);
     }
     Supplier<String> why = () -> String.format("%s %.1f ms for %d bytes against Hadoop's "
         + "stream %.1f ms for %d bytes", route, viaRoute, read.routedBytes + read.healthyBytes,

@@ -72,6 +72,8 @@ final class RoutedRead {
   private final double coldMillis;
   /** Whether losing to Hadoop's stream leaves every route a while ({@link ReadChooser}). */
   private final boolean lossLeavesRoutes;
+  /** A probe ({@link ReadChooser.Choice#probe}): left at its budget, not hedged. */
+  private final boolean probe;
   /** Hadoop's stream reading the whole range once the routes ran past the budget. */
   private CompletableFuture<byte[]> hedge;
   /** The route answered first: the hedge stops. */
@@ -91,6 +93,7 @@ final class RoutedRead {
     this.budgetMillis = choice.budgetMillis;
     this.coldMillis = choice.coldMillis;
     this.lossLeavesRoutes = choice.lossLeavesRoutes();
+    this.probe = choice.probe;
   }
 
   /**
@@ -169,6 +172,27 @@ final class RoutedRead {
   }
 
   /**
+   * A probe past its budget (Hadoop's expected time): its task is abandoned at once and the
+   * read goes to Hadoop's stream alone (null, the sink abandoned), so that a probe that loses
+   * costs its read the budget more than Hadoop's stream, no route streaming beside it. The
+   * time is the route's measurement at this size (a lower bound), and the chooser probes the
+   * route no more for a while ({@link ReadChooser#probeLost}).
+   */
+  private ReconstructionRouter.Outcome probeLost(RepairRequest req, RowSink sink,
+      long readStart) {
+    sink.abandon();
+    double ms = (System.nanoTime() - readStart) / 1e6;
+    shared.router.metrics().cost(route).add(plan.routedBytes(), ms);
+    ClientReadCounters.ROUTES_ABANDONED.increment();
+    shared.chooser.probeLost(route);
+    LOG.warn("{}: {} through route {} left after {} ms, {}% delivered: a probe of the route at "
+        + "this size, past its budget of {} ms (Hadoop's expected time); Hadoop's stream reads "
+        + "it", src, req, route, Math.round(ms), Math.round(100 * sink.delivered()),
+        Math.round(budgetMillis));
+    return null;
+  }
+
+  /**
    * The router's repair of {@code req} into {@code sink} on the routed-read pool. Once the
    * budget (from {@code readStart}) runs out, Hadoop's stream reads the whole range too:
    * whichever answers first serves the read. When Hadoop's stream does, its bytes are in
@@ -198,6 +222,9 @@ final class RoutedRead {
             try {
               return task.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             } catch (TimeoutException e) {
+              if (probe) {
+                return probeLost(req, sink, readStart);
+              }
               hedge = hedgeThroughHadoop();
             }
             if (hedge == null) { // no hedge free: the route alone, within its own timeouts
@@ -217,19 +244,18 @@ final class RoutedRead {
             double ms = (System.nanoTime() - readStart) / 1e6;
             // the route took at least as long as Hadoop's stream started at its budget: a
             // measurement of it (a lower bound); a measured route that lost was loaded, and
-            // every route is left a while (the chooser), a cold or probed one is measured on
+            // every route is left a while (the chooser), a cold one is measured on
             shared.router.metrics().cost(route).add(plan.routedBytes(), ms);
             ClientReadCounters.ROUTES_ABANDONED.increment();
             if (lossLeavesRoutes) {
               shared.chooser.routeLostToHadoop(route);
             }
             LOG.warn("{}: {} through route {} left after {} ms, {}% delivered: Hadoop's "
-                + "stream, started at the read's budget of {} ms (Hadoop's expected time{}), "
-                + "answered first", src, req, route,
+                + "stream, started at the read's budget of {} ms (Hadoop's expected time, at "
+                + "least twice the route's{}), answered first", src, req, route,
                 Math.round(ms), Math.round(100 * sink.delivered()), Math.round(budgetMillis),
-                !lossLeavesRoutes && coldMillis <= 0 ? ": a probe of the route at this size"
-                    : ", at least twice the route's" + (coldMillis > 0 ? ", and "
-                    + Math.round(coldMillis) + " ms for a cold route" : ""));
+                coldMillis > 0 ? ", and " + Math.round(coldMillis) + " ms for a cold route"
+                    : "");
             return null;
           }
           if (hedge.isCompletedExceptionally()) { // Hadoop's stream failed: the route alone

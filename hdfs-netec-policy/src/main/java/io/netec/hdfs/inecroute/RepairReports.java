@@ -91,20 +91,37 @@ final class RepairReports {
   }
 
   /**
+   * A participant's report that its own replica failed (a checksum error, a replica gone): the
+   * surest cause a broken repair can have.
+   */
+  static final class OwnReplicaFault extends SurvivorFault {
+    OwnReplicaFault(int unit, String message) {
+      super(unit, message);
+    }
+  }
+
+  /**
    * The failure to report for a broken repair. When one participant fails, its streams close
-   * and its neighbours fail too ("closed by the peer"): wait briefly for every report and name
-   * the first that is not such a consequence (a checksum error, a refused token), else the
+   * and its neighbours fail too ("closed by the peer", or a stall or a reset of their own):
+   * wait briefly for every report and name a participant's own replica's fault if one came,
+   * else the first report that is not "closed by the peer" (a refused token, say), else the
    * first report, else what the rebuilding node itself saw ({@code seen}). A failing
-   * participant sends its report before it closes its streams, so the wait is for threads,
-   * not for its teardown.
+   * participant sends its report before it closes its streams, but the report is written by
+   * its event loop while the teardown is not, so a neighbour's report can come first (the
+   * likely reading of one fresh-clone CI run, where a corrupt survivor's INEC attempt was not
+   * blamed on the survivor: before, the first such report was named at once).
    */
   IOException rootCause(IOException seen) {
     long deadline = System.nanoTime() + 2_000_000_000L;
+    IOException other = null;
     while (true) {
       synchronized (reports) {
         for (IOException r : reports) {
-          if (!(r instanceof InecEngine.StreamLost)) {
+          if (r instanceof OwnReplicaFault) {
             return r;
+          }
+          if (other == null && !(r instanceof InecEngine.StreamLost)) {
+            other = r;
           }
         }
       }
@@ -118,6 +135,9 @@ final class RepairReports {
         Thread.currentThread().interrupt();
         break;
       }
+    }
+    if (other != null) {
+      return other;
     }
     synchronized (reports) {
       return reports.isEmpty() ? seen : reports.get(0);
@@ -138,7 +158,7 @@ final class RepairReports {
       if (status == VertexReport.STREAM_LOST) {
         bad = new InecEngine.StreamLost(text);
       } else if (status == VertexReport.SURVIVOR_FAULT) {
-        bad = new SurvivorFault(unit, text);
+        bad = new OwnReplicaFault(unit, text);
       } else if (status == VertexReport.OUTPUT_UNREACHABLE && outputUnit >= 0) {
         bad = new SurvivorFault(outputUnit, text + " (unit " + outputUnit + "'s participant)");
       } else {

@@ -13,11 +13,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * measured and another is not, one task in {@value #EXPLORE_EVERY} tries the first unmeasured
  * one first: else a route behind one that always serves would never be measured, however much
  * faster it is (measurements expire after ten minutes, so a route long unused is measured anew
- * the same way). So does a measured route whose newest measurement is older than {@link
- * ReadCost#RECENT_MS} while another's is not: the route ranked behind on its first, cold
- * tasks (the switch's, on the testbed, behind INEC's 195 ms a cell while warm it took
- * 112-122) would else be judged on them for ten minutes, as nothing newer replaces them.
- * Plain and thread-safe: the tasks are numbered as they are ordered.
+ * the same way). Plain and thread-safe: the tasks are numbered as they are ordered.
  */
 final class CostOrder {
   /** One task in this many explores an unmeasured route (see the class comment). */
@@ -57,22 +53,12 @@ final class CostOrder {
     }
     double[] est = new double[n];
     int unmeasured = -1;
-    int stale = -1; // the measured route whose newest measurement is the oldest past RECENT_MS
-    long stalest = ReadCost.RECENT_MS;
-    boolean anyRecent = false;
     for (int i = 0; i < n; i++) {
       ReadCost c = metrics.cost(configured.get(i).name());
       if (!c.trusted()) {
         unmeasured = unmeasured < 0 ? i : unmeasured;
       } else {
         est[i] = c.estimateMillis(bytes);
-        long age = c.millisSinceNewest();
-        if (age > stalest) {
-          stale = i;
-          stalest = age;
-        } else if (age <= ReadCost.RECENT_MS) {
-          anyRecent = true;
-        }
       }
     }
     if (unmeasured >= 0) {
@@ -82,9 +68,6 @@ final class CostOrder {
       List<ReconstructionRoute> out = new ArrayList<>(configured);
       out.add(0, out.remove(unmeasured));
       return out;
-    }
-    if (stale >= 0 && anyRecent && task % EXPLORE_EVERY == EXPLORE_EVERY - 1) {
-      est[stale] = Double.NEGATIVE_INFINITY; // explored first; the rest by cost
     }
     Integer[] byCost = new Integer[n];
     for (int i = 0; i < n; i++) {

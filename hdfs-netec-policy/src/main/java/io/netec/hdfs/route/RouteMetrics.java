@@ -52,17 +52,6 @@ public final class RouteMetrics implements DynamicMBean, MetricsSource {
   private final Map<String, ReadCost> costs = new ConcurrentHashMap<>();
   private final ConcurrentSkipListSet<String> routes = new ConcurrentSkipListSet<>();
   private final ConcurrentLinkedDeque<String> recent = new ConcurrentLinkedDeque<>();
-  /** The clock of the routes' measurements' ages (ms). */
-  private final java.util.function.LongSupplier clockMs;
-
-  public RouteMetrics() {
-    this(org.apache.hadoop.util.Time::monotonicNow);
-  }
-
-  /** With {@code clockMs} as the clock of the routes' costs (tests). */
-  RouteMetrics(java.util.function.LongSupplier clockMs) {
-    this.clockMs = clockMs;
-  }
 
   public void registerRoute(String route) {
     routes.add(route);
@@ -165,7 +154,7 @@ public final class RouteMetrics implements DynamicMBean, MetricsSource {
 
   /** What {@code route}'s served tasks cost lately (bytes rebuilt against milliseconds). */
   public ReadCost cost(String route) {
-    return costs.computeIfAbsent(route, r -> new ReadCost(clockMs));
+    return costs.computeIfAbsent(route, r -> new ReadCost());
   }
 
   /** e.g. get("native", "Served"). */

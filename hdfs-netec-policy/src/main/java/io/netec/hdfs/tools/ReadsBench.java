@@ -57,9 +57,9 @@ final class ReadsBench {
   /**
    * Every kind of read through each client, timed. Each client warms up alone ({@link
    * #WARM_UP_ROUNDS}); then the timed reads go kind by kind, repetition by repetition, the
-   * clients in turn, each repetition starting with the next: whatever loads the testbed
-   * meanwhile (a DataNode deleting an earlier run's blocks, a link's bucket drained by the read
-   * before) falls on every client alike, not on whichever ran then.
+   * clients in an order shuffled anew for each repetition ({@link #order}): whatever loads the
+   * testbed meanwhile (a DataNode deleting an earlier run's blocks, a link's bucket drained by
+   * the read before) falls on every client alike, not on whichever ran then.
    */
   static String run(Configuration base, Path path, long size, long seed, int group, int lost,
       int healthy, int repeat, String[] clients) throws IOException {
@@ -99,12 +99,10 @@ final class ReadsBench {
         }
       }
       ms = new double[n][names.size()][repeat];
+      Random shuffle = new Random(~seed); // not the offsets' sequence (rnd: seed)
       for (int k = 0; k < names.size(); k++) {
         for (int i = 0; i < repeat; i++) {
-          // each repetition starts with the next client: none always reads right after the
-          // same other (a shaped link's token bucket another's read just drained, say)
-          for (int j = 0; j < n; j++) {
-            int c = (i + j) % n;
+          for (int c : order(n, shuffle)) {
             long t0 = System.nanoTime();
             long bad = readCounted(kinds.get(c).get(names.get(k)), streams[c], rnd[c], c,
                 routes, hadoop);
@@ -136,6 +134,29 @@ final class ReadsBench {
     // only the cost client probes (ReadChooser): the JVM's count is its own
     return "{\"ok\":" + ok + ",\"probes\":" + ClientReadCounters.probes() + ",\"clients\":{"
         + String.join(",", parts) + "}}";
+  }
+
+  /**
+   * The clients' order for one repetition: shuffled, so that no client mostly reads right
+   * after the same other. The rotation before (each repetition starting with the next client)
+   * had each client follow its left neighbour in all but one repetition of n: Hadoop's client
+   * followed a forced route's 64 KiB read, the cost client Hadoop's 6 x 64 KiB one (likely to
+   * have drained the client link's token bucket), and a second stock client after the cost
+   * client took what it took (RS(6,3) 64 KiB at 100 Mbit/s, clients hadoop, cost, hadoop-b,
+   * switch, inec: 31.2, 33.7 and 33.8 ms).
+   */
+  static int[] order(int n, Random shuffle) {
+    int[] o = new int[n];
+    for (int i = 0; i < n; i++) {
+      o[i] = i;
+    }
+    for (int i = n - 1; i > 0; i--) {
+      int j = shuffle.nextInt(i + 1);
+      int t = o[i];
+      o[i] = o[j];
+      o[j] = t;
+    }
+    return o;
   }
 
   /** One read through client {@code c}, its routes' and Hadoop's choices counted to it. */

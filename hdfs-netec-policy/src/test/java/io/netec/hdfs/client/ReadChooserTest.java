@@ -251,6 +251,33 @@ class ReadChooserTest {
   }
 
   @Test
+  void aRouteWhoseProbeLostIsProbedNoMoreForAWhile() {
+    long[] now = {0};
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW), () -> now[0]);
+    ReadCost route = new ReadCost(() -> now[0]);
+    for (double ms : new double[] {195.7, 200.9, 194.7}) {
+      route.add(1 << 20, ms);
+    }
+    assertTrue(ch.choose(insideLostUnit(64 << 10), "inec", route).probe);
+    ch.probeLost("inec"); // and its lower bound pushed out of the ring by cells since
+    for (int i = 0; i < 3 * ReadChooser.PROBE_EVERY; i++) {
+      now[0] += 1_000;
+      route.add(1 << 20, 195); // the route's cells keep it measured and recent
+      ReadChooser.Choice c = ch.choose(insideLostUnit(64 << 10), "inec", route);
+      assertFalse(c.routes, i + ": " + c.reason());
+    }
+    now[0] += ReadChooser.PROBE_BACKOFF_MS;
+    for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
+      route.add(1 << 20, 195); // the older cells are forgotten by now: measured anew
+    }
+    boolean probed = false;
+    for (int i = 0; i < ReadChooser.PROBE_EVERY; i++) {
+      probed |= ch.choose(insideLostUnit(64 << 10), "inec", route).probe;
+    }
+    assertTrue(probed, "probed again once the back-off is over");
+  }
+
+  @Test
   void noProbeWhereEvenARoutesLeastFixedCostLoses() {
     // RS(3,2): Hadoop's stream moves 3 x 64 KiB (17 ms), under a route's least 20 ms
     ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));

@@ -392,6 +392,55 @@ class ClientStreamTest {
   }
 
   /**
+   * A probe (a measured route tried on a size it was never measured near): left at its budget,
+   * Hadoop's expected time, without a hedge beside it, so Hadoop's stream reads alone; the
+   * route is probed no more for a while, and its loss leaves no route aside.
+   */
+  @Test
+  void aProbePastItsBudgetIsLeftForHadoopsStreamAndNotRepeated() throws Exception {
+    try (NetecDistributedFileSystem fs = onASlowLink(30_000)) {
+      io.netec.hdfs.route.ReadCost cost = fs.router().metrics().cost("scripted");
+      for (int i = 0; i < io.netec.hdfs.route.ReadCost.MIN_TRUSTED; i++) {
+        cost.add(CELL / 4, 400); // measured on quarter cells only: 400 ms, Hadoop's 629
+      }
+      byte[] small = new byte[48 << 10]; // 12x below: Hadoop's 118 ms, a route's least 59
+      long at = (long) lostUnit * CELL + 100;
+      ScriptedRoute.mode = ScriptedRoute.Mode.STALL;
+      long probes = ClientReadCounters.probes();
+      long abandoned = ClientReadCounters.routesAbandoned();
+      long hedged = ClientReadCounters.hedged();
+      long hadoop = ClientReadCounters.hadoopChosen();
+      long t0 = System.nanoTime();
+      try (FSDataInputStream in = fs.open(new Path(lostPath))) {
+        in.readFully(at, small);
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertArrayEquals(Arrays.copyOfRange(lostData, (int) at, (int) at + small.length),
+            small);
+        assertEquals(probes + 1, ClientReadCounters.probes(), "the small read probed");
+        assertEquals(abandoned + 1, ClientReadCounters.routesAbandoned(), "left at its budget");
+        assertEquals(hedged, ClientReadCounters.hedged(), "no hedge beside a probe");
+        assertTrue(ms < 10_000, "read took " + ms + " ms: the route's stall waited out");
+        assertEquals(io.netec.hdfs.route.ReadCost.MIN_TRUSTED + 1, cost.samples(),
+            "what the probe took is the route's measurement at that size");
+        int more = 16; // twice ReadChooser.PROBE_EVERY
+        for (int i = 0; i < more; i++) {
+          in.readFully(at, small);
+        }
+        assertEquals(probes + 1, ClientReadCounters.probes(), "probed no more for a while");
+        assertEquals(hadoop + more, ClientReadCounters.hadoopChosen());
+        ScriptedRoute.mode = ScriptedRoute.Mode.DECODE;
+        long routes = ClientReadCounters.routesChosen();
+        byte[] quarter = new byte[CELL / 4];
+        in.readFully(at, quarter);
+        assertArrayEquals(Arrays.copyOfRange(lostData, (int) at, (int) at + quarter.length),
+            quarter);
+        assertEquals(routes + 1, ClientReadCounters.routesChosen(),
+            "a lost probe leaves no route aside: the quarter cell goes to the route");
+      }
+    }
+  }
+
+  /**
    * A cold route (never measured) that stalls is hedged too, after the warm budget and the
    * cold allowance, not waited for through its own 30 s: on the testbed such a read once took
    * 38.5 s. Its loss is measured (a lower bound) but does not make the other reads leave the

@@ -88,48 +88,6 @@ class CostOrderTest {
   }
 
   @Test
-  void aRouteRankedBehindOnItsColdFirstTasksIsExploredOnceTheyAreOld() {
-    long[] now = {0};
-    RouteMetrics m = new RouteMetrics(() -> now[0]);
-    CostOrder o = new CostOrder(routes("switch", "inec"), m);
-    for (int i = 0; i < ReadCost.MIN_TRUSTED; i++) {
-      m.cost("switch").add(UNIT, 400); // cold: connections, the JIT
-      m.cost("inec").add(UNIT, 195);
-    }
-    for (int i = 0; i < 2 * CostOrder.EXPLORE_EVERY; i++) {
-      assertEquals("inec", o.next(UNIT).get(0).name(), "the switch's measurements are recent");
-    }
-    now[0] += ReadCost.RECENT_MS + 1;
-    m.cost("inec").add(UNIT, 195); // INEC serves on; the switch is not measured again
-    List<String> firsts = new ArrayList<>();
-    for (int i = 0; i < 2 * CostOrder.EXPLORE_EVERY; i++) {
-      firsts.add(o.next(UNIT).get(0).name());
-    }
-    assertEquals(2, firsts.stream().filter("switch"::equals).count(),
-        "one task in " + CostOrder.EXPLORE_EVERY + " tries the switch first: " + firsts);
-    assertEquals("native", o.next(UNIT).get(2).name(), "native stays last");
-    for (int i = 0; i < 4; i++) {
-      m.cost("switch").add(UNIT, 115); // warm, it is the faster
-    }
-    for (int i = 0; i < 2 * CostOrder.EXPLORE_EVERY; i++) {
-      assertEquals("switch", o.next(UNIT).get(0).name(), "ranked by what it takes now");
-    }
-  }
-
-  @Test
-  void noRouteIsExploredForItsAgeWhenEveryRoutesMeasurementsAreOld() {
-    long[] now = {0};
-    RouteMetrics m = new RouteMetrics(() -> now[0]);
-    CostOrder o = new CostOrder(routes("a", "b"), m);
-    measure(m, "a", 50);
-    measure(m, "b", 20);
-    now[0] += ReadCost.RECENT_MS + 1; // a DataNode after a quiet while: the costs still rank
-    for (int i = 0; i < 2 * CostOrder.EXPLORE_EVERY; i++) {
-      assertEquals("b", o.next(UNIT).get(0).name());
-    }
-  }
-
-  @Test
   void aPeekTakesNoTurn() {
     RouteMetrics m = new RouteMetrics();
     CostOrder o = new CostOrder(routes("a", "b"), m);
