@@ -91,56 +91,92 @@ final class RepairReports {
   }
 
   /**
-   * A participant's report that its own replica failed (a checksum error, a replica gone): the
-   * surest cause a broken repair can have.
+   * A participant's report that its own survivor failed its vertex ({@link
+   * VertexReport#SURVIVOR_FAULT}: a checksum error reading the replica, the participant busy,
+   * no transfer free): the surest cause a broken repair can have.
    */
-  static final class OwnReplicaFault extends SurvivorFault {
-    OwnReplicaFault(int unit, String message) {
+  static final class OwnSurvivorFault extends SurvivorFault {
+    OwnSurvivorFault(int unit, String message) {
       super(unit, message);
     }
   }
 
   /**
+   * How long a report that is neither a closed stream nor a survivor's own fault waits for
+   * one: the race is a failing participant's event loop, which writes its report, against its
+   * teardown, which breaks its neighbours at once. (Waiting for every report would wait 2 s
+   * on a vertex that failed at its join: its neighbours wait on it until the repair ends.)
+   */
+  static final long OWN_FAULT_GRACE_MS = 250;
+
+  /**
    * The failure to report for a broken repair. When one participant fails, its streams close
    * and its neighbours fail too ("closed by the peer", or a stall or a reset of their own):
-   * wait briefly for every report and name a participant's own replica's fault if one came,
-   * else the first report that is not "closed by the peer" (a refused token, say), else the
+   * wait briefly for every report and name a participant's own survivor's fault if one came,
+   * else the first report that is not "closed by the peer" (a refused token, say; once one
+   * came, an own fault is waited for {@value #OWN_FAULT_GRACE_MS} ms more at most), else the
    * first report, else what the rebuilding node itself saw ({@code seen}). A failing
    * participant sends its report before it closes its streams, but the report is written by
    * its event loop while the teardown is not, so a neighbour's report can come first (the
    * likely reading of one fresh-clone CI run, where a corrupt survivor's INEC attempt was not
-   * blamed on the survivor: before, the first such report was named at once).
+   * blamed on the survivor: before, the first such report was named at once). Whether every
+   * watcher is done is asked before the reports are read: asked after, a report added in
+   * between was missed (RepairReportsTest caught it on the fresh-clone CI, naming a closed
+   * stream over a refused token).
    */
   IOException rootCause(IOException seen) {
     long deadline = System.nanoTime() + 2_000_000_000L;
-    IOException other = null;
     while (true) {
+      // whether every watcher is done, asked before the reports are read: a report added
+      // between the two would else be missed (a watcher adds its report, then is done)
+      boolean allIn = watchers.stream().allMatch(Future::isDone);
+      IOException named = named(allIn);
+      if (named != null || allIn) {
+        return named != null ? named : seen;
+      }
       synchronized (reports) {
         for (IOException r : reports) {
-          if (r instanceof OwnReplicaFault) {
-            return r;
-          }
-          if (other == null && !(r instanceof InecEngine.StreamLost)) {
-            other = r;
+          if (!(r instanceof InecEngine.StreamLost)) { // another failure came: a grace only
+            deadline = Math.min(deadline,
+                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(OWN_FAULT_GRACE_MS));
+            break;
           }
         }
       }
-      boolean allIn = watchers.stream().allMatch(Future::isDone);
-      if (allIn || System.nanoTime() > deadline) {
-        break;
+      if (System.nanoTime() > deadline) {
+        IOException last = named(true);
+        return last != null ? last : seen;
       }
       try {
         Thread.sleep(10);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        break;
+        IOException last = named(true);
+        return last != null ? last : seen;
       }
     }
-    if (other != null) {
-      return other;
-    }
+  }
+
+  /**
+   * The report that names the cause: an own survivor's fault; or, when no more are awaited
+   * ({@code last}), the first that is not a closed stream, else the first; null when none is
+   * to be named yet (or none came, when last).
+   */
+  private IOException named(boolean last) {
     synchronized (reports) {
-      return reports.isEmpty() ? seen : reports.get(0);
+      IOException other = null;
+      for (IOException r : reports) {
+        if (r instanceof OwnSurvivorFault) {
+          return r;
+        }
+        if (other == null && !(r instanceof InecEngine.StreamLost)) {
+          other = r;
+        }
+      }
+      if (!last) {
+        return null;
+      }
+      return other != null ? other : reports.isEmpty() ? null : reports.get(0);
     }
   }
 
@@ -158,7 +194,7 @@ final class RepairReports {
       if (status == VertexReport.STREAM_LOST) {
         bad = new InecEngine.StreamLost(text);
       } else if (status == VertexReport.SURVIVOR_FAULT) {
-        bad = new OwnReplicaFault(unit, text);
+        bad = new OwnSurvivorFault(unit, text);
       } else if (status == VertexReport.OUTPUT_UNREACHABLE && outputUnit >= 0) {
         bad = new SurvivorFault(outputUnit, text + " (unit " + outputUnit + "'s participant)");
       } else {

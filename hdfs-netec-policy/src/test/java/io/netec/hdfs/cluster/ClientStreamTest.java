@@ -403,7 +403,7 @@ class ClientStreamTest {
       for (int i = 0; i < io.netec.hdfs.route.ReadCost.MIN_TRUSTED; i++) {
         cost.add(CELL / 4, 400); // measured on quarter cells only: 400 ms, Hadoop's 629
       }
-      byte[] small = new byte[48 << 10]; // 12x below: Hadoop's 118 ms, a route's least 59
+      byte[] small = new byte[48 << 10]; // over 5x below: Hadoop's 118 ms, a route's least 59
       long at = (long) lostUnit * CELL + 100;
       ScriptedRoute.mode = ScriptedRoute.Mode.STALL;
       long probes = ClientReadCounters.probes();
@@ -422,7 +422,11 @@ class ClientStreamTest {
         assertTrue(ms < 10_000, "read took " + ms + " ms: the route's stall waited out");
         assertEquals(io.netec.hdfs.route.ReadCost.MIN_TRUSTED + 1, cost.samples(),
             "what the probe took is the route's measurement at that size");
-        int more = 16; // twice ReadChooser.PROBE_EVERY
+        assertTrue(cost.measuredNear(small.length, 4));
+        for (int i = 0; i < 16; i++) {
+          cost.add(CELL / 4, 400); // quarter cells push the probe's own time out of the ring
+        }
+        int more = 16; // twice ReadChooser.PROBE_EVERY: without the back-off, probes again
         for (int i = 0; i < more; i++) {
           in.readFully(at, small);
         }

@@ -52,7 +52,7 @@ class RepairReportsTest {
   }
 
   @Test
-  void aParticipantsOwnReplicaFaultOutranksANeighboursEarlierFailure() throws Exception {
+  void aParticipantsOwnSurvivorFaultOutranksANeighboursEarlierFailure() throws Exception {
     RepairReports reports = new RepairReports();
     Socket leaf = watched(reports, "leaf (unit 1)", 1);
     Socket middle = watched(reports, "middle (unit 2)", 2);
@@ -66,6 +66,36 @@ class RepairReportsTest {
     assertTrue(cause instanceof SurvivorFault, cause.toString());
     assertArrayEquals(new int[] {1}, ((SurvivorFault) cause).units());
     assertTrue(cause.getMessage().contains("Checksum"), cause.getMessage());
+  }
+
+  @Test
+  void anOwnFaultArrivingWhileTheCauseIsSoughtIsNamedAndASilentOneWaitsOnlyAGrace()
+      throws Exception {
+    RepairReports reports = new RepairReports();
+    Socket leaf = watched(reports, "leaf (unit 1)", 1);
+    Socket middle = watched(reports, "middle (unit 2)", 2);
+    watched(reports, "stuck (unit 3)", 3); // waits on its input until the repair ends: silent
+    report(middle, VertexReport.FAILED, "no progress for 5000 ms");
+    java.util.concurrent.CompletableFuture<IOException> cause =
+        java.util.concurrent.CompletableFuture.supplyAsync(
+            () -> reports.rootCause(new IOException("seen")));
+    Thread.sleep(20); // within the grace
+    report(leaf, VertexReport.SURVIVOR_FAULT, "Checksum CRC32C not matched");
+    IOException named = cause.get(5, java.util.concurrent.TimeUnit.SECONDS);
+    assertTrue(named instanceof SurvivorFault, named.toString());
+    assertArrayEquals(new int[] {1}, ((SurvivorFault) named).units());
+
+    RepairReports others = new RepairReports();
+    Socket a = watched(others, "a (unit 1)", 1);
+    watched(others, "silent (unit 2)", 2);
+    report(a, VertexReport.FAILED, "join refused: the token expired");
+    Thread.sleep(50); // the watcher has read it
+    long t0 = System.nanoTime();
+    IOException refused = others.rootCause(new IOException("seen"));
+    long ms = (System.nanoTime() - t0) / 1_000_000;
+    assertTrue(refused.getMessage().contains("token expired"), refused.getMessage());
+    assertTrue(ms < 1_500, "a silent participant held the failure " + ms + " ms, not "
+        + RepairReports.OWN_FAULT_GRACE_MS + " at most");
   }
 
   @Test
