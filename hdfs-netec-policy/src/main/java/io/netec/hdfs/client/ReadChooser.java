@@ -261,15 +261,15 @@ final class ReadChooser {
     boolean measured = routeCost.trusted() && age <= ReadCost.RECENT_MS;
     double routeRate = routeCost.fittedMillisPerByte();
     double healthy = read.healthyBytes > 0 ? hadoopMillis(read.healthyBytes) : 0;
+    double least = PRIOR_ROUTE_LATENCY_MS + atLink; // a measured route's least
     double rebuilt = measured
         ? Math.max(Math.max(routeCost.estimateMillis(read.routedBytes, perByte),
             routeCost.recentMillis(read.routedBytes, routeRate > 0 ? routeRate : perByte,
                 ReadCost.MIN_TRUSTED)),
-            PRIOR_ROUTE_LATENCY_MS + atLink)
+            least)
         : UNMEASURED_ROUTE_LATENCY_MS + atLink;
     double viaRoute = rebuilt + healthy;
-    if (viaRoute >= viaHadoop && measured
-        && PRIOR_ROUTE_LATENCY_MS + atLink + healthy < viaHadoop
+    if (viaRoute >= viaHadoop && measured && least + healthy < viaHadoop
         && !routeCost.measuredNear(read.routedBytes, PROBE_SIZE_FACTOR)
         && !probeLostLately(route)
         && probeCandidates.getAndIncrement() % PROBE_EVERY == 0) {
@@ -277,7 +277,7 @@ final class ReadChooser {
       return new Choice(true, () -> String.format("probing %s: measured only on sizes more "
           + "than %.0fx from %d bytes (there %.1f ms, at its least %.1f ms), against Hadoop's "
           + "stream %.1f ms for %d bytes", route, PROBE_SIZE_FACTOR, read.routedBytes,
-          viaRoute, PRIOR_ROUTE_LATENCY_MS + atLink + healthy, viaHadoop, read.hadoopBytes),
+          viaRoute, least + healthy, viaHadoop, read.hadoopBytes),
           Math.max(1, viaHadoop), 0, true);
     }
     Supplier<String> why = () -> String.format("%s %.1f ms for %d bytes against Hadoop's "

@@ -66,14 +66,12 @@ final class RoutedRead {
   private final String route;
   /** The order the plan's tasks try the routes in, fixed when the route was judged. */
   private final ReconstructionRouter.Order order;
-  /** How long the routes may take before the read leaves them (0: no limit of its own). */
-  private final double budgetMillis;
-  /** The part of the budget given because the route is cold (0 when it is measured). */
-  private final double coldMillis;
-  /** Whether losing to Hadoop's stream leaves every route a while ({@link ReadChooser}). */
-  private final boolean lossLeavesRoutes;
-  /** A probe ({@link ReadChooser.Choice#probe}): left at its budget, not hedged. */
-  private final boolean probe;
+  /**
+   * The cost model's choice: how long the routes may take before the read leaves them (0: no
+   * limit of its own), the part of that for a cold route, whether it is a probe (left at its
+   * budget, not hedged), and whether losing to Hadoop's stream leaves every route a while.
+   */
+  private final ReadChooser.Choice choice;
   /** Hadoop's stream reading the whole range once the routes ran past the budget. */
   private CompletableFuture<byte[]> hedge;
   /** The route answered first: the hedge stops. */
@@ -90,10 +88,7 @@ final class RoutedRead {
     this.stream = stream;
     this.route = route;
     this.order = order;
-    this.budgetMillis = choice.budgetMillis;
-    this.coldMillis = choice.coldMillis;
-    this.lossLeavesRoutes = choice.lossLeavesRoutes();
-    this.probe = choice.probe;
+    this.choice = choice;
   }
 
   /**
@@ -180,16 +175,26 @@ final class RoutedRead {
    */
   private ReconstructionRouter.Outcome probeLost(RepairRequest req, RowSink sink,
       long readStart) {
-    sink.abandon();
-    double ms = (System.nanoTime() - readStart) / 1e6;
-    shared.router.metrics().cost(route).add(plan.routedBytes(), ms);
-    ClientReadCounters.ROUTES_ABANDONED.increment();
+    double ms = leave(sink, readStart);
     shared.chooser.probeLost(route);
     LOG.warn("{}: {} through route {} left after {} ms, {}% delivered: a probe of the route at "
         + "this size, past its budget of {} ms (Hadoop's expected time); Hadoop's stream reads "
         + "it", src, req, route, Math.round(ms), Math.round(100 * sink.delivered()),
-        Math.round(budgetMillis));
+        Math.round(choice.budgetMillis));
     return null;
+  }
+
+  /**
+   * The routes' task is left for Hadoop's stream: the sink abandoned (the router stops
+   * without blaming a route), the time so far counted against the judged route (a
+   * measurement of it, a lower bound) and the read counted as left; returns that time (ms).
+   */
+  private double leave(RowSink sink, long readStart) {
+    sink.abandon();
+    double ms = (System.nanoTime() - readStart) / 1e6;
+    shared.router.metrics().cost(route).add(plan.routedBytes(), ms);
+    ClientReadCounters.ROUTES_ABANDONED.increment();
+    return ms;
   }
 
   /**
@@ -210,8 +215,8 @@ final class RoutedRead {
       throw new IOException(src + ": the file system is closed", e);
     }
     try {
-      if (budgetMillis > 0) {
-        long deadline = readStart + (long) (budgetMillis * 1e6);
+      if (choice.budgetMillis > 0) {
+        long deadline = readStart + (long) (choice.budgetMillis * 1e6);
         while (!task.isDone()) {
           if (hedge != null && hedge.isDone() && !hedge.isCompletedExceptionally()
               && hedge.getNow(null) == null) {
@@ -222,7 +227,7 @@ final class RoutedRead {
             try {
               return task.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             } catch (TimeoutException e) {
-              if (probe) {
+              if (choice.probe) {
                 return probeLost(req, sink, readStart);
               }
               hedge = hedgeThroughHadoop();
@@ -240,22 +245,19 @@ final class RoutedRead {
             break;
           }
           if (hedgeAnswer()) {
-            sink.abandon();
-            double ms = (System.nanoTime() - readStart) / 1e6;
-            // the route took at least as long as Hadoop's stream started at its budget: a
-            // measurement of it (a lower bound); a measured route that lost was loaded, and
-            // every route is left a while (the chooser), a cold one is measured on
-            shared.router.metrics().cost(route).add(plan.routedBytes(), ms);
-            ClientReadCounters.ROUTES_ABANDONED.increment();
-            if (lossLeavesRoutes) {
+            // the route took at least as long as Hadoop's stream started at its budget; a
+            // measured route that lost was loaded, and every route is left a while (the
+            // chooser), a cold one is measured on
+            double ms = leave(sink, readStart);
+            if (choice.lossLeavesRoutes()) {
               shared.chooser.routeLostToHadoop(route);
             }
             LOG.warn("{}: {} through route {} left after {} ms, {}% delivered: Hadoop's "
                 + "stream, started at the read's budget of {} ms (Hadoop's expected time, at "
                 + "least twice the route's{}), answered first", src, req, route,
-                Math.round(ms), Math.round(100 * sink.delivered()), Math.round(budgetMillis),
-                coldMillis > 0 ? ", and " + Math.round(coldMillis) + " ms for a cold route"
-                    : "");
+                Math.round(ms), Math.round(100 * sink.delivered()),
+                Math.round(choice.budgetMillis), choice.coldMillis > 0
+                    ? ", and " + Math.round(choice.coldMillis) + " ms for a cold route" : "");
             return null;
           }
           if (hedge.isCompletedExceptionally()) { // Hadoop's stream failed: the route alone

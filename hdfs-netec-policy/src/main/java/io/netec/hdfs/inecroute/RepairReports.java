@@ -134,14 +134,9 @@ final class RepairReports {
       if (named != null || allIn) {
         return named != null ? named : seen;
       }
-      synchronized (reports) {
-        for (IOException r : reports) {
-          if (!(r instanceof InecEngine.StreamLost)) { // another failure came: a grace only
-            deadline = Math.min(deadline,
-                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(OWN_FAULT_GRACE_MS));
-            break;
-          }
-        }
+      if (first(IOException.class, true) != null) { // another failure came: a grace only
+        deadline = Math.min(deadline,
+            System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(OWN_FAULT_GRACE_MS));
       }
       if (System.nanoTime() > deadline) {
         IOException last = named(true);
@@ -163,20 +158,26 @@ final class RepairReports {
    * to be named yet (or none came, when last).
    */
   private IOException named(boolean last) {
+    IOException own = first(OwnSurvivorFault.class, true);
+    if (own != null || !last) {
+      return own;
+    }
+    IOException other = first(IOException.class, true);
+    return other != null ? other : first(IOException.class, false);
+  }
+
+  /**
+   * The first report of {@code kind}, a closed stream ({@link InecEngine.StreamLost}) not
+   * counted when {@code notLost}; null when none came.
+   */
+  private IOException first(Class<? extends IOException> kind, boolean notLost) {
     synchronized (reports) {
-      IOException other = null;
       for (IOException r : reports) {
-        if (r instanceof OwnSurvivorFault) {
+        if (kind.isInstance(r) && !(notLost && r instanceof InecEngine.StreamLost)) {
           return r;
         }
-        if (other == null && !(r instanceof InecEngine.StreamLost)) {
-          other = r;
-        }
       }
-      if (!last) {
-        return null;
-      }
-      return other != null ? other : reports.isEmpty() ? null : reports.get(0);
+      return null;
     }
   }
 
