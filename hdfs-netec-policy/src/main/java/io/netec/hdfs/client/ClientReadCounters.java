@@ -57,7 +57,7 @@ public final class ClientReadCounters {
 
   /**
    * Of the reads sent through the routes, those that probed a route at a size it was not
-   * measured near (ReadChooser.PROBE_SIZE_FACTOR).
+   * measured near (ReadChooser.NEAR_FACTOR).
    */
   public static long probes() {
     return PROBES.sum();

@@ -125,7 +125,12 @@ final class NetecStripedInputStream extends NetecStripedStreamAccess {
       }
       ReconstructionRouter router = shared.router;
       ReconstructionRouter.Order order = router.order(plan.routedBytes());
-      String route = router.firstUsableNetworkRoute(order);
+      // judged by, and sent first to, the usable route the chooser expects fastest
+      java.util.List<String> usable = router.usableNetworkRoutes(order);
+      String route = shared.chooser.fastestRoute(plan.shape(), usable, router.metrics()::cost);
+      if (route != null && !route.equals(usable.get(0))) {
+        order = ReconstructionRouter.withFirst(order, route);
+      }
       ReadChooser.Choice c = shared.chooser.choose(plan.shape(), route,
           route == null ? null : router.metrics().cost(route));
       if (!c.routes) {

@@ -1,9 +1,11 @@
 package io.netec.hdfs.client;
 
 import io.netec.hdfs.route.ReadCost;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -15,26 +17,33 @@ import java.util.function.Supplier;
  * range inside a lost unit costs the client's link k times its size; a route delivers it once,
  * rebuilt, after its fixed cost. Both read the healthy units' bytes the same way. The times:
  * Hadoop's is its measured cost (or the configured link rate) of the bytes it would move; the
- * routes' is the first usable route's measured cost of the rows it rebuilds (once it has
- * {@value ReadCost#MIN_TRUSTED} measurements, the newest under {@link ReadCost#RECENT_MS} old;
- * else {@value #UNMEASURED_ROUTE_LATENCY_MS} ms plus the rows at the client's link rate), and
- * at least {@value #PRIOR_ROUTE_LATENCY_MS} ms
- * plus the rows at the client's link rate, plus Hadoop's cost of the healthy part. Hadoop's
- * estimate errs low where its measurements give no fit ({@link ReadCost#estimateMillisLow}).
+ * routes' is the measured cost of the rows it rebuilds through the usable route expected
+ * fastest ({@link #fastestRoute}), to which the read is then sent first (a route measured
+ * {@value ReadCost#MIN_TRUSTED} times; else {@value #UNMEASURED_ROUTE_LATENCY_MS} ms plus the
+ * rows at the client's link rate, and no more than that once its newest measurement is
+ * {@link ReadCost#RECENT_MS} old), plus
+ * Hadoop's cost of the healthy part. Each is drawn from the measurements near the read's size
+ * where there are some ({@link #NEAR_FACTOR}), else from every size: then a route's is at
+ * least {@value #PRIOR_ROUTE_LATENCY_MS} ms plus the rows at the client's link rate, and
+ * Hadoop's errs low where its measurements give no fit ({@link ReadCost#estimateMillisLow}).
  * Ties and the unknown go to Hadoop's stream:
  * it is the floor the plugin must never fall below. A read given to the routes has a budget
  * ({@link Choice#budgetMillis}): past it Hadoop's stream reads too, and a route slower than
  * that (a reconstruction loading it) is abandoned when Hadoop's stream answers first, the time
  * it had counted against it, and (unless it was cold or a probe) no route chosen again for
- * {@link ReadCost#RECENT_MS} ms. A measured route's estimate for a size far from all it was
- * measured on is drawn from those sizes alone: where its least fixed cost would still win,
- * one such read in {@value #PROBE_EVERY} probes it there. A probe is left at Hadoop's expected
+ * {@link ReadCost#RECENT_MS} ms. A measured route never seen near a read's size is judged
+ * there by other sizes: where its least fixed cost would still win, one such read in {@value
+ * #PROBE_EVERY} probes it there. A probe is left at Hadoop's expected
  * time, not hedged: Hadoop's stream then reads alone, so a probe that loses costs its read
  * about twice Hadoop's time, and the route is probed no more for {@link #PROBE_BACKOFF_MS} ms.
  */
 final class ReadChooser {
-  /** A route's least fixed cost once measured: set-up, proof. */
-  static final double PRIOR_ROUTE_LATENCY_MS = 20;
+  /**
+   * A measured route's least fixed cost (set-up, proof) where it was not measured near a
+   * read's size: a warm route read 64 KiB of a lost RS(3,2) unit on the testbed in 9-15 ms at
+   * 100 Mbit/s, 5.2 of them the range on the client's link (docs/benchmarks.md, 2026-12-02).
+   */
+  static final double PRIOR_ROUTE_LATENCY_MS = 8;
   /**
    * A route's fixed cost until it has been measured {@value ReadCost#MIN_TRUSTED} times: above
    * what routes took warm on the testbed at 1 Gbit/s (33-38 ms for a 64 KiB range), so that no
@@ -52,14 +61,16 @@ final class ReadChooser {
    */
   static final double COLD_ALLOWANCE_MS = 2_000;
   /**
-   * A measured route is probed on a read of a size it was never seen near (within this
-   * factor), when its least fixed cost ({@value #PRIOR_ROUTE_LATENCY_MS} ms) would let it win:
-   * its estimate there is drawn from other sizes alone. Measured only on 1 MiB cells, INEC's
-   * 195 ms at 100 Mbit/s (the link's 84 ms plus a slower rate) read as a fixed cost of 111 ms,
-   * so no 64 KiB range of a lost RS(6,3) unit (Hadoop's stream 31 ms, a warm route 18-28 ms)
-   * was ever routed and measured.
+   * Sizes within this factor of a read's are near it. A way of reading measured near a
+   * read's size is judged there by those measurements ({@link ReadCost#nearMillis}), else by
+   * every size it was measured on. A measured route never seen near a read's size is
+   * probed there, when its least fixed cost ({@value
+   * #PRIOR_ROUTE_LATENCY_MS} ms) would let it win: measured only on 1 MiB cells, INEC's 195 ms
+   * at 100 Mbit/s (the link's 84 ms plus a slower rate) read as a fixed cost of 111 ms, so no
+   * 64 KiB range of a lost RS(6,3) unit (Hadoop's stream 31 ms, a warm route 18-28 ms) was
+   * ever routed and measured.
    */
-  static final double PROBE_SIZE_FACTOR = 4;
+  static final double NEAR_FACTOR = 4;
   /** Of the reads that could probe a route, one in this many does (the first one first). */
   static final int PROBE_EVERY = 8;
   /**
@@ -219,7 +230,7 @@ final class ReadChooser {
   }
 
   /**
-   * @param route the route that would serve (the first usable), or null when none is
+   * @param route the route that would serve ({@link #fastestRoute}), or null when none is
    * @param routeCost that route's measured cost
    */
   Choice choose(ReadShape read, String route, ReadCost routeCost) {
@@ -244,45 +255,28 @@ final class ReadChooser {
           + "for %d s after that)", last.route, sinceLost, ReadCost.RECENT_MS / 1000), 0, 0,
           false);
     }
-    // a route measured fewer than MIN_TRUSTED times is judged by the prior (and so measured)
-    double perByte = linkBytesPerMs > 0 ? 1 / linkBytesPerMs
-        : hadoopMillis(1L << 30) / (1L << 30);
-    double atLink = read.routedBytes * perByte;
-    // the client's link bounds a route as well, and a route's task never comes for free (its
-    // set-up and proof): a tie goes to Hadoop's stream
-    // a route's estimate errs high: the fit over its measurements, or what its last few
-    // took if that is more (a route slowing down, as when a reconstruction loads it, is
-    // left after two slow reads, not after half its measurements)
-    // measurements older than ReadCost.RECENT_MS no longer speak: the route is tried again
-    // as if unmeasured (one left for being slow would else be shunned until they expire)
-    // what its last few took is read at the route's own rate where its measurements give
-    // one (a route slower per byte than the link is not thought to have a large fixed cost)
-    long age = routeCost.millisSinceNewest();
-    boolean measured = routeCost.trusted() && age <= ReadCost.RECENT_MS;
-    double routeRate = routeCost.fittedMillisPerByte();
+    RouteEstimate e = estimate(read, routeCost);
     double healthy = read.healthyBytes > 0 ? hadoopMillis(read.healthyBytes) : 0;
-    double least = PRIOR_ROUTE_LATENCY_MS + atLink; // a measured route's least
-    double rebuilt = measured
-        ? Math.max(Math.max(routeCost.estimateMillis(read.routedBytes, perByte),
-            routeCost.recentMillis(read.routedBytes, routeRate > 0 ? routeRate : perByte,
-                ReadCost.MIN_TRUSTED)),
-            least)
-        : UNMEASURED_ROUTE_LATENCY_MS + atLink;
+    double least = e.least;
+    double rebuilt = e.rebuilt;
     double viaRoute = rebuilt + healthy;
-    if (viaRoute >= viaHadoop && measured && least + healthy < viaHadoop
-        && !routeCost.measuredNear(read.routedBytes, PROBE_SIZE_FACTOR)
+    if (viaRoute >= viaHadoop && e.measured && least + healthy < viaHadoop
+        && e.near == 0
         && !probeLostLately(route)
         && probeCandidates.getAndIncrement() % PROBE_EVERY == 0) {
       // left at Hadoop's expected time (RoutedRead): a probe costs a read at most that more
-      return new Choice(true, () -> String.format("probing %s: measured only on sizes more "
-          + "than %.0fx from %d bytes (there %.1f ms, at its least %.1f ms), against Hadoop's "
-          + "stream %.1f ms for %d bytes", route, PROBE_SIZE_FACTOR, read.routedBytes,
+      return new Choice(true, () -> String.format("probing %s: never measured within %.0fx "
+          + "of %d bytes (there %.1f ms from the sizes it was, at its least %.1f ms), against "
+          + "Hadoop's stream %.1f ms for %d bytes", route, NEAR_FACTOR, read.routedBytes,
           viaRoute, least + healthy, viaHadoop, read.hadoopBytes),
           Math.max(1, viaHadoop), 0, true);
     }
     Supplier<String> why = () -> String.format("%s %.1f ms for %d bytes against Hadoop's "
         + "stream %.1f ms for %d bytes", route, viaRoute, read.routedBytes + read.healthyBytes,
-        viaHadoop, read.hadoopBytes);
+        viaHadoop, read.hadoopBytes) + (e.measured ? String.format(" (the route: %.1f ms from "
+        + "%s, its last %d %.2fx that, at least %.1f)", e.fromSizes, e.near > 0
+        ? e.near + " measurements near this size" : "every size measured", ReadCost.MIN_TRUSTED,
+        e.slowdown, least) : "");
     // a route's first tasks are slow by nature (connections, JIT): they are given more time,
     // as they must be to measure the route at all; a read the route overruns is hedged
     double cold = !routeCost.trusted() ? COLD_ALLOWANCE_MS : 0;
@@ -290,9 +284,125 @@ final class ReadChooser {
         false);
   }
 
-  /** Hadoop's stream's time for {@code bytes}: measured, or at the configured link rate. */
+  /**
+   * Of the usable routes {@code routes} (in the router's order), the one a read of this shape
+   * is expected to take least time through ({@link #estimate}: an unmeasured route by the
+   * prior; ties to the earlier), so that the read is judged by, and sent to, the route the
+   * chooser believes in. The router's order alone ranks routes on every size together and on
+   * measurements up to ten minutes old, and its exploration puts an unmeasured route first
+   * every other task: either left small reads to Hadoop's stream, judged by a route the
+   * chooser took for unmeasured, where a measured one would have won them. A measured route
+   * that wins the read is preferred; where none does, a route judged at the prior (unmeasured,
+   * or unused for {@link ReadCost#RECENT_MS}) is tried if its prior is the least, and so
+   * measured. Outside {@code netec.client.reads=cost}, the router's first. Null when {@code
+   * routes} is empty.
+   */
+  String fastestRoute(ReadShape read, List<String> routes, Function<String, ReadCost> costs) {
+    if (routes.isEmpty() || !mode.equals("cost")) {
+      return routes.isEmpty() ? null : routes.get(0);
+    }
+    String best = null;
+    double bestMillis = Double.MAX_VALUE;
+    String bestMeasured = null;
+    double bestMeasuredMillis = Double.MAX_VALUE;
+    for (String r : routes) {
+      RouteEstimate e = estimate(read, costs.apply(r));
+      if (e.rebuilt < bestMillis) {
+        best = r;
+        bestMillis = e.rebuilt;
+      }
+      if (e.measured && e.rebuilt < bestMeasuredMillis) {
+        bestMeasured = r;
+        bestMeasuredMillis = e.rebuilt;
+      }
+    }
+    // a measured route that wins the read keeps it: a route judged at the prior (unmeasured,
+    // or unused for RECENT_MS) is tried where no measured one wins, not in place of one that
+    // does (a slow one would lose its read to the hedge and leave every route for 30 s, then
+    // be judged at the prior again: a loop)
+    double healthy = read.healthyBytes > 0 ? hadoopMillis(read.healthyBytes) : 0;
+    double viaHadoop = hadoopMillis(read.hadoopBytes);
+    if (bestMeasured != null && bestMeasuredMillis + healthy < viaHadoop) {
+      return bestMeasured;
+    }
+    return best;
+  }
+
+  /** What a route is expected to take for a read's rebuilt rows, and from what. */
+  private static final class RouteEstimate {
+    /** Measured {@value ReadCost#MIN_TRUSTED} times, the newest under RECENT_MS old. */
+    boolean measured;
+    /** Its measurements near the read's size ({@link #NEAR_FACTOR}). */
+    int near;
+    /** Its estimate from its measurements near the size, or from every size. */
+    double fromSizes;
+    /** How much slower than estimated its last few reads were (at least 1). */
+    double slowdown;
+    /** A measured route's least: the prior fixed cost and the rows at the link. */
+    double least;
+    /** The estimate the choice uses. */
+    double rebuilt;
+  }
+
+  /**
+   * A route's expected time for the read's rebuilt rows. A route measured fewer than {@value
+   * ReadCost#MIN_TRUSTED} times is judged by the prior {@value #UNMEASURED_ROUTE_LATENCY_MS}
+   * ms plus the rows at the client's link, and so measured; one not measured for {@link
+   * ReadCost#RECENT_MS} ms by the lesser of that and its measurements (one left for being slow
+   * would else be shunned until they expire). A measured one by its measurements near the
+   * read's size (an estimate from every size missed
+   * small reads by half), else by every size and then at least {@value
+   * #PRIOR_ROUTE_LATENCY_MS} ms plus the rows at the link (the client's link bounds a route as
+   * well, and a route's task never comes for free: its set-up and proof); either raised by
+   * how much slower than that its last few reads were, each against its own size's estimate
+   * (a route slowing down, as when a reconstruction loads it, is left after two slow reads,
+   * not after half its measurements).
+   */
+  private RouteEstimate estimate(ReadShape read, ReadCost routeCost) {
+    RouteEstimate e = new RouteEstimate();
+    double perByte = linkBytesPerMs > 0 ? 1 / linkBytesPerMs
+        : hadoopMillis(1L << 30) / (1L << 30);
+    double atLink = read.routedBytes * perByte;
+    e.measured = routeCost.trusted() && routeCost.millisSinceNewest() <= ReadCost.RECENT_MS;
+    e.least = PRIOR_ROUTE_LATENCY_MS + atLink;
+    double prior = UNMEASURED_ROUTE_LATENCY_MS + atLink;
+    if (!routeCost.trusted()) {
+      e.rebuilt = prior;
+      return e;
+    }
+    double routeRate = routeCost.fittedMillisPerByte();
+    double rate = routeRate > 0 ? routeRate : perByte;
+    e.near = routeCost.samplesNear(read.routedBytes, NEAR_FACTOR);
+    e.fromSizes = routeCost.estimateNear(read.routedBytes, NEAR_FACTOR, rate, 1);
+    if (e.fromSizes < 0) { // its measurements expired since trusted() was asked
+      e.measured = false;
+      e.rebuilt = prior;
+      return e;
+    }
+    e.slowdown = routeCost.slowdown(ReadCost.MIN_TRUSTED, NEAR_FACTOR, rate, 1);
+    // measured near the size, what it took speaks; drawn from other sizes, at least the least
+    e.rebuilt = e.near > 0 ? e.fromSizes * e.slowdown
+        : Math.max(e.fromSizes * e.slowdown, e.least);
+    if (!e.measured) {
+      // not for RECENT_MS: its measurements hold it back no more than the prior would (one
+      // left for being slow is tried again), nor does the prior hold back one they favour
+      // (else a route unused for 30 s is never given a small read again)
+      e.rebuilt = Math.min(e.rebuilt, prior);
+    }
+    return e;
+  }
+
+  /**
+   * Hadoop's stream's time for {@code bytes}: measured (by its reads near that size where it
+   * has {@value ReadCost#MIN_TRUSTED} and a fitted rate, else by every size, erring low), or at
+   * the configured link rate.
+   */
   private double hadoopMillis(long bytes) {
-    double measured = hadoop.estimateMillisLow(bytes);
+    // near the size only where a rate moves the reads to it, and three say the same
+    double rate = hadoop.fittedMillisPerByte();
+    double near = rate > 0 ? hadoop.nearMillis(bytes, NEAR_FACTOR, rate, ReadCost.MIN_TRUSTED)
+        : -1;
+    double measured = near >= 0 ? near : hadoop.estimateMillisLow(bytes);
     if (linkBytesPerMs > 0) {
       return Math.max(measured, bytes / linkBytesPerMs);
     }

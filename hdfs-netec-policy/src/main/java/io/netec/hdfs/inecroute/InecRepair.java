@@ -86,6 +86,10 @@ public final class InecRepair {
      * @param data the rebuilt bytes [rangeOffset, rangeOffset + n) of the range, at 0..n
      */
     void accept(int row, ByteBuffer data, long rangeOffset, int n) throws IOException;
+
+    /** Every participant was asked to join: the repair will stream (its proof may begin). */
+    default void joined() {
+    }
   }
 
   /** How repairs run: netec.inec.* keys. */
@@ -372,6 +376,7 @@ public final class InecRepair {
         int outputUnit = vx.output() == 0 ? -1 : at[vx.output()].index;
         reports.watch(c, who, unit, outputUnit);
       }
+      sink.joined();
       RepairGraph.Vertex root = g.rebuilder();
       InecEngine.Conn[] in = new InecEngine.Conn[root.inputs().size()];
       for (int i = 0; i < in.length; i++) {

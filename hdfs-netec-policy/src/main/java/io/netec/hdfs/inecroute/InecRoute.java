@@ -10,6 +10,7 @@ import io.netec.hdfs.route.ServiceDirectory;
 import io.netec.hdfs.route.TokenProof;
 import io.netec.hdfs.route.ServiceDirectory.Service;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
@@ -94,11 +95,19 @@ public final class InecRoute implements ReconstructionRoute {
     InecRepair.Settings s = settings.withTimeout(req.progressTimeoutMs(settings.timeoutMs));
     InecRepair.Result res = InecRepair.run(engine, s, req.label(), req.dataUnits(),
         req.parityUnits(), req.unitLengths(), req.erased(), available, req.readerRack(), racks,
-        req.offset(), req.length(), (row, data, off, n) -> {
-          long want = Math.min(n, rowLength[row] - off); // rows may be shorter than the range
-          if (want > 0) {
-            data.limit((int) want);
-            sink.write(row, data);
+        req.offset(), req.length(), new InecRepair.Sink() {
+          @Override
+          public void accept(int row, ByteBuffer data, long off, int n) throws IOException {
+            long want = Math.min(n, rowLength[row] - off); // rows may be shorter than the range
+            if (want > 0) {
+              data.limit((int) want);
+              sink.write(row, data);
+            }
+          }
+
+          @Override
+          public void joined() {
+            sink.accepted(); // its survivors' proofs run beside the repair
           }
         });
     if (ctx.dataNode() != null) {

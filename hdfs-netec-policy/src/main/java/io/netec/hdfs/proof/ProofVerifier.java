@@ -33,7 +33,10 @@ public final class ProofVerifier implements RepairVerifier {
   private static final SecureRandom RANDOM = new SecureRandom();
   /** How long a failed attempt waits for its survivors' proofs to tell who was at fault. */
   static final int SETTLE_MS = 2000;
-  /** Survivors are asked this long after an attempt starts, or at its first byte. */
+  /**
+   * Survivors are asked this long after an attempt starts, or once its route took it on, or
+   * at its first byte, whichever comes first ({@link Attempt#begin}).
+   */
   static final int START_DELAY_MS = 20;
   private static final java.util.concurrent.ScheduledExecutorService TIMER =
       java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
@@ -130,8 +133,9 @@ public final class ProofVerifier implements RepairVerifier {
     }
 
     /**
-     * Asks the survivors after {@value #START_DELAY_MS} ms, or at the route's first byte: a
-     * route that declines (at once, without a byte) costs the survivors no read.
+     * Asks the survivors after {@value #START_DELAY_MS} ms, or sooner ({@link #begin}: the
+     * route took the attempt on, or delivered its first byte): a route that declines (at once,
+     * without a byte) costs the survivors no read.
      */
     void startLater() {
       timer = TIMER.schedule(this::ask, START_DELAY_MS, TimeUnit.MILLISECONDS);

@@ -198,12 +198,34 @@ public final class ReconstructionRouter {
 
   /** The route {@code order}'s task will try first now (null: none but native). */
   public String firstUsableNetworkRoute(Order order) {
+    List<String> usable = usableNetworkRoutes(order);
+    return usable.isEmpty() ? null : usable.get(0);
+  }
+
+  /** The network routes {@code order}'s task may try now (none passed over), in its order. */
+  public List<String> usableNetworkRoutes(Order order) {
+    List<String> usable = new ArrayList<>();
     for (ReconstructionRoute r : order.routes) {
       if (!r.name().equals("native") && backoff.passedOver(r.name()) == null) {
-        return r.name();
+        usable.add(r.name());
       }
     }
-    return null;
+    return usable;
+  }
+
+  /**
+   * {@code order} with network route {@code first} tried first, the others in their order;
+   * {@code order} itself when that route is first already, or not one of its network routes.
+   */
+  public static Order withFirst(Order order, String first) {
+    List<ReconstructionRoute> routes = new ArrayList<>(order.routes);
+    for (int i = 1; i < routes.size(); i++) {
+      if (routes.get(i).name().equals(first) && !first.equals(NativeRoute.NAME)) {
+        routes.add(0, routes.remove(i));
+        return new Order(routes);
+      }
+    }
+    return order;
   }
 
   public RouteMetrics metrics() {

@@ -27,6 +27,14 @@ public interface RepairSink {
   void write(int row, ByteBuffer data) throws IOException;
 
   /**
+   * The route has taken the attempt on (a switch accepted its task): it will stream, so the
+   * survivors may be asked for their proofs now rather than at its first byte, and the proof
+   * runs beside the stream instead of after it. A route need not say it; a sink need not care.
+   */
+  default void accepted() {
+  }
+
+  /**
    * Hadoop's own repair of these rows (the native route): on a DataNode its reconstructor
    * writes and finalizes those targets itself; on a client its striped stream decodes them.
    */

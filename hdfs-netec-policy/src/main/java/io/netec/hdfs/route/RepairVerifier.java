@@ -20,7 +20,10 @@ public interface RepairVerifier {
 
   /** The proof of one attempt; the sink feeds its {@link RowDigests}. */
   interface Attempt extends RowDigests, Closeable {
-    /** The route delivers its first byte: the survivors are asked now if they were not yet. */
+    /**
+     * The route took the attempt on ({@link RepairSink#accepted}) or delivers its first byte:
+     * the survivors are asked now if they were not yet.
+     */
     void begin();
 
     /**

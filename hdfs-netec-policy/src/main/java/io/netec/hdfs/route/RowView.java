@@ -62,11 +62,18 @@ final class RowView implements RepairSink {
     if (fenced) {
       throw new IOException("the attempt is over: a write after the route returned");
     }
-    if (!written && proof != null) {
+    if (!written) {
       written = true;
-      proof.begin(); // the route delivers: its survivors are asked now at the latest
+      accepted(); // the route delivers: its survivors are asked now at the latest
     }
     sink.write(row(r), data);
+  }
+
+  @Override
+  public void accepted() {
+    if (proof != null) {
+      proof.begin();
+    }
   }
 
   @Override

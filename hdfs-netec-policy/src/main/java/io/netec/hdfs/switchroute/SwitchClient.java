@@ -36,6 +36,12 @@ public final class SwitchClient {
 
   /** What a rebuild cost the reader. */
   public static final class Result {
+    /**
+     * Completes once the connection to the VIP is closed: after a TCP task's FIN, when the
+     * switch closed it (or {@value SwitchReceiver#CLOSE_WAIT_MS} ms on); the task's control
+     * connections are held until then.
+     */
+    io.netty.util.concurrent.Future<Void> closed;
     /** Bytes read from the switch, headers included: the reader's ingress. */
     public long bytesReceived;
     public long retransmitRequests;
@@ -56,9 +62,36 @@ public final class SwitchClient {
       SinkOpener opener) throws IOException {
     // the control connection stays open until the task ends: were this reader to go away
     // before claiming its task, the switch frees the task at once (docs/protocol.md, "hold")
-    try (Socket held = new Socket()) {
+    Socket held = new Socket();
+    Result r = null;
+    try {
       SetupAnswer answer = setUp(held, control, setup.held());
-      return SwitchReceiver.receive(setup, answer, rowLength, opener);
+      r = SwitchReceiver.receive(setup, answer, rowLength, opener);
+      return r;
+    } finally {
+      closeWhenClosed(r, java.util.List.of(held));
+    }
+  }
+
+  /**
+   * Closes a task's control connections once its VIP connection is closed ({@link
+   * Result#closed}: the switch's close after the FIN, not waited for), or at once when the
+   * task did not end with a result.
+   */
+  private static void closeWhenClosed(Result r, java.util.List<Socket> held) {
+    Runnable close = () -> {
+      for (Socket s : held) {
+        try {
+          s.close(); // an unclaimed child's task freed at once
+        } catch (IOException e) {
+          // closing: nothing to tell
+        }
+      }
+    };
+    if (r == null || r.closed == null) {
+      close.run();
+    } else {
+      r.closed.addListener(f -> close.run());
     }
   }
 
@@ -145,6 +178,7 @@ public final class SwitchClient {
     // over datagrams, what was set up is torn down unless the tree finishes
     boolean[] tearDown = {false};
     SetupAnswer[] parentAnswer = {null};
+    Result done = null;
     try {
       java.util.List<java.util.concurrent.CompletableFuture<SetupAnswer>> pending =
           new java.util.ArrayList<>();
@@ -197,10 +231,9 @@ public final class SwitchClient {
         }
       }
       if (answer != null) {
-        SwitchClient.Result r = SwitchReceiver.receive(parent, answer, rowLength, opener,
-            hellos);
+        done = SwitchReceiver.receive(parent, answer, rowLength, opener, hellos);
         tearDown[0] = false; // they ended with the parent's FIN
-        return r;
+        return done;
       }
     } finally {
       // over datagrams every task of a tree that did not finish is torn down: an attached
@@ -216,9 +249,7 @@ public final class SwitchClient {
           teardown(held.get(held.size() - 1), parentAnswer[0]);
         }
       }
-      for (Socket s : held) {
-        s.close(); // the children's tasks freed at once, if unclaimed
-      }
+      closeWhenClosed(done, held); // the children's tasks freed at once, if unclaimed
     }
     return rebuild(flatSwitch, plan.flat(), rowLength, opener); // nothing done yet anywhere
   }

@@ -135,9 +135,13 @@ final class SwitchReceiver {
       } else {
         r.send(hello);
         r.run();
+        result.closed = closeAfterFin(ch, inbox); // every row is in: the close is not waited
       }
     } finally {
-      ch.close();
+      if (result.closed == null) {
+        ch.close();
+        result.closed = ch.closeFuture();
+      }
       if (toChildren != null) {
         toChildren.close();
       }
@@ -145,6 +149,62 @@ final class SwitchReceiver {
       result.droppedPackets += inbox.undecodable.get();
     }
     return result;
+  }
+
+  /**
+   * After the FIN: the connection is left for the switch to close (at most {@value
+   * #CLOSE_WAIT_MS} ms, then closed here), whatever comes discarded but read, so that the
+   * switch sees its FIN and counts the task done (closing with unread data would send a reset
+   * that can destroy the FIN in flight). The reader does not wait for it: its rows are whole,
+   * and its proof is the verifier's, not the close's. Completes once the connection is closed.
+   */
+  private static io.netty.util.concurrent.Future<Void> closeAfterFin(Channel ch,
+      ReaderInbox inbox) {
+    Closing.CHANNELS.add(ch);
+    ch.closeFuture().addListener(f -> Closing.CHANNELS.remove(ch));
+    try {
+      inbox.discard();
+      ((SocketChannel) ch).shutdownOutput();
+      io.netty.util.concurrent.ScheduledFuture<?> force =
+          ch.eventLoop().schedule(() -> ch.close(), CLOSE_WAIT_MS, TimeUnit.MILLISECONDS);
+      ch.closeFuture().addListener(f -> force.cancel(false));
+    } catch (RuntimeException e) { // the loop shutting down: the rows are in, close it now
+      ch.close();
+    }
+    return ch.closeFuture();
+  }
+
+  /**
+   * VIP connections left to close after their FIN. A JVM that exits first (a short-lived
+   * client) would reset them, which can destroy a FIN in flight and have the switch count a
+   * finished task failed: at exit they are given up to {@value #CLOSE_WAIT_MS} ms in all.
+   */
+  private static final class Closing {
+    static final java.util.Set<Channel> CHANNELS =
+        java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    static {
+      try {
+        Runtime.getRuntime().addShutdownHook(new Thread(Closing::await,
+            "netec-switch-reader-close"));
+      } catch (IllegalStateException e) {
+        // first used while the JVM shuts down: nothing to wait for then
+      }
+    }
+
+    /** Waits for the connections left to close, up to {@value #CLOSE_WAIT_MS} ms in all. */
+    private static void await() {
+      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MS);
+      for (Channel c : CHANNELS) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0 || !c.closeFuture().awaitUninterruptibly(left, TimeUnit.NANOSECONDS)) {
+          return;
+        }
+      }
+    }
+
+    private Closing() {
+    }
   }
 
   /** The receive loops of one task, TCP and datagram, around its {@link ReceiveWindow}. */
@@ -265,7 +325,6 @@ final class SwitchReceiver {
         }
       }
       ack(NetecPacket.FLAG_FIN);
-      awaitClose();
     }
 
     /**
@@ -350,17 +409,6 @@ final class SwitchReceiver {
       for (int i = 0; i < DATAGRAM_FINS; i++) {
         ack(NetecPacket.FLAG_FIN);
       }
-    }
-
-    /**
-     * Waits (at most {@value #CLOSE_WAIT_MS} ms) for the switch to close the connection after
-     * FIN, discarding late duplicates: closing with unread data would send a reset that can
-     * destroy the FIN in flight, and the switch would count a finished task as failed.
-     */
-    private void awaitClose() {
-      inbox.discard();
-      ((SocketChannel) ch).shutdownOutput().awaitUninterruptibly(CLOSE_WAIT_MS);
-      ch.closeFuture().awaitUninterruptibly(CLOSE_WAIT_MS);
     }
 
     /** Whether {@link #window} moved past {@code before}; if so, ACKs when one is due. */

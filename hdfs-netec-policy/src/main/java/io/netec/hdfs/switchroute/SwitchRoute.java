@@ -98,6 +98,7 @@ public final class SwitchRoute implements ReconstructionRoute {
         req.progressTimeoutMs(settings.switchOptions().timeoutMs()),
         settings.switchOptions().premultiply(), settings.switchOptions().datagrams());
     SwitchClient.SinkOpener opener = () -> {
+      sink.accepted(); // the switch took the task: its survivors' proofs run beside it
       SwitchClient.Sink[] rows = new SwitchClient.Sink[req.rows()];
       for (int r = 0; r < rows.length; r++) {
         int row = r;

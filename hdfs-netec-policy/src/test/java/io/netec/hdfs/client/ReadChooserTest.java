@@ -2,6 +2,7 @@ package io.netec.hdfs.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netec.hdfs.route.ReadCost;
@@ -279,8 +280,8 @@ class ReadChooserTest {
 
   @Test
   void noProbeWhereEvenARoutesLeastFixedCostLoses() {
-    // RS(3,2): Hadoop's stream moves 3 x 64 KiB (17 ms), under a route's least 20 ms
-    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
+    // RS(3,2) at 10 Gbit/s: Hadoop's stream moves 3 x 64 KiB in 2.2 ms, under a route's least
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(FAST));
     ReadChooser.ReadShape small = new ReadChooser.ReadShape(3 * (64 << 10), 64 << 10, 0);
     for (int i = 0; i < 2 * ReadChooser.PROBE_EVERY; i++) {
       ReadChooser.Choice c = ch.choose(small, "inec", routeOnCellsOnly());
@@ -324,6 +325,159 @@ class ReadChooserTest {
     c = new ReadChooser("cost", 0, new ReadCost())
         .choose(insideLostUnit(1 << 20), "inec", new ReadCost());
     assertFalse(c.routes, "nothing known: Hadoop's stream, " + c.reason());
+  }
+
+  @Test
+  void aRouteMeasuredNearASmallSizeIsJudgedThereNotByItsCells() {
+    // INEC on the testbed: 64 KiB in 21 ms, cells and units slower a byte than the link
+    ReadCost route = new ReadCost();
+    for (int i = 0; i < 3; i++) {
+      route.add(64 << 10, 21);
+    }
+    for (int i = 0; i < 7; i++) {
+      route.add(1 << 20, 195);
+    }
+    for (int i = 0; i < 6; i++) {
+      route.add(4 << 20, 460);
+    }
+    assertTrue(route.estimateMillis(64 << 10) > 100, "every size together: a large fixed cost");
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW));
+    ReadChooser.Choice c = ch.choose(insideLostUnit(64 << 10), "inec", route);
+    assertTrue(c.routes && !c.probe, c.reason());
+    assertTrue(c.reason().contains("3 measurements near this size"), c.reason());
+    // the budget: Hadoop's expected time, and at least twice what the route took there
+    assertEquals(Math.max(2 + K * (64 << 10) / SLOW, 2 * 21), c.budgetMillis, 0.01,
+        c.reason());
+    // its cells stay judged by the cells: 1 MiB at 195 ms against Hadoop's 505
+    assertTrue(ch.choose(insideLostUnit(1 << 20), "inec", route).routes);
+  }
+
+  @Test
+  void hadoopsStreamIsJudgedByItsReadsNearTheSize() {
+    // small degraded reads pay Hadoop's k connections, large ones barely: a line through
+    // all of them, the small ones few, puts a 384 KiB read at 31 ms where it took 45
+    ReadCost hadoop = new ReadCost();
+    for (int i = 0; i < 3; i++) {
+      hadoop.add(6 * (64 << 10), 45);
+    }
+    for (int i = 0; i < 7; i++) {
+      hadoop.add(6 << 20, 500);
+    }
+    for (int i = 0; i < 6; i++) {
+      hadoop.add(24 << 20, 2_000);
+    }
+    double fromAll = hadoop.estimateMillisLow(6 * (64 << 10));
+    assertTrue(fromAll < 36, "the line through every size: " + fromAll);
+    ReadCost route = new ReadCost();
+    for (int i = 0; i < 3; i++) {
+      route.add(64 << 10, 40);
+    }
+    ReadChooser.Choice c = new ReadChooser("cost", 0, hadoop)
+        .choose(insideLostUnit(64 << 10), "switch", route);
+    assertTrue(c.routes, c.reason());
+    assertTrue(c.reason().contains("against Hadoop's stream 45.0 ms"), c.reason());
+  }
+
+  @Test
+  void aReadIsSentToTheRouteTheChooserExpectsFastestNotAStaleOneTheRouterPutFirst() {
+    long[] now = {0};
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW), () -> now[0]);
+    ReadCost stale = new ReadCost(() -> now[0]);
+    for (int i = 0; i < 3; i++) {
+      stale.add(1 << 20, 150); // the switch's cells, a minute ago: the router still ranks it
+    }
+    now[0] += 60_000;
+    ReadCost fresh = new ReadCost(() -> now[0]);
+    for (int i = 0; i < 3; i++) {
+      fresh.add(64 << 10, 21);
+      fresh.add(1 << 20, 110);
+    }
+    java.util.Map<String, ReadCost> costs = java.util.Map.of("switch", stale, "inec", fresh);
+    ReadChooser.ReadShape small = insideLostUnit(64 << 10);
+    // judged by the prior (40 ms and the range at the link), the switch loses to Hadoop's 33.5
+    assertFalse(ch.choose(small, "switch", stale).routes);
+    String route = ch.fastestRoute(small, java.util.List.of("switch", "inec"), costs::get);
+    assertEquals("inec", route);
+    ReadChooser.Choice c = ch.choose(small, route, costs.get(route));
+    assertTrue(c.routes, c.reason());
+    assertEquals("inec", ch.fastestRoute(insideLostUnit(1 << 20),
+        java.util.List.of("switch", "inec"), costs::get), "110 ms against 40 + 84");
+    // the router's exploration put a route measured once first: judged by the prior (40 ms
+    // and the range at the link), it would leave the small read to Hadoop's stream
+    ReadCost once = new ReadCost(() -> now[0]);
+    once.add(1 << 20, 100);
+    java.util.Map<String, ReadCost> exploring = java.util.Map.of("switch", once, "inec", fresh);
+    assertEquals("inec", ch.fastestRoute(small, java.util.List.of("switch", "inec"),
+        exploring::get));
+    // where no measured route wins and the prior is the least, the unmeasured route is tried
+    // (and so measured)
+    ReadCost slowCells = new ReadCost(() -> now[0]);
+    for (int i = 0; i < 3; i++) {
+      slowCells.add(1 << 20, 600); // Hadoop's stream: 505
+    }
+    assertEquals("switch", ch.fastestRoute(insideLostUnit(1 << 20),
+        java.util.List.of("inec", "switch"), java.util.Map.of("switch", once, "inec",
+            slowCells)::get), "40 + 84 ms against 600");
+    // forced reads keep the router's order
+    assertEquals("switch", new ReadChooser("routes", 0, hadoopOn(SLOW)).fastestRoute(small,
+        java.util.List.of("switch", "inec"), costs::get));
+    assertNull(ch.fastestRoute(small, java.util.List.of(), costs::get));
+  }
+
+  @Test
+  void hadoopsStreamMeasuredOnOneSizeOnlyStillErrsLow() {
+    // no fit (one size): its reads of 3 MiB are not taken for what 1 MiB costs
+    ReadCost hadoop = new ReadCost();
+    for (int i = 0; i < 3; i++) {
+      hadoop.add(3 << 20, 270);
+    }
+    ReadCost route = new ReadCost();
+    for (int i = 0; i < 3; i++) {
+      route.add(1 << 18, 150);
+    }
+    ReadChooser.Choice c = new ReadChooser("cost", 0, hadoop)
+        .choose(new ReadChooser.ReadShape(1 << 20, 1 << 18, 0), "switch", route);
+    assertFalse(c.routes, c.reason());
+    assertTrue(c.reason().contains("against Hadoop's stream 90.0 ms"), c.reason());
+  }
+
+  @Test
+  void aRouteUnusedForAWhileIsJudgedByNoMoreThanThePriorNorHeldBackByIt() {
+    long[] now = {0};
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW), () -> now[0]);
+    ReadCost good = new ReadCost(() -> now[0]);
+    ReadCost bad = new ReadCost(() -> now[0]);
+    for (int i = 0; i < 3; i++) {
+      good.add(64 << 10, 11); // RS(3,2)'s switch on the testbed, warm
+      bad.add(64 << 10, 900); // loaded by a reconstruction
+    }
+    now[0] += 2 * ReadCost.RECENT_MS;
+    ReadChooser.Choice c = ch.choose(insideLostUnit(64 << 10), "switch", good);
+    assertTrue(c.routes, "a minute unused, not shunned from small reads: " + c.reason());
+    assertTrue(c.reason().startsWith("switch 11.0 ms"), c.reason());
+    ReadChooser.Choice cell = ch.choose(insideLostUnit(1 << 20), "switch", bad);
+    assertTrue(cell.routes, "tried again at the prior, 40 ms and the cell at the link: "
+        + cell.reason());
+  }
+
+  @Test
+  void aMeasuredRouteThatWinsIsNotPassedOverForOneJudgedAtThePrior() {
+    long[] now = {0};
+    ReadChooser ch = new ReadChooser("cost", 0, hadoopOn(SLOW), () -> now[0]);
+    ReadCost slow = new ReadCost(() -> now[0]);
+    for (int i = 0; i < 3; i++) {
+      slow.add(1 << 20, 900); // loaded a while ago
+    }
+    now[0] += 2 * ReadCost.RECENT_MS;
+    ReadCost steady = new ReadCost(() -> now[0]);
+    for (int i = 0; i < 3; i++) {
+      steady.add(1 << 20, 130); // above the prior's 40 + 84 ms, well under Hadoop's 505
+    }
+    java.util.Map<String, ReadCost> costs = java.util.Map.of("a", steady, "b", slow);
+    // b at the prior would win on estimates, lose its read to the hedge, leave every route
+    // for 30 s, and be judged at the prior again
+    assertEquals("a", ch.fastestRoute(insideLostUnit(1 << 20), java.util.List.of("b", "a"),
+        costs::get));
   }
 
   @Test

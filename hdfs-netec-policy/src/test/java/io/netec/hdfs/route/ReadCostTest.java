@@ -84,16 +84,63 @@ class ReadCostTest {
   }
 
   @Test
-  void recentMillisSeesOnlyTheLastFew() {
+  void aSlowdownIsWhatTheLastFewTookOverTheEstimateOfTheirSizes() {
     ReadCost c = new ReadCost();
     for (int i = 0; i < 10; i++) {
       c.add(1_000, 11);
     }
-    assertEquals(10 + 5, c.recentMillis(5_000, 0.001, 3), 1e-9);
+    assertEquals(1, c.slowdown(3, 4, 0.001, 3), 1e-9);
+    assertEquals(1, new ReadCost().slowdown(3, 4, 0.001, 3), 1e-9, "nothing measured");
     c.add(1_000, 501);
+    assertEquals(1, c.slowdown(3, 4, 0.001, 3), 1e-9, "one slow read of three");
     c.add(1_000, 401);
-    assertEquals(400 + 5, c.recentMillis(5_000, 0.001, 3), 1e-9, "median of 10, 500, 400");
-    assertEquals(-1, new ReadCost().recentMillis(5_000, 0.001, 3));
+    // the estimate near 1,000 bytes is the median of 10 x 11, 501, 401: 11
+    assertEquals(401.0 / 11, c.slowdown(3, 4, 0.001, 3), 1e-9, "median of 1, 45.5, 36.5");
+    assertEquals(1, c.slowdown(20, 4, 0.001, 3), 1e-9, "fewer than asked for");
+  }
+
+  @Test
+  void readsOfOtherSizesAtTheirUsualTimesAreNoSlowdown() {
+    // a route's small reads' fixed cost is not its cells' (INEC: slower a byte on cells)
+    ReadCost c = new ReadCost();
+    for (int i = 0; i < 5; i++) {
+      c.add(64 << 10, 21);
+      c.add(1 << 20, 195);
+      c.add(4 << 20, 460);
+    }
+    assertEquals(1, c.slowdown(3, 4, c.fittedMillisPerByte(), 3), 1e-9);
+  }
+
+  @Test
+  void theMeasurementsNearASize() {
+    ReadCost c = new ReadCost();
+    for (int i = 0; i < 7; i++) {
+      c.add(1 << 20, 195);
+    }
+    for (int i = 0; i < 6; i++) {
+      c.add(4 << 20, 460);
+    }
+    assertEquals(0, c.samplesNear(1 << 16, 4));
+    assertEquals(-1, c.nearMillis(1 << 16, 4, 1e-4, 1), "none near 64 KiB");
+    double fromAll = c.estimateNear(1 << 16, 4, c.fittedMillisPerByte(), 3);
+    assertTrue(fromAll > 100, "cells and units alone read as a large fixed cost: " + fromAll);
+    c.add(1 << 16, 21);
+    c.add(1 << 16, 19);
+    assertEquals(-1, c.nearMillis(1 << 16, 4, 1e-4, 3), "two of three");
+    c.add(1 << 18, 30); // 30 less 192 KiB at 1e-4 ms a byte: 10.34
+    assertEquals(3, c.samplesNear(1 << 16, 4));
+    assertEquals(19, c.nearMillis(1 << 16, 4, 1e-4, 3), 1e-9, "median of 21, 19, 10.34");
+    assertEquals(19, c.estimateNear(1 << 16, 4, 1e-4, 3), 1e-9);
+    assertEquals(14, c.samplesNear(1 << 20, 4), "1 MiB: the cells, 256 KiB, 4 MiB");
+  }
+
+  @Test
+  void aMeasurementMovedDownIsNeverBelowItsTimeScaledDown() {
+    ReadCost c = new ReadCost();
+    c.add(1 << 20, 50); // at 1e-4 ms a byte, moved to 256 KiB: 50 - 78.6, below zero
+    assertEquals(50.0 / 4, c.nearMillis(1 << 18, 4, 1e-4, 1), 1e-9);
+    assertEquals(50 + 3 * (1 << 20) * 1e-4, c.nearMillis(4 << 20, 4, 1e-4, 1), 1e-9,
+        "moved up at the rate");
   }
 
   @Test

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -294,6 +295,27 @@ class ReconstructionRouterTest {
     assertEquals("a", r.repair(request(), new MemorySink(), judged).route,
         "the judged order, not the one of the turn now");
     assertEquals("a", r.firstUsableNetworkRoute(UNIT), "a fixed order's task took no turn");
+  }
+
+  @Test
+  void aCallerMayPutTheRouteItJudgedFirst() {
+    RouteMetrics metrics = new RouteMetrics();
+    ReconstructionRouter r = router(0, 0, metrics, route("a", "ok"), route("b", "ok"));
+    ReconstructionRouter.Order order = r.order(UNIT);
+    assertEquals(List.of("a", "b"), r.usableNetworkRoutes(order), "native is not one");
+    assertSame(order, ReconstructionRouter.withFirst(order, "a"), "first already");
+    assertSame(order, ReconstructionRouter.withFirst(order, null), "none judged");
+    assertSame(order, ReconstructionRouter.withFirst(order, "native"), "not a network route");
+    ReconstructionRouter.Order bFirst = ReconstructionRouter.withFirst(order, "b");
+    assertEquals(List.of("b", "a"), r.usableNetworkRoutes(bFirst));
+    long before = metrics.orderedByCostCount();
+    calls.clear();
+    assertEquals("b", r.repair(request(), new MemorySink(), bFirst).route);
+    assertEquals(List.of("b:ok", "keep"), calls);
+    assertEquals(before + 1, metrics.orderedByCostCount(), "an order not the configured one");
+    before = metrics.orderedByCostCount();
+    r.repair(request(), new MemorySink(), ReconstructionRouter.withFirst(r.order(UNIT), "a"));
+    assertEquals(before, metrics.orderedByCostCount(), "the configured order, unchanged");
   }
 
   @Test

@@ -133,6 +133,8 @@ class SoftwareSwitchTest {
       lengths[r] = setup.length();
     }
     SwitchClient.Result res = SwitchClient.rebuild(control, setup, lengths, () -> sinks);
+    // the reader returns at its FIN; the switch's counts are final once it closed
+    assertTrue(res.closed.awaitUninterruptibly(5_000), "the VIP connection closed");
     if (result != null) {
       result[0] = res;
     }

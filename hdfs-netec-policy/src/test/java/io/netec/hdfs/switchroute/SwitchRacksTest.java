@@ -145,6 +145,8 @@ class SwitchRacksTest {
     r.result = SwitchClient.rebuild(plan, flat, new long[] {LENGTH}, () -> sinks,
         (rack, at, e) -> r.notTaken.add((rack == null ? "parent" : rack) + ": "
             + e.getMessage()));
+    // the reader returns at its FIN; the switches' counts are final once they closed
+    assertTrue(r.result.closed.awaitUninterruptibly(5_000), "the VIP connection closed");
     return r.bytes.toByteArray();
   }
 
