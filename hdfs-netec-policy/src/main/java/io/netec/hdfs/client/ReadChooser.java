@@ -257,10 +257,8 @@ final class ReadChooser {
     }
     RouteEstimate e = estimate(read, routeCost);
     double healthy = read.healthyBytes > 0 ? hadoopMillis(read.healthyBytes) : 0;
-    double least = e.least;
-    double rebuilt = e.rebuilt;
-    double viaRoute = rebuilt + healthy;
-    if (viaRoute >= viaHadoop && e.measured && least + healthy < viaHadoop
+    double viaRoute = e.rebuilt + healthy;
+    if (viaRoute >= viaHadoop && e.measured && e.least + healthy < viaHadoop
         && e.near == 0
         && !probeLostLately(route)
         && probeCandidates.getAndIncrement() % PROBE_EVERY == 0) {
@@ -268,7 +266,7 @@ final class ReadChooser {
       return new Choice(true, () -> String.format("probing %s: never measured within %.0fx "
           + "of %d bytes (there %.1f ms from the sizes it was, at its least %.1f ms), against "
           + "Hadoop's stream %.1f ms for %d bytes", route, NEAR_FACTOR, read.routedBytes,
-          viaRoute, least + healthy, viaHadoop, read.hadoopBytes),
+          viaRoute, e.least + healthy, viaHadoop, read.hadoopBytes),
           Math.max(1, viaHadoop), 0, true);
     }
     Supplier<String> why = () -> String.format("%s %.1f ms for %d bytes against Hadoop's "
@@ -276,11 +274,11 @@ final class ReadChooser {
         viaHadoop, read.hadoopBytes) + (e.measured ? String.format(" (the route: %.1f ms from "
         + "%s, its last %d %.2fx that, at least %.1f)", e.fromSizes, e.near > 0
         ? e.near + " measurements near this size" : "every size measured", ReadCost.MIN_TRUSTED,
-        e.slowdown, least) : "");
+        e.slowdown, e.least) : "");
     // a route's first tasks are slow by nature (connections, JIT): they are given more time,
     // as they must be to measure the route at all; a read the route overruns is hedged
     double cold = !routeCost.trusted() ? COLD_ALLOWANCE_MS : 0;
-    return new Choice(viaRoute < viaHadoop, why, Math.max(viaHadoop, 2 * rebuilt) + cold, cold,
+    return new Choice(viaRoute < viaHadoop, why, Math.max(viaHadoop, 2 * e.rebuilt) + cold, cold,
         false);
   }
 

@@ -231,15 +231,10 @@ public final class ReadCost {
   }
 
   /**
-   * Whether a held measurement moved between {@code b / factor} and {@code b * factor} bytes:
-   * whether this way of reading was seen near that size, or its estimate for {@code b} is
+   * How many held measurements moved between {@code b / factor} and {@code b * factor} bytes:
+   * none, and this way of reading was never seen near that size, its estimate for {@code b}
    * drawn from sizes far from it alone.
    */
-  public boolean measuredNear(long b, double factor) {
-    return samplesNear(b, factor) > 0;
-  }
-
-  /** How many held measurements moved between {@code b / factor} and {@code b * factor} bytes. */
   public synchronized int samplesNear(long b, double factor) {
     forgetOld();
     int n = 0;

@@ -421,7 +421,7 @@ class ClientStreamTest {
         assertTrue(ms < 10_000, "read took " + ms + " ms: the route's stall waited out");
         assertEquals(io.netec.hdfs.route.ReadCost.MIN_TRUSTED + 1, cost.samples(),
             "what the probe took is the route's measurement at that size");
-        assertTrue(cost.measuredNear(small.length, 4));
+        assertTrue(cost.samplesNear(small.length, 4) > 0);
         for (int i = 0; i < 16; i++) {
           cost.add(CELL / 4, 400); // quarter cells push the probe's own time out of the ring
         }

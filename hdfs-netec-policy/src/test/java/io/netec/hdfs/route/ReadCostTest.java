@@ -147,16 +147,16 @@ class ReadCostTest {
   void theFitsRateAndWhetherASizeWasSeenNear() {
     ReadCost c = new ReadCost();
     assertEquals(-1, c.fittedMillisPerByte());
-    assertFalse(c.measuredNear(1 << 16, 4));
+    assertEquals(0, c.samplesNear(1 << 16, 4));
     c.add(1 << 20, 195);
     c.add(1 << 20, 200);
     assertEquals(-1, c.fittedMillisPerByte(), "one size: no rate");
-    assertFalse(c.measuredNear(1 << 16, 4), "64 KiB is 16x from 1 MiB");
-    assertTrue(c.measuredNear(1 << 18, 4));
-    assertTrue(c.measuredNear(1 << 22, 4));
-    assertFalse(c.measuredNear((1 << 22) + 1, 4));
+    assertEquals(0, c.samplesNear(1 << 16, 4), "64 KiB is 16x from 1 MiB");
+    assertEquals(2, c.samplesNear(1 << 18, 4));
+    assertEquals(2, c.samplesNear(1 << 22, 4));
+    assertEquals(0, c.samplesNear((1 << 22) + 1, 4));
     c.add(1 << 16, 25);
-    assertTrue(c.measuredNear(1 << 16, 4));
+    assertEquals(1, c.samplesNear(1 << 16, 4));
     double perByte = c.fittedMillisPerByte();
     assertEquals((197.5 - 25) / ((1 << 20) - (1 << 16)), perByte, 1e-5);
   }
