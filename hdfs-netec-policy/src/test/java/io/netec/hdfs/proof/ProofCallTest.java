@@ -1,0 +1,198 @@
+package io.netec.hdfs.proof;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netec.hdfs.codec.Fingerprint;
+import io.netec.hdfs.route.MemoryBlocks;
+import io.netec.hdfs.switchroute.wire.ControlFrames;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
+import org.apache.hadoop.util.DataChecksum;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A verifier's call to one survivor's proof service, over real sockets: the checksum then the
+ * fingerprint of exactly the range from a real {@link ProofService}; and each way a call
+ * fails, named: a refusal, a service gone (nothing listening), a connection closed after the
+ * checksum, an answer that does not parse, a fingerprint before the checksum, a call closed
+ * before it started, a DataNode with no address.
+ */
+class ProofCallTest {
+  private static final long WAIT = TimeUnit.SECONDS.toNanos(10);
+  private final MemoryBlocks blocks = new MemoryBlocks();
+  private final byte[] unit = new byte[200_003];
+  private ProofService service;
+
+  @BeforeEach
+  void start() throws IOException {
+    new Random(5).nextBytes(unit);
+    blocks.put(7, unit);
+    service = new ProofService(blocks, "127.0.0.1", 0, 4, 2_000);
+  }
+
+  @AfterEach
+  void stop() {
+    service.close();
+  }
+
+  private static ProofRequest request(long unitLength, long offset, long length, byte[] key) {
+    return new ProofRequest(new ExtendedBlock("bp", 7, 0, 1001), "", unitLength, offset, length,
+        key);
+  }
+
+  private InetSocketAddress serviceAddress() {
+    return new InetSocketAddress("127.0.0.1", service.address().getPort());
+  }
+
+  /** The call's fingerprint, or, once it failed (or 10 s passed), null. */
+  private static byte[] await(ProofCall c) {
+    return c.awaitFingerprint(System.nanoTime() + WAIT);
+  }
+
+  @Test
+  void answersTheChecksumThenTheFingerprintOfTheRange() {
+    byte[] key = new byte[16];
+    new Random(6).nextBytes(key);
+    ProofCall c = ProofCall.prepare(2, serviceAddress(), request(unit.length, 4099, 70_000,
+        key));
+    c.start();
+    byte[] fp = await(c);
+    assertNull(c.failure());
+    byte[] range = java.util.Arrays.copyOfRange(unit, 4099, 4099 + 70_000);
+    assertArrayEquals(Fingerprint.of(key, range, 0, range.length), fp);
+    assertEquals(DataChecksum.Type.CRC32C, c.checksumNow().getChecksumType());
+    assertTrue(c.hasFingerprint());
+    assertEquals(2, c.unit());
+  }
+
+  @Test
+  void manyCallsAtOnceEachGetTheirOwnRange() {
+    byte[] key = new byte[16];
+    new Random(7).nextBytes(key);
+    ProofCall[] calls = new ProofCall[4]; // the service's cap
+    for (int i = 0; i < calls.length; i++) {
+      calls[i] = ProofCall.prepare(i, serviceAddress(), request(unit.length, i * 1000L,
+          65_536, key));
+    }
+    for (ProofCall c : calls) {
+      c.start();
+    }
+    for (int i = 0; i < calls.length; i++) {
+      byte[] range = java.util.Arrays.copyOfRange(unit, i * 1000, i * 1000 + 65_536);
+      assertArrayEquals(Fingerprint.of(key, range, 0, range.length), await(calls[i]),
+          "call " + i + ": " + calls[i].failure());
+    }
+  }
+
+  @Test
+  void aRefusalIsNamed() {
+    // a block longer than the replica here
+    ProofCall c = ProofCall.prepare(0, serviceAddress(), request(unit.length + 10, 0,
+        unit.length + 10, new byte[16]));
+    c.start();
+    assertNull(await(c));
+    assertTrue(c.failure().startsWith("refused: ") && c.failure().contains("no block"),
+        c.failure());
+  }
+
+  @Test
+  void aServiceThatIsNotThereFailsTheCallNamingIt() throws IOException {
+    int port;
+    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort(); // closed again: nothing listens there
+    }
+    InetSocketAddress gone = new InetSocketAddress("127.0.0.1", port);
+    ProofCall c = ProofCall.prepare(1, gone, request(unit.length, 0, 10, new byte[16]));
+    c.start();
+    assertNull(await(c));
+    assertTrue(c.failure().contains(String.valueOf(port)), c.failure());
+  }
+
+  @Test
+  void aDataNodeWithNoAddressFailsAtOnce() {
+    ProofCall c = ProofCall.prepare(4, null, request(unit.length, 0, 10, new byte[16]));
+    c.start();
+    assertNull(await(c));
+    assertTrue(c.failure().contains("unit 4 has no address"), c.failure());
+  }
+
+  @Test
+  void aCallClosedBeforeItStartsFailsAsClosed() {
+    ProofCall c = ProofCall.prepare(0, serviceAddress(), request(unit.length, 0, 10,
+        new byte[16]));
+    c.close();
+    c.start();
+    assertNull(await(c));
+    assertEquals("closed", c.failure());
+  }
+
+  /** A peer that reads the request, then sends {@code frames} (raw JSON each) and closes. */
+  private static InetSocketAddress peer(ServerSocket s, byte[]... frames) {
+    Thread t = new Thread(() -> {
+      try (Socket c = s.accept()) {
+        ControlFrames.read(new DataInputStream(c.getInputStream()));
+        DataOutputStream out = new DataOutputStream(c.getOutputStream());
+        for (byte[] f : frames) {
+          ControlFrames.write(out, f);
+        }
+      } catch (IOException e) {
+        // the call closed first
+      }
+    }, "proof-call-test-peer");
+    t.setDaemon(true);
+    t.start();
+    return new InetSocketAddress("127.0.0.1", s.getLocalPort());
+  }
+
+  private static ProofCall callTo(InetSocketAddress at) {
+    ProofCall c = ProofCall.prepare(3, at, request(1000, 0, 1000, new byte[16]));
+    c.start();
+    return c;
+  }
+
+  @Test
+  void aConnectionClosedAfterTheChecksumFailsTheCall() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      ProofCall c = callTo(peer(s, ProofAnswer.checksum(DataChecksum.newDataChecksum(
+          DataChecksum.Type.CRC32C, 512)).toJson()));
+      assertNull(await(c));
+      assertNotNull(c.checksumNow());
+      assertTrue(c.failure().startsWith("proof service ") && c.failure().contains(
+          String.valueOf(s.getLocalPort())), c.failure());
+    }
+  }
+
+  @Test
+  void anAnswerThatDoesNotParseFailsTheCallNamingIt() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      ProofCall c = callTo(peer(s, "{\"ok\":".getBytes(StandardCharsets.UTF_8)));
+      assertNull(await(c));
+      assertNull(c.checksumNow());
+      assertTrue(c.failure().startsWith("proof service "), c.failure());
+    }
+  }
+
+  @Test
+  void aFingerprintBeforeItsChecksumFailsTheCall() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      ProofCall c = callTo(peer(s, ProofAnswer.fingerprint(new byte[Fingerprint.BYTES], 1000)
+          .toJson()));
+      assertNull(await(c));
+      assertEquals("answered a fingerprint before its checksum", c.failure());
+    }
+  }
+}
