@@ -26,10 +26,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A verifier's call to one survivor's proof service, over real sockets: the checksum then the
- * fingerprint of exactly the range from a real {@link ProofService}; and each way a call
- * fails, named: a refusal, a service gone (nothing listening), a connection closed after the
- * checksum, an answer that does not parse, a fingerprint before the checksum, a call closed
- * before it started, a DataNode with no address.
+ * fingerprint of exactly the range from a real {@link ProofService}; and these ways a call
+ * fails, each named: a refusal, a connection refused (nothing listening), a connection closed
+ * after the checksum, an answer that does not parse, a fingerprint before the checksum, a call
+ * closed before it started or while it waits, a DataNode with no address.
  */
 class ProofCallTest {
   private static final long WAIT = TimeUnit.SECONDS.toNanos(10);
@@ -80,7 +80,7 @@ class ProofCallTest {
   }
 
   @Test
-  void manyCallsAtOnceEachGetTheirOwnRange() {
+  void callsStartedTogetherEachGetTheirOwnRange() {
     byte[] key = new byte[16];
     new Random(7).nextBytes(key);
     ProofCall[] calls = new ProofCall[4]; // the service's cap
@@ -110,23 +110,25 @@ class ProofCallTest {
   }
 
   @Test
-  void aServiceThatIsNotThereFailsTheCallNamingIt() throws IOException {
-    int port;
-    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      port = s.getLocalPort(); // closed again: nothing listens there
+  void aConnectionRefusedFailsTheCallNamingIt() throws IOException {
+    // a port bound and not listening: held for the test, and every connect to it refused
+    try (Socket holder = new Socket()) {
+      holder.bind(new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0));
+      InetSocketAddress refusing = new InetSocketAddress("127.0.0.1", holder.getLocalPort());
+      ProofCall c = ProofCall.prepare(1, refusing, request(unit.length, 0, 10, new byte[16]));
+      c.start();
+      assertNull(await(c));
+      assertTrue(c.failure().contains("ConnectException")
+          && c.failure().contains(String.valueOf(refusing.getPort())), c.failure());
     }
-    InetSocketAddress gone = new InetSocketAddress("127.0.0.1", port);
-    ProofCall c = ProofCall.prepare(1, gone, request(unit.length, 0, 10, new byte[16]));
-    c.start();
-    assertNull(await(c));
-    assertTrue(c.failure().contains(String.valueOf(port)), c.failure());
   }
 
   @Test
   void aDataNodeWithNoAddressFailsAtOnce() {
     ProofCall c = ProofCall.prepare(4, null, request(unit.length, 0, 10, new byte[16]));
     c.start();
-    assertNull(await(c));
+    assertNull(c.awaitFingerprint(System.nanoTime() + TimeUnit.SECONDS.toNanos(1)));
+    assertNotNull(c.failure(), "failed within 1 s");
     assertTrue(c.failure().contains("unit 4 has no address"), c.failure());
   }
 
@@ -138,6 +140,34 @@ class ProofCallTest {
     c.start();
     assertNull(await(c));
     assertEquals("closed", c.failure());
+  }
+
+  @Test
+  void aCallClosedWhileItWaitsFailsAsClosed() throws Exception {
+    try (ServerSocket s = loopbackServer()) {
+      java.util.concurrent.CountDownLatch asked = new java.util.concurrent.CountDownLatch(1);
+      Thread peer = new Thread(() -> {
+        try (Socket c = s.accept()) {
+          ControlFrames.read(new DataInputStream(c.getInputStream()));
+          asked.countDown();
+          c.getInputStream().read(); // never answers: holds until the call closes
+        } catch (IOException e) {
+          // the call closed
+        }
+      }, "proof-call-test-silent-peer");
+      peer.setDaemon(true);
+      peer.start();
+      ProofCall c = callTo(new InetSocketAddress("127.0.0.1", s.getLocalPort()));
+      assertTrue(asked.await(10, TimeUnit.SECONDS), "the request came");
+      assertNull(c.failure());
+      c.close();
+      assertNull(c.awaitFingerprint(System.nanoTime() + TimeUnit.SECONDS.toNanos(2)));
+      assertEquals("closed", c.failure());
+    }
+  }
+
+  private static ServerSocket loopbackServer() throws IOException {
+    return new ServerSocket(0, 4, java.net.InetAddress.getLoopbackAddress());
   }
 
   /** A peer that reads the request, then sends {@code frames} (raw JSON each) and closes. */
@@ -166,7 +196,7 @@ class ProofCallTest {
 
   @Test
   void aConnectionClosedAfterTheChecksumFailsTheCall() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
+    try (ServerSocket s = loopbackServer()) {
       ProofCall c = callTo(peer(s, ProofAnswer.checksum(DataChecksum.newDataChecksum(
           DataChecksum.Type.CRC32C, 512)).toJson()));
       assertNull(await(c));
@@ -178,7 +208,7 @@ class ProofCallTest {
 
   @Test
   void anAnswerThatDoesNotParseFailsTheCallNamingIt() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
+    try (ServerSocket s = loopbackServer()) {
       ProofCall c = callTo(peer(s, "{\"ok\":".getBytes(StandardCharsets.UTF_8)));
       assertNull(await(c));
       assertNull(c.checksumNow());
@@ -188,7 +218,7 @@ class ProofCallTest {
 
   @Test
   void aFingerprintBeforeItsChecksumFailsTheCall() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
+    try (ServerSocket s = loopbackServer()) {
       ProofCall c = callTo(peer(s, ProofAnswer.fingerprint(new byte[Fingerprint.BYTES], 1000)
           .toJson()));
       assertNull(await(c));
