@@ -1,5 +1,6 @@
 package io.netec.hdfs.proof;
 
+import static io.netec.hdfs.proof.ProofServiceTest.request;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -12,13 +13,15 @@ import io.netec.hdfs.switchroute.wire.ControlFrames;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
 import org.apache.hadoop.util.DataChecksum;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -33,6 +36,8 @@ import org.junit.jupiter.api.Test;
  */
 class ProofCallTest {
   private static final long WAIT = TimeUnit.SECONDS.toNanos(10);
+  /** A key for calls whose fingerprint is never compared. */
+  private static final byte[] ZERO_KEY = new byte[Fingerprint.KEY_BYTES];
   private final MemoryBlocks blocks = new MemoryBlocks();
   private final byte[] unit = new byte[200_003];
   private ProofService service;
@@ -49,11 +54,6 @@ class ProofCallTest {
     service.close();
   }
 
-  private static ProofRequest request(long unitLength, long offset, long length, byte[] key) {
-    return new ProofRequest(new ExtendedBlock("bp", 7, 0, 1001), "", unitLength, offset, length,
-        key);
-  }
-
   private InetSocketAddress serviceAddress() {
     return new InetSocketAddress("127.0.0.1", service.address().getPort());
   }
@@ -65,14 +65,14 @@ class ProofCallTest {
 
   @Test
   void answersTheChecksumThenTheFingerprintOfTheRange() {
-    byte[] key = new byte[16];
+    byte[] key = new byte[Fingerprint.KEY_BYTES];
     new Random(6).nextBytes(key);
     ProofCall c = ProofCall.prepare(2, serviceAddress(), request(unit.length, 4099, 70_000,
         key));
     c.start();
     byte[] fp = await(c);
     assertNull(c.failure());
-    byte[] range = java.util.Arrays.copyOfRange(unit, 4099, 4099 + 70_000);
+    byte[] range = Arrays.copyOfRange(unit, 4099, 4099 + 70_000);
     assertArrayEquals(Fingerprint.of(key, range, 0, range.length), fp);
     assertEquals(DataChecksum.Type.CRC32C, c.checksumNow().getChecksumType());
     assertTrue(c.hasFingerprint());
@@ -81,7 +81,7 @@ class ProofCallTest {
 
   @Test
   void callsStartedTogetherEachGetTheirOwnRange() {
-    byte[] key = new byte[16];
+    byte[] key = new byte[Fingerprint.KEY_BYTES];
     new Random(7).nextBytes(key);
     ProofCall[] calls = new ProofCall[4]; // the service's cap
     for (int i = 0; i < calls.length; i++) {
@@ -92,7 +92,7 @@ class ProofCallTest {
       c.start();
     }
     for (int i = 0; i < calls.length; i++) {
-      byte[] range = java.util.Arrays.copyOfRange(unit, i * 1000, i * 1000 + 65_536);
+      byte[] range = Arrays.copyOfRange(unit, i * 1000, i * 1000 + 65_536);
       assertArrayEquals(Fingerprint.of(key, range, 0, range.length), await(calls[i]),
           "call " + i + ": " + calls[i].failure());
     }
@@ -102,7 +102,7 @@ class ProofCallTest {
   void aRefusalIsNamed() {
     // a block longer than the replica here
     ProofCall c = ProofCall.prepare(0, serviceAddress(), request(unit.length + 10, 0,
-        unit.length + 10, new byte[16]));
+        unit.length + 10, ZERO_KEY));
     c.start();
     assertNull(await(c));
     assertTrue(c.failure().startsWith("refused: ") && c.failure().contains("no block"),
@@ -113,9 +113,9 @@ class ProofCallTest {
   void aConnectionRefusedFailsTheCallNamingIt() throws IOException {
     // a port bound and not listening: held for the test, and every connect to it refused
     try (Socket holder = new Socket()) {
-      holder.bind(new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0));
+      holder.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
       InetSocketAddress refusing = new InetSocketAddress("127.0.0.1", holder.getLocalPort());
-      ProofCall c = ProofCall.prepare(1, refusing, request(unit.length, 0, 10, new byte[16]));
+      ProofCall c = ProofCall.prepare(1, refusing, request(unit.length, 0, 10, ZERO_KEY));
       c.start();
       assertNull(await(c));
       assertTrue(c.failure().contains("ConnectException")
@@ -125,7 +125,7 @@ class ProofCallTest {
 
   @Test
   void aDataNodeWithNoAddressFailsAtOnce() {
-    ProofCall c = ProofCall.prepare(4, null, request(unit.length, 0, 10, new byte[16]));
+    ProofCall c = ProofCall.prepare(4, null, request(unit.length, 0, 10, ZERO_KEY));
     c.start();
     assertNull(c.awaitFingerprint(System.nanoTime() + TimeUnit.SECONDS.toNanos(1)));
     assertNotNull(c.failure(), "failed within 1 s");
@@ -134,8 +134,7 @@ class ProofCallTest {
 
   @Test
   void aCallClosedBeforeItStartsFailsAsClosed() {
-    ProofCall c = ProofCall.prepare(0, serviceAddress(), request(unit.length, 0, 10,
-        new byte[16]));
+    ProofCall c = ProofCall.prepare(0, serviceAddress(), request(unit.length, 0, 10, ZERO_KEY));
     c.close();
     c.start();
     assertNull(await(c));
@@ -145,19 +144,8 @@ class ProofCallTest {
   @Test
   void aCallClosedWhileItWaitsFailsAsClosed() throws Exception {
     try (ServerSocket s = loopbackServer()) {
-      java.util.concurrent.CountDownLatch asked = new java.util.concurrent.CountDownLatch(1);
-      Thread peer = new Thread(() -> {
-        try (Socket c = s.accept()) {
-          ControlFrames.read(new DataInputStream(c.getInputStream()));
-          asked.countDown();
-          c.getInputStream().read(); // never answers: holds until the call closes
-        } catch (IOException e) {
-          // the call closed
-        }
-      }, "proof-call-test-silent-peer");
-      peer.setDaemon(true);
-      peer.start();
-      ProofCall c = callTo(new InetSocketAddress("127.0.0.1", s.getLocalPort()));
+      CountDownLatch asked = new CountDownLatch(1);
+      ProofCall c = callTo(peer(s, asked));
       assertTrue(asked.await(10, TimeUnit.SECONDS), "the request came");
       assertNull(c.failure());
       c.close();
@@ -167,17 +155,30 @@ class ProofCallTest {
   }
 
   private static ServerSocket loopbackServer() throws IOException {
-    return new ServerSocket(0, 4, java.net.InetAddress.getLoopbackAddress());
+    return new ServerSocket(0, 4, InetAddress.getLoopbackAddress());
   }
 
   /** A peer that reads the request, then sends {@code frames} (raw JSON each) and closes. */
   private static InetSocketAddress peer(ServerSocket s, byte[]... frames) {
+    return peer(s, new CountDownLatch(1), frames);
+  }
+
+  /**
+   * A peer that reads the request, counts {@code asked} down, then sends {@code frames} (raw
+   * JSON each) and closes; with no frames it never answers, holding until the call closes.
+   */
+  private static InetSocketAddress peer(ServerSocket s, CountDownLatch asked,
+      byte[]... frames) {
     Thread t = new Thread(() -> {
       try (Socket c = s.accept()) {
         ControlFrames.read(new DataInputStream(c.getInputStream()));
+        asked.countDown();
         DataOutputStream out = new DataOutputStream(c.getOutputStream());
         for (byte[] f : frames) {
           ControlFrames.write(out, f);
+        }
+        if (frames.length == 0) {
+          c.getInputStream().read();
         }
       } catch (IOException e) {
         // the call closed first
@@ -189,7 +190,7 @@ class ProofCallTest {
   }
 
   private static ProofCall callTo(InetSocketAddress at) {
-    ProofCall c = ProofCall.prepare(3, at, request(1000, 0, 1000, new byte[16]));
+    ProofCall c = ProofCall.prepare(3, at, request(1000, 0, 1000, ZERO_KEY));
     c.start();
     return c;
   }

@@ -72,7 +72,8 @@ class ProofServiceTest {
     return answers;
   }
 
-  private static ProofRequest request(long unitLength, long offset, long length, byte[] key) {
+  /** A request for block 7 (the tests' replica) with no token. */
+  static ProofRequest request(long unitLength, long offset, long length, byte[] key) {
     return new ProofRequest(new ExtendedBlock("bp", 7, 0, 1001), "", unitLength, offset, length,
         key);
   }
