@@ -1450,6 +1450,111 @@ class SoftwareSwitchTest {
   }
 
   /** Waits until the switch has counted exactly {@code n} failed tasks; a miss says how many. */
+  /**
+   * Issue 30: the survivors' streams start at the setup, while the reader connects to the VIP,
+   * and its HELLO takes them over, on its own event loop or moved onto it from the one they
+   * were made on (both happen here: the early loop is held fixed while the VIP connections
+   * land on either of the switch's two). Every byte is checked.
+   */
+  @Test
+  void survivorsStreamFromTheSetupAndTheReaderTakesThemOver() throws Exception {
+    SoftwareSwitch sw = startSwitch(4, 64L << 20);
+    io.netty.channel.EventLoop fixed = sw.earlyLoops.get();
+    sw.earlyLoops = () -> fixed;
+    int tasks = 6;
+    for (int i = 0; i < tasks; i++) {
+      List<SurvivorAgent> agents = startAgents(3);
+      SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {1}, 300_001, i);
+      SetupRequest setup = setup(g, agents, 16 * 1024, "", "early" + i);
+      byte[][] rows = rebuild(sw.controlAddress(), setup, null);
+      assertArrayEquals(g.units[1], rows[0], "task " + i + ": rebuilt unit 1");
+    }
+    assertEquals(tasks, sw.getTasksStartedEarly(), "every task's streams started early");
+    assertEquals(0, sw.getTasksEarlyReconnected());
+    long moved = sw.counters.earlyMoved.sum();
+    assertTrue(moved >= 1 && moved < tasks, "moved to the reader's loop in " + moved + " of "
+        + tasks + " (both ways taken)");
+    waitFor(() -> sw.getTasksCompleted() == tasks && sw.getSlotArraysInUse() == 0);
+  }
+
+  /**
+   * An early connection that fails is no failure of the task: the HELLO connects again, and a
+   * survivor still refusing then is named (its block), so the route can run again from spares.
+   */
+  @Test
+  void anEarlyConnectionRefusedIsMadeAgainAtTheHelloAndNamesItsSurvivor() throws Exception {
+    SoftwareSwitch sw = startSwitch(4, 64L << 20);
+    List<SurvivorAgent> agents = startAgents(3);
+    SwitchTaskTest.Group g = new SwitchTaskTest.Group(3, 2, new int[] {0}, 100_000, 7);
+    SetupRequest good = setup(g, agents, 16 * 1024, "", "refused");
+    try (java.net.Socket bound = new java.net.Socket()) {
+      bound.bind(new InetSocketAddress("127.0.0.1", 0)); // bound, not listening: refused
+      List<SetupRequest.Survivor> sv = new ArrayList<>(good.survivors());
+      SetupRequest.Survivor was = sv.get(2);
+      sv.set(2, new SetupRequest.Survivor(2, "127.0.0.1:" + bound.getLocalPort(), was.block(),
+          was.unitLength(), was.token()));
+      byte[][] co = {{(byte) good.coefficient(0, 0), (byte) good.coefficient(0, 1),
+          (byte) good.coefficient(0, 2)}};
+      SetupRequest setup = new SetupRequest("refused", good.payload(), 0, good.length(), 5_000,
+          sv, co, false, false);
+      IOException e = assertThrows(IOException.class,
+          () -> rebuild(sw.controlAddress(), setup, null));
+      assertTrue(e instanceof SwitchClient.SurvivorsFailed, String.valueOf(e));
+      assertEquals(List.of(was.block()), ((SwitchClient.SurvivorsFailed) e).blocks());
+    }
+    assertEquals(1, sw.getTasksEarlyReconnected());
+    assertEquals(0, sw.getTasksStartedEarly());
+  }
+
+  /**
+   * The early connections are made before any reader (the agents are asked for their streams
+   * at the setup), and a task no reader claims takes them with it.
+   */
+  @Test
+  void anUnclaimedTasksEarlyConnectionsCloseWithIt() throws Exception {
+    SoftwareSwitch sw = startSwitch(4, 64L << 20);
+    try (java.net.ServerSocket a0 = new java.net.ServerSocket(0, 4,
+            java.net.InetAddress.getLoopbackAddress());
+        java.net.ServerSocket a1 = new java.net.ServerSocket(0, 4,
+            java.net.InetAddress.getLoopbackAddress());
+        java.net.Socket control = new java.net.Socket()) {
+      List<SetupRequest.Survivor> sv = new ArrayList<>();
+      int[] ports = {a0.getLocalPort(), a1.getLocalPort()};
+      for (int i = 0; i < 2; i++) {
+        sv.add(new SetupRequest.Survivor(i, "127.0.0.1:" + ports[i],
+            new ExtendedBlock("bp", i + 1, 1 << 20, 1001).toString(), 1 << 20, ""));
+      }
+      SetupRequest setup = new SetupRequest("unclaimed", 4096, 1 << 20, 600_000, sv,
+          new byte[][] {{1, 1}}).held();
+      control.connect(sw.controlAddress(), 2_000);
+      io.netec.hdfs.switchroute.wire.ControlFrames.write(
+          new java.io.DataOutputStream(control.getOutputStream()), setup.toJson());
+      assertTrue(io.netec.hdfs.switchroute.wire.SetupAnswer.fromJson(
+          io.netec.hdfs.switchroute.wire.ControlFrames.read(
+              new java.io.DataInputStream(control.getInputStream()))).ok());
+      java.net.Socket[] early = {a0.accept(), a1.accept()};
+      try {
+        for (java.net.Socket e : early) {
+          e.setSoTimeout(10_000);
+          assertTrue(e.getInputStream().read() >= 0, "a stream request before any reader");
+        }
+        control.close(); // the requester goes away: its task, and the connections, with it
+        for (java.net.Socket e : early) {
+          byte[] rest = new byte[4096];
+          int n;
+          while ((n = e.getInputStream().read(rest)) >= 0) {
+            assertTrue(n > 0);
+          }
+        }
+      } finally {
+        for (java.net.Socket e : early) {
+          e.close();
+        }
+      }
+    }
+    awaitTasksFailed(sw, 1);
+  }
+
   private static void awaitTasksFailed(SoftwareSwitch sw, long n) throws InterruptedException {
     waitFor(() -> sw.getTasksFailed() == n,
         () -> "failed " + sw.getTasksFailed() + ", expected " + n);
