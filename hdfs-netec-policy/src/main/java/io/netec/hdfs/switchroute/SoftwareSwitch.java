@@ -110,11 +110,6 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
 
   private final PeerNetworks agentNetworks;
   private final CpuAccountedThreads ioThreads = new CpuAccountedThreads("netec-switch");
-  /**
-   * Where a task's early survivor connections are made (any loop: the reader's HELLO moves
-   * them onto its own); replaced by tests that need one loop or the other.
-   */
-  java.util.function.Supplier<io.netty.channel.EventLoop> earlyLoops;
 
   public SoftwareSwitch(Options opts) throws IOException {
     this.opts = opts;
@@ -124,7 +119,6 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     this.table = new TaskTable<>(opts.slotArrays, opts.slotsPerArray, opts.memoryBudgetBytes,
         opts.tasksPerPeer, opts.maxPayload, agentNetworks);
     this.group = Transport.group(opts.ioThreads, ioThreads);
-    this.earlyLoops = group::next;
     try {
       control = new ServerBootstrap().group(group).channel(Transport.serverChannel())
           .childHandler(new ChannelInitializer<SocketChannel>() {
@@ -234,16 +228,6 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   @Override
   public long getTasksPartialSums() {
     return counters.partialSums.sum();
-  }
-
-  @Override
-  public long getTasksStartedEarly() {
-    return counters.startedEarly.sum();
-  }
-
-  @Override
-  public long getTasksEarlyReconnected() {
-    return counters.earlyReconnected.sum();
   }
 
   @Override
@@ -373,7 +357,6 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
     if (req.premultiplied()) {
       counters.premultiplied.increment();
     }
-    l.startEarly(earlyLoops.get());
     // A reader that never comes must not hold the slot array.
     group.next().schedule(() -> expireUnclaimed(l), claimTimeoutMs(req), TimeUnit.MILLISECONDS);
     return SetupAnswer.accept(l.task.taskId(), l.task.slotArray(), l.task.slots(), vip(),
@@ -428,7 +411,6 @@ public final class SoftwareSwitch implements Closeable, SoftwareSwitchMXBean {
   /** Ends and releases {@code l} if no reader claimed it. */
   void releaseUnclaimed(SwitchSession l, String why) {
     if (table.endUnclaimed(l)) {
-      l.closeEarly();
       counters.failed.increment();
       logs.warn("unclaimed", "Task {} ({}) failed: {}", l.task.taskId(),
           LogLimiter.oneLine(l.task.setup().group()), why);

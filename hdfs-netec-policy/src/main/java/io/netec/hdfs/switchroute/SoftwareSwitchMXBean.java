@@ -15,15 +15,6 @@ public interface SoftwareSwitchMXBean {
   /** Tasks claimed by a parent switch: their rebuilt stream went on as a partial sum. */
   long getTasksPartialSums();
 
-  /**
-   * Tasks whose survivors' streams started at the setup, while the reader connected to the
-   * VIP, and were taken over by its HELLO.
-   */
-  long getTasksStartedEarly();
-
-  /** Tasks whose early survivor connections did not all hold: connected again at the HELLO. */
-  long getTasksEarlyReconnected();
-
   long getTasksRefused();
 
   long getTasksCompleted();

@@ -10,14 +10,10 @@ final class SurvivorStreamHandler extends SimpleChannelInboundHandler<NetecPacke
   private final SwitchSession live;
   private final int sender;
   private final SwitchCounters counters;
-  /** Made at the setup, before the bind ({@link SwitchSession#startEarly}). */
-  private final boolean early;
 
-  SurvivorStreamHandler(SwitchSession live, int sender, boolean early,
-      SwitchCounters counters) {
+  SurvivorStreamHandler(SwitchSession live, int sender, SwitchCounters counters) {
     this.live = live;
     this.sender = sender;
-    this.early = early;
     this.counters = counters;
   }
 
@@ -28,7 +24,7 @@ final class SurvivorStreamHandler extends SimpleChannelInboundHandler<NetecPacke
 
   @Override
   protected void channelRead0(ChannelHandlerContext ctx, NetecPacket p) {
-    if (live.done() || setAside()) {
+    if (live.done()) {
       return;
     }
     if (p.type() == NetecPacket.HELLO) {
@@ -67,28 +63,14 @@ final class SurvivorStreamHandler extends SimpleChannelInboundHandler<NetecPacke
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
-    if (setAside()) {
-      live.spoilEarly();
-    } else if (!live.done()) {
+    if (!live.done()) {
       live.fail("survivor " + sender + " closed its connection");
     }
   }
 
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-    if (setAside()) {
-      live.spoilEarly(); // before the bind the task connects again; after, it is done with it
-    } else {
-      live.fail("survivor " + sender + ": " + cause);
-    }
+    live.fail("survivor " + sender + ": " + cause);
     ctx.close();
-  }
-
-  /**
-   * Whether this connection's events are not its task's: an early one before the bind (a
-   * failure then only makes the bind connect again), or one the bind set aside.
-   */
-  private boolean setAside() {
-    return early && (!live.bound() || live.earlyDiscarded());
   }
 }

@@ -10,14 +10,6 @@ final class SwitchCounters {
   final LongAdder parents = new LongAdder();
   /** Tasks whose reader was a parent switch: their stream went on as a partial sum. */
   final LongAdder partialSums = new LongAdder();
-  /**
-   * Tasks whose survivors' streams started at the setup and were taken over at the bind, and
-   * those whose early connections did not all hold (connected again at the bind).
-   */
-  final LongAdder startedEarly = new LongAdder();
-  final LongAdder earlyReconnected = new LongAdder();
-  /** ... of those taken over, the tasks whose connections moved to the reader's event loop. */
-  final LongAdder earlyMoved = new LongAdder();
   final LongAdder refused = new LongAdder();
   final LongAdder completed = new LongAdder();
   final LongAdder failed = new LongAdder();

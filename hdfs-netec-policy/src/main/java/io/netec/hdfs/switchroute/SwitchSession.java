@@ -14,7 +14,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
-import io.netty.channel.EventLoop;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.channel.socket.SocketChannel;
 import java.net.InetSocketAddress;
@@ -61,12 +60,6 @@ final class SwitchSession extends TaskTable.Entry {
   InetSocketAddress[] agents;
   boolean[] heard;
   ScheduledFuture<?> helloResend;
-  /** The survivors were connected at the setup ({@link #startEarly}), not at the bind. */
-  private boolean early;
-  /** Some early connection did not hold: connect again at the bind (set on any loop). */
-  private volatile boolean earlySpoiled;
-  private volatile boolean bound;
-  private volatile boolean earlyDiscarded;
   int helloRounds;
   int[] unheardAcks;
 
@@ -77,179 +70,44 @@ final class SwitchSession extends TaskTable.Entry {
   }
 
   /**
-   * At the setup, before any reader connects: connects the survivor agents now, their reads
-   * off, so that their streams start (the agents open the block and send into their sockets)
-   * while the reader connects to the VIP; {@link #bind} takes the connections over. A task
-   * in datagram mode or with a child switch among its survivors starts at its bind, as does
-   * one whose early connections did not all hold (see {@link #spoilEarly}).
-   */
-  void startEarly(EventLoop loop) {
-    if (task.setup().datagram() || !task.setup().survivors().stream()
-        .allMatch(v -> v.child() == null)) {
-      return;
-    }
-    early = true;
-    for (int i = 0; i < survivors.length; i++) {
-      survivors[i] = connectSurvivor(i, loop, true);
-    }
-  }
-
-  /**
-   * An early connection failed, closed or threw before its reader bound: the task's survivors
-   * are connected again at the bind, where a failure is the task's and names its survivor.
-   */
-  void spoilEarly() {
-    earlySpoiled = true;
-  }
-
-  /** Whether a reader bound this task (read on any loop). */
-  boolean bound() {
-    return bound;
-  }
-
-  /** Closes the early connections of a task no reader claimed. */
-  void closeEarly() {
-    if (early) {
-      for (Channel c : survivors) {
-        if (c != null) {
-          c.close();
-        }
-      }
-    }
-  }
-
-  /**
-   * After {@link TaskTable#claim}, on the reader's event loop: takes over the survivors'
-   * early connections (moved onto this loop when they were made on another), or connects
-   * the survivors from this loop.
+   * After {@link TaskTable#claim}: connects the survivors from the reader's event loop.
    *
    * @param parentLink the parent switch's task this one's stream is a partial sum of, or null
    */
   void bind(Channel readerChannel, ParentLink parentLink) {
     reader = readerChannel;
     parent = parentLink;
-    bound = true;
     if (parent != null) {
       sw.counters.partialSums.increment();
       sw.logs.info("partial-sum", "Task {} ({}) sums {} survivors for parent task {} sender {}"
           + " at {}", task.taskId(), LogLimiter.oneLine(task.setup().group()), survivors.length,
           parent.task(), parent.sender(), reader.remoteAddress());
-      if (early && parent.window() < task.slots() / 2) {
-        earlySpoiled = true; // the early requests' window would run ahead of the parent's
-      }
+    }
+    SetupRequest s = task.setup();
+    for (int i = 0; i < survivors.length; i++) {
+      SetupRequest.Survivor sv = s.survivors().get(i);
+      int sender = i;
+      survivors[i] = new Bootstrap().group(reader.eventLoop()).channel(Transport.socketChannel())
+          .option(ChannelOption.TCP_NODELAY, true)
+          .option(ChannelOption.RCVBUF_ALLOCATOR, Transport.STREAM_READS)
+          .handler(new ChannelInitializer<SocketChannel>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+              // SurvivorStreamHandler is done with each DATA packet when onData returns:
+              // packets view the bytes where the read put them
+              ch.pipeline().addLast(new NetecPacketCodec.InPlaceDecoder(),
+                  new NetecPacketCodec.Encoder(),
+                  new SurvivorStreamHandler(SwitchSession.this, sender, sw.counters));
+            }
+          }).option(ChannelOption.CONNECT_TIMEOUT_MILLIS, Math.max(500, s.timeoutMs() / 2))
+          .connect(HostPort.parse(sv.agent())).addListener((ChannelFutureListener) f -> {
+            if (!f.isSuccess()) {
+              fail("cannot reach survivor " + sender + " at " + sv.agent() + ": "
+                  + f.cause(), unreachable(sender, f.cause()) ? new int[] {sender} : new int[0]);
+            }
+          }).channel();
     }
     watchdog(reader.eventLoop());
-    if (!early) {
-      connectSurvivors();
-      return;
-    }
-    EventLoop here = reader.eventLoop();
-    // all were made on one loop; a connection still connecting is not moved (its connect's
-    // timeout and readiness belong to its loop): the survivors are connected again instead
-    boolean elsewhere = survivors[0].eventLoop() != here;
-    for (Channel c : survivors) {
-      earlySpoiled |= !c.isOpen() || elsewhere && !c.isActive();
-    }
-    if (!elsewhere || earlySpoiled) {
-      takeOverEarly();
-      return;
-    }
-    sw.counters.earlyMoved.increment();
-    int[] moving = {survivors.length};
-    for (Channel c : survivors) {
-      c.deregister().addListener(d -> {
-        if (!d.isSuccess()) {
-          earlySpoiled = true;
-          moved(moving);
-          return;
-        }
-        here.register(c).addListener(r -> {
-          if (!r.isSuccess()) {
-            earlySpoiled = true;
-          }
-          moved(moving);
-        });
-      });
-    }
-  }
-
-  /** One early connection is on the reader's loop (or failed to move there). */
-  private void moved(int[] moving) {
-    if (!reader.eventLoop().inEventLoop()) {
-      reader.eventLoop().execute(() -> moved(moving));
-      return;
-    }
-    if (--moving[0] == 0) {
-      takeOverEarly();
-    }
-  }
-
-  /**
-   * On the reader's loop, the early connections all on it or some spoiled: their reads start,
-   * or they are set aside and the survivors connected again.
-   */
-  private void takeOverEarly() {
-    if (done()) {
-      return; // failed meanwhile: its connections were closed then
-    }
-    boolean held = !earlySpoiled;
-    for (Channel c : survivors) {
-      held &= c.isOpen() && c.isRegistered() && c.eventLoop() == reader.eventLoop();
-    }
-    if (held) {
-      sw.counters.startedEarly.increment();
-      setSurvivorReads(true); // one still connecting reads once connected
-      return;
-    }
-    sw.counters.earlyReconnected.increment();
-    earlyDiscarded = true;
-    for (Channel c : survivors) {
-      c.close(); // their handlers ignore it: see earlyDiscarded
-    }
-    early = false;
-    connectSurvivors();
-  }
-
-  /** The early connections were set aside (their events are not the task's). */
-  boolean earlyDiscarded() {
-    return earlyDiscarded;
-  }
-
-  private void connectSurvivors() {
-    for (int i = 0; i < survivors.length; i++) {
-      survivors[i] = connectSurvivor(i, reader.eventLoop(), false);
-    }
-  }
-
-  private Channel connectSurvivor(int sender, EventLoop loop, boolean beforeBind) {
-    SetupRequest s = task.setup();
-    SetupRequest.Survivor sv = s.survivors().get(sender);
-    return new Bootstrap().group(loop).channel(Transport.socketChannel())
-        .option(ChannelOption.TCP_NODELAY, true)
-        .option(ChannelOption.RCVBUF_ALLOCATOR, Transport.STREAM_READS)
-        // an early stream waits in its socket (TCP's window holds the agent) until the bind
-        .option(ChannelOption.AUTO_READ, !beforeBind)
-        .handler(new ChannelInitializer<SocketChannel>() {
-          @Override
-          protected void initChannel(SocketChannel ch) {
-            // SurvivorStreamHandler is done with each DATA packet when onData returns:
-            // packets view the bytes where the read put them
-            ch.pipeline().addLast(new NetecPacketCodec.InPlaceDecoder(),
-                new NetecPacketCodec.Encoder(),
-                new SurvivorStreamHandler(SwitchSession.this, sender, beforeBind, sw.counters));
-          }
-        }).option(ChannelOption.CONNECT_TIMEOUT_MILLIS, Math.max(500, s.timeoutMs() / 2))
-        .connect(HostPort.parse(sv.agent())).addListener((ChannelFutureListener) f -> {
-          if (f.isSuccess() || beforeBind && earlyDiscarded) {
-            return;
-          }
-          if (beforeBind && !bound) {
-            spoilEarly(); // connected again at the bind, where a failure names its survivor
-          } else {
-            fail("cannot reach survivor " + sender + " at " + sv.agent() + ": " + f.cause(),
-                unreachable(sender, f.cause()) ? new int[] {sender} : new int[0]);
-          }
-        }).channel();
   }
 
   /**
